@@ -1,0 +1,201 @@
+"""func: functions, returns and calls."""
+from __future__ import annotations
+
+from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr, TypeAttr
+from ..ir.types import FunctionType
+from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
+from .common import create
+
+dialect = Dialect("func", grammar="func")
+
+
+# ---- func.func ----------------------------------------------------------------
+def function_type(op) -> FunctionType:
+    attr = op.attributes.get("function_type")
+    if isinstance(attr, TypeAttr) and isinstance(attr.type, FunctionType):
+        return attr.type
+    raise VerifyError("requires a 'function_type' attribute of function type")
+
+
+def _arg_attrs(op, key: str, i: int) -> dict:
+    attr = op.attributes.get(key)
+    if isinstance(attr, ArrayAttr) and i < len(attr.items) and isinstance(attr.items[i], DictionaryAttr):
+        return attr.items[i].as_dict()
+    return {}
+
+
+def _print_func(p, op) -> None:
+    ftype = op.attributes["function_type"].type
+    p.write("func.func ")
+    vis = op.attributes.get("sym_visibility")
+    if isinstance(vis, StringAttr):
+        p.write(vis.value, " ")
+    p.write(p.symbol(op.attributes["sym_name"].value), "(")
+    body = op.regions[0] if op.regions else None
+    entry = body.blocks[0] if body is not None and body.blocks else None
+    params = []
+    for i, t in enumerate(ftype.inputs):
+        text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
+        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i)))
+    p.write(", ".join(params), ")")
+    results = ftype.results
+    res_attrs = [p.attr_dict(_arg_attrs(op, "res_attrs", i)) for i in range(len(results))]
+    if len(results) == 1 and not res_attrs[0] and not isinstance(results[0], FunctionType):
+        p.write(" -> ", p.type(results[0]))
+    elif results:
+        p.write(" -> (", ", ".join(p.type(t) + a for t, a in zip(results, res_attrs)), ")")
+    elided = ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs")
+    p.write(p.attr_dict(op.attributes, elide=elided, keyword="attributes"))
+    if entry is not None:
+        p.write(" ")
+        p.region(body, print_entry_args=False)
+
+
+def _verify_func(op) -> None:
+    ftype = function_type(op)
+    if not isinstance(op.attributes.get("sym_name"), StringAttr):
+        raise VerifyError("requires a 'sym_name' string attribute")
+    if not op.regions or not op.regions[0].blocks:
+        vis = op.attributes.get("sym_visibility")
+        if not (isinstance(vis, StringAttr) and vis.value != "public"):
+            raise VerifyError("symbol declaration cannot have public visibility")
+        return
+    entry = op.regions[0].blocks[0]
+    if len(entry.arguments) != len(ftype.inputs):
+        raise VerifyError(f"entry block must have {len(ftype.inputs)} arguments to match function signature")
+    for i, (arg, t) in enumerate(zip(entry.arguments, ftype.inputs)):
+        if arg.type != t:
+            raise VerifyError(f"type of entry block argument #{i}({arg.type}) must match the type of "
+                              f"the corresponding argument in function signature({t})", arg.span)
+
+
+dialect.op("func.func", "A function: a symbol with a signature and a body region.",
+           traits=(ISOLATED, SYMBOL),
+           properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
+           verify=_verify_func, print=_print_func)
+
+
+@dialect.rule("named_param")
+def _named_param(ctx, children):
+    tok, type, attrs, loc = children
+    return (tok, type, attrs, loc)
+
+
+@dialect.rule("anonymous_param")
+def _anonymous_param(ctx, children):
+    type, attrs = children
+    return (None, type, attrs, None)
+
+
+@dialect.rule("func_params")
+def _func_params(ctx, children):
+    named = [p for p in children if p[0] is not None]
+    if named and len(named) != len(children):
+        raise ctx.fail("expected SSA identifier: name every argument or none")
+    if named:
+        ctx.set_entry_args([(tok, type, loc) for tok, type, _, loc in children])
+    return children
+
+
+@dialect.rule("single_result")
+def _single_result(ctx, children):
+    return [(children[0], None)]
+
+
+@dialect.rule("multi_result")
+def _multi_result(ctx, children):
+    return [c for c in children if c is not None]
+
+
+@dialect.rule("func_result")
+def _func_result(ctx, children):
+    return (children[0], children[1])
+
+
+def _attr_array(dicts):
+    if not any(dicts):
+        return None
+    return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
+
+
+@dialect.rule("func_func")
+def _func_func(ctx, children):
+    vis, name, params, results, attrs, region = children
+    ctx.pending_args = None  # a declaration leaves its named arguments unused
+    params = params or []
+    results = results or []
+    ftype = FunctionType(tuple(p[1] for p in params), tuple(r[0] for r in results))
+    attributes = {"sym_name": StringAttr(name.value[1:]), "function_type": TypeAttr(ftype)}
+    if vis is not None:
+        attributes["sym_visibility"] = StringAttr(vis.value)
+    arg_attrs = _attr_array([p[2] for p in params])
+    res_attrs = _attr_array([r[1] for r in results])
+    if arg_attrs is not None:
+        attributes["arg_attrs"] = arg_attrs
+    if res_attrs is not None:
+        attributes["res_attrs"] = res_attrs
+    for key, value in (attrs or {}).items():
+        attributes[key] = value
+    if region is not None and params and params[0][0] is None and region.blocks:
+        raise ctx.fail("expected named arguments for a function with a body", name)
+    return create(ctx, "func.func", attributes=attributes, regions=[region] if region is not None else [])
+
+
+# ---- func.return ------------------------------------------------------------------
+def _print_return(p, op) -> None:
+    parent = op.parent_op
+    p.write("return" if parent is not None and parent.name == "func.func" else "func.return")
+    p.write(p.op_attr_dict(op))
+    if op.operands:
+        p.write(" ", p.values(op.operands), " : ", p.types(op.operand_types))
+
+
+def _verify_return(op) -> None:
+    parent = op.parent_op
+    if parent is None or parent.name != "func.func":
+        raise VerifyError("expects parent op 'func.func'")
+    results = function_type(parent).results
+    if len(op.operands) != len(results):
+        raise VerifyError(f"has {len(op.operands)} operands, but enclosing function (@{parent.sym_name}) "
+                          f"returns {len(results)}")
+    for i, (v, t) in enumerate(zip(op.operands, results)):
+        if v.type != t:
+            raise VerifyError(f"type of return operand {i} ({v.type}) doesn't match function result "
+                              f"type ({t}) in function @{parent.sym_name}")
+
+
+dialect.op("func.return", "Returns from a function: its operands are the function's results.",
+           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_return, print=_print_return)
+
+
+@dialect.rule("func_return")
+def _func_return(ctx, children):
+    _, attrs, uses, types = children
+    operands = ctx.resolve_all(uses, types or [])
+    return create(ctx, "func.return", operands, (), attrs)
+
+
+# ---- func.call ----------------------------------------------------------------
+def _print_call(p, op) -> None:
+    p.write("func.call ", str(op.attributes["callee"]), "(", p.values(op.operands), ")")
+    p.write(p.op_attr_dict(op, elide=("callee",)))
+    p.write(" : ", p.function_type(op.operand_types, op.result_types))
+
+
+def _verify_call(op) -> None:
+    if not isinstance(op.attributes.get("callee"), SymbolRefAttr):
+        raise VerifyError("requires a 'callee' symbol reference attribute")
+
+
+dialect.op("func.call", "Calls a function by symbol.", properties=("callee", "arg_attrs", "res_attrs"),
+           verify=_verify_call, print=_print_call)
+
+
+@dialect.rule("func_call")
+def _func_call(ctx, children):
+    _, callee, uses, attrs, ftype = children
+    from ..syntax.core_rules import _symbol_ref_attr  # one way to read @"quoted" names
+    attributes = {"callee": _symbol_ref_attr(ctx, [callee])}
+    attributes.update(attrs or {})
+    operands = ctx.resolve_all(uses, ftype.inputs)
+    return create(ctx, "func.call", operands, ftype.results, attributes)

@@ -1,0 +1,283 @@
+"""The object model: operations, blocks, regions and SSA values with use lists.
+
+Every object keeps the span it was parsed from (None when a pass created it),
+so diagnostics, hover and go-to-definition can point back at the text.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from .attributes import Attribute, StringAttr
+from .source import Span
+from .types import Type
+
+
+class Use:
+    """One operand slot of `op` (index into `op.operands`) that reads a value."""
+
+    __slots__ = ("op", "index")
+
+    def __init__(self, op: "Operation", index: int):
+        self.op = op
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Use({self.op.name}#{self.index})"
+
+
+class Value:
+    __slots__ = ("type", "uses", "name", "span")
+
+    def __init__(self, type: Type, name: Optional[str] = None, span: Optional[Span] = None):
+        self.type = type
+        self.uses: list[Use] = []
+        self.name = name      # the SSA name the source used, without '%' (a hint for printing)
+        self.span = span      # where the name is defined
+
+    @property
+    def has_uses(self) -> bool:
+        return bool(self.uses)
+
+    def users(self) -> Iterator["Operation"]:
+        for use in self.uses:
+            yield use.op
+
+    def replace_all_uses_with(self, other: "Value") -> None:
+        if other is self:
+            return
+        for use in list(self.uses):
+            use.op.operands[use.index] = other
+            other.uses.append(use)
+        self.uses.clear()
+
+
+class OpResult(Value):
+    __slots__ = ("op", "index")
+
+    def __init__(self, type: Type, op: "Operation", index: int):
+        super().__init__(type)
+        self.op = op
+        self.index = index
+
+    @property
+    def owner(self) -> "Operation":
+        return self.op
+
+    def __repr__(self) -> str:
+        return f"<result {self.index} of {self.op.name}: {self.type}>"
+
+
+class BlockArgument(Value):
+    __slots__ = ("block", "index")
+
+    def __init__(self, type: Type, block: "Block", index: int, name=None, span=None):
+        super().__init__(type, name, span)
+        self.block = block
+        self.index = index
+
+    @property
+    def owner(self) -> "Block":
+        return self.block
+
+    def __repr__(self) -> str:
+        return f"<block arg {self.index}: {self.type}>"
+
+
+class Operation:
+    """A generic MLIR operation; its dialect declaration (`op.definition`) gives it meaning."""
+
+    __slots__ = ("name", "operands", "results", "attributes", "property_names", "regions",
+                 "successors", "parent", "span", "name_span", "location")
+
+    def __init__(self, name: str, operands=(), result_types=(), attributes=None,
+                 regions=(), successors=(), span: Optional[Span] = None,
+                 property_names: frozenset = frozenset(), location=None):
+        self.name = name
+        self.operands: list[Value] = list(operands)
+        for i, v in enumerate(self.operands):
+            v.uses.append(Use(self, i))
+        self.results: list[OpResult] = [OpResult(t, self, i) for i, t in enumerate(result_types)]
+        self.attributes: dict[str, Attribute] = attributes if attributes is not None else {}
+        self.property_names = property_names  # attributes the source wrote in `<{...}>`
+        self.regions: list[Region] = []
+        for r in regions:
+            self.add_region(r)
+        self.successors: list[Block] = list(successors)
+        self.parent: Optional[Block] = None
+        self.span = span
+        self.name_span: Optional[Span] = None
+        self.location = location
+
+    # -- structure --------------------------------------------------------
+    @property
+    def dialect(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def result(self) -> OpResult:
+        assert len(self.results) == 1, f"{self.name} has {len(self.results)} results"
+        return self.results[0]
+
+    @property
+    def parent_op(self) -> Optional["Operation"]:
+        block = self.parent
+        if block is None or block.parent is None:
+            return None
+        return block.parent.parent
+
+    def ancestors(self) -> Iterator["Operation"]:
+        op = self.parent_op
+        while op is not None:
+            yield op
+            op = op.parent_op
+
+    def add_region(self, region: "Region") -> "Region":
+        region.parent = self
+        self.regions.append(region)
+        return region
+
+    def walk(self) -> Iterator["Operation"]:
+        """This op and every op nested in it, in pre-order."""
+        yield self
+        for region in self.regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    yield from op.walk()
+
+    @property
+    def operand_types(self) -> list[Type]:
+        return [v.type for v in self.operands]
+
+    @property
+    def result_types(self) -> list[Type]:
+        return [r.type for r in self.results]
+
+    @property
+    def sym_name(self) -> Optional[str]:
+        attr = self.attributes.get("sym_name")
+        return attr.value if isinstance(attr, StringAttr) else None
+
+    # -- mutation that keeps use lists right -------------------------------
+    def set_operand(self, index: int, value: Value) -> None:
+        old = self.operands[index]
+        old.uses = [u for u in old.uses if not (u.op is self and u.index == index)]
+        self.operands[index] = value
+        value.uses.append(Use(self, index))
+
+    def set_operands(self, values) -> None:
+        self.drop_operand_uses()
+        self.operands = list(values)
+        for i, v in enumerate(self.operands):
+            v.uses.append(Use(self, i))
+
+    def drop_operand_uses(self) -> None:
+        for i, v in enumerate(self.operands):
+            v.uses = [u for u in v.uses if not (u.op is self and u.index == i)]
+
+    def detach(self) -> "Operation":
+        """Remove from the parent block, keeping the op (and its uses) intact."""
+        if self.parent is not None:
+            self.parent.ops.remove(self)
+            self.parent = None
+        return self
+
+    def erase(self) -> None:
+        """Remove and drop all operand uses, recursively; results must be unused."""
+        for r in self.results:
+            if r.uses:
+                raise ValueError(f"cannot erase {self.name}: result {r.index} still has uses")
+        self.detach()
+        self._drop_all_uses()
+
+    def _drop_all_uses(self) -> None:
+        for op in self.walk():
+            op.drop_operand_uses()
+
+    def move_before(self, other: "Operation") -> None:
+        self.detach()
+        other.parent.insert_before(other, self)
+
+    def move_after(self, other: "Operation") -> None:
+        self.detach()
+        other.parent.insert_after(other, self)
+
+    def replace_with(self, values) -> None:
+        """Replace every result's uses with `values`, then erase this op."""
+        for r, v in zip(self.results, values, strict=True):
+            r.replace_all_uses_with(v)
+        self.erase()
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+class Block:
+    __slots__ = ("arguments", "ops", "parent", "label", "span")
+
+    def __init__(self, arg_types=(), label: Optional[str] = None, span: Optional[Span] = None):
+        self.arguments: list[BlockArgument] = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
+        self.ops: list[Operation] = []
+        self.parent: Optional[Region] = None
+        self.label = label  # without '^'
+        self.span = span    # the label's span
+
+    def add_argument(self, type: Type, name=None, span=None) -> BlockArgument:
+        arg = BlockArgument(type, self, len(self.arguments), name, span)
+        self.arguments.append(arg)
+        return arg
+
+    def append(self, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.append(op)
+        return op
+
+    def insert_before(self, anchor: Operation, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.insert(self.ops.index(anchor), op)
+        return op
+
+    def insert_after(self, anchor: Operation, op: Operation) -> Operation:
+        op.parent = self
+        self.ops.insert(self.ops.index(anchor) + 1, op)
+        return op
+
+    @property
+    def terminator(self) -> Optional[Operation]:
+        return self.ops[-1] if self.ops else None
+
+    @property
+    def parent_op(self) -> Optional[Operation]:
+        return self.parent.parent if self.parent is not None else None
+
+    def __repr__(self) -> str:
+        return f"<block ^{self.label or '?'} ({len(self.ops)} ops)>"
+
+
+class Region:
+    __slots__ = ("blocks", "parent")
+
+    def __init__(self, blocks=()):
+        self.blocks: list[Block] = []
+        self.parent: Optional[Operation] = None
+        for b in blocks:
+            self.add_block(b)
+
+    def add_block(self, block: Block) -> Block:
+        block.parent = self
+        self.blocks.append(block)
+        return block
+
+    @property
+    def entry(self) -> Optional[Block]:
+        return self.blocks[0] if self.blocks else None
+
+    def ops(self) -> Iterator[Operation]:
+        for b in self.blocks:
+            yield from b.ops
+
+
+def single_block_region(ops=(), arg_types=()) -> Region:
+    block = Block(arg_types)
+    for op in ops:
+        block.append(op)
+    return Region([block])

@@ -1,0 +1,253 @@
+"""`dense<...>` and `dense_resource<...>` elements attributes.
+
+The body is parsed once into a flat tuple of Python scalars (or kept as the hex
+blob the source wrote); the interpreter turns it into a numpy array when it runs.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .attributes import Attribute, format_float
+from .types import ComplexType, FloatType, IntegerType, IndexType, ShapedType, Type, element_type, i1
+
+
+class DenseParseError(ValueError):
+    """Bad dense literal; `offset` is relative to the start of the body."""
+
+    def __init__(self, message: str, offset: int = 0):
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class DenseElementsAttr(Attribute):
+    type: Type
+    values: tuple = ()          # flat, row-major; one value when `splat`
+    splat: bool = False
+    hex: Optional[str] = None   # "0x..." when the source gave raw bytes
+    _key: tuple = field(default=(), compare=False)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, DenseElementsAttr) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    @property
+    def key(self):
+        return (self.type, self.values, self.splat, self.hex)
+
+    @property
+    def element_type(self) -> Type:
+        return element_type(self.type)
+
+    @property
+    def shape(self) -> tuple:
+        return getattr(self.type, "shape", ())
+
+    def __str__(self) -> str:
+        return f"dense<{self.body_text()}> : {self.type}"
+
+    def body_text(self) -> str:
+        if self.hex is not None:
+            return f'"{self.hex}"'
+        fmt = _formatter(self.element_type)
+        if self.splat:
+            return fmt(self.values[0]) if self.values else ""
+        shape = self.shape
+        if not shape:
+            return fmt(self.values[0]) if self.values else ""
+        if 0 in shape:
+            return ""
+        return _nest([fmt(v) for v in self.values], shape)
+
+
+def _formatter(elt: Type):
+    if elt == i1:
+        return lambda v: "true" if v else "false"
+    if isinstance(elt, (IntegerType, IndexType)):
+        return str
+    if isinstance(elt, FloatType):
+        return _format_float_elt
+    if isinstance(elt, ComplexType):
+        inner = _formatter(elt.element)
+        return lambda v: f"({inner(v[0])}, {inner(v[1])})"
+    return lambda v: json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def _format_float_elt(v) -> str:
+    if isinstance(v, str):  # a hex bit pattern kept from the source
+        return v
+    return format_float(v)
+
+
+def _nest(items: list, shape: tuple) -> str:
+    if len(shape) == 1:
+        return "[" + ", ".join(items) + "]"
+    step = len(items) // shape[0]
+    return "[" + ", ".join(_nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
+
+
+_JSON_SAFE = re.compile(r"[\[\]\s,0-9eE+\-.truefals]*\Z")
+_BAD_JSON_FLOAT = re.compile(r"\d\.(?!\d)|(?<![\d])\.\d")
+_TOKEN = re.compile(r"""\s*(?:(?P<num>[-+]?(?:0x[0-9a-fA-F]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?))
+                         |(?P<word>true|false|[-+]?inf|nan)|(?P<str>"(?:[^"\\]|\\.)*")|(?P<p>[\[\](),]))""", re.X)
+
+
+def parse_dense(body: str, type: Type) -> DenseElementsAttr:
+    """Parse the text between `dense<` and `>` for a value of `type`."""
+    text = body.strip()
+    if not isinstance(type, ShapedType):
+        raise DenseParseError(f"elements literal type must be a shaped type, got {type}")
+    elt = type.element
+    if text.startswith('"0x') and text.endswith('"'):
+        return DenseElementsAttr(type, hex=text[1:-1])
+    if text == "":
+        if type.num_elements != 0:
+            raise DenseParseError(f"expected {type.num_elements} elements for {type}, got none")
+        return DenseElementsAttr(type, ())
+    if _JSON_SAFE.match(text) and not _BAD_JSON_FLOAT.search(text):
+        try:
+            tree = json.loads(text)
+        except ValueError:
+            tree = _parse_tree(text)
+    else:
+        tree = _parse_tree(text)
+    if not isinstance(tree, list):
+        return DenseElementsAttr(type, (_convert(tree, elt),), splat=True)
+    flat: list = []
+    shape = _flatten(tree, flat, 0, [])
+    expected = tuple(type.shape)
+    if isinstance(elt, ComplexType):
+        # a complex splat may be written as a pair: dense<(1.0, 2.0)>
+        pass
+    if tuple(shape) != expected and not (None in expected and len(shape) == len(expected)):
+        raise DenseParseError(
+            f"inferred shape of elements literal ([{', '.join(map(str, shape))}]) does not match "
+            f"type ([{', '.join('?' if d is None else str(d) for d in expected)}])")
+    return DenseElementsAttr(type, tuple(_convert(v, elt) for v in flat))
+
+
+def _flatten(tree, out: list, depth: int, shape: list) -> list:
+    if depth == len(shape):
+        shape.append(len(tree))
+    elif shape[depth] != len(tree):
+        raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
+    for item in tree:
+        if isinstance(item, list):
+            if depth + 1 < len(shape) and shape[depth + 1] == -1:
+                raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
+            _flatten(item, out, depth + 1, shape)
+        else:
+            if depth + 1 < len(shape):
+                raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
+            out.append(item)
+    return shape
+
+
+def _parse_tree(text: str):
+    """A small recursive reader for literals json cannot take (hex, complex, 1., strings)."""
+    pos = 0
+    n = len(text)
+
+    def next_tok():
+        nonlocal pos
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise DenseParseError(f"unexpected character in elements literal: {text[pos:pos + 10]!r}", pos)
+        pos = m.end()
+        return m
+
+    def value():
+        m = next_tok()
+        if m.group("p") == "[":
+            items = []
+            save = pos
+            m2 = next_tok()
+            if m2.group("p") == "]":
+                return items
+            restore(save)
+            while True:
+                items.append(value())
+                m2 = next_tok()
+                if m2.group("p") == "]":
+                    return items
+                if m2.group("p") != ",":
+                    raise DenseParseError("expected ',' or ']' in elements literal", m2.start())
+        if m.group("p") == "(":
+            re_part = value()
+            sep = next_tok()
+            if sep.group("p") != ",":
+                raise DenseParseError("expected ',' in complex literal", sep.start())
+            im_part = value()
+            close = next_tok()
+            if close.group("p") != ")":
+                raise DenseParseError("expected ')' in complex literal", close.start())
+            return (re_part, im_part)
+        if m.group("num") is not None:
+            t = m.group("num")
+            if "0x" in t:
+                return t  # hex bit pattern or hex integer, decided by the element type
+            return float(t) if any(c in t for c in ".eE") else int(t)
+        if m.group("word") is not None:
+            w = m.group("word")
+            return {"true": True, "false": False}.get(w, w)
+        if m.group("str") is not None:
+            return json.loads(m.group("str"))
+        raise DenseParseError(f"unexpected '{m.group(0).strip()}' in elements literal", m.start())
+
+    def restore(p):
+        nonlocal pos
+        pos = p
+
+    result = value()
+    if _TOKEN.match(text, pos) and text[pos:].strip():
+        raise DenseParseError("unexpected text after elements literal", pos)
+    return result
+
+
+def _convert(v, elt: Type):
+    """A parsed scalar as the Python value for element type `elt`."""
+    if isinstance(elt, ComplexType):
+        if isinstance(v, tuple):
+            return (_convert(v[0], elt.element), _convert(v[1], elt.element))
+        raise DenseParseError(f"expected a complex literal '(re, im)' for element type {elt}")
+    if isinstance(v, tuple):
+        raise DenseParseError(f"complex literal for non-complex element type {elt}")
+    if elt == i1:
+        if isinstance(v, bool) or v in (0, 1):
+            return int(v)
+        raise DenseParseError(f"expected a boolean for element type i1, got {v}")
+    if isinstance(elt, (IntegerType, IndexType)):
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, str) and v.lstrip("+-").startswith("0x"):
+            return int(v, 16)
+        if isinstance(v, float):
+            raise DenseParseError(f"expected an integer for element type {elt}, got {v}")
+        if isinstance(v, str):
+            raise DenseParseError(f"expected an integer for element type {elt}, got {v}")
+        return v
+    if isinstance(elt, FloatType):
+        if isinstance(v, bool):
+            raise DenseParseError(f"expected a float for element type {elt}, got {'true' if v else 'false'}")
+        if isinstance(v, str):
+            if v.lstrip("+-").startswith("0x"):
+                return v.upper().replace("0X", "0x")
+            raise DenseParseError(f"expected a float for element type {elt}, got {v}")
+        return float(v)
+    return v
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DenseResourceAttr(Attribute):
+    """`dense_resource<handle> : type`; the blob lives in the file's dialect_resources."""
+
+    handle: str
+    type: Type
+
+    def __str__(self) -> str:
+        return f"dense_resource<{self.handle}> : {self.type}"

@@ -1,0 +1,87 @@
+"""Compose the core grammar with the dialect grammars and build the LALR tables.
+
+Each dialect grammar `grammars/<dialect>.lark` defines a rule `<dialect>_op`
+listing its ops' custom forms, and may use any rule or terminal of the core
+grammar by name. We import every rule a dialect file defines, plus the core
+names it uses, so rule names (and so callback names) are never mangled.
+The built parser is cached on disk keyed by the grammar text.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark
+
+_RULE_DEF = re.compile(r"^[!?]*([a-z_][a-z0-9_]*)\s*:", re.M)
+_NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+_TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*:", re.M)
+_DECLARE = re.compile(r"^%declare\s+(.+)$", re.M)
+
+
+def grammar_dir() -> Path:
+    """`grammars/` of a source checkout, else the copy installed as package data."""
+    here = Path(__file__).resolve().parents[2] / "grammars"
+    if (here / "core.lark").is_file():
+        return here
+    return Path(str(resources.files("mlirtext.grammars")))
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r'//[^\n]*|"(?:[^"\\]|\\.)*"', lambda m: m.group() if m.group().startswith('"') else "", text)
+
+
+def _core_names(core: str) -> set[str]:
+    names = set(_RULE_DEF.findall(core)) | set(_TERMINAL_DEF.findall(core))
+    for decl in _DECLARE.findall(core):
+        names.update(decl.split())
+    return names
+
+
+def compose(dialects: list[str]) -> str:
+    """The top-level grammar text: core plus one %import per dialect grammar."""
+    directory = grammar_dir()
+    core = (directory / "core.lark").read_text()
+    core_names = _core_names(_strip_comments(core))
+    lines = ["%import .core (" + ", ".join(sorted(core_names)) + ")"]
+    entries = []
+    for dialect in dialects:
+        text = _strip_comments((directory / f"{dialect}.lark").read_text())
+        own = _RULE_DEF.findall(text)
+        used = set(_NAME.findall(text)) & core_names - set(own)
+        entry = f"{dialect}_op"
+        if entry not in own:
+            raise ValueError(f"grammars/{dialect}.lark must define the rule '{entry}'")
+        lines.append(f"%import .{dialect} (" + ", ".join(sorted(set(own) | used)) + ")")
+        entries.append(entry)
+    lines.append("%extend custom_op: " + " | ".join(entries))
+    return "\n".join(lines) + "\n"
+
+
+def _cache_path(key: str) -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "mlirtext")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if os.access(directory, os.W_OK):
+            return os.path.join(directory, f"parser-{key}.pickle")
+    except OSError:
+        pass
+    return os.path.join(tempfile.gettempdir(), f"mlirtext-parser-{key}.pickle")
+
+
+@lru_cache(maxsize=None)
+def build_parser(dialects: tuple[str, ...], transformer) -> Lark:
+    import hashlib
+    text = compose(list(dialects))
+    directory = grammar_dir()
+    digest = hashlib.sha256(text.encode())
+    for name in ("core", *dialects):
+        digest.update((directory / f"{name}.lark").read_bytes())
+    return Lark(text, parser="lalr", lexer="basic", start="start", import_paths=[str(directory)],
+                transformer=transformer, maybe_placeholders=True,
+                cache=_cache_path(digest.hexdigest()[:16]))

@@ -1,0 +1,225 @@
+"""The LALR driver: Lark's tables, mlirtext's loop, lexing and recovery.
+
+Lark builds the LALR(1) tables and the callbacks (our transformer methods,
+wrapped with Lark's child filtering); this module runs them. Running the loop
+ourselves buys three things Lark's own loop does not give:
+
+* the lexer sees the parser's state, so keywords and shapes are contextual;
+* every reduction knows the source range it covers, so every op, value and
+  block gets a span without building a parse tree;
+* a syntax error does not end the parse: we report it, drop the half-parsed
+  op, skip to the next line where an op can start, and go on.
+"""
+from __future__ import annotations
+
+import re
+
+from lark.lexer import PatternStr
+from lark.parsers.lalr_analysis import Shift
+
+from ..diagnostics import Diagnostic, DiagnosticError
+from ..ir.source import Span
+from .lexer import LexError, Lexer, Tok
+
+SHIFT, REDUCE = 0, 1
+
+#: How named terminals read in "expected ..." messages.
+TERMINAL_NAMES = {
+    "VALUE_ID": "SSA value", "SYMBOL": "symbol (@name)", "CARET_ID": "block label",
+    "HASH_ID": "attribute alias", "BANG_ID": "type alias", "BARE_ID": "identifier",
+    "INTEGER": "integer", "FLOAT": "float", "STRING": "string", "DIMS": "shape",
+    "DENSE": "dense<...>", "RAW_ATTR": "attribute", "DIALECT_ATTR": "attribute",
+    "DIALECT_TYPE": "type", "LOC": "loc(...)", "FILE_METADATA": "{-# ... #-}",
+    "$END": "end of input",
+}
+
+_BRACE_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}\n]')
+
+
+class LalrDriver:
+    """Runs Lark's LALR tables over MLIR text with a `ParseContext` as callbacks' state."""
+
+    def __init__(self, lark_instance, max_errors: int = 100):
+        inner = lark_instance.parser.parser.parser
+        table = inner.parse_table
+        self.start_state = table.start_states["start"]
+        self.end_state = table.end_states["start"]
+        self.literals = {t.pattern.value: t.name for t in lark_instance.terminals
+                         if isinstance(t.pattern, PatternStr)}
+        self.display = {name: f"'{text}'" for text, name in self.literals.items()}
+        callbacks = inner.callbacks
+        self.states = {}
+        for state, actions in table.states.items():
+            row = {}
+            for symbol, (action, arg) in actions.items():
+                if action is Shift:
+                    row[symbol] = (SHIFT, arg)
+                else:
+                    row[symbol] = (REDUCE, (len(arg.expansion), arg.origin.name, callbacks[arg]))
+            self.states[state] = row
+        # States from which an op can start: where recovery restarts.
+        self.op_states = {s for s, row in self.states.items() if "operation" in row}
+        self.max_errors = max_errors
+
+    # -- the loop -----------------------------------------------------------
+    def parse(self, ctx, text: str, begin: int, end: int):
+        """Parse text[begin:end]; callbacks build IR in `ctx`; errors go to ctx.diagnostics."""
+        states = self.states
+        lexer = Lexer(text, self.literals, end)
+        sstack = [self.start_state]
+        vstack: list = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = lexer.skip(begin)
+        quiet = False        # after an error, stay quiet until a token is shifted
+        at_eof = False       # closing what is still open at end of input
+        virtual = None       # a '}' supplied at end of input to close a region
+        end_state = self.end_state
+        while True:
+            actions = states[sstack[-1]]
+            if virtual is not None:
+                tok, virtual = virtual, None
+            elif pos >= end:
+                tok = Tok("$END", "", end, end)
+            else:
+                try:
+                    tok = lexer.token(pos, actions)
+                except LexError as e:
+                    if not quiet:
+                        ctx.report(e.args[0], e.pos, max(e.end, e.pos + 1))
+                    quiet = True
+                    pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, e.pos, end, True)
+                    continue
+            while True:
+                act = actions.get(tok.type)
+                if act is None:
+                    break
+                kind, arg = act
+                if kind == SHIFT:
+                    sstack.append(arg)
+                    vstack.append(tok)
+                    starts.append(tok.start)
+                    ends.append(tok.end)
+                    quiet = False
+                    pos = lexer.skip(tok.end) if tok.end < end else end
+                    break
+                size, origin, callback = arg
+                if size:
+                    children = vstack[-size:]
+                    del vstack[-size:]
+                    del sstack[-size:]
+                    ctx.start = start = starts[-size]
+                    ctx.first_end = ends[-size]
+                    ctx.end = stop = ends[-1]
+                    del starts[-size:]
+                    del ends[-size:]
+                else:
+                    children = []
+                    ctx.start = ctx.first_end = ctx.end = start = stop = ends[-1] if ends else begin
+                try:
+                    value = callback(children)
+                except DiagnosticError as e:
+                    ctx.diagnostics.append(e.diagnostic)
+                    quiet = True
+                    value = None
+                sstack.append(states[sstack[-1]][origin][1])
+                vstack.append(value)
+                starts.append(start)
+                ends.append(stop)
+                if tok.type == "$END" and sstack[-1] == end_state:
+                    return vstack[-1]
+                actions = states[sstack[-1]]
+            if act is not None:
+                continue
+            # Syntax error at `tok`.
+            if tok.type == "$END":
+                if not quiet and not at_eof:
+                    ctx.report(self._message(actions, tok), tok.start, tok.end)
+                at_eof = quiet = True
+                virtual = self._close_at_eof(ctx, sstack, vstack, starts, ends, end)
+                if virtual is None:
+                    return None
+                continue
+            if not quiet:
+                ctx.report(self._message(actions, tok), tok.start, max(tok.end, tok.start + 1))
+            if len(ctx.diagnostics) >= self.max_errors:
+                ctx.report("too many errors; giving up", tok.start, tok.start + 1)
+                return None
+            quiet = True
+            pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, tok.start, end, False)
+
+    # -- error recovery ---------------------------------------------------------
+    def _truncate(self, ctx, sstack, vstack, starts, ends) -> bool:
+        """Drop the half-parsed op on top of the stack; True if anything was dropped."""
+        i = len(sstack) - 1
+        op_states = self.op_states
+        while sstack[i] not in op_states:
+            i -= 1
+        dropped = vstack[i:]
+        del sstack[i + 1:]
+        del vstack[i:]
+        del starts[i:]
+        del ends[i:]
+        ctx.discard(dropped)
+        return bool(dropped)
+
+    def _recover(self, ctx, lexer, sstack, vstack, starts, ends, error_pos, end, lex_error) -> int:
+        """Resume at the next line start (or closing brace) the parser can take."""
+        dropped = self._truncate(ctx, sstack, vstack, starts, ends)
+        actions = self.states[sstack[-1]]
+        text = lexer.text
+        line_start = text.rfind("\n", 0, error_pos) + 1
+        first_on_line = not text[line_start:error_pos].strip()
+        if first_on_line and dropped and not lex_error and self._accepts(lexer, actions, error_pos):
+            return error_pos
+        depth = 0
+        pos = error_pos
+        while pos < end:
+            m = _BRACE_SCAN.search(text, pos, end)
+            if m is None:
+                return end
+            pos = m.end()
+            ch = m.group()
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                if depth == 0 and self.literals.get("}") in actions:
+                    return m.start()
+                depth = max(depth - 1, 0)
+            elif ch == "\n" and depth == 0:
+                nxt = lexer.skip(pos)
+                if nxt < end and self._accepts(lexer, actions, nxt):
+                    return nxt
+        return end
+
+    @staticmethod
+    def _accepts(lexer, actions, pos) -> bool:
+        try:
+            return lexer.token(pos, actions).type in actions
+        except LexError:
+            return False
+
+    def _close_at_eof(self, ctx, sstack, vstack, starts, ends, end):
+        """At end of input inside a region: drop the partial op; a '}' to close the region."""
+        self._truncate(ctx, sstack, vstack, starts, ends)
+        rbrace = self.literals.get("}")
+        if rbrace in self.states[sstack[-1]]:
+            return Tok(rbrace, "}", end, end)
+        return None
+
+    def _message(self, actions, tok: Tok) -> str:
+        expected = sorted({self._describe(s) for s in actions if s.isupper() or s == "$END"})
+        found = "end of input" if tok.type == "$END" else f"'{_clip(tok.value)}'"
+        if len(expected) == 1:
+            return f"expected {expected[0]}, found {found}"
+        if len(expected) <= 6:
+            return f"unexpected {found}; expected one of {', '.join(expected)}"
+        return f"unexpected {found}"
+
+    def _describe(self, terminal: str) -> str:
+        return self.display.get(terminal) or TERMINAL_NAMES.get(terminal, terminal)
+
+
+def _clip(text: str, width: int = 24) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[:width] + "..."

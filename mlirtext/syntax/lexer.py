@@ -1,0 +1,148 @@
+"""MLIR tokens, lexed in lockstep with the LALR parser.
+
+MLIR's lexer is almost context free; the two places where it is not are
+handled here by asking the parser which terminals it can take next:
+
+* a bare word (`ins`, `tensor`, `arith.addi`) becomes the grammar's keyword
+  terminal only where the parser accepts that keyword, else `BARE_ID`;
+* a shape prefix (`4x?x` in `tensor<4x?xf32>`) is lexed as `DIMS` only where the
+  parser accepts a shape, so `0xf32` is a hex integer anywhere else.
+
+Constructs with free-form bodies (`dense<...>`, `affine_map<...>`,
+`#dialect<...>`, `!dialect.type<...>`, `loc(...)`, `{-# ... #-}`) are taken as
+one token by bracket matching; their bodies are parsed by the code that gives
+them meaning.
+"""
+from __future__ import annotations
+
+import re
+
+
+
+_SKIP = re.compile(r"(?:\s+|//[^\n]*)+")
+_TOKEN = re.compile(r"""
+    (?P<VALUE_ID>%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?)
+  | (?P<SYMBOL>@(?:[A-Za-z_$.\-][\w$.\-]*|"(?:[^"\\\n]|\\.)*"))
+  | (?P<CARET_ID>\^[\w$.\-]+)
+  | (?P<HASH_ID>\#[A-Za-z_][\w$.\-]*)
+  | (?P<BANG_ID>![A-Za-z_][\w$.\-]*)
+  | (?P<FLOAT>[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)
+  | (?P<INTEGER>0x[0-9a-fA-F]+|[0-9]+)
+  | (?P<STRING>"(?:[^"\\\n]|\\.)*")
+  | (?P<BARE>[A-Za-z_][\w$.]*)
+  | (?P<PUNCT>->|::|\{-\#|\.\.\.|[(){}\[\]<>,=:?*+\-|])
+""", re.X)
+_DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])x)+")
+_BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
+_CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
+
+#: Words followed by `<` (or `(`) whose whole bracketed body is one token.
+RAW_WORDS = {
+    "dense": "DENSE", "affine_map": "RAW_ATTR", "affine_set": "RAW_ATTR", "strided": "RAW_ATTR",
+    "sparse": "RAW_ATTR", "opaque": "RAW_ATTR", "distinct": "RAW_ATTR", "loc": "LOC",
+}
+
+
+class Tok:
+    """A token: terminal name, text and offsets (lighter than lark.Token)."""
+
+    __slots__ = ("type", "value", "start", "end")
+
+    def __init__(self, type: str, value: str, start: int, end: int):
+        self.type = type
+        self.value = value
+        self.start = start
+        self.end = end
+
+    def __repr__(self) -> str:
+        return f"Tok({self.type}, {self.value!r})"
+
+
+class LexError(Exception):
+    def __init__(self, message: str, pos: int, end: int | None = None):
+        super().__init__(message)
+        self.pos = pos
+        self.end = end if end is not None else pos + 1
+
+
+def match_brackets(text: str, pos: int, stop: int | None = None) -> int:
+    """End offset of the balanced bracket group opening at `text[pos]`."""
+    stack = []
+    stop = len(text) if stop is None else stop
+    for m in _BRACKETS.finditer(text, pos, stop):
+        tok = m.group()
+        if tok == "->" or tok[0] == '"':
+            continue
+        if tok in "<([{":
+            stack.append(tok)
+            continue
+        if not stack or stack[-1] != _CLOSE[tok]:
+            raise LexError(f"unbalanced '{tok}' in bracketed body", m.start())
+        stack.pop()
+        if not stack:
+            return m.end()
+    raise LexError("unterminated bracketed body (no matching close bracket)", pos, stop)
+
+
+def _dense_end(text: str, pos: int, stop: int) -> int:
+    """Fast path for `dense<...>`: bodies hold no angle brackets outside strings."""
+    close = text.find(">", pos, stop)
+    quote = text.find('"', pos, close if close != -1 else stop)
+    if close != -1 and quote == -1:
+        return close + 1
+    return match_brackets(text, pos, stop)
+
+
+class Lexer:
+    """Produces the token at a position, given the parser's current actions."""
+
+    def __init__(self, text: str, literals: dict[str, str], end: int | None = None):
+        self.text = text
+        self.end = len(text) if end is None else end
+        self.literals = literals   # keyword / punctuation text -> terminal name
+
+    def skip(self, pos: int) -> int:
+        m = _SKIP.match(self.text, pos, self.end)
+        return m.end() if m else pos
+
+    def token(self, pos: int, accepts) -> "Tok":
+        """The token starting at `pos` (after whitespace was skipped)."""
+        text = self.text
+        stop = self.end
+        if "DIMS" in accepts:
+            m = _DIMS.match(text, pos, stop)
+            if m:
+                return Tok("DIMS", m.group(), pos, m.end())
+        m = _TOKEN.match(text, pos, stop)
+        if m is None:
+            ch = text[pos]
+            if ch == '"':
+                newline = text.find("\n", pos, stop)
+                raise LexError("unterminated string literal", pos, newline if newline != -1 else stop)
+            raise LexError(f"unexpected character {ch!r}", pos)
+        kind = m.lastgroup
+        value = m.group()
+        end = m.end()
+        if kind == "BARE":
+            raw = RAW_WORDS.get(value)
+            if raw is not None and end < stop and text[end] == ("(" if raw == "LOC" else "<"):
+                end = _dense_end(text, end, stop) if raw == "DENSE" else match_brackets(text, end, stop)
+                return Tok(raw, text[pos:end], pos, end)
+            if raw == "RAW_ATTR" and value == "distinct" and text.startswith("[", end):
+                end = match_brackets(text, match_brackets(text, end, stop), stop)
+                return Tok(raw, text[pos:end], pos, end)
+            kw = self.literals.get(value)
+            kind = kw if kw is not None and kw in accepts else "BARE_ID"
+        elif kind == "PUNCT":
+            if value == "{-#":
+                close = text.find("#-}", end, stop)
+                if close == -1:
+                    raise LexError("unterminated '{-#' metadata block", pos, stop)
+                end = close + 3
+                return Tok("FILE_METADATA", text[pos:end], pos, end)
+            kind = self.literals.get(value, "UNKNOWN")
+        elif kind in ("HASH_ID", "BANG_ID") and end < stop and text[end] == "<":
+            end = match_brackets(text, end, stop)
+            kind = "DIALECT_ATTR" if kind == "HASH_ID" else "DIALECT_TYPE"
+            value = text[pos:end]
+        return Tok(kind, value, pos, end)

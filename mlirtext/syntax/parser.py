@@ -1,0 +1,142 @@
+"""MLIR text to IR: the entry point that ties grammar, driver and context together."""
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Optional
+
+from ..diagnostics import Diagnostic, has_errors
+from ..dialects import DIALECTS, grammar_names
+from ..ir.core import Block, Operation, Region
+from ..ir.source import SourceFile, Span
+from .context import AsmState, ParseContext
+from .core_rules import core
+from .grammar import build_parser
+from .lalr import LalrDriver
+
+#: `// -----` on a line of its own separates independent inputs (mlir-opt's --split-input-file).
+_SPLIT = re.compile(r"^[ \t]*// -----[^\n]*\n?", re.M)
+
+
+@dataclass
+class ParseResult:
+    """One parsed input: the module (None if nothing could be built) and what went wrong."""
+
+    module: Optional[Operation]
+    source: SourceFile
+    diagnostics: list[Diagnostic]
+    state: AsmState
+    aliases: list = field(default_factory=list)  # [(name, value)] in source order
+    start: int = 0
+    end: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
+
+
+class _Callbacks:
+    """The object Lark reads callbacks from; `ctx` is set for each parse."""
+
+    ctx: Optional[ParseContext] = None
+
+
+def _make_callbacks() -> _Callbacks:
+    rules = dict(core.rules)
+    for dialect in DIALECTS:
+        for name, fn in dialect.rules.items():
+            if name in rules and rules[name] is not fn:
+                raise ValueError(f"grammar rule '{name}' has two callbacks")
+            rules[name] = fn
+    holder = _Callbacks()
+
+    def bind(fn):
+        return lambda children: fn(holder.ctx, children)
+    for name, fn in rules.items():
+        setattr(holder, name, bind(fn))
+    return holder
+
+
+_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=None)
+def _driver() -> tuple[LalrDriver, _Callbacks]:
+    holder = _make_callbacks()
+    lark = build_parser(grammar_names(), _KeywordFallback(holder))
+    return LalrDriver(lark), holder
+
+
+class _KeywordFallback:
+    """What Lark reads callbacks from: ours by rule name (without the prefix Lark
+    gives aliases of imported rules); keyword-only `!` rules (`*_name`,
+    `*_keyword`, `*_kind`, `visibility`) yield their token."""
+
+    def __init__(self, holder):
+        self._holder = holder
+
+    def __getattr__(self, name):
+        if "__" in name.strip("_"):  # Lark prefixes aliases of imported rules: `func__named_param`
+            name = name.split("__", 1)[1]
+        fn = getattr(self._holder, name, None)
+        if fn is not None:
+            return fn
+        if name.endswith(("_name", "_keyword", "_kind")) or name == "visibility":
+            return _first_token
+        raise AttributeError(name)
+
+
+def _first_token(children):
+    return children[0]
+
+
+def split_input(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `// -----`-separated chunk."""
+    bounds, pos = [], 0
+    for m in _SPLIT.finditer(text):
+        bounds.append((pos, m.start()))
+        pos = m.end()
+    bounds.append((pos, len(text)))
+    return bounds
+
+
+def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[int] = None,
+          source: Optional[SourceFile] = None) -> ParseResult:
+    """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed)."""
+    source = source or SourceFile(filename, text)
+    end = len(text) if end is None else end
+    driver, holder = _driver()
+    ctx = ParseContext(source, DIALECTS)
+    with _LOCK:
+        holder.ctx = ctx
+        try:
+            driver.parse(ctx, text, start, end)
+        finally:
+            holder.ctx = None
+    ctx.finish()
+    module = _top_module(ctx, source, start, end)
+    ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)
+    return ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, start, end)
+
+
+def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> Operation:
+    blocks = ctx.top.blocks
+    ops = [op for b in blocks for op in b.ops]
+    if len(ops) == 1 and ops[0].name == "builtin.module":
+        ops[0].detach()
+        return ops[0]
+    block = Block()
+    for op in ops:
+        op.detach()
+        block.append(op)
+    module = Operation("builtin.module", regions=[Region([block])], span=Span(source, start, end))
+    return module
+
+
+def parse_file_chunks(text: str, filename: str, split: bool) -> list[ParseResult]:
+    """Each chunk of a file (one unless `split`), parsed with offsets into the whole file."""
+    source = SourceFile(filename, text)
+    ranges = split_input(text) if split else [(0, len(text))]
+    return [parse(text, filename, s, e, source) for s, e in ranges]

@@ -1,0 +1,232 @@
+"""IR to MLIR text: each op's custom form where its dialect gives one, else generic.
+
+The printer keeps the names the source used for values and block labels, so a
+printed function reads like the one the user wrote. Names are unique within
+each isolated-from-above op (a function), as MLIR's own printer makes them;
+values without a name (created by passes) are numbered `%0, %1, ...`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..dialects import lookup
+from ..dialects.base import ISOLATED
+from ..ir.attributes import Attribute, format_attr_entry, format_symbol
+from ..ir.core import Block, Operation, Region, Value
+from ..ir.types import Type, format_result_types
+
+_VALID_NAME = re.compile(r"[A-Za-z0-9_$.\-]+\Z")
+
+
+class Printer:
+    def __init__(self, generic: bool = False, aliases=(), print_locations: bool = False):
+        self.generic = generic
+        self.print_locations = print_locations
+        self.out: list[str] = []
+        self.level = 0
+        self.names: dict[int, str] = {}         # id(value) -> "%x" / "%x#1"
+        self.block_names: dict[int, str] = {}   # id(block) -> "^bb0"
+        self.aliases = list(aliases)            # [(name, value)] in source order
+        self.type_alias: dict = {}
+        self.attr_alias: dict = {}
+        for name, value in self.aliases:
+            table = self.type_alias if name.startswith("!") else self.attr_alias
+            try:
+                table.setdefault(value, name)
+            except TypeError:  # unhashable value: no substitution
+                pass
+
+    # -- entry points ------------------------------------------------------------
+    def print_top(self, op: Operation) -> str:
+        """A whole top-level op (a module), with the alias definitions it may use."""
+        for name, value in self.aliases:
+            self.out.append(f"{name} = {value}\n")
+        self._assign_names(op, set(), [0], [0])
+        self.operation(op)
+        return "".join(self.out)
+
+    # -- pieces for custom printers ------------------------------------------------
+    def write(self, *parts: str) -> None:
+        self.out.extend(parts)
+
+    def value(self, v: Value) -> str:
+        name = self.names.get(id(v))
+        if name is None:  # a value from outside what we print (or a detached one)
+            name = f"%<<UNKNOWN {v.type}>>"
+        return name
+
+    def values(self, vs) -> str:
+        return ", ".join(self.value(v) for v in vs)
+
+    def type(self, t: Type) -> str:
+        alias = self.type_alias.get(t) if self.type_alias else None
+        return alias if alias is not None else str(t)
+
+    def types(self, ts) -> str:
+        return ", ".join(self.type(t) for t in ts)
+
+    def result_types(self, ts) -> str:
+        if self.type_alias:
+            if len(ts) == 1 and not str(ts[0]).startswith("("):
+                return self.type(ts[0])
+            return f"({self.types(ts)})"
+        return format_result_types(ts)
+
+    def function_type(self, inputs, results) -> str:
+        return f"({self.types(inputs)}) -> {self.result_types(results)}"
+
+    def attr(self, a: Attribute) -> str:
+        alias = self.attr_alias.get(a) if self.attr_alias else None
+        if alias is not None:
+            return alias
+        if self.type_alias and hasattr(a, "type") and type(a).__name__ == "TypeAttr":
+            return self.type(a.type)
+        return str(a)
+
+    def attr_dict(self, attributes: dict, elide=(), keyword: str = "") -> str:
+        """` {a = 1, b}` (or ` attributes {...}` with keyword), skipping `elide`; '' if empty."""
+        items = [format_attr_entry(k, v) if v.__class__.__name__ == "UnitAttr"
+                 else f"{format_attr_entry(k, v).split(' = ', 1)[0]} = {self.attr(v)}"
+                 for k, v in attributes.items() if k not in elide]
+        if not items:
+            return ""
+        prefix = f" {keyword}" if keyword else ""
+        return f"{prefix} {{{', '.join(items)}}}"
+
+    def op_attr_dict(self, op: Operation, elide=()) -> str:
+        return self.attr_dict(op.attributes, elide)
+
+    def symbol(self, name: str) -> str:
+        return format_symbol(name)
+
+    def block(self, b: Block) -> str:
+        return self.block_names.get(id(b), "^<<UNKNOWN>>")
+
+    def region(self, region: Region, print_entry_args: bool = True) -> None:
+        """`{` newline, the blocks, `}` (the caller writes what comes before and after)."""
+        self.out.append("{\n")
+        self.level += 1
+        for i, block in enumerate(region.blocks):
+            if i > 0 or (print_entry_args and block.arguments):
+                self._block_header(block)
+            for op in block.ops:
+                self.operation(op)
+        self.level -= 1
+        self.out.append("  " * self.level + "}")
+
+    # -- operations ---------------------------------------------------------------
+    def operation(self, op: Operation) -> None:
+        self.out.append("  " * self.level)
+        if op.results:
+            self.out.append(self._result_defs(op) + " = ")
+        definition = lookup(op.name)
+        if not self.generic and definition is not None and definition.print is not None:
+            definition.print(self, op)
+        else:
+            self.generic_op(op)
+        if self.print_locations and op.location is not None:
+            self.out.append(f" {op.location}")
+        self.out.append("\n")
+
+    def generic_op(self, op: Operation) -> None:
+        from ..ir.attributes import escape_string
+        w = self.out.append
+        w(f"{escape_string(op.name)}({self.values(op.operands)})")
+        if op.successors:
+            w("[" + ", ".join(self.block(b) for b in op.successors) + "]")
+        definition = lookup(op.name)
+        inherent = set(definition.properties) if definition is not None else set(op.property_names)
+        props = {k: v for k, v in op.attributes.items() if k in inherent}
+        if props:
+            w(" <" + self.attr_dict(props).strip() + ">")
+        if op.regions:
+            w(" (")
+            for i, region in enumerate(op.regions):
+                if i:
+                    w(", ")
+                self.region(region)
+            w(")")
+        w(self.attr_dict(op.attributes, elide=props))
+        w(" : " + self.function_type([v.type for v in op.operands], [r.type for r in op.results]))
+
+    # -- names --------------------------------------------------------------------
+    def _result_defs(self, op: Operation) -> str:
+        parts = []
+        results = op.results
+        i = 0
+        while i < len(results):
+            name = self.names[id(results[i])]
+            base, _, _ = name.partition("#")
+            j = i + 1
+            while j < len(results) and self.names[id(results[j])].partition("#")[0] == base:
+                j += 1
+            parts.append(base if j - i == 1 else f"{base}:{j - i}")
+            i = j
+        return ", ".join(parts)
+
+    def _block_header(self, block: Block) -> None:
+        line = "  " * (self.level - 1) + self.block(block)
+        if block.arguments:
+            line += "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")"
+        self.out.append(line + ":\n")
+
+    def _fresh(self, used: set, wanted: Optional[str], counter: list, prefix: str = "") -> str:
+        if wanted and _VALID_NAME.match(wanted) and wanted not in used:
+            used.add(wanted)
+            return wanted
+        if wanted and _VALID_NAME.match(wanted) and not wanted.isdigit():
+            k = 1
+            while f"{wanted}_{k}" in used:
+                k += 1
+            used.add(f"{wanted}_{k}")
+            return f"{wanted}_{k}"
+        while f"{prefix}{counter[0]}" in used:
+            counter[0] += 1
+        name = f"{prefix}{counter[0]}"
+        counter[0] += 1
+        used.add(name)
+        return name
+
+    def _assign_names(self, op: Operation, used: set, counter: list, arg_counter: list) -> None:
+        """Name the results of `op` and everything inside it (new scope at isolated ops)."""
+        self._name_results(op, used, counter)
+        definition = lookup(op.name)
+        if definition is not None and definition.has(ISOLATED):
+            used, counter, arg_counter = set(), [0], [0]
+            block_used, block_counter = set(), [0]
+        else:
+            block_used, block_counter = set(), [0]
+        for region in op.regions:
+            for block in region.blocks:
+                wanted = block.label if block.label and _VALID_NAME.match(block.label) else None
+                label = self._fresh(block_used, wanted, block_counter, "bb")
+                self.block_names[id(block)] = "^" + label
+                for arg in block.arguments:
+                    self.names[id(arg)] = "%" + self._fresh(used, arg.name, arg_counter, "arg")
+                for inner in block.ops:
+                    self._assign_names(inner, used, counter, arg_counter)
+
+    def _name_results(self, op: Operation, used: set, counter: list) -> None:
+        results = op.results
+        if not results:
+            return
+        i = 0
+        while i < len(results):
+            wanted = results[i].name
+            j = i + 1
+            while j < len(results) and results[j].name == wanted and wanted is not None:
+                j += 1
+            if wanted is None:
+                j = len(results) if all(r.name is None for r in results[i:]) else i + 1
+            base = self._fresh(used, wanted, counter)
+            if j - i == 1:
+                self.names[id(results[i])] = "%" + base
+            else:
+                for k in range(i, j):
+                    self.names[id(results[k])] = f"%{base}#{k - i}"
+            i = j
+
+
+def print_module(op: Operation, generic: bool = False, aliases=(), print_locations: bool = False) -> str:
+    return Printer(generic, aliases, print_locations).print_top(op)
