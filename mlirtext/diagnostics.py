@@ -36,7 +36,7 @@ class Diagnostic:
 
 def _format_one(d: Diagnostic, filename: Optional[str]) -> str:
     if d.span is None:
-        return f"{filename or '<unknown>'}: {d.severity}: {d.message}"
+        return f"{filename or 'mlirtext'}: {d.severity}: {d.message}"
     source: SourceFile = d.span.source
     line, col = d.span.line_col
     header = f"{filename or source.name}:{line}:{col}: {d.severity}: {d.message}"

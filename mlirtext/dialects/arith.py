@@ -272,7 +272,7 @@ def _verify_constant(op) -> None:
     if t != op.results[0].type:
         raise VerifyError(f"value type {t} must match result type {op.results[0].type}")
     e = T.element_type(t)
-    if not (T.is_integer(e) or T.is_float(e)):
+    if not (T.is_integer(e) or T.is_float(e) or isinstance(e, T.ComplexType)):
         raise VerifyError(f"value must be an integer, float or elements attribute, got {t}")
 
 

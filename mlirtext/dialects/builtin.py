@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir.attributes import StringAttr
+from ..ir.core import Block
 from .base import ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create
 
@@ -35,6 +36,8 @@ def _module(ctx, children):
     attributes = dict(attrs or {})
     if name is not None:
         attributes["sym_name"] = StringAttr(name.value[1:])
+    if not region.blocks:
+        region.add_block(Block())
     return create(ctx, "builtin.module", attributes=attributes, regions=[region])
 
 
@@ -47,10 +50,10 @@ def _print_cast(p, op) -> None:
     p.write("builtin.unrealized_conversion_cast")
     if op.operands:
         p.write(" ", p.values(op.operands))
-    p.write(p.op_attr_dict(op), " : ")
+    p.write(p.op_attr_dict(op))
     if op.operands:
-        p.write(p.types(op.operand_types), " ")
-    p.write("to ", p.types(op.result_types))
+        p.write(" : ", p.types(op.operand_types))
+    p.write(" to ", p.types(op.result_types))
 
 
 dialect.op("builtin.unrealized_conversion_cast",

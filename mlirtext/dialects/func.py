@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr, TypeAttr
+from ..ir.core import Region
 from ..ir.types import FunctionType
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
 from .common import create
@@ -138,7 +139,7 @@ def _func_func(ctx, children):
         attributes[key] = value
     if region is not None and params and params[0][0] is None and region.blocks:
         raise ctx.fail("expected named arguments for a function with a body", name)
-    return create(ctx, "func.func", attributes=attributes, regions=[region] if region is not None else [])
+    return create(ctx, "func.func", attributes=attributes, regions=[region if region is not None else Region()])
 
 
 # ---- func.return ------------------------------------------------------------------

@@ -87,8 +87,8 @@ def match_brackets(text: str, pos: int, stop: int | None = None) -> int:
 def _dense_end(text: str, pos: int, stop: int) -> int:
     """Fast path for `dense<...>`: bodies hold no angle brackets outside strings."""
     close = text.find(">", pos, stop)
-    quote = text.find('"', pos, close if close != -1 else stop)
-    if close != -1 and quote == -1:
+    limit = close if close != -1 else stop
+    if close != -1 and text.find('"', pos, limit) == -1 and text.find("<", pos + 1, limit) == -1:
         return close + 1
     return match_brackets(text, pos, stop)
 

@@ -103,12 +103,15 @@ class Printer:
     def block(self, b: Block) -> str:
         return self.block_names.get(id(b), "^<<UNKNOWN>>")
 
-    def region(self, region: Region, print_entry_args: bool = True) -> None:
-        """`{` newline, the blocks, `}` (the caller writes what comes before and after)."""
+    def region(self, region: Region, print_entry_args: bool = True, print_empty_block: bool = False) -> None:
+        """`{` newline, the blocks, `}` (the caller writes what comes before and after).
+
+        An empty entry block is only visible through its label, which the
+        generic form prints (`{}` alone would be a region without blocks)."""
         self.out.append("{\n")
         self.level += 1
         for i, block in enumerate(region.blocks):
-            if i > 0 or (print_entry_args and block.arguments):
+            if i > 0 or (print_entry_args and block.arguments) or (print_empty_block and not block.ops):
                 self._block_header(block)
             for op in block.ops:
                 self.operation(op)
@@ -145,7 +148,7 @@ class Printer:
             for i, region in enumerate(op.regions):
                 if i:
                     w(", ")
-                self.region(region)
+                self.region(region, print_empty_block=True)
             w(")")
         w(self.attr_dict(op.attributes, elide=props))
         w(" : " + self.function_type([v.type for v in op.operands], [r.type for r in op.results]))

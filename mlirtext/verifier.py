@@ -1,0 +1,243 @@
+"""The verifier: structural rules every module obeys, then each op's own rules.
+
+Structural rules (as MLIR's verifier): operands are defined where they are
+used (dominance in SSA-CFG regions, no values crossing into isolated-from-above
+ops), terminators end the blocks of ops that need them and nothing follows a
+terminator, symbols are unique in their table and calls resolve with matching
+types. Each op's declaration may add a `verify` hook (see `mlirtext/dialects`).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .diagnostics import Diagnostic
+from .dialects import lookup
+from .dialects.base import GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR, VerifyError
+from .ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
+from .ir.symbols import resolve_symbol, symbol_table_of
+
+
+def verify(module: Operation) -> list[Diagnostic]:
+    """All problems found in `module`; empty when it is valid."""
+    return _Verifier().run(module)
+
+
+def _is_table(op: Operation) -> bool:
+    d = lookup(op.name)
+    return d is not None and d.has(SYMBOL_TABLE)
+
+
+def _span_of(op: Optional[Operation]):
+    while op is not None:
+        if op.span is not None:
+            return op.name_span or op.span
+        op = op.parent_op
+    return None
+
+
+class _Verifier:
+    def __init__(self):
+        self.diagnostics: list[Diagnostic] = []
+        self.op_index: dict[int, dict[int, int]] = {}   # id(block) -> {id(op): position}
+        self.dominators: dict[int, dict[int, set]] = {}  # id(region) -> {id(block): dominator ids}
+
+    def run(self, module: Operation) -> list[Diagnostic]:
+        self._op(module)
+        return self.diagnostics
+
+    def error(self, op: Operation, message: str, span=None, notes=()) -> None:
+        d = Diagnostic("error", f"'{op.name}' op {message}", span or _span_of(op))
+        for note_message, note_span in notes:
+            d.note(note_message, note_span)
+        self.diagnostics.append(d)
+
+    # -- per op -----------------------------------------------------------------
+    def _op(self, op: Operation) -> None:
+        definition = lookup(op.name)
+        for i, value in enumerate(op.operands):
+            problem = self._dominance_problem(value, op)
+            if problem is not None:
+                self.error(op, f"operand #{i} {problem}",
+                           notes=[("operand defined here", value.span)] if value.span else ())
+                break
+        if definition is not None:
+            self._structure(op, definition)
+            if definition.verify is not None:
+                try:
+                    definition.verify(op)
+                except VerifyError as e:
+                    self.error(op, str(e), e.span, e.notes)
+            if definition.has(SYMBOL_TABLE):
+                self._symbol_table(op)
+        if op.name == "func.call":
+            self._call(op)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    self._op(inner)
+
+    def _structure(self, op: Operation, definition) -> None:
+        if definition.has(TERMINATOR):
+            block = op.parent
+            if block is not None and block.ops and block.ops[-1] is not op:
+                self.error(op, "must be the last operation in the parent block")
+        if definition.has(NO_TERMINATOR) or definition.has(GRAPH_REGION):
+            return
+        for region in op.regions:
+            for block in region.blocks:
+                if not block.ops:
+                    self.error(op, "empty block: expect at least a terminator",
+                               block.span)
+                    continue
+                last = block.ops[-1]
+                last_def = lookup(last.name)
+                if last_def is not None and not last_def.has(TERMINATOR):
+                    self.error(last, "block with no terminator: this op is the last one in a block "
+                               f"of '{op.name}', which needs a terminator")
+
+    # -- dominance ----------------------------------------------------------------
+    def _dominance_problem(self, value: Value, user: Operation) -> Optional[str]:
+        if isinstance(value, OpResult):
+            def_block = value.op.parent
+            def_op = value.op
+        elif isinstance(value, BlockArgument):
+            def_block = value.block
+            def_op = None
+        else:
+            return "is not defined by any op or block"
+        if def_block is None or def_block.parent is None:
+            return "is defined by an op that is not in the IR"
+        # Climb from the user to the op that lives in the defining region.
+        region = def_block.parent
+        current = user
+        while current is not None and (current.parent is None or current.parent.parent is not region):
+            parent = current.parent_op
+            if parent is not None and parent is not value_owner(value) and _isolated(parent) \
+                    and current.parent is not None:
+                return "uses a value defined outside the isolated region of '" + parent.name + "'"
+            current = parent
+        if current is None:
+            return "does not dominate this use (defined in a region that does not enclose it)"
+        if _graph(region):
+            return None
+        use_block = current.parent
+        if def_op is not None:
+            if use_block is def_block:
+                index = self._index(def_block)
+                if current is def_op:
+                    return "is used by the op that defines it"
+                if index[id(def_op)] >= index[id(current)]:
+                    return "does not dominate this use"
+                return None
+            if not self._dominates(region, def_block, use_block):
+                return "does not dominate this use"
+            return None
+        if use_block is def_block:
+            return None
+        if not self._dominates(region, def_block, use_block):
+            return "(a block argument) does not dominate this use"
+        return None
+
+    def _index(self, block: Block) -> dict[int, int]:
+        index = self.op_index.get(id(block))
+        if index is None or len(index) != len(block.ops):
+            index = {id(o): i for i, o in enumerate(block.ops)}
+            self.op_index[id(block)] = index
+        return index
+
+    def _dominates(self, region: Region, a: Block, b: Block) -> bool:
+        doms = self.dominators.get(id(region))
+        if doms is None:
+            doms = _compute_dominators(region)
+            self.dominators[id(region)] = doms
+        return id(a) in doms.get(id(b), {id(b)})
+
+    # -- symbols -------------------------------------------------------------------
+    def _symbol_table(self, table: Operation) -> None:
+        seen: dict[str, Operation] = {}
+        for region in table.regions:
+            for block in region.blocks:
+                for op in block.ops:
+                    name = op.sym_name
+                    if name is None:
+                        continue
+                    if name in seen:
+                        self.error(op, f"redefinition of symbol named '{name}'",
+                                   notes=[("see existing symbol definition here", _span_of(seen[name]))])
+                    else:
+                        seen[name] = op
+
+    def _call(self, op: Operation) -> None:
+        from .dialects.func import function_type
+        callee = op.attributes.get("callee")
+        table = symbol_table_of(op.parent_op, _is_table) if op.parent_op is not None else None
+        target = resolve_symbol(table, callee) if table is not None and callee is not None else None
+        if target is None or target.name != "func.func":
+            self.error(op, f"'{str(callee)[1:]}' does not reference a valid function")
+            return
+        try:
+            ftype = function_type(target)
+        except VerifyError:
+            return
+        if len(ftype.inputs) != len(op.operands):
+            self.error(op, "incorrect number of operands for callee")
+            return
+        for i, (want, value) in enumerate(zip(ftype.inputs, op.operands)):
+            if value.type != want:
+                self.error(op, f"operand type mismatch: expected operand type '{want}', but provided "
+                           f"'{value.type}' for operand number {i}")
+                return
+        if len(ftype.results) != len(op.results):
+            self.error(op, "incorrect number of results for callee")
+            return
+        for i, (want, result) in enumerate(zip(ftype.results, op.results)):
+            if result.type != want:
+                self.error(op, f"result type mismatch at index {i}")
+                return
+
+
+def value_owner(value: Value) -> Optional[Operation]:
+    if isinstance(value, BlockArgument):
+        return value.block.parent_op
+    return None
+
+
+def _isolated(op: Operation) -> bool:
+    d = lookup(op.name)
+    return d is not None and d.has(ISOLATED)
+
+
+def _graph(region: Region) -> bool:
+    owner = region.parent
+    d = lookup(owner.name) if owner is not None else None
+    return d is not None and (d.has(GRAPH_REGION) or d.has(NO_TERMINATOR))
+
+
+def _successors(block: Block) -> list[Block]:
+    return list(block.ops[-1].successors) if block.ops else []
+
+
+def _compute_dominators(region: Region) -> dict[int, set]:
+    """Iterative dominator sets over the region's CFG (regions are small)."""
+    blocks = region.blocks
+    if not blocks:
+        return {}
+    ids = [id(b) for b in blocks]
+    preds: dict[int, list[int]] = {i: [] for i in ids}
+    for b in blocks:
+        for s in _successors(b):
+            if id(s) in preds:
+                preds[id(s)].append(id(b))
+    everything = set(ids)
+    doms = {i: set(everything) for i in ids}
+    doms[ids[0]] = {ids[0]}
+    changed = True
+    while changed:
+        changed = False
+        for i in ids[1:]:
+            ps = [doms[p] for p in preds[i]]
+            new = (set.intersection(*ps) if ps else set()) | {i}
+            if new != doms[i]:
+                doms[i] = new
+                changed = True
+    return doms
