@@ -54,7 +54,16 @@ class _Verifier:
     # -- per op -----------------------------------------------------------------
     def _op(self, op: Operation) -> None:
         definition = lookup(op.name)
+        block = op.parent
         for i, value in enumerate(op.operands):
+            # Fast path, the common case: defined above in the same block.
+            if block is not None:
+                if type(value) is OpResult and value.op.parent is block:
+                    index = self._index(block)
+                    if index[id(value.op)] < index[id(op)]:
+                        continue
+                elif type(value) is BlockArgument and value.block is block:
+                    continue
             problem = self._dominance_problem(value, op)
             if problem is not None:
                 self.error(op, f"operand #{i} {problem}",

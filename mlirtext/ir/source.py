@@ -7,7 +7,6 @@ object costs two integers (the idea of MLIR's AsmParserState).
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 
 
 class SourceFile:
@@ -52,13 +51,27 @@ class SourceFile:
         return self.text[starts[line - 1]: end if end != -1 else len(self.text)]
 
 
-@dataclass(frozen=True, slots=True)
 class Span:
-    """A half-open range [start, end) of character offsets in `source`."""
+    """A half-open range [start, end) of character offsets in `source`.
 
-    source: SourceFile
-    start: int
-    end: int
+    A plain slotted class rather than a frozen dataclass: the parser makes
+    several per op, and a frozen dataclass's __init__ is several times slower.
+    Treat it as immutable.
+    """
+
+    __slots__ = ("source", "start", "end")
+
+    def __init__(self, source: SourceFile, start: int, end: int):
+        self.source = source
+        self.start = start
+        self.end = end
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Span) and (self.source, self.start, self.end) == (
+            other.source, other.start, other.end)
+
+    def __hash__(self) -> int:
+        return hash((id(self.source), self.start, self.end))
 
     @property
     def text(self) -> str:

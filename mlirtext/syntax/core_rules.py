@@ -88,31 +88,20 @@ def _operation(ctx, children):
 
 @rule("op_results")
 def _op_results(ctx, children):
-    return ResultNames(children)
-
-
-@rule("result_def")
-def _result_def(ctx, children):
-    return (children[0], 1)
-
-
-@rule("result_group")
-def _result_group(ctx, children):
-    tok, count = children
-    n = int(count.value, 0)
-    if n < 1:
-        raise ctx.fail("expected a positive result count", count)
-    return (tok, n)
+    """(name token, count) pairs from the flat [name, count-or-None, ...] children."""
+    names = ResultNames()
+    for i in range(0, len(children), 2):
+        tok, count = children[i], children[i + 1]
+        n = 1 if count is None else int(count.value, 0)
+        if n < 1:
+            raise ctx.fail("expected a positive result count", count)
+        names.append((tok, n))
+    return names
 
 
 @rule("trailing_loc")
 def _trailing_loc(ctx, children):
     return children[0].value
-
-
-@rule("op_body", "custom_op")
-def _first(ctx, children):
-    return children[0]
 
 
 @rule("generic_op")
@@ -155,11 +144,6 @@ def _properties(ctx, children):
 @rule("generic_regions")
 def _generic_regions(ctx, children):
     return list(children)
-
-
-@rule("value_use")
-def _value_use(ctx, children):
-    return children[0]
 
 
 @rule("value_uses", "types", "array_values")

@@ -19,7 +19,7 @@ from lark.parsers.lalr_analysis import Shift
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.source import Span
-from .lexer import LexError, Lexer, Tok
+from .lexer import SKIP, LexError, Lexer, Tok
 
 SHIFT, REDUCE = 0, 1
 
@@ -52,10 +52,11 @@ class LalrDriver:
         for state, actions in table.states.items():
             row = {}
             for symbol, (action, arg) in actions.items():
+                # Plain str keys: Lark's Token names compare through a Python __eq__.
                 if action is Shift:
-                    row[symbol] = (SHIFT, arg)
+                    row[str(symbol)] = (SHIFT, arg)
                 else:
-                    row[symbol] = (REDUCE, (len(arg.expansion), arg.origin.name, callbacks[arg]))
+                    row[str(symbol)] = (REDUCE, (len(arg.expansion), str(arg.origin.name), callbacks[arg]))
             self.states[state] = row
         # States from which an op can start: where recovery restarts.
         self.op_states = {s for s, row in self.states.items() if "operation" in row}
@@ -75,6 +76,8 @@ class LalrDriver:
         at_eof = False       # closing what is still open at end of input
         virtual = None       # a '}' supplied at end of input to close a region
         end_state = self.end_state
+        skip = SKIP.match
+        next_token = lexer.token
         while True:
             actions = states[sstack[-1]]
             if virtual is not None:
@@ -83,7 +86,7 @@ class LalrDriver:
                 tok = Tok("$END", "", end, end)
             else:
                 try:
-                    tok = lexer.token(pos, actions)
+                    tok = next_token(pos, actions)
                 except LexError as e:
                     if not quiet:
                         ctx.report(e.args[0], e.pos, max(e.end, e.pos + 1))
@@ -101,7 +104,7 @@ class LalrDriver:
                     starts.append(tok.start)
                     ends.append(tok.end)
                     quiet = False
-                    pos = lexer.skip(tok.end) if tok.end < end else end
+                    pos = skip(text, tok.end, end).end()
                     break
                 size, origin, callback = arg
                 if size:
@@ -120,6 +123,11 @@ class LalrDriver:
                     value = callback(children)
                 except DiagnosticError as e:
                     ctx.diagnostics.append(e.diagnostic)
+                    quiet = True
+                    value = None
+                except Exception as e:  # a bug in a callback: report it, never crash the parse
+                    ctx.report(f"internal error while building '{origin}': {type(e).__name__}: {e}",
+                               start, max(stop, start + 1))
                     quiet = True
                     value = None
                 sstack.append(states[sstack[-1]][origin][1])

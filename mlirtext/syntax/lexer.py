@@ -19,7 +19,8 @@ import re
 
 
 
-_SKIP = re.compile(r"(?:\s+|//[^\n]*)+")
+#: Whitespace and comments; always matches (maybe empty) so callers need no None check.
+SKIP = re.compile(r"(?:\s+|//[^\n]*)*")
 _TOKEN = re.compile(r"""
     (?P<VALUE_ID>%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?)
   | (?P<SYMBOL>@(?:[A-Za-z_$.\-][\w$.\-]*|"(?:[^"\\\n]|\\.)*"))
@@ -32,6 +33,11 @@ _TOKEN = re.compile(r"""
   | (?P<BARE>[A-Za-z_][\w$.]*)
   | (?P<PUNCT>->|::|\{-\#|\.\.\.|[(){}\[\]<>,=:?*+\-|])
 """, re.X)
+_VALUE_ID = re.compile(r"%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?")
+_BARE = re.compile(r"[A-Za-z_][\w$.]*")
+#: Punctuation that is always one character (others may start `->`, `::`, `{-#`).
+_SINGLE = frozenset("()}[]<>,=?*+|")
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])x)+")
 _BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
 _CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
@@ -102,8 +108,7 @@ class Lexer:
         self.literals = literals   # keyword / punctuation text -> terminal name
 
     def skip(self, pos: int) -> int:
-        m = _SKIP.match(self.text, pos, self.end)
-        return m.end() if m else pos
+        return SKIP.match(self.text, pos, self.end).end()
 
     def token(self, pos: int, accepts) -> "Tok":
         """The token starting at `pos` (after whitespace was skipped)."""
@@ -113,6 +118,21 @@ class Lexer:
             m = _DIMS.match(text, pos, stop)
             if m:
                 return Tok("DIMS", m.group(), pos, m.end())
+        # Fast paths for the most frequent tokens, by first character.
+        first = text[pos]
+        if first in _SINGLE:
+            return Tok(self.literals.get(first, "UNKNOWN"), first, pos, pos + 1)
+        if first == "%":
+            m = _VALUE_ID.match(text, pos, stop)
+            if m is not None:
+                return Tok("VALUE_ID", m.group(), pos, m.end())
+        elif first in _WORD_START:
+            m = _BARE.match(text, pos, stop)
+            value = m.group()
+            end = m.end()
+            if value not in RAW_WORDS:
+                kw = self.literals.get(value)
+                return Tok(kw if kw is not None and kw in accepts else "BARE_ID", value, pos, end)
         m = _TOKEN.match(text, pos, stop)
         if m is None:
             ch = text[pos]
