@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from . import arith, builtin, func, math, tensor
+from . import (arith, builtin, cf, check, chlo, func, linalg, llvm, math, memref, mhlo, scf,
+               stablehlo, tensor, tosa, util)
 from .base import Dialect, OpDef
 
-DIALECTS: tuple[Dialect, ...] = (builtin.dialect, func.dialect, arith.dialect, math.dialect,
-                                 tensor.dialect)
+DIALECTS: tuple[Dialect, ...] = (
+    builtin.dialect, func.dialect, arith.dialect, math.dialect, tensor.dialect,
+    stablehlo.dialect, mhlo.dialect, chlo.dialect, tosa.dialect, linalg.dialect, llvm.dialect,
+    scf.dialect, memref.dialect, cf.dialect, check.dialect, util.dialect,
+)
 
 _OPS: dict[str, OpDef] = {name: d for dialect in DIALECTS for name, d in dialect.ops.items()}
 
@@ -22,4 +26,4 @@ def lookup(name: str) -> Optional[OpDef]:
 
 
 def grammar_names() -> tuple[str, ...]:
-    return tuple(d.grammar for d in DIALECTS if d.grammar)
+    return tuple(dict.fromkeys(d.grammar for d in DIALECTS if d.grammar))

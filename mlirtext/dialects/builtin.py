@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ir.attributes import StringAttr
 from ..ir.core import Block
 from .base import ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, Dialect, VerifyError
-from .common import create
+from .common import create, symbol_name
 
 dialect = Dialect("builtin", grammar="builtin")
 
@@ -35,7 +35,7 @@ def _module(ctx, children):
     _, name, attrs, region = children
     attributes = dict(attrs or {})
     if name is not None:
-        attributes["sym_name"] = StringAttr(name.value[1:])
+        attributes["sym_name"] = StringAttr(symbol_name(ctx, name))
     if not region.blocks:
         region.add_block(Block())
     return create(ctx, "builtin.module", attributes=attributes, regions=[region])

@@ -15,6 +15,15 @@ def create(ctx, name: str, operands=(), result_types=(), attributes=None, region
     return op
 
 
+def symbol_name(ctx, tok) -> str:
+    """The name a SYMBOL token (`@f` or `@"a b"`) defines, quotes and escapes removed."""
+    text = tok.value[1:]
+    if text[:1] == '"':
+        from ..syntax.core_rules import string_value
+        return string_value(ctx, tok, text)
+    return text
+
+
 def token_text(tok) -> str:
     """The text of a `!`-kept keyword rule's value (a token)."""
     return tok.value

@@ -5,7 +5,7 @@ from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
 from ..ir.core import Region
 from ..ir.types import FunctionType
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .common import create
+from .common import create, symbol_name
 
 dialect = Dialect("func", grammar="func")
 
@@ -126,7 +126,7 @@ def _func_func(ctx, children):
     params = params or []
     results = results or []
     ftype = FunctionType(tuple(p[1] for p in params), tuple(r[0] for r in results))
-    attributes = {"sym_name": StringAttr(name.value[1:]), "function_type": TypeAttr(ftype)}
+    attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "function_type": TypeAttr(ftype)}
     if vis is not None:
         attributes["sym_visibility"] = StringAttr(vis.value)
     arg_attrs = _attr_array([p[2] for p in params])

@@ -1,0 +1,6 @@
+"""cf: declared by the dialects issue (grammar, ops, verification)."""
+from __future__ import annotations
+
+from .base import Dialect
+
+dialect = Dialect("cf")
