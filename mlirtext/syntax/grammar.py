@@ -4,7 +4,7 @@ Each dialect grammar `grammars/<dialect>.lark` defines a rule `<dialect>_op`
 listing its ops' custom forms, and may use any rule or terminal of the core
 grammar by name. We import every rule a dialect file defines, plus the core
 names it uses, so rule names (and so callback names) are never mangled.
-The built parser is cached on disk keyed by the grammar text.
+The LALR tables are cached on disk, keyed by the grammar text and Lark's version.
 """
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ import os
 import re
 import tempfile
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
+import hashlib
+import pickle
+from dataclasses import dataclass
+
 from lark import Lark
+from lark import __version__ as lark_version
+from lark.lexer import PatternStr
+from lark.parsers.lalr_analysis import Shift
 
 _RULE_DEF = re.compile(r"^[!?]*([a-z_][a-z0-9_]*)\s*:", re.M)
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
@@ -25,10 +31,11 @@ _DECLARE = re.compile(r"^%declare\s+(.+)$", re.M)
 
 def grammar_dir() -> Path:
     """`grammars/` of a source checkout, else the copy installed as package data."""
-    here = Path(__file__).resolve().parents[2] / "grammars"
-    if (here / "core.lark").is_file():
-        return here
-    return Path(str(resources.files("mlirtext.grammars")))
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "grammars"
+    if (checkout / "core.lark").is_file():
+        return checkout
+    return package / "grammars"  # installed: shipped as package data mlirtext/grammars
 
 
 def _strip_comments(text: str) -> str:
@@ -83,20 +90,70 @@ def _cache_path(key: str) -> str:
     try:
         os.makedirs(directory, exist_ok=True)
         if os.access(directory, os.W_OK):
-            return os.path.join(directory, f"parser-{key}.pickle")
+            return os.path.join(directory, f"tables-{key}.pickle")
     except OSError:
         pass
-    return os.path.join(tempfile.gettempdir(), f"mlirtext-parser-{key}.pickle")
+    return os.path.join(tempfile.gettempdir(), f"mlirtext-tables-{key}.pickle")
+
+
+@dataclass
+class Tables:
+    """What the parse loop needs, in plain picklable form.
+
+    `states[state][symbol]` is `(SHIFT, next_state)` or `(REDUCE, (size, origin, rule_index))`;
+    `rules` are Lark's rules, from which Lark's tree builder makes the callbacks
+    (child filtering, `?` inlining, `[x]` placeholders) around our transformer.
+    """
+
+    start_state: int
+    end_state: int
+    states: dict
+    rules: list
+    literals: dict  # keyword / punctuation text -> terminal name
+
+
+SHIFT, REDUCE = 0, 1
+
+
+def _extract(lark: Lark) -> Tables:
+    table = lark.parser.parser.parser.parse_table
+    rule_index = {rule: i for i, rule in enumerate(lark.rules)}
+    states = {}
+    for state, actions in table.states.items():
+        row = {}
+        for symbol, (action, arg) in actions.items():
+            # Plain str keys: Lark's Token names compare through a Python-level __eq__.
+            if action is Shift:
+                row[str(symbol)] = (SHIFT, arg)
+            else:
+                row[str(symbol)] = (REDUCE, (len(arg.expansion), str(arg.origin.name), rule_index[arg]))
+        states[state] = row
+    literals = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
+    return Tables(table.start_states["start"], table.end_states["start"], states, list(lark.rules), literals)
 
 
 @lru_cache(maxsize=None)
-def build_parser(dialects: tuple[str, ...], transformer) -> Lark:
-    import hashlib
+def load_tables(dialects: tuple[str, ...]) -> Tables:
+    """The LALR tables for core + `dialects`, from the disk cache when the grammars are unchanged."""
     text = compose(list(dialects))
     directory = grammar_dir()
-    digest = hashlib.sha256(text.encode())
+    digest = hashlib.sha256(text.encode() + lark_version.encode())
     for name in ("core", *dialects):
         digest.update((directory / f"{name}.lark").read_bytes())
-    return Lark(text, parser="lalr", lexer="basic", start="start", import_paths=[str(directory)],
-                transformer=transformer, maybe_placeholders=True,
-                cache=_cache_path(digest.hexdigest()[:16]))
+    path = _cache_path(digest.hexdigest()[:16])
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+        pass
+    lark = Lark(text, parser="lalr", lexer="basic", start="start", import_paths=[str(directory)],
+                maybe_placeholders=True)
+    tables = _extract(lark)
+    try:  # write then rename: a concurrent reader never sees half a file
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(tables, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return tables

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import re
 
-from lark.lexer import PatternStr
-from lark.parsers.lalr_analysis import Shift
+from lark import Tree
+from lark.parse_tree_builder import ParseTreeBuilder
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.source import Span
+from .context import Scope
 from .lexer import SKIP, LexError, Lexer, Tok
 
-SHIFT, REDUCE = 0, 1
+from .grammar import REDUCE, SHIFT  # noqa: F401 - the action kinds of the tables
 
 #: How named terminals read in "expected ..." messages.
 TERMINAL_NAMES = {
@@ -33,33 +34,35 @@ TERMINAL_NAMES = {
     "$END": "end of input",
 }
 
-_BRACE_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}\n]')
+#: Runs of braces are one match: recovering over a 5 MB line of `}` must not loop per character.
+_BRACE_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|\{+|\}+|\n')
+
+#: Brackets nested deeper than this inside one op (attributes, types) are an error:
+#: printing, hashing and comparing nested attributes and types is recursive, and
+#: must still fit Python's recursion limit inside `MAX_REGION_DEPTH` regions.
+MAX_NESTING = 50
+_OPENERS = ("(", "[", "{", "<")
 
 
 class LalrDriver:
     """Runs Lark's LALR tables over MLIR text with a `ParseContext` as callbacks' state."""
 
-    def __init__(self, lark_instance, max_errors: int = 100):
-        inner = lark_instance.parser.parser.parser
-        table = inner.parse_table
-        self.start_state = table.start_states["start"]
-        self.end_state = table.end_states["start"]
-        self.literals = {t.pattern.value: t.name for t in lark_instance.terminals
-                         if isinstance(t.pattern, PatternStr)}
+    def __init__(self, tables, transformer, max_errors: int = 100):
+        self.start_state = tables.start_state
+        self.end_state = tables.end_state
+        self.literals = tables.literals
         self.display = {name: f"'{text}'" for text, name in self.literals.items()}
-        callbacks = inner.callbacks
+        # Lark's tree builder wraps our transformer: child filtering, `?` inlining, placeholders.
+        callbacks = ParseTreeBuilder(tables.rules, Tree, maybe_placeholders=True).create_callback(transformer)
+        by_index = [callbacks[rule] for rule in tables.rules]
         self.states = {}
-        for state, actions in table.states.items():
-            row = {}
-            for symbol, (action, arg) in actions.items():
-                # Plain str keys: Lark's Token names compare through a Python __eq__.
-                if action is Shift:
-                    row[str(symbol)] = (SHIFT, arg)
-                else:
-                    row[str(symbol)] = (REDUCE, (len(arg.expansion), str(arg.origin.name), callbacks[arg]))
-            self.states[state] = row
+        for state, row in tables.states.items():
+            self.states[state] = {
+                symbol: (kind, arg if kind == SHIFT else (arg[0], arg[1], by_index[arg[2]]))
+                for symbol, (kind, arg) in row.items()}
         # States from which an op can start: where recovery restarts.
         self.op_states = {s for s, row in self.states.items() if "operation" in row}
+        self.openers = frozenset(self.literals[b] for b in _OPENERS if b in self.literals)
         self.max_errors = max_errors
 
     # -- the loop -----------------------------------------------------------
@@ -78,8 +81,10 @@ class LalrDriver:
         end_state = self.end_state
         skip = SKIP.match
         next_token = lexer.token
+        openers = self.openers
         while True:
             actions = states[sstack[-1]]
+            message = None   # set when the error is not "unexpected token"
             if virtual is not None:
                 tok, virtual = virtual, None
             elif pos >= end:
@@ -99,6 +104,11 @@ class LalrDriver:
                     break
                 kind, arg = act
                 if kind == SHIFT:
+                    # Only a stack this deep can hold MAX_NESTING brackets: the common case pays one compare.
+                    if len(sstack) > MAX_NESTING and tok.type in openers and _nesting(vstack) >= MAX_NESTING:
+                        message = f"brackets nested deeper than {MAX_NESTING} levels are not supported"
+                        act = None
+                        break
                     sstack.append(arg)
                     vstack.append(tok)
                     starts.append(tok.start)
@@ -149,7 +159,7 @@ class LalrDriver:
                     return None
                 continue
             if not quiet:
-                ctx.report(self._message(actions, tok), tok.start, max(tok.end, tok.start + 1))
+                ctx.report(message or self._message(actions, tok), tok.start, max(tok.end, tok.start + 1))
             if len(ctx.diagnostics) >= self.max_errors:
                 ctx.report("too many errors; giving up", tok.start, tok.start + 1)
                 return None
@@ -182,18 +192,19 @@ class LalrDriver:
             return error_pos
         depth = 0
         pos = error_pos
+        closes = self.literals.get("}") in actions
         while pos < end:
             m = _BRACE_SCAN.search(text, pos, end)
             if m is None:
                 return end
             pos = m.end()
             ch = m.group()
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                if depth == 0 and self.literals.get("}") in actions:
-                    return m.start()
-                depth = max(depth - 1, 0)
+            if ch[0] == "{":
+                depth += len(ch)
+            elif ch[0] == "}":
+                if closes and depth < len(ch):  # this run holds the '}' that closes our region
+                    return m.start() + depth
+                depth = max(depth - len(ch), 0)
             elif ch == "\n" and depth == 0:
                 nxt = lexer.skip(pos)
                 if nxt < end and self._accepts(lexer, actions, nxt):
@@ -226,6 +237,18 @@ class LalrDriver:
 
     def _describe(self, terminal: str) -> str:
         return self.display.get(terminal) or TERMINAL_NAMES.get(terminal, terminal)
+
+
+def _nesting(vstack) -> int:
+    """Open brackets on the stack above the innermost region: the current op's nesting."""
+    count = 0
+    for value in reversed(vstack):
+        if type(value) is Tok:
+            if value.value in _OPENERS:
+                count += 1
+        elif type(value) is Scope:
+            break
+    return count
 
 
 def _clip(text: str, width: int = 24) -> str:

@@ -13,7 +13,7 @@ from ..ir.core import Block, Operation, Region
 from ..ir.source import SourceFile, Span
 from .context import AsmState, ParseContext
 from .core_rules import core
-from .grammar import build_parser
+from .grammar import load_tables
 from .lalr import LalrDriver
 
 #: `// -----` on a line of its own separates independent inputs (mlir-opt's --split-input-file).
@@ -65,8 +65,7 @@ _LOCK = threading.Lock()
 @lru_cache(maxsize=None)
 def _driver() -> tuple[LalrDriver, _Callbacks]:
     holder = _make_callbacks()
-    lark = build_parser(grammar_names(), _KeywordFallback(holder))
-    return LalrDriver(lark), holder
+    return LalrDriver(load_tables(grammar_names()), _KeywordFallback(holder)), holder
 
 
 class _KeywordFallback:

@@ -1,0 +1,1 @@
+"""The IR: operations, blocks, regions, values, types and attributes, with source spans."""

@@ -1,0 +1,1 @@
+"""Text to IR (grammar-driven, with error recovery) and IR to text."""
