@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 
 def iree_opt_path() -> str:
-    path = shutil.which("iree-opt")
+    """iree-opt next to this Python (a venv's bin/, not necessarily on PATH), else on PATH."""
+    beside = Path(sys.executable).parent / "iree-opt"
+    path = str(beside) if beside.is_file() else shutil.which("iree-opt")
     if path is None:
         pytest.fail("iree-opt not found: install the dev extra (pip install -e .[dev])")
     return path
