@@ -1,5 +1,5 @@
 # Two commands on a fresh clone (see README):
-#   make demo   set up .venv and run mlirtext on the bundled example
+#   make demo   set up .venv; parse, print and run the bundled example
 #   make test   set up .venv with the dev extra (pytest, hypothesis, iree oracle) and run every test
 PYTHON ?= python3
 VENV   := .venv
@@ -26,6 +26,8 @@ demo: $(VENV)/.installed
 	$(BIN)/mlirtext opt $(EXAMPLE)
 	@echo "== the same module in the generic form"
 	$(BIN)/mlirtext opt --print-generic $(EXAMPLE)
+	@echo "== run @mlp on the reference interpreter (iree-run-module conventions)"
+	$(BIN)/mlirtext run $(EXAMPLE) --function mlp --input=f32=0.7
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests -q

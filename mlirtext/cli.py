@@ -35,6 +35,15 @@ def build_argparser() -> argparse.ArgumentParser:
                      help="check '// expected-error {{...}}' annotations instead of failing on errors")
     opt.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="accepted for mlir-opt compatibility (unknown ops are always allowed)")
+    run = sub.add_parser("run", help="run a function on the reference interpreter (like iree-run-module)")
+    run.add_argument("input", help="an .mlir file, or - for standard input")
+    run.add_argument("--function", help="the function to run (default: the module's only public one)")
+    run.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                     help="an argument: 2x3xf32=1 2 3 4 5 6, f32=0.5, 7, or @x.npy (repeat per argument)")
+    run.add_argument("--output", dest="outputs", action="append", default=[], metavar="DEST",
+                     help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
+    run.add_argument("--device", default="reference", choices=["reference"],
+                     help="where to run (the VM issue adds compiled devices)")
     return parser
 
 
@@ -111,11 +120,79 @@ def cmd_opt(args) -> int:
     return 0
 
 
+def _public_functions(module) -> list[str]:
+    from .ir.attributes import StringAttr
+    names = []
+    for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
+        if op.name == "func.func" and op.regions and op.regions[0].blocks:
+            vis = op.attributes.get("sym_visibility")
+            if not (isinstance(vis, StringAttr) and vis.value != "public"):
+                names.append(op.attributes["sym_name"].value)
+    return names
+
+
+def cmd_run(args) -> int:
+    from . import api
+    from .dialects.func import function_type
+    from .interpreter import Interpreter, InterpreterError
+    from .values import ValueError_, format_results, parse_input, write_output
+    got = read_input(args.input)
+    if isinstance(got, Diagnostic):
+        _emit([got])
+        return 1
+    text, name = got
+    result = api.parse_and_verify(text, name)
+    if not result.ok:
+        _emit(result.diagnostics)
+        return 1
+    interp = Interpreter(result.module)
+    fn_name = args.function
+    if fn_name is None:
+        public = _public_functions(result.module)
+        if len(public) != 1:
+            _emit([Diagnostic("error", f"{name}: --function is needed: the module has "
+                              f"{len(public)} public functions ({', '.join(public) or 'none'})")])
+            return 1
+        fn_name = public[0]
+    try:
+        fn = interp.function(fn_name.lstrip("@"))
+        ftype = function_type(fn)
+        if len(args.inputs) != len(ftype.inputs):
+            raise ValueError_(f"@{fn_name} takes {len(ftype.inputs)} argument(s) "
+                              f"({', '.join(map(str, ftype.inputs)) or 'none'}); {len(args.inputs)} --input given")
+        inputs = [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(args.inputs, ftype.inputs))]
+        outputs = interp.call(fn_name.lstrip("@"), inputs)
+    except ValueError_ as e:
+        _emit([Diagnostic("error", str(e))])
+        return 1
+    except InterpreterError as e:
+        _emit([Diagnostic("error", str(e), e.span)])
+        return 1
+    print(f"EXEC @{fn_name.lstrip('@')}")
+    if not args.outputs:
+        print(format_results(outputs, ftype.results))
+        return 0
+    if len(args.outputs) > len(outputs):
+        _emit([Diagnostic("error", f"{len(args.outputs)} --output given for {len(outputs)} results")])
+        return 1
+    try:
+        for spec, value, t in zip(args.outputs, outputs, ftype.results):
+            shown = write_output(spec, value, t)
+            if shown is not None:
+                print(shown)
+    except ValueError_ as e:
+        _emit([Diagnostic("error", str(e))])
+        return 1
+    return 0
+
+
 def main(argv=None) -> int:
     args = build_argparser().parse_args(argv)
     try:
         if args.command == "opt":
             return cmd_opt(args)
+        if args.command == "run":
+            return cmd_run(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

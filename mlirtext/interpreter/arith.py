@@ -1,0 +1,212 @@
+"""arith semantics, on scalars (0-d arrays) and tensors/vectors alike.
+
+Integers wrap at their width. Where MLIR leaves a result undefined (poison:
+division by zero, shifts by the width or more, float-to-int overflow) the
+interpreter returns a fixed value (0, or the saturated value for casts) so
+runs are deterministic; lowerings must not rely on it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dialects.arith import CMPF_PREDICATES, CMPI_PREDICATES
+from .constants import attr_to_array
+from .dtypes import dtype_of, signed_view, unsigned_view, wrap_to_width
+from .registry import impl
+
+
+def _out(op, value, index: int = 0) -> np.ndarray:
+    t = op.results[index].type
+    return wrap_to_width(np.asarray(value).astype(dtype_of(t), copy=False), t)
+
+
+def _binary(fn):
+    def run(interp, op, args):
+        a, b = (np.asarray(x) for x in args)
+        with np.errstate(all="ignore"):
+            return [_out(op, fn(a, b))]
+    return run
+
+
+def _int_div(a, b, rounding):
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    safe = np.where(b == 0, 1, b)
+    q = np.floor_divide(a, safe)
+    r = a - q * safe
+    if rounding == "trunc":
+        q = np.where((r != 0) & ((a < 0) != (safe < 0)), q + 1, q)
+    elif rounding == "ceil":
+        q = np.where(r != 0, q + 1, q)
+    return np.where(b == 0, 0, q)
+
+
+def _udiv(a, b):
+    ua, ub = unsigned_view(a), unsigned_view(b)
+    return np.where(ub == 0, 0, ua // np.where(ub == 0, 1, ub)).astype(ua.dtype).view(a.dtype)
+
+
+def _urem(a, b):
+    ua, ub = unsigned_view(a), unsigned_view(b)
+    return np.where(ub == 0, 0, ua % np.where(ub == 0, 1, ub)).astype(ua.dtype).view(a.dtype)
+
+
+def _srem(a, b):
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.fmod(a, safe))
+
+
+def _shift(kind):
+    def run(a, b):
+        bits = a.dtype.itemsize * 8
+        amount = unsigned_view(b).astype(np.uint64)
+        big = amount >= bits
+        amount = np.where(big, 0, amount)
+        if kind == "shli":
+            out = np.left_shift(a, amount.astype(a.dtype))
+        elif kind == "shrsi":
+            sa = signed_view(a)
+            out = np.right_shift(sa, amount.astype(sa.dtype)).view(a.dtype)
+        else:
+            ua = unsigned_view(a)
+            out = np.right_shift(ua, amount.astype(ua.dtype)).view(a.dtype)
+        # Shifting by the width or more is poison in MLIR; we give what IREE's CPU code
+        # gives: zero, or the sign for arithmetic right shifts.
+        fill = np.where(signed_view(a) < 0, -1, 0).astype(a.dtype) if kind == "shrsi" else np.zeros_like(a)
+        return np.where(big, fill, out)
+    return run
+
+
+def _umax(a, b):
+    return np.where(unsigned_view(a) >= unsigned_view(b), a, b)
+
+
+def _umin(a, b):
+    return np.where(unsigned_view(a) <= unsigned_view(b), a, b)
+
+
+def _mulhi(signed):
+    def run(a, b):
+        bits = a.dtype.itemsize * 8
+        if signed:
+            prod = signed_view(a).astype(object) * signed_view(b).astype(object)
+        else:
+            prod = unsigned_view(a).astype(object) * unsigned_view(b).astype(object)
+        hi = np.vectorize(lambda p: (int(p) >> bits) & ((1 << bits) - 1), otypes=[object])(prod)
+        return np.array(hi.astype(np.uint64), dtype=np.uint64).astype(f"u{bits // 8}").view(a.dtype)
+    return run
+
+
+_INT = {
+    "addi": np.add, "subi": np.subtract, "muli": np.multiply,
+    "divsi": lambda a, b: _int_div(a, b, "trunc"), "divui": _udiv,
+    "ceildivsi": lambda a, b: _int_div(a, b, "ceil"),
+    "ceildivui": lambda a, b: np.where(unsigned_view(b) == 0, 0, -(-unsigned_view(a).astype(object)
+                                                                   // np.where(unsigned_view(b) == 0, 1, unsigned_view(b)).astype(object))).astype(np.uint64).astype(unsigned_view(a).dtype).view(a.dtype),
+    "floordivsi": lambda a, b: _int_div(a, b, "floor"),
+    "remsi": _srem, "remui": _urem,
+    "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor,
+    "shli": _shift("shli"), "shrsi": _shift("shrsi"), "shrui": _shift("shrui"),
+    "maxsi": np.maximum, "minsi": np.minimum, "maxui": _umax, "minui": _umin,
+    "mulhisi": _mulhi(True), "mulhiui": _mulhi(False),
+}
+_FLOAT = {
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": np.fmod,
+    "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
+}
+for _name, _fn in {**_INT, **_FLOAT}.items():
+    impl(f"arith.{_name}")(_binary(_fn))
+
+
+@impl("arith.negf")
+def _negf(interp, op, args):
+    return [_out(op, np.negative(args[0]))]
+
+
+@impl("arith.constant")
+def _constant(interp, op, args):
+    return [attr_to_array(op.attributes["value"], op.results[0].type)]
+
+
+@impl("arith.select")
+def _select(interp, op, args):
+    cond, a, b = args
+    return [_out(op, np.where(cond, a, b))]
+
+
+_CMPI = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "slt": lambda a, b: signed_view(a) < signed_view(b), "sle": lambda a, b: signed_view(a) <= signed_view(b),
+    "sgt": lambda a, b: signed_view(a) > signed_view(b), "sge": lambda a, b: signed_view(a) >= signed_view(b),
+    "ult": lambda a, b: unsigned_view(a) < unsigned_view(b), "ule": lambda a, b: unsigned_view(a) <= unsigned_view(b),
+    "ugt": lambda a, b: unsigned_view(a) > unsigned_view(b), "uge": lambda a, b: unsigned_view(a) >= unsigned_view(b),
+}
+
+
+def _unordered(a, b):
+    return np.isnan(a) | np.isnan(b)
+
+
+_CMPF = {
+    "false": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
+    "true": lambda a, b: np.ones(np.broadcast(a, b).shape, bool),
+    "oeq": lambda a, b: a == b, "ogt": lambda a, b: a > b, "oge": lambda a, b: a >= b,
+    "olt": lambda a, b: a < b, "ole": lambda a, b: a <= b,
+    "one": lambda a, b: (a != b) & ~_unordered(a, b), "ord": lambda a, b: ~_unordered(a, b),
+    "ueq": lambda a, b: (a == b) | _unordered(a, b), "ugt": lambda a, b: (a > b) | _unordered(a, b),
+    "uge": lambda a, b: (a >= b) | _unordered(a, b), "ult": lambda a, b: (a < b) | _unordered(a, b),
+    "ule": lambda a, b: (a <= b) | _unordered(a, b), "une": lambda a, b: (a != b),
+    "uno": _unordered,
+}
+
+
+@impl("arith.cmpi", "arith.cmpf")
+def _cmp(interp, op, args):
+    a, b = args
+    names, table = (CMPI_PREDICATES, _CMPI) if op.name == "arith.cmpi" else (CMPF_PREDICATES, _CMPF)
+    with np.errstate(invalid="ignore"):
+        return [np.asarray(table[names[op.attributes["predicate"].value]](a, b))]
+
+
+def _float_to_int(a, dtype, unsigned):
+    info = np.iinfo(dtype)
+    clipped = np.clip(np.nan_to_num(np.trunc(a.astype(np.float64)), nan=0.0), info.min, info.max)
+    return clipped.astype(dtype)
+
+
+@impl("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui",
+      "arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
+      "arith.bitcast")
+def _cast(interp, op, args):
+    (a,) = args
+    kind = op.name.split(".", 1)[1]
+    dtype = dtype_of(op.results[0].type)
+    with np.errstate(all="ignore"):
+        if kind in ("extui", "index_castui", "uitofp"):
+            src = unsigned_view(a) if a.dtype.kind != "b" else a.astype(np.uint8)
+            return [_out(op, src.astype(dtype))]
+        if kind in ("fptosi", "fptoui"):
+            target = np.dtype(f"{'u' if kind == 'fptoui' else 'i'}{dtype.itemsize}") if dtype.kind != "b" else dtype
+            return [_out(op, _float_to_int(a, target, kind == "fptoui").view(dtype) if dtype.kind != "b"
+                         else a != 0)]
+        if kind == "bitcast":
+            return [np.asarray(a).view(dtype)]
+        if kind == "trunci" and dtype.kind == "b":
+            return [np.asarray((a & 1) != 0)]
+        return [_out(op, a.astype(dtype))]
+
+
+@impl("arith.addui_extended")
+def _addui_extended(interp, op, args):
+    a, b = (unsigned_view(x) for x in args)
+    with np.errstate(all="ignore"):
+        s = a + b
+    return [_out(op, s.view(args[0].dtype)), np.asarray(s < a)]
+
+
+@impl("arith.mulsi_extended", "arith.mului_extended")
+def _mul_extended(interp, op, args):
+    a, b = args
+    with np.errstate(all="ignore"):
+        low = np.multiply(a, b)
+    high = _mulhi(op.name == "arith.mulsi_extended")(a, b)
+    return [_out(op, low), _out(op, high, 1)]

@@ -1,0 +1,53 @@
+"""Attributes to numpy values: scalars and dense elements literals."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import types as T
+from ..ir.attributes import BoolAttr, FloatAttr, IntegerAttr
+from ..ir.dense import DenseElementsAttr
+from .dtypes import dtype_of, shape_of
+
+
+def attr_to_array(attr, type: T.Type) -> np.ndarray:
+    """The value an attribute denotes, as the runtime form of `type`."""
+    dtype = dtype_of(type)
+    if isinstance(attr, (IntegerAttr, FloatAttr)):
+        return np.array(_scalar(attr.value, dtype), dtype=dtype)
+    if isinstance(attr, DenseElementsAttr):
+        return dense_to_array(attr, dtype, shape_of(type))
+    raise ValueError(f"cannot turn attribute {attr} into a value")
+
+
+def _scalar(v, dtype: np.dtype):
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        v = int(v) & ((1 << bits) - 1)
+        if dtype.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return v
+    if dtype.kind == "b":
+        return bool(v)
+    if dtype.kind == "c":
+        return complex(*v) if isinstance(v, (tuple, list)) else complex(v)
+    if isinstance(v, str):  # a hex bit pattern kept from the source
+        bits = int(v, 16)
+        return np.array(bits, dtype=f"u{dtype.itemsize}").view(dtype)
+    return v
+
+
+def dense_to_array(attr: DenseElementsAttr, dtype: np.dtype, shape: tuple) -> np.ndarray:
+    if attr.hex is not None:
+        raw = bytes.fromhex(attr.hex[2:])
+        count = int(np.prod(shape)) if shape else 1
+        if dtype.kind == "b" and len(raw) * 8 >= count and len(raw) != count:
+            flat = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:count].astype(bool)
+        else:
+            flat = np.frombuffer(raw, dtype=dtype).copy()
+        if flat.size == 1 and count != 1:
+            return np.full(shape, flat[0], dtype=dtype)
+        return flat.reshape(shape)
+    values = [_scalar(v, dtype) for v in attr.values]
+    if attr.splat or (len(values) == 1 and int(np.prod(shape, dtype=np.int64)) != 1):
+        return np.full(shape, values[0] if values else 0, dtype=dtype)
+    return np.array(values, dtype=dtype).reshape(shape)

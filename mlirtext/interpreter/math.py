@@ -1,0 +1,78 @@
+"""math semantics (elementwise, numpy)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtypes import dtype_of
+from .registry import impl
+
+
+def _erf(x):
+    from math import erf
+    return np.vectorize(erf, otypes=[np.float64])(x)
+
+
+def _round_away(x):
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+_UNARY = {
+    "absf": np.abs, "absi": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
+    "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil,
+    "cos": np.cos, "cosh": np.cosh, "erf": _erf, "erfc": lambda x: 1.0 - _erf(x), "exp": np.exp,
+    "exp2": np.exp2, "expm1": np.expm1, "floor": np.floor, "log": np.log, "log10": np.log10,
+    "log1p": np.log1p, "log2": np.log2, "round": _round_away, "roundeven": np.rint,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin, "sinh": np.sinh, "sqrt": np.sqrt,
+    "tan": np.tan, "tanh": np.tanh, "trunc": np.trunc,
+    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "isnormal": lambda x: np.isfinite(x) & (np.abs(x) >= np.finfo(x.dtype).tiny),
+    "ctpop": lambda x: np.vectorize(lambda v: bin(int(v) & ((1 << (x.dtype.itemsize * 8)) - 1)).count("1"))(x),
+}
+_BINARY = {"atan2": np.arctan2, "copysign": np.copysign, "powf": np.power,
+           "fpowi": lambda a, b: np.power(a, b.astype(a.dtype)), "ipowi": lambda a, b: np.power(a, b)}
+
+
+def _unary(fn):
+    def run(interp, op, args):
+        with np.errstate(all="ignore"):
+            out = fn(args[0])
+        return [np.asarray(out).astype(dtype_of(op.results[0].type), copy=False)]
+    return run
+
+
+def _binary(fn):
+    def run(interp, op, args):
+        with np.errstate(all="ignore"):
+            out = fn(*args)
+        return [np.asarray(out).astype(dtype_of(op.results[0].type), copy=False)]
+    return run
+
+
+for _name, _fn in _UNARY.items():
+    impl(f"math.{_name}")(_unary(_fn))
+for _name, _fn in _BINARY.items():
+    impl(f"math.{_name}")(_binary(_fn))
+
+
+@impl("math.fma")
+def _fma(interp, op, args):
+    a, b, c = args
+    return [np.asarray(a * b + c).astype(dtype_of(op.results[0].type), copy=False)]
+
+
+def _count_leading(x):
+    bits = x.dtype.itemsize * 8
+    return np.vectorize(lambda v: bits - (int(v) & ((1 << bits) - 1)).bit_length())(x)
+
+
+def _count_trailing(x):
+    bits = x.dtype.itemsize * 8
+
+    def one(v):
+        v = int(v) & ((1 << bits) - 1)
+        return bits if v == 0 else (v & -v).bit_length() - 1
+    return np.vectorize(one)(x)
+
+
+impl("math.ctlz")(_unary(_count_leading))
+impl("math.cttz")(_unary(_count_trailing))
