@@ -32,8 +32,11 @@ def parse_chunks(text: str, filename: str, split: bool) -> list[ParseResult]:
 
 
 def to_text(result: ParseResult, generic: bool = False, print_locations: bool = False) -> str:
-    return print_module(result.module, generic=generic, aliases=result.aliases,
+    text = print_module(result.module, generic=generic, aliases=result.aliases,
                         print_locations=print_locations)
+    if result.file_metadata:
+        text += f"\n{result.file_metadata}\n"
+    return text
 
 
 __all__ = ["Diagnostic", "ParseResult", "parse", "parse_and_verify", "parse_chunks", "print_module",

@@ -14,6 +14,7 @@ from .diagnostics import Diagnostic
 from .dialects import lookup
 from .dialects.base import GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR, VerifyError
 from .ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
+from .ir.attributes import SymbolRefAttr
 from .ir.symbols import resolve_symbol, symbol_table_of
 
 
@@ -45,8 +46,9 @@ class _Verifier:
         self._op(module)
         return self.diagnostics
 
-    def error(self, op: Operation, message: str, span=None, notes=()) -> None:
-        d = Diagnostic("error", f"'{op.name}' op {message}", span or _span_of(op))
+    def error(self, op: Operation, message: str, span=None, notes=(), prefix: bool = True) -> None:
+        """An error about `op`: `'name' op message` (MLIR's emitOpError), or just the message."""
+        d = Diagnostic("error", f"'{op.name}' op {message}" if prefix else message, span or _span_of(op))
         for note_message, note_span in notes:
             d.note(note_message, note_span)
         self.diagnostics.append(d)
@@ -55,7 +57,9 @@ class _Verifier:
     def _op(self, op: Operation) -> None:
         definition = lookup(op.name)
         block = op.parent
-        for i, value in enumerate(op.operands):
+        # As MLIR: operands of ops in blocks unreachable from the entry are not checked.
+        operands = op.operands if block is None or self._reachable(block) else ()
+        for i, value in enumerate(operands):
             # Fast path, the common case: defined above in the same block.
             if block is not None:
                 if type(value) is OpResult and value.op.parent is block:
@@ -66,24 +70,55 @@ class _Verifier:
                     continue
             problem = self._dominance_problem(value, op)
             if problem is not None:
-                self.error(op, f"operand #{i} {problem}",
-                           notes=[("operand defined here", value.span)] if value.span else ())
+                notes = [("operand defined here", value.span)] if value.span else []
+                if isinstance(problem, tuple):  # crossing into an isolated op (MLIR's wording)
+                    problem, isolated = problem
+                    self.error(op, f"{problem} (operand #{i})",
+                               notes=[("required by region isolation constraints", _span_of(isolated))]
+                               + notes)
+                else:
+                    self.error(op, f"operand #{i} {problem}", notes=notes)
                 break
         if definition is not None:
-            self._structure(op, definition)
-            if definition.verify is not None:
+            problem = definition.count_problem(op)
+            if problem is not None:  # the op's own rules may rely on the counts: not run
+                self.error(op, problem)
+            else:
+                self._structure(op, definition)
+            if problem is None and definition.verify is not None:
                 try:
                     definition.verify(op)
                 except VerifyError as e:
                     self.error(op, str(e), e.span, e.notes)
+                except Exception as e:  # a gap in an op's rules must not end the whole run
+                    self.error(op, f"could not be verified (internal error: {type(e).__name__}: {e})")
             if definition.has(SYMBOL_TABLE):
                 self._symbol_table(op)
         if op.name == "func.call":
             self._call(op)
         for region in op.regions:
+            self._cfg(op, region)
             for block in region.blocks:
                 for inner in block.ops:
                     self._op(inner)
+
+    def _cfg(self, op: Operation, region: Region) -> None:
+        """Successors (of any op, known or not) only on a block's last op, never to the entry."""
+        if not region.blocks:
+            return
+        entry = region.blocks[0]
+        for block in region.blocks:
+            ops = block.ops
+            for inner in ops:
+                if not inner.successors:
+                    continue
+                if inner is not ops[-1]:
+                    self.error(inner, "operation with block successors must terminate its parent block",
+                               prefix=False)
+                if any(s is entry for s in inner.successors):
+                    self.error(op, "entry block of region may not have predecessors", prefix=False,
+                               notes=[("branch to the entry block here", _span_of(inner))])
+                    return
 
     def _structure(self, op: Operation, definition) -> None:
         if definition.has(TERMINATOR):
@@ -95,17 +130,20 @@ class _Verifier:
         for region in op.regions:
             for block in region.blocks:
                 if not block.ops:
-                    self.error(op, "empty block: expect at least a terminator",
-                               block.span)
+                    self.error(op, "empty block: expect at least a terminator",  # at the op, as MLIR
+                               notes=[("the empty block", block.span)] if block.span else ())
                     continue
                 last = block.ops[-1]
                 last_def = lookup(last.name)
-                if last_def is not None and not last_def.has(TERMINATOR):
+                if last_def is not None and not last_def.has(TERMINATOR) and not any(
+                        _is_terminator(o) for o in block.ops):  # else: "must be the last operation"
                     self.error(last, "block with no terminator: this op is the last one in a block "
                                f"of '{op.name}', which needs a terminator")
 
     # -- dominance ----------------------------------------------------------------
-    def _dominance_problem(self, value: Value, user: Operation) -> Optional[str]:
+    def _dominance_problem(self, value: Value, user: Operation):
+        """None when `value` may be used by `user`; else what is wrong (a message, or a
+        message and the isolated-from-above op the use crosses into)."""
         if isinstance(value, OpResult):
             def_block = value.op.parent
             def_op = value.op
@@ -123,13 +161,13 @@ class _Verifier:
             parent = current.parent_op
             if parent is not None and parent is not value_owner(value) and _isolated(parent) \
                     and current.parent is not None:
-                return "uses a value defined outside the isolated region of '" + parent.name + "'"
+                return "using value defined outside the region", parent
             current = parent
         if current is None:
             return "does not dominate this use (defined in a region that does not enclose it)"
-        if _graph(region):
-            return None
         use_block = current.parent
+        if use_block is def_block and _graph(region):
+            return None  # no order inside a block of a graph region
         if def_op is not None:
             if use_block is def_block:
                 index = self._index(def_block)
@@ -154,12 +192,23 @@ class _Verifier:
             self.op_index[id(block)] = index
         return index
 
-    def _dominates(self, region: Region, a: Block, b: Block) -> bool:
+    def _doms(self, region: Region) -> dict[int, set]:
         doms = self.dominators.get(id(region))
         if doms is None:
             doms = _compute_dominators(region)
             self.dominators[id(region)] = doms
-        return id(a) in doms.get(id(b), {id(b)})
+        return doms
+
+    def _dominates(self, region: Region, a: Block, b: Block) -> bool:
+        """Block `a` dominates `b` (every block dominates an unreachable one, as in LLVM)."""
+        doms = self._doms(region).get(id(b))
+        return doms is None or id(a) in doms
+
+    def _reachable(self, block: Block) -> bool:
+        region = block.parent
+        if region is None or not region.blocks or region.blocks[0] is block:
+            return True
+        return id(block) in self._doms(region)
 
     # -- symbols -------------------------------------------------------------------
     def _symbol_table(self, table: Operation) -> None:
@@ -171,7 +220,7 @@ class _Verifier:
                     if name is None:
                         continue
                     if name in seen:
-                        self.error(op, f"redefinition of symbol named '{name}'",
+                        self.error(op, f"redefinition of symbol named '{name}'", prefix=False,
                                    notes=[("see existing symbol definition here", _span_of(seen[name]))])
                     else:
                         seen[name] = op
@@ -179,6 +228,8 @@ class _Verifier:
     def _call(self, op: Operation) -> None:
         from .dialects.func import function_type
         callee = op.attributes.get("callee")
+        if not isinstance(callee, SymbolRefAttr):
+            return  # reported by func.call's own rules
         table = symbol_table_of(op.parent_op, _is_table) if op.parent_op is not None else None
         target = resolve_symbol(table, callee) if table is not None and callee is not None else None
         if target is None or target.name != "func.func":
@@ -189,7 +240,8 @@ class _Verifier:
         except VerifyError:
             return
         if len(ftype.inputs) != len(op.operands):
-            self.error(op, "incorrect number of operands for callee")
+            self.error(op, f"incorrect number of operands for callee: expected {len(ftype.inputs)}, "
+                       f"but got {len(op.operands)}")
             return
         for i, (want, value) in enumerate(zip(ftype.inputs, op.operands)):
             if value.type != want:
@@ -197,7 +249,8 @@ class _Verifier:
                            f"'{value.type}' for operand number {i}")
                 return
         if len(ftype.results) != len(op.results):
-            self.error(op, "incorrect number of results for callee")
+            self.error(op, f"incorrect number of results for callee: expected {len(ftype.results)}, "
+                       f"but got {len(op.results)}")
             return
         for i, (want, result) in enumerate(zip(ftype.results, op.results)):
             if result.type != want:
@@ -211,15 +264,24 @@ def value_owner(value: Value) -> Optional[Operation]:
     return None
 
 
+def _is_terminator(op: Operation) -> bool:
+    d = lookup(op.name)
+    return d is not None and d.has(TERMINATOR)
+
+
 def _isolated(op: Operation) -> bool:
     d = lookup(op.name)
     return d is not None and d.has(ISOLATED)
 
 
 def _graph(region: Region) -> bool:
+    """Regions without SSA dominance: those of graph-region ops, and (as MLIR says) of
+    ops mlirtext does not know, whose region kinds it cannot tell."""
     owner = region.parent
-    d = lookup(owner.name) if owner is not None else None
-    return d is not None and (d.has(GRAPH_REGION) or d.has(NO_TERMINATOR))
+    if owner is None:
+        return False
+    d = lookup(owner.name)
+    return d is None or d.has(GRAPH_REGION) or d.has(NO_TERMINATOR)
 
 
 def _successors(block: Block) -> list[Block]:
@@ -227,10 +289,18 @@ def _successors(block: Block) -> list[Block]:
 
 
 def _compute_dominators(region: Region) -> dict[int, set]:
-    """Iterative dominator sets over the region's CFG (regions are small)."""
+    """Iterative dominator sets over the region's CFG (regions are small), for the
+    blocks reachable from the entry block only (the others have no entry)."""
     blocks = region.blocks
     if not blocks:
         return {}
+    reachable, todo = {id(blocks[0]): blocks[0]}, [blocks[0]]
+    while todo:
+        for s in _successors(todo.pop()):
+            if id(s) not in reachable:
+                reachable[id(s)] = s
+                todo.append(s)
+    blocks = [b for b in blocks if id(b) in reachable]
     ids = [id(b) for b in blocks]
     preds: dict[int, list[int]] = {i: [] for i in ids}
     for b in blocks:

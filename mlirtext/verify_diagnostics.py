@@ -13,7 +13,7 @@ from .diagnostics import Diagnostic
 from .ir.source import SourceFile, Span
 
 _ANNOTATION = re.compile(
-    r"//\s*expected-(?P<sev>error|warning|remark|note)"
+    r"//\s*(?P<word>expected-(?P<sev>error|warning|remark|note))"
     r"(?:@(?P<where>[-+]\d+|above|below))?\s*(?P<count>\*|\d+)?\s*\{\{(?P<text>.*?)\}\}")
 
 
@@ -40,7 +40,7 @@ def expectations(source: SourceFile, start: int, end: int) -> list[Expectation]:
         else:
             target = line + int(where)
         out.append(Expectation(m.group("sev"), target, m.group("text").strip(),
-                               Span(source, m.start(), m.end())))
+                               Span(source, m.start("word"), m.end())))
     return out
 
 

@@ -20,10 +20,19 @@ def iree_opt_path() -> str:
 
 def generic_forms(texts: list[str]) -> list[str] | None:
     """iree-opt's generic print of each text (one run for all), or None where it rejects one."""
+    return _forms(texts, ["--mlir-print-op-generic"])
+
+
+def custom_forms(texts: list[str]) -> list[str] | None:
+    """iree-opt's own (custom, pretty) print of each text, or None where it rejects one."""
+    return _forms(texts, [])
+
+
+def _forms(texts: list[str], flags: list[str]) -> list[str] | None:
     joined = "\n// -----\n".join(texts)
     proc = subprocess.run(
-        [iree_opt_path(), "--allow-unregistered-dialect", "--split-input-file", "--mlir-print-op-generic",
-         "-"], input=joined, capture_output=True, text=True, timeout=600)
+        [iree_opt_path(), "--allow-unregistered-dialect", "--split-input-file", *flags, "-"],
+        input=joined, capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         return None
     parts = proc.stdout.split("// -----\n")

@@ -23,6 +23,11 @@ RETURN_LIKE = "return_like"            # returns to the parent op (func.return, 
 GRAPH_REGION = "graph_region"          # regions are graphs: no dominance inside
 
 
+#: Checks of dialect attribute text at parse time, by dialect name (`#stablehlo.dot<...>` ->
+#: "stablehlo"): fn(text) -> None, or (message, offset of the problem in the text).
+DIALECT_ATTR_CHECKS: dict = {}
+
+
 class VerifyError(Exception):
     """Raised by an op's verifier: what is wrong, and where if not the op itself."""
 
@@ -40,9 +45,39 @@ class OpDef:
     properties: tuple = ()  # inherent attributes, printed in `<{...}>` in generic form
     verify: Optional[Callable[[Operation], None]] = None
     print: Optional[Callable] = None  # custom form: print(printer, op)
+    #: How many operands, results, regions and successors the op has: a number, `(n, None)`
+    #: for "n or more", or None when not declared. The verifier checks them before `verify`
+    #: (which may then rely on them), the printer before using the custom form.
+    counts: tuple = (None, None, None, None)
 
     def has(self, trait: str) -> bool:
         return trait in self.traits
+
+    def count_problem(self, op: Operation) -> Optional[str]:
+        """What is wrong with the number of operands, results, regions or successors of
+        `op` (MLIR's wording), or None."""
+        n_operands, n_results, n_regions, n_successors = self.counts
+        if n_operands is not None:
+            got = len(op.operands)
+            if isinstance(n_operands, tuple):
+                if got < n_operands[0]:
+                    return f"expected {n_operands[0]} or more operands, but found {got}"
+            elif got != n_operands:
+                return f"expected {n_operands} operands, but found {got}"
+        for want, got, noun in ((n_results, len(op.results), "result"),
+                                (n_regions, len(op.regions), "region")):
+            if want is None or isinstance(want, tuple) and got >= want[0] or want == got:
+                continue
+            if isinstance(want, tuple):
+                return f"expected {want[0]} or more {noun}s, but found {got}"
+            return f"requires {_WORDS.get(want, want)} {noun}{'' if want == 1 else 's'}"
+        if n_successors is not None and not isinstance(n_successors, tuple) and \
+                len(op.successors) != n_successors:
+            return f"requires {n_successors} successors but found {len(op.successors)}"
+        return None
+
+
+_WORDS = {0: "zero", 1: "one"}
 
 
 @dataclass
@@ -60,7 +95,10 @@ class Dialect:
             return fn
         return register
 
-    def op(self, name: str, summary: str = "", traits=(), properties=(), verify=None, print=None) -> OpDef:
-        definition = OpDef(name, summary, frozenset(traits), tuple(properties), verify, print)
+    def op(self, name: str, summary: str = "", traits=(), properties=(), verify=None, print=None,
+           operands=None, results=None, regions=None, successors=None) -> OpDef:
+        """Declare op `name`; `operands` .. `successors` are counts (see OpDef.counts)."""
+        definition = OpDef(name, summary, frozenset(traits), tuple(properties), verify, print,
+                           (operands, results, regions, successors))
         self.ops[name] = definition
         return definition

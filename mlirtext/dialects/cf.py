@@ -1,6 +1,153 @@
-"""cf: declared by the dialects issue (grammar, ops, verification)."""
+"""cf: unstructured control flow between the blocks of a region.
+
+`cf.br`, `cf.cond_br` and `cf.switch` pass operands to their successor blocks
+(the op's operands, split by `operandSegmentSizes` as MLIR's generic form
+does); each successor's operands must match its block's arguments. `cf.assert`
+aborts with a message when its condition is false.
+"""
 from __future__ import annotations
 
-from .base import Dialect
+from ..ir import types as T
+from ..ir.attributes import DenseArrayAttr, StringAttr
+from .base import PURE, TERMINATOR, Dialect, VerifyError
+from .common import create
+from .llvm import (_case_values, _i32_array, _merge, _safe, _segments, _write_succ, build_switch, succ,
+                   successor_groups, verify_branch)
 
-dialect = Dialect("cf")
+dialect = Dialect("cf", grammar="cf")
+
+
+@dialect.rule("cf_weights")
+def _cf_weights(ctx, children):
+    return _i32_array(int(t.value, 0) for t in children if t is not None)
+
+
+@dialect.rule("cf_succ")
+def _cf_succ(ctx, children):
+    return succ(ctx, children)
+
+
+# ---- cf.br ----------------------------------------------------------------------
+def _print_br(p, op) -> None:
+    p.write("cf.br ")
+    _write_succ(p, op.successors[0], op.operands)
+    p.write(p.op_attr_dict(op))
+
+
+dialect.op("cf.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
+           verify=verify_branch, print=_safe(_print_br))
+
+
+@dialect.rule("cf_br")
+def _cf_br(ctx, children):
+    (block, values), attrs = children
+    return create(ctx, "cf.br", values, (), dict(attrs or {}), successors=[block])
+
+
+# ---- cf.cond_br -------------------------------------------------------------------
+def _print_cond_br(p, op) -> None:
+    cond, t, f = _segments(op, 3)
+    p.write("cf.cond_br ", p.value(cond[0]))
+    weights = op.attributes.get("branch_weights")
+    if isinstance(weights, DenseArrayAttr):
+        p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
+    p.write(", ")
+    _write_succ(p, op.successors[0], t)
+    p.write(", ")
+    _write_succ(p, op.successors[1], f)
+    p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))
+
+
+def _verify_cond_br(op) -> None:
+    if not op.operands or op.operands[0].type != T.i1:
+        got = op.operands[0].type if op.operands else None
+        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{got}'")
+    verify_branch(op)
+
+
+dialect.op("cf.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
+           properties=("operandSegmentSizes", "branch_weights"), verify=_verify_cond_br,
+           print=_safe(_print_cond_br))
+
+
+@dialect.rule("cf_cond_br")
+def _cf_cond_br(ctx, children):
+    cond, weights, (tb, tv), (fb, fv), attrs = children
+    operands = [ctx.resolve(cond, T.i1)] + tv + fv
+    attributes = {"operandSegmentSizes": _i32_array((1, len(tv), len(fv)))}
+    if weights is not None:
+        attributes["branch_weights"] = weights
+    return create(ctx, "cf.cond_br", operands, (), _merge(attributes, attrs), successors=[tb, fb])
+
+
+# ---- cf.switch ----------------------------------------------------------------------
+def _print_switch(p, op) -> None:
+    groups = successor_groups(op)
+    flag = op.operands[0]
+    indent = "  " * (p.level + 1)
+    lines = []
+    entries = [("default", op.successors[0], groups[0])]
+    entries += list(zip(_case_values(op.attributes.get("case_values")), op.successors[1:], groups[1:]))
+    for key, block, values in entries:
+        mark = len(p.out)
+        _write_succ(p, block, values)
+        text = "".join(p.out[mark:])
+        del p.out[mark:]
+        lines.append(f"{indent}{key}: {text}")
+    p.write("cf.switch ", p.value(flag), " : ", p.type(flag.type), ", [\n", ",\n".join(lines), "\n",
+            "  " * p.level, "]")
+    p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "case_values", "case_operand_segments")))
+
+
+def _verify_switch(op) -> None:
+    flag = op.operands[0].type if op.operands else None
+    if not isinstance(flag, T.IntegerType):  # iree-opt 3.13: index is not accepted
+        raise VerifyError(f"invalid kind of type specified: expected builtin.integer, but found '{flag}'")
+    values = _case_values(op.attributes.get("case_values"))
+    if len(values) != len(op.successors) - 1:
+        raise VerifyError(f"number of case values ({len(values)}) should match number of case destinations "
+                          f"({len(op.successors) - 1})")
+    verify_branch(op)
+
+
+dialect.op("cf.switch", "Multi-way branch on an integer value, with a default.", traits=(TERMINATOR, PURE),
+           properties=("case_values", "case_operand_segments", "operandSegmentSizes"), verify=_verify_switch,
+           print=_safe(_print_switch))
+
+
+@dialect.rule("cf_default")
+def _cf_default(ctx, children):
+    return children[0]
+
+
+@dialect.rule("cf_switch")
+def _cf_switch(ctx, children):
+    flag, type, default = children[0], children[1], children[2]
+    cases = [c for c in children[3:-1] if c is not None]
+    return build_switch(ctx, "cf.switch", flag, type, default, cases, children[-1],
+                        lambda n: T.VectorType((n,), type))
+
+
+# ---- cf.assert -------------------------------------------------------------------------
+def _print_assert(p, op) -> None:
+    p.write("cf.assert ", p.value(op.operands[0]), ", ", str(op.attributes["msg"]),
+            p.attr_dict(op.attributes, elide=("msg",)))
+
+
+def _verify_assert(op) -> None:
+    if op.operands[0].type != T.i1:
+        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{op.operands[0].type}'")
+    if not isinstance(op.attributes.get("msg"), StringAttr):
+        raise VerifyError("requires attribute 'msg'")
+
+
+dialect.op("cf.assert", "Aborts with a message when the condition is false.", properties=("msg",),
+           verify=_verify_assert, print=_safe(_print_assert))
+
+
+@dialect.rule("cf_assert")
+def _cf_assert(ctx, children):
+    from ..syntax.core_rules import string_value
+    cond, msg, attrs = children
+    return create(ctx, "cf.assert", [ctx.resolve(cond, T.i1)], (),
+                  _merge({"msg": StringAttr(string_value(ctx, msg))}, attrs))

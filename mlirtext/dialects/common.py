@@ -15,6 +15,23 @@ def create(ctx, name: str, operands=(), result_types=(), attributes=None, region
     return op
 
 
+def explicit_attrs(ctx, op_name: str, attrs, inferred: bool = False) -> dict:
+    """The attribute dictionary written in an op's custom form, as a new dict; like MLIR
+    (strict properties), it may not hold the op's inherent attributes."""
+    attrs = dict(attrs or {})
+    if attrs:
+        from . import lookup
+        definition = lookup(op_name)
+        for key in definition.properties if definition is not None else ():
+            if key in attrs:
+                if inferred:
+                    raise ctx.fail(f"'{key}' is an inferred attribute and should not be specified in "
+                                   "the explicit attribute dictionary")
+                raise ctx.fail(f"inherent attribute '{key}' cannot be parsed from attr-dict when "
+                               "strict properties in assembly format is enabled")
+    return attrs
+
+
 def symbol_name(ctx, tok) -> str:
     """The name a SYMBOL token (`@f` or `@"a b"`) defines, quotes and escapes removed."""
     text = tok.value[1:]
@@ -50,23 +67,56 @@ def require(condition: bool, message: str) -> None:
 def check_same_types(op: Operation) -> None:
     """All operands and results have one type."""
     types = op.operand_types + op.result_types
-    if any(t != types[0] for t in types):
-        raise VerifyError(f"requires the same type for all operands and results")
+    first = types[0] if types else None
+    if any(t is not first and t != first for t in types):  # `is` first: types are usually shared
+        raise VerifyError("requires the same type for all operands and results")
+
+
+def _signless(e) -> bool:
+    return isinstance(e, T.IntegerType) and e.is_signless
+
+
+#: ODS type constraints on element types, by MLIR's description of them.
+ELEMENT_KINDS = {
+    "int": ("signless-integer-like", lambda e: isinstance(e, T.IndexType) or _signless(e)),
+    "int_nz": ("signless-non-zero-bitwidth-integer-like",
+               lambda e: isinstance(e, T.IndexType) or (_signless(e) and e.width > 0)),
+    "fixed_int": ("signless-fixed-width-integer-like", _signless),
+    "float": ("floating-point-like", T.is_float),
+    "bool": ("bool-like", lambda e: e == T.i1),
+}
+
+
+def is_like(t: T.Type, kind: str, memref: bool = False) -> bool:
+    """`t` is a scalar of `kind`, or a vector or tensor (or, if `memref`, a memref) of one."""
+    shaped = (T.RankedTensorType, T.UnrankedTensorType, T.VectorType)
+    if memref:
+        shaped += (T.MemRefType, T.UnrankedMemRefType)
+    element = t.element if isinstance(t, shaped) else t
+    return ELEMENT_KINDS[kind][1](element)
+
+
+def check_type(t: T.Type, what: str, kind: str) -> None:
+    """`what` (`operand #0`, `result #1`) has a type of `kind`, or MLIR's message saying not."""
+    if not is_like(t, kind):
+        raise VerifyError(f"{what} must be {ELEMENT_KINDS[kind][0]}, but got '{t}'")
 
 
 def check_element_kind(op: Operation, kind: str) -> None:
-    """Every operand's element type is an integer/index ('int') or a float ('float')."""
-    for t in op.operand_types:
-        e = T.element_type(t)
-        ok = T.is_integer(e) if kind == "int" else T.is_float(e)
-        if not ok:
-            what = "signless-integer-like" if kind == "int" else "floating-point-like"
-            raise VerifyError(f"operand #0 must be {what}, but got '{t}'")
+    """Every operand's type is `kind`-like (see ELEMENT_KINDS)."""
+    checked = None
+    for i, t in enumerate(op.operand_types):
+        if t is not checked:  # operands usually share one type object: check it once
+            check_type(t, f"operand #{i}", kind)
+            checked = t
 
 
 def same_shape(a: T.Type, b: T.Type) -> bool:
-    if isinstance(a, T.ShapedType) != isinstance(b, T.ShapedType):
-        return False
-    if isinstance(a, T.ShapedType):
-        return type(a) is type(b) and a.shape == b.shape
-    return type(a) is type(b) or not isinstance(a, (T.UnrankedTensorType, T.UnrankedMemRefType))
+    """Both scalars, or the same kind of container with the same shape (vector, tensor, memref)."""
+    def shape(t):
+        if isinstance(t, (T.UnrankedTensorType, T.UnrankedMemRefType)):
+            return type(t), None
+        if isinstance(t, T.ShapedType):
+            return type(t), tuple(t.shape)
+        return None, None
+    return shape(a) == shape(b)

@@ -5,7 +5,7 @@ from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr
 from ..ir.core import Region
 from ..ir.types import FunctionType
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .common import create, symbol_name
+from .common import create, explicit_attrs, symbol_name
 
 dialect = Dialect("func", grammar="func")
 
@@ -15,7 +15,9 @@ def function_type(op) -> FunctionType:
     attr = op.attributes.get("function_type")
     if isinstance(attr, TypeAttr) and isinstance(attr.type, FunctionType):
         return attr.type
-    raise VerifyError("requires a 'function_type' attribute of function type")
+    if attr is None:
+        raise VerifyError("requires attribute 'function_type'")
+    raise VerifyError(f"attribute 'function_type' must be a function type, got {attr}")
 
 
 def _arg_attrs(op, key: str, i: int) -> dict:
@@ -55,9 +57,22 @@ def _print_func(p, op) -> None:
 def _verify_func(op) -> None:
     ftype = function_type(op)
     if not isinstance(op.attributes.get("sym_name"), StringAttr):
-        raise VerifyError("requires a 'sym_name' string attribute")
+        raise VerifyError("requires attribute 'sym_name' (a string)")
+    vis = op.attributes.get("sym_visibility")
+    if vis is not None and not (isinstance(vis, StringAttr) and vis.value in ("public", "private", "nested")):
+        raise VerifyError(f'visibility expected to be one of ["public", "private", "nested"], but got {vis}')
+    for key, what, count in (("arg_attrs", "argument", len(ftype.inputs)),
+                             ("res_attrs", "result", len(ftype.results))):
+        attr = op.attributes.get(key)
+        if attr is None:
+            continue
+        if not isinstance(attr, ArrayAttr) or not all(isinstance(a, DictionaryAttr) for a in attr.items):
+            raise VerifyError(f"attribute '{key}' failed to satisfy constraint: "
+                              "Array of dictionary attributes")
+        if len(attr.items) != count:
+            raise VerifyError(f"expects {what} attribute array to have the same number of elements as the "
+                              f"number of function {what}s, got {len(attr.items)}, but expected {count}")
     if not op.regions or not op.regions[0].blocks:
-        vis = op.attributes.get("sym_visibility")
         if not (isinstance(vis, StringAttr) and vis.value != "public"):
             raise VerifyError("symbol declaration cannot have public visibility")
         return
@@ -66,14 +81,15 @@ def _verify_func(op) -> None:
         raise VerifyError(f"entry block must have {len(ftype.inputs)} arguments to match function signature")
     for i, (arg, t) in enumerate(zip(entry.arguments, ftype.inputs)):
         if arg.type != t:
-            raise VerifyError(f"type of entry block argument #{i}({arg.type}) must match the type of "
-                              f"the corresponding argument in function signature({t})", arg.span)
+            raise VerifyError(f"type of entry block argument #{i}('{arg.type}') must match the type of "
+                              f"the corresponding argument in function signature('{t}')",
+                              notes=[("the argument", arg.span)] if arg.span else ())
 
 
 dialect.op("func.func", "A function: a symbol with a signature and a body region.",
            traits=(ISOLATED, SYMBOL),
            properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
-           verify=_verify_func, print=_print_func)
+           verify=_verify_func, print=_print_func, operands=0, results=0, regions=1, successors=0)
 
 
 @dialect.rule("named_param")
@@ -119,6 +135,11 @@ def _attr_array(dicts):
     return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
 
 
+def _errors_within(ctx) -> bool:
+    """A syntax error was reported inside the rule being reduced (its body was dropped)."""
+    return any(d.span is not None and ctx.start <= d.span.start <= ctx.end for d in ctx.diagnostics)
+
+
 @dialect.rule("func_func")
 def _func_func(ctx, children):
     vis, name, params, results, attrs, region = children
@@ -135,11 +156,15 @@ def _func_func(ctx, children):
         attributes["arg_attrs"] = arg_attrs
     if res_attrs is not None:
         attributes["res_attrs"] = res_attrs
-    for key, value in (attrs or {}).items():
+    for key, value in explicit_attrs(ctx, "func.func", attrs, inferred=True).items():
         attributes[key] = value
+    if region is not None and not region.blocks and not _errors_within(ctx):
+        raise ctx.fail("expected non-empty function body", name)
     if region is not None and params and params[0][0] is None and region.blocks:
         raise ctx.fail("expected named arguments for a function with a body", name)
-    return create(ctx, "func.func", attributes=attributes, regions=[region if region is not None else Region()])
+    op = create(ctx, "func.func", attributes=attributes, regions=[region if region is not None else Region()])
+    ctx.state.symbol_defs.append((name.start, name.end, op))
+    return op
 
 
 # ---- func.return ------------------------------------------------------------------
@@ -161,19 +186,20 @@ def _verify_return(op) -> None:
                           f"returns {len(results)}")
     for i, (v, t) in enumerate(zip(op.operands, results)):
         if v.type != t:
-            raise VerifyError(f"type of return operand {i} ({v.type}) doesn't match function result "
-                              f"type ({t}) in function @{parent.sym_name}")
+            raise VerifyError(f"type of return operand {i} ('{v.type}') doesn't match function result "
+                              f"type ('{t}') in function @{parent.sym_name}")
 
 
 dialect.op("func.return", "Returns from a function: its operands are the function's results.",
-           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_return, print=_print_return)
+           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_return, print=_print_return, results=0,
+           regions=0, successors=0)
 
 
 @dialect.rule("func_return")
 def _func_return(ctx, children):
     _, attrs, uses, types = children
     operands = ctx.resolve_all(uses, types or [])
-    return create(ctx, "func.return", operands, (), attrs)
+    return create(ctx, "func.return", operands, (), explicit_attrs(ctx, "func.return", attrs))
 
 
 # ---- func.call ----------------------------------------------------------------
@@ -185,11 +211,11 @@ def _print_call(p, op) -> None:
 
 def _verify_call(op) -> None:
     if not isinstance(op.attributes.get("callee"), SymbolRefAttr):
-        raise VerifyError("requires a 'callee' symbol reference attribute")
+        raise VerifyError("requires attribute 'callee' (a symbol reference)")
 
 
 dialect.op("func.call", "Calls a function by symbol.", properties=("callee", "arg_attrs", "res_attrs"),
-           verify=_verify_call, print=_print_call)
+           verify=_verify_call, print=_print_call, regions=0, successors=0)
 
 
 @dialect.rule("func_call")
@@ -197,6 +223,6 @@ def _func_call(ctx, children):
     _, callee, uses, attrs, ftype = children
     from ..syntax.core_rules import _symbol_ref_attr  # one way to read @"quoted" names
     attributes = {"callee": _symbol_ref_attr(ctx, [callee])}
-    attributes.update(attrs or {})
+    attributes.update(explicit_attrs(ctx, "func.call", attrs))
     operands = ctx.resolve_all(uses, ftype.inputs)
     return create(ctx, "func.call", operands, ftype.results, attributes)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import OpaqueAttr
 from .base import PURE, Dialect, VerifyError
-from .common import check_element_kind, create, shaped_like
+from .common import (check_element_kind, check_same_types, check_type, create, explicit_attrs, same_shape,
+                     shaped_like)
 
 dialect = Dialect("math", grammar="math")
 
@@ -21,9 +22,12 @@ ARITY = {**{n: 2 for n in FLOAT_BINARY}, "fma": 3, "fpowi": 2, "ipowi": 2}
 def _print(p, op) -> None:
     p.write(op.name, " ", p.values(op.operands))
     fm = op.attributes.get("fastmath")
-    if isinstance(fm, OpaqueAttr) and fm.body not in ("", "none"):
-        p.write(f" fastmath<{fm.body}>")
-    p.write(p.op_attr_dict(op, elide=("fastmath",)), " : ")
+    elide = ()
+    if isinstance(fm, OpaqueAttr) and fm.text.startswith("#arith.fastmath<"):
+        elide = ("fastmath",)
+        if fm.body.strip() not in ("", "none"):
+            p.write(f" fastmath<{fm.body}>")
+    p.write(p.op_attr_dict(op, elide=elide), " : ")
     kind = op.name.split(".", 1)[1]
     if kind == "fpowi":
         p.write(p.type(op.operands[0].type), ", ", p.type(op.operands[1].type))
@@ -34,28 +38,41 @@ def _print(p, op) -> None:
 def _verify(op) -> None:
     kind = op.name.split(".", 1)[1]
     n = ARITY.get(kind, 1)
-    if len(op.operands) != n:
-        raise VerifyError(f"expected {n} operands, got {len(op.operands)}")
+    if len(op.operands) != n or len(op.results) != 1:
+        raise VerifyError(f"expected {n} operands and 1 result, got {len(op.operands)} and {len(op.results)}")
     t = op.operands[0].type
-    if kind in INT_UNARY or kind == "ipowi":
-        check_element_kind(op, "int")
-    elif kind != "fpowi":
-        check_element_kind(op, "float")
-    want = shaped_like(t, T.i1) if kind in CLASSIFY else t
-    if op.results[0].type != want:
-        raise VerifyError(f"result type must be {want}, got {op.results[0].type}")
-    if kind != "fpowi" and any(o.type != t for o in op.operands):
-        raise VerifyError("requires all operands to have the same type")
+    if kind == "fpowi":
+        check_type(t, "operand #0", "float")
+        check_type(op.operands[1].type, "operand #1", "int")
+        if op.results[0].type != t:
+            raise VerifyError("failed to verify that all of {lhs, result} have same type")
+        if not same_shape(t, op.operands[1].type):
+            raise VerifyError("failed to verify that lhs and rhs have the same shape")
+        return
+    check_element_kind(op, "int" if kind in INT_UNARY or kind == "ipowi" else "float")
+    if kind in CLASSIFY:
+        check_type(op.results[0].type, "result #0", "bool")
+        if op.results[0].type != shaped_like(t, T.i1):
+            raise VerifyError("failed to verify that result type has i1 element type and same shape "
+                              "as operand")
+        return
+    check_same_types(op)
 
 
 for _name in (*FLOAT_UNARY, *FLOAT_BINARY, *INT_UNARY, *CLASSIFY, "fma", "fpowi", "ipowi"):
     dialect.op(f"math.{_name}", f"Elementwise {_name}.", traits=(PURE,),
                properties=() if _name in INT_UNARY or _name == "ipowi" else ("fastmath",),
-               verify=_verify, print=_print)
+               verify=_verify, print=_print, operands=ARITY.get(_name, 1), results=1, regions=0,
+               successors=0)
 
 
 @dialect.rule("math_fastmath")
 def _fastmath(ctx, children):
+    from .arith import FASTMATH_WORDS
+    for t in children:
+        if t.value not in FASTMATH_WORDS:
+            raise ctx.fail(f"unknown fastmath flag '{t.value}' (expected one of "
+                           f"{', '.join(FASTMATH_WORDS)})", t)
     return OpaqueAttr(f"#arith.fastmath<{','.join(t.value for t in children)}>")
 
 
@@ -76,6 +93,8 @@ def _math_elementwise(ctx, children):
         operand_types = types * n
     operands = [ctx.resolve(u, t) for u, t in zip(uses, operand_types)]
     result = shaped_like(types[0], T.i1) if kind in CLASSIFY else types[0]
+    if fastmath is not None and "fastmath" not in dialect.ops[name.value].properties:
+        raise ctx.fail(f"'{name.value}' has no 'fastmath' flag")
     attributes = {"fastmath": fastmath} if fastmath is not None else {}
-    attributes.update(attrs or {})
+    attributes.update(explicit_attrs(ctx, name.value, attrs))
     return create(ctx, name.value, operands, [result], attributes)

@@ -1,6 +1,1177 @@
-"""stablehlo: declared by the dialects issue (grammar, ops, verification)."""
+"""stablehlo: the StableHLO op set (declarations, custom syntax callbacks, printers).
+
+The op table below is shared with mhlo (same ops under the `mhlo.` prefix, plus
+a few of its own); the custom syntax lives in `grammars/hlo.lark` and
+`hlo_syntax.py`-style helpers in this module. Verification and shape rules are
+in `hlo_verify.py`, keyed by the stablehlo op name.
+"""
 from __future__ import annotations
 
-from .base import Dialect
+import re
 
-dialect = Dialect("stablehlo")
+from ..ir import types as T
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
+                             TypeAttr)
+from ..ir.core import Block, Operation, Region
+from ..ir.dense import DenseElementsAttr, parse_dense
+from ..syntax.core_rules import number_value, string_value
+from . import hlo_verify
+from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
+from .common import create, shaped_like, symbol_name
+
+dialect = Dialect("stablehlo", grammar="hlo")
+
+# ---- the op table -------------------------------------------------------------------
+#: Elementwise unary ops without inherent attributes.
+UNARY = ("abs", "ceil", "count_leading_zeros", "floor", "imag", "is_finite", "negate", "not",
+         "popcnt", "real", "round_nearest_afz", "round_nearest_even", "sign")
+#: Elementwise unary transcendental ops carrying an optional `result_accuracy`.
+UNARY_ACCURACY = ("cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one",
+                  "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh")
+#: Ops with one operand whose result type may differ (printed with a functional type).
+CONVERSIONS = ("convert", "bitcast_convert", "reshape", "uniform_quantize", "uniform_dequantize")
+#: Elementwise binary ops.
+BINARY = ("add", "and", "atan2", "complex", "divide", "maximum", "minimum", "multiply", "or", "power",
+          "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "xor")
+
+_CONV_ATTRS = ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal",
+               "dimension_numbers", "feature_group_count", "batch_group_count", "precision_config")
+
+#: Other ops: name -> (summary, inherent attributes, has regions, pure).
+OTHER = {
+    "after_all": ("Joins tokens into one.", (), False, True),
+    "all_gather": ("Concatenates operands across processes.",
+                   ("all_gather_dim", "replica_groups", "channel_handle", "use_global_device_ids"), False, False),
+    "all_reduce": ("Reduces operands across processes with a computation.",
+                   ("replica_groups", "channel_handle", "use_global_device_ids"), True, False),
+    "all_to_all": ("Scatters and gathers slices across processes.",
+                   ("split_dimension", "concat_dimension", "split_count", "replica_groups", "channel_handle"),
+                   False, False),
+    "batch_norm_grad": ("Gradients of batch normalization.", ("epsilon", "feature_index"), False, True),
+    "batch_norm_inference": ("Batch normalization with given statistics.", ("epsilon", "feature_index"),
+                             False, True),
+    "batch_norm_training": ("Batch normalization computing statistics.", ("epsilon", "feature_index"),
+                            False, True),
+    "broadcast": ("Prepends broadcast dimensions.", ("broadcast_sizes",), False, True),
+    "broadcast_in_dim": ("Broadcasts to a shape, mapping operand dimensions.", ("broadcast_dimensions",),
+                         False, True),
+    "case": ("Runs one of its branches, chosen by index.", (), True, False),
+    "cholesky": ("Cholesky decomposition.", ("lower",), False, True),
+    "clamp": ("Clamps between a minimum and a maximum.", (), False, True),
+    "collective_broadcast": ("Broadcasts across processes.",
+                             ("replica_groups", "channel_handle", "has_dynamic_root"), False, False),
+    "collective_permute": ("Sends operands between processes.", ("source_target_pairs", "channel_handle"),
+                           False, False),
+    "collective_reduce": ("Reduces operands across processes to a root.",
+                          ("replica_groups", "channel_handle", "use_global_device_ids", "has_dynamic_root"),
+                          True, False),
+    "compare": ("Elementwise comparison.", ("comparison_direction", "compare_type"), False, True),
+    "composite": ("A named composition of ops with a decomposition function.",
+                  ("name", "composite_attributes", "decomposition", "version"), False, False),
+    "concatenate": ("Concatenates along a dimension.", ("dimension",), False, True),
+    "constant": ("A constant tensor.", ("value",), False, True),
+    "convolution": ("Convolution.", _CONV_ATTRS, False, True),
+    "create_token": ("Creates a token.", (), False, True),
+    "cross-replica-sum": ("Sums across replicas (legacy).", ("replica_groups",), False, False),
+    "custom_call": ("Calls an implementation-defined target.",
+                    ("call_target_name", "has_side_effect", "backend_config", "api_version",
+                     "called_computations", "operand_layouts", "result_layouts", "output_operand_aliases"),
+                    False, False),
+    "dot": ("Dot product (legacy).", ("precision_config",), False, True),
+    "dot_general": ("General dot product with batching and contracting dimensions.",
+                    ("dot_dimension_numbers", "precision_config", "algorithm"), False, True),
+    "dynamic_broadcast_in_dim": ("broadcast_in_dim to a shape given as a tensor.",
+                                 ("broadcast_dimensions", "known_expanding_dimensions",
+                                  "known_nonexpanding_dimensions"), False, True),
+    "dynamic_conv": ("Convolution with padding given as a tensor.",
+                     tuple(a for a in _CONV_ATTRS if a != "padding"), False, True),
+    "dynamic_gather": ("gather with slice sizes given as a tensor.", ("dimension_numbers", "indices_are_sorted"),
+                       False, True),
+    "dynamic_iota": ("iota with the shape given as a tensor.", ("iota_dimension",), False, True),
+    "dynamic_pad": ("pad with paddings given as tensors.", (), False, True),
+    "dynamic_reshape": ("reshape to a shape given as a tensor.", (), False, True),
+    "dynamic_slice": ("Slice at start indices given as scalars.", ("slice_sizes",), False, True),
+    "dynamic_update_slice": ("Updates a slice at start indices given as scalars.", (), False, True),
+    "einsum": ("Einstein summation (legacy).", ("einsum_config",), False, True),
+    "fft": ("Fast Fourier transform.", ("fft_type", "fft_length"), False, True),
+    "gather": ("Gathers slices at indices.", ("dimension_numbers", "slice_sizes", "indices_are_sorted"),
+               False, True),
+    "get_dimension_size": ("The size of a dimension.", ("dimension",), False, True),
+    "get_tuple_element": ("An element of a tuple.", ("index",), False, True),
+    "if": ("Runs one of two branches.", (), True, False),
+    "infeed": ("Reads data from the infeed.", ("infeed_config", "layout"), False, False),
+    "iota": ("Values counting up along a dimension.", ("iota_dimension",), False, True),
+    "map": ("Applies a computation elementwise.", ("dimensions",), True, True),
+    "optimization_barrier": ("Prevents optimizations across it.", (), False, True),
+    "outfeed": ("Writes data to the outfeed.", ("outfeed_config",), False, False),
+    "pad": ("Pads at the edges and between elements.", ("edge_padding_low", "edge_padding_high",
+                                                        "interior_padding"), False, True),
+    "partition_id": ("The id of the current partition.", (), False, True),
+    "real_dynamic_slice": ("Slice with bounds given as tensors.", (), False, True),
+    "recv": ("Receives data from a channel.", ("channel_handle", "is_host_transfer", "source_target_pairs"),
+             False, False),
+    "reduce": ("Reduces dimensions with a computation.", ("dimensions",), True, True),
+    "reduce_precision": ("Rounds to a smaller float format.", ("exponent_bits", "mantissa_bits"), False, True),
+    "reduce_scatter": ("Reduces across processes, then scatters.",
+                       ("scatter_dimension", "replica_groups", "channel_handle", "use_global_device_ids"),
+                       True, False),
+    "reduce_window": ("Reduces windows with a computation.",
+                      ("window_dimensions", "window_strides", "base_dilations", "window_dilations", "padding"),
+                      True, True),
+    "replica_id": ("The id of the current replica.", (), False, True),
+    "reverse": ("Reverses dimensions.", ("dimensions",), False, True),
+    "rng": ("Random numbers from a distribution.", ("rng_distribution",), False, False),
+    "rng_bit_generator": ("Random bits from a state.", ("rng_algorithm",), False, True),
+    "scatter": ("Scatters updates at indices with a computation.",
+                ("scatter_dimension_numbers", "indices_are_sorted", "unique_indices"), True, True),
+    "select": ("Elementwise choice by a predicate.", (), False, True),
+    "select_and_scatter": ("Selects in windows and scatters.", ("window_dimensions", "window_strides", "padding"),
+                           True, True),
+    "send": ("Sends data to a channel.", ("channel_handle", "is_host_transfer", "source_target_pairs"),
+             False, False),
+    "set_dimension_size": ("Sets the dynamic size of a dimension.", ("dimension",), False, True),
+    "slice": ("Static slice.", ("start_indices", "limit_indices", "strides"), False, True),
+    "sort": ("Sorts along a dimension with a comparator.", ("dimension", "is_stable"), True, True),
+    "torch_index_select": ("Index select (legacy).", ("dim", "batch_dims"), False, True),
+    "transpose": ("Permutes dimensions.", ("permutation",), False, True),
+    "triangular_solve": ("Solves triangular systems.", ("left_side", "lower", "unit_diagonal", "transpose_a"),
+                         False, True),
+    "tuple": ("Builds a tuple.", (), False, True),
+    "unary_einsum": ("Unary Einstein summation (legacy).", ("einsum_config",), False, True),
+    "while": ("Loops while a condition holds.", (), True, False),
+}
+
+
+def declare_family(d: Dialect, prefix: str, printers: dict, own_verify=()) -> None:
+    """Declare the StableHLO op set on dialect `d` under `prefix` (stablehlo / mhlo).
+
+    `printers` maps the short op name to its custom printer; `own_verify` lists
+    short names that have no stablehlo op (their verifier is looked up by their own name).
+    """
+    def vname(short: str) -> str:
+        return f"{prefix}.{short}" if short in own_verify else f"stablehlo.{short}"
+
+    for short in UNARY + CONVERSIONS:
+        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
+             hlo_verify.verifier_for(vname(short)), printers.get(short))
+    for short in UNARY_ACCURACY:
+        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), ("result_accuracy",),
+             hlo_verify.verifier_for(vname(short)), printers.get(short))
+    for short in BINARY:
+        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
+             hlo_verify.verifier_for(vname(short)), printers.get(short))
+    for short, (summary, props, _regions, pure) in OTHER.items():
+        d.op(f"{prefix}.{short}", summary, (PURE,) if pure else (), props,
+             hlo_verify.verifier_for(vname(short)), printers.get(short))
+    d.op(f"{prefix}.return", "Returns values from a region of its parent op.", (TERMINATOR, RETURN_LIKE, PURE),
+         (), hlo_verify.verifier_for(vname("return")), printers.get("return"))
+
+
+#: short name -> custom printer, for stablehlo and mhlo ops; mhlo's own ops; chlo ops by family.
+PRINTERS: dict = {}
+MHLO_PRINTERS: dict = {}
+CHLO_PRINTERS: dict = {}
+
+# ---- custom syntax: shared pieces -------------------------------------------------------------
+class _Generic(Exception):
+    """Raised by a custom printer when the op's attributes have no custom spelling."""
+
+
+def prefix_of(name: str) -> str:
+    return name.split(".", 1)[0]
+
+
+def short_of(name: str) -> str:
+    return name.split(".", 1)[1]
+
+
+def hlo_create(ctx, name, operands=(), result_types=(), attributes=None, regions=()):
+    """An HLO op from custom syntax; mhlo ops keep their inherent attributes as properties
+    (they print in generic form, see `print_as_written`)."""
+    op = create(ctx, name, operands, result_types, attributes or {}, regions)
+    if name.startswith("mhlo."):
+        from . import lookup
+        d = lookup(name)
+        if d is not None:
+            op.property_names = frozenset(k for k in op.attributes if k in d.properties)
+    return op
+
+
+def enum_attr(prefix: str, kind: str, word: str) -> OpaqueAttr:
+    return OpaqueAttr(f"#{prefix}<{kind} {word}>")
+
+
+def i64_array(values) -> DenseArrayAttr:
+    return DenseArrayAttr(T.i64, tuple(int(v) for v in values))
+
+
+def _int(item, ctx):
+    if isinstance(item, tuple) and isinstance(item[0], str):
+        try:
+            return int(number_value(item[0]))
+        except (TypeError, ValueError):
+            pass
+        raise ctx.fail(f"expected an integer, got '{item[0]}'", item[1])
+    raise ctx.fail("expected an integer")
+
+
+def _ints(items, ctx) -> list:
+    if not isinstance(items, list):
+        raise ctx.fail("expected a list of integers `[...]`")
+    return [_int(i, ctx) for i in items]
+
+
+@dialect.rule("hlo_list")
+def _hlo_list(ctx, children):
+    return [c for c in children if c is not None]
+
+
+@dialect.rule("hlo_bare")
+def _hlo_bare(ctx, children):
+    return ("bare", children[0])
+
+
+@dialect.rule("hlo_number")
+def _hlo_number(ctx, children):
+    return children[0]
+
+
+@dialect.rule("hlo_string")
+def _hlo_string(ctx, children):
+    return ("string", children[0])
+
+
+@dialect.rule("hlo_pair")
+def _hlo_pair(ctx, children):
+    return ("pair", children[0], children[2])
+
+
+@dialect.rule("hlo_angle")
+def _hlo_angle(ctx, children):
+    return ("angle", [c for c in children if c is not None])
+
+
+@dialect.rule("hlo_operand")
+def _hlo_operand(ctx, children):
+    return ("operand", children[0])
+
+
+@dialect.rule("hlo_word")
+def _hlo_word(ctx, children):
+    return ("word", children[0])
+
+
+@dialect.rule("hlo_kwarg")
+def _hlo_kwarg(ctx, children):
+    return ("kw", children[0], children[1])
+
+
+@dialect.rule("hlo_args")
+def _hlo_args(ctx, children):
+    return children
+
+
+def _word(ctx, val, what: str) -> str:
+    if isinstance(val, tuple) and val[0] == "bare":
+        return val[1].value
+    if isinstance(val, tuple) and val[0] == "string":
+        return string_value(ctx, val[1], val[1].value)
+    raise ctx.fail(f"expected {what}")
+
+
+def _bool(ctx, val) -> IntegerAttr:
+    word = _word(ctx, val, "true or false")
+    if word not in ("true", "false"):
+        raise ctx.fail(f"expected true or false, got '{word}'")
+    return BoolAttr(word == "true")
+
+
+_FORMAT = re.compile(r"e(\d+)m(\d+)\Z")
+#: `key = value` spellings of each op -> (attribute name, kind)
+_KWARGS = {
+    "broadcast_in_dim": {"dims": ("broadcast_dimensions", "i64s")},
+    "dynamic_broadcast_in_dim": {"dims": ("broadcast_dimensions", "i64s")},
+    "broadcast": {"sizes": ("broadcast_sizes", "i64s")},
+    "transpose": {"dims": ("permutation", "i64s")},
+    "reverse": {"dims": ("dimensions", "i64s")},
+    "concatenate": {"dim": ("dimension", "i64")},
+    "dynamic_slice": {"sizes": ("slice_sizes", "i64s")},
+    "iota": {"dim": ("iota_dimension", "i64")},
+    "dynamic_iota": {"dim": ("iota_dimension", "i64")},
+    "get_dimension_size": {"dim": ("dimension", "i64")},
+    "set_dimension_size": {"dim": ("dimension", "i64")},
+    "einsum": {"config": ("einsum_config", "str")},
+    "unary_einsum": {"config": ("einsum_config", "str")},
+    "fft": {"type": ("fft_type", "enum:fft_type"), "length": ("fft_length", "i64s")},
+    "rng": {"distribution": ("rng_distribution", "enum:rng_distribution")},
+    "rng_bit_generator": {"algorithm": ("rng_algorithm", "enum:rng_algorithm")},
+    "reduce_precision": {"format": (None, "format")},
+    "cholesky": {"lower": ("lower", "bool")},
+    "pad": {"low": ("edge_padding_low", "i64s"), "high": ("edge_padding_high", "i64s"),
+            "interior": ("interior_padding", "i64s")},
+    "dot_general": {"batching_dims": (None, "dims"), "contracting_dims": (None, "dims"),
+                    "precision": ("precision_config", "precision"), "algorithm": ("algorithm", "algorithm")},
+    "dot": {"precision": ("precision_config", "precision")},
+    "top_k": {"k": ("k", "i64")},
+    "topk": {"k": ("k", "i64"), "largest": ("largest", "bool")},
+}
+
+
+def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
+    prefix, short = prefix_of(name), short_of(name)
+    table = _KWARGS.get(short, {})
+    attrs: dict = {}
+    dot: dict = {}
+    for key_tok, val in kwargs:
+        spec = table.get(key_tok.value)
+        if spec is None:
+            raise ctx.fail(f"unexpected keyword '{key_tok.value}' in '{name}'", key_tok)
+        attr, kind = spec
+        if kind == "i64s":
+            attrs[attr] = i64_array(_ints(val, ctx))
+        elif kind == "i64":
+            attrs[attr] = IntegerAttr(_int(val, ctx), T.i64)
+        elif kind == "str":
+            if not (isinstance(val, tuple) and val[0] == "string"):
+                raise ctx.fail(f"expected a string for '{key_tok.value}'", key_tok)
+            attrs[attr] = StringAttr(string_value(ctx, val[1], val[1].value))
+        elif kind == "bool":
+            attrs[attr] = _bool(ctx, val)
+        elif kind.startswith("enum:"):
+            attrs[attr] = enum_attr(prefix, kind[5:], _word(ctx, val, "an enum value"))
+        elif kind == "format":
+            word = _word(ctx, val, "a format like e5m10")
+            m = _FORMAT.match(word)
+            if m is None:
+                raise ctx.fail(f"expected a format like e5m10, got '{word}'", key_tok)
+            attrs["exponent_bits"] = IntegerAttr(int(m.group(1)), T.i32)
+            attrs["mantissa_bits"] = IntegerAttr(int(m.group(2)), T.i32)
+        elif kind == "dims":
+            if not (isinstance(val, tuple) and val[0] == "pair" and isinstance(val[1], list)):
+                raise ctx.fail(f"expected `[...] x [...]` for '{key_tok.value}'", key_tok)
+            dot[key_tok.value] = (_ints(val[1], ctx), _ints(val[2], ctx))
+        elif kind == "precision":
+            words = [_word(ctx, w, "a precision") for w in (val if isinstance(val, list) else [])]
+            attrs[attr] = ArrayAttr(tuple(enum_attr(prefix, "precision", w) for w in words))
+        elif kind == "algorithm":
+            if not (isinstance(val, tuple) and val[0] == "angle"):
+                raise ctx.fail("expected `<...>` for the dot algorithm", key_tok)
+            body = ", ".join(f"{k} = {v}" for k, v, _ in val[1])
+            attrs[attr] = OpaqueAttr(f"#{prefix}.dot_algorithm<{body}>")
+    if short == "dot_general":
+        fields = []
+        for side in ("lhs", "rhs"):
+            pass
+        b = dot.get("batching_dims", ([], []))
+        c = dot.get("contracting_dims", ([], []))
+        for key, values in (("lhs_batching_dimensions", b[0]), ("rhs_batching_dimensions", b[1]),
+                            ("lhs_contracting_dimensions", c[0]), ("rhs_contracting_dimensions", c[1])):
+            if values:
+                fields.append(f"{key} = [{', '.join(map(str, values))}]")
+        attrs["dot_dimension_numbers"] = OpaqueAttr(f"#{prefix}.dot<{', '.join(fields)}>")
+        order = ("dot_dimension_numbers", "precision_config", "algorithm")
+        attrs = {k: attrs[k] for k in order if k in attrs}
+    return attrs
+
+
+#: Ops whose single type `: T` is the type of every operand and the result.
+_SAME = set(UNARY + UNARY_ACCURACY + CONVERSIONS + BINARY) | {
+    "clamp", "reverse", "reduce_precision", "cholesky", "transpose", "broadcast", "broadcast_in_dim",
+    "concatenate", "add_dependency", "bitcast", "copy", "stochastic_convert"}
+_NULLARY = {"create_token", "replica_id", "partition_id", "iota"}
+
+
+def _signature(ctx, name: str, n_operands: int, types, results):
+    """(operand types, result types) from `: types [-> results]` as the op writes them."""
+    short = short_of(name)
+    if results is not None:
+        return list(types), list(results)
+    if len(types) == 1 and isinstance(types[0], T.FunctionType):
+        return list(types[0].inputs), list(types[0].results)
+    if short in _NULLARY:
+        if len(types) != 1:
+            raise ctx.fail(f"expected one result type for '{name}'")
+        return [], list(types)
+    if short == "select":
+        if len(types) == 2:
+            return [types[0], types[1], types[1]], [types[1]]
+        if len(types) == 1:
+            return [types[0]] * 3, [types[0]]
+    if short == "after_all":
+        if len(types) == 1:
+            return [types[0]] * n_operands, [types[0]]
+    if short == "tuple":
+        if len(types) == 1 and isinstance(types[0], T.TupleType):
+            return list(types[0].types), [types[0]]
+        return list(types), [T.TupleType(tuple(types))]
+    if short == "optimization_barrier":
+        return list(types), list(types)
+    if short == "complex" and len(types) == 1 and isinstance(T.element_type(types[0]), T.ComplexType):
+        part = shaped_like(types[0], T.element_type(types[0]).element)
+        return [part] * n_operands, [types[0]]
+    if short in ("compare", "broadcast_compare") and len(types) == 1:
+        return [types[0]] * n_operands, [shaped_like(types[0], T.i1)]
+    if len(types) == 1:
+        return [types[0]] * n_operands, [types[0]]
+    raise ctx.fail(f"expected a single type or a function type for '{name}'")
+
+
+@dialect.rule("hlo_simple")
+def _hlo_simple(ctx, children):
+    name_tok, args, attrs, types, results = children
+    name = name_tok.value
+    operands, words, kwargs = [], [], []
+    for arg in args or []:
+        if arg[0] == "operand":
+            operands.append(arg[1])
+        elif arg[0] == "word":
+            words.append(arg[1])
+        else:
+            kwargs.append((arg[1], arg[2]))
+    attributes = _kwarg_attrs(ctx, name, kwargs)
+    short = short_of(name)
+    if short in ("compare", "broadcast_compare") and words:
+        prefix = prefix_of(name)
+        attributes["comparison_direction"] = enum_attr(prefix, "comparison_direction", words[0].value)
+        if len(words) > 1:
+            attributes["compare_type"] = enum_attr(prefix, "comparison_type", words[1].value)
+        if len(words) > 2:
+            raise ctx.fail("unexpected word after the comparison type", words[2])
+    elif words:
+        raise ctx.fail(f"unexpected '{words[0].value}' in '{name}'", words[0])
+    if short == "compare":
+        attributes = {k: attributes[k] for k in ("comparison_direction", "compare_type") if k in attributes}
+    attributes.update(attrs or {})
+    in_types, out_types = _signature(ctx, name, len(operands), types, results)
+    return hlo_create(ctx, name, ctx.resolve_all(operands, in_types), out_types, attributes)
+
+
+@dialect.rule("hlo_topk")
+def _hlo_topk(ctx, children):
+    name_tok, args, attrs, types, results = children
+    return _hlo_simple(ctx, [name_tok, args, attrs, types, results])
+
+
+@dialect.rule("hlo_constant")
+def _hlo_constant(ctx, children):
+    name, value = children
+    t = getattr(value, "type", None)
+    if t is None or isinstance(value, TypeAttr):
+        raise ctx.fail("expected a typed attribute such as `dense<...> : tensor<...>`")
+    return hlo_create(ctx, name.value, (), [t], {"value": value})
+
+
+@dialect.rule("hlo_constant_generic")
+def _hlo_constant_generic(ctx, children):
+    name, props, attrs, ftype = children
+    attributes = dict(props or {})
+    attributes.update(attrs or {})
+    if ftype.inputs:
+        raise ctx.fail(f"'{name.value}' takes no operands")
+    return hlo_create(ctx, name.value, (), list(ftype.results), attributes)
+
+
+@dialect.rule("hlo_range")
+def _hlo_range(ctx, children):
+    start, limit, stride = children
+    return (int(start.value, 0), int(limit.value, 0), int(stride.value, 0) if stride is not None else 1)
+
+
+@dialect.rule("hlo_slice")
+def _hlo_slice(ctx, children):
+    name, operand, *ranges = children
+    attrs, type = ranges[-2], ranges[-1]
+    ranges = [r for r in ranges[:-2] if r is not None]
+    if not isinstance(type, T.FunctionType) or len(type.inputs) != 1 or len(type.results) != 1:
+        raise ctx.fail(f"expected `(operand type) -> result type` for '{name.value}'")
+    attributes = {"start_indices": i64_array(r[0] for r in ranges),
+                  "limit_indices": i64_array(r[1] for r in ranges),
+                  "strides": i64_array(r[2] for r in ranges)}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, [ctx.resolve(operand, type.inputs[0])], list(type.results), attributes)
+
+
+@dialect.rule("hlo_gte")
+def _hlo_gte(ctx, children):
+    name, operand, index, attrs, type = children
+    if not isinstance(type, T.FunctionType) or len(type.inputs) != 1 or len(type.results) != 1:
+        raise ctx.fail(f"expected `(tuple type) -> result type` for '{name.value}'")
+    attributes = {"index": IntegerAttr(int(index.value, 0), T.i32)}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, [ctx.resolve(operand, type.inputs[0])], list(type.results), attributes)
+
+
+@dialect.rule("hlo_call")
+def _hlo_call(ctx, children):
+    name, callee, uses, attrs, ftype = children
+    attributes = {"call_target_name": StringAttr(symbol_name(ctx, callee))}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), list(ftype.results), attributes)
+
+
+@dialect.rule("hlo_composite")
+def _hlo_composite(ctx, children):
+    name, label, uses, attrs, ftype = children
+    attributes = {"name": StringAttr(string_value(ctx, label, label.value))}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), list(ftype.results), attributes)
+
+
+def _dim_word(item, ctx) -> str:
+    if isinstance(item, tuple) and item[0] == "bare":
+        return item[1].value
+    if isinstance(item, tuple) and isinstance(item[0], str):
+        return item[0]
+    raise ctx.fail("unexpected item in convolution dimension numbers")
+
+
+@dialect.rule("hlo_conv_dims")
+def _hlo_conv_dims(ctx, children):
+    lhs, x, rhs, out = children
+    if x.value != "x":
+        raise ctx.fail("expected 'x' between input and kernel dimensions", x)
+    parts = ["[" + ", ".join(_dim_word(i, ctx) for i in side) + "]" for side in (lhs, rhs, out)]
+    return f"{parts[0]}x{parts[1]}->{parts[2]}"
+
+
+def _window_attrs(ctx, window: dict, n_spatial: int) -> dict:
+    out = {}
+    for key, attr in (("stride", "window_strides"), ("lhs_dilate", "lhs_dilation"),
+                      ("rhs_dilate", "rhs_dilation"), ("pad", "padding"), ("reverse", "window_reversal")):
+        value = window.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, ArrayAttr):
+            raise ctx.fail(f"expected a list for window '{key}'")
+        if key == "pad":
+            rows = []
+            for row in value.items:
+                if not isinstance(row, ArrayAttr) or not all(isinstance(v, IntegerAttr) for v in row.items):
+                    raise ctx.fail("expected `pad = [[lo, hi], ...]`")
+                rows.append([v.value for v in row.items])
+            if any(len(r) != 2 for r in rows):
+                raise ctx.fail("expected `pad = [[lo, hi], ...]` with two values a dimension")
+            ptype = T.RankedTensorType((len(rows), 2), T.i64)
+            text = "[" + ", ".join("[" + ", ".join(map(str, r)) + "]" for r in rows) + "]"
+            out[attr] = parse_dense(text, ptype) if rows else DenseElementsAttr(ptype, ())
+        elif key == "reverse":
+            out[attr] = DenseArrayAttr(T.i1, tuple(bool(v.value) for v in value.items))
+        else:
+            if not all(isinstance(v, IntegerAttr) for v in value.items):
+                raise ctx.fail(f"expected integers for window '{key}'")
+            out[attr] = i64_array(v.value for v in value.items)
+    unknown = set(window) - {"stride", "lhs_dilate", "rhs_dilate", "pad", "reverse"}
+    if unknown:
+        raise ctx.fail(f"unknown window attribute '{sorted(unknown)[0]}'")
+    return out
+
+
+@dialect.rule("hlo_conv")
+def _hlo_conv(ctx, children):
+    name, uses, dims, window, attrs, ftype = children
+    prefix = prefix_of(name.value)
+    attributes = {"dimension_numbers": OpaqueAttr(f"#{prefix}.conv<{dims}>")}
+    attributes.update(_window_attrs(ctx, window or {}, 0))
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), list(ftype.results), attributes)
+
+
+@dialect.rule("hlo_rng_state")
+def _hlo_rng_state(ctx, children):
+    return hlo_create(ctx, "mhlo.xla.rng_get_and_update_state", (),
+                      [T.RankedTensorType((2,), T.IntegerType(64, "u"))],
+                      children[0] or {})
+
+
+# ---- reduce ------------------------------------------------------------------------------
+@dialect.rule("hlo_reduce_input")
+def _hlo_reduce_input(ctx, children):
+    return (children[0], children[1])
+
+
+@dialect.rule("hlo_reduce_inputs")
+def _hlo_reduce_inputs(ctx, children):
+    return children
+
+
+def _reduce_operands(ctx, inputs, ftype):
+    n = len(inputs)
+    if len(ftype.inputs) != 2 * n:
+        raise ctx.fail(f"expected {2 * n} operand types, got {len(ftype.inputs)}")
+    values = [ctx.resolve(tok, t) for (tok, _), t in zip(inputs, ftype.inputs[:n])]
+    inits = [ctx.resolve(tok, t) for (_, tok), t in zip(inputs, ftype.inputs[n:])]
+    return values + inits
+
+
+def _scalar_tensor(t):
+    if isinstance(t, T.RankedTensorType):
+        return T.RankedTensorType((), t.element)
+    if isinstance(t, T.UnrankedTensorType):
+        return T.RankedTensorType((), t.element)
+    return t
+
+
+@dialect.rule("hlo_reduce_compact")
+def _hlo_reduce_compact(ctx, children):
+    name, inputs, body_tok, dims, attrs, ftype = children
+    operands = _reduce_operands(ctx, inputs, ftype)
+    n = len(inputs)
+    block = Block()
+    arg_types = [_scalar_tensor(v.type) for v in operands[n:]]
+    lhs = [block.add_argument(t) for t in arg_types]
+    rhs = [block.add_argument(t) for t in arg_types]
+    for i, v in enumerate(lhs + rhs):  # named, so the printer's numbering does not move
+        v.name = f"reduce_arg{i}"
+    if n != 1:
+        raise ctx.fail("the compact `applies` form takes one input")
+    inner = Operation(body_tok.value, [lhs[0], rhs[0]], [arg_types[0]])
+    inner.name_span = ctx.token_span(body_tok)
+    inner.results[0].name = "reduce_result"
+    ret = Operation(f"{prefix_of(name.value)}.return", [inner.results[0]])
+    block.append(inner)
+    block.append(ret)
+    attributes = {"dimensions": i64_array(_ints(dims, ctx))}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, operands, list(ftype.results), attributes, [Region([block])])
+
+
+@dialect.rule("hlo_reducer_pair")
+def _hlo_reducer_pair(ctx, children):
+    return (children[0], children[1])
+
+
+@dialect.rule("hlo_reducer")
+def _hlo_reducer(ctx, children):
+    pairs = children
+    ctx.set_entry_args([p[0] for p in pairs] + [p[1] for p in pairs])
+    return pairs
+
+
+@dialect.rule("hlo_reduce_long")
+def _hlo_reduce_long(ctx, children):
+    name, inputs, dims, attrs, ftype, _pairs, region = children
+    operands = _reduce_operands(ctx, inputs, ftype)
+    attributes = {"dimensions": i64_array(_ints(dims, ctx))}
+    attributes.update(attrs or {})
+    return hlo_create(ctx, name.value, operands, list(ftype.results), attributes, [region])
+
+
+# ---- while -------------------------------------------------------------------------------
+@dialect.rule("hlo_while_arg")
+def _hlo_while_arg(ctx, children):
+    return (children[0], children[1])
+
+
+@dialect.rule("hlo_while_head")
+def _hlo_while_head(ctx, children):
+    name, *rest = children
+    args = [a for a in rest[:-2] if a is not None]
+    types, attrs = rest[-2], rest[-1]
+    types = list(types or [])
+    if len(types) != len(args):
+        raise ctx.fail(f"expected {len(args)} types for the loop values, got {len(types)}")
+    operands = [ctx.resolve(init, t) for (_, init), t in zip(args, types)]
+    entry = [(tok, t, None) for (tok, _), t in zip(args, types)]
+    stack = ctx.__dict__.setdefault("_hlo_while_args", [])
+    stack.append(entry)
+    ctx.set_entry_args(entry)
+    return (name, operands, types, attrs)
+
+
+@dialect.rule("hlo_do")
+def _hlo_do(ctx, children):
+    stack = ctx.__dict__.setdefault("_hlo_while_args", [])
+    if stack:
+        ctx.set_entry_args(stack.pop())
+    return None
+
+
+@dialect.rule("hlo_while")
+def _hlo_while(ctx, children):
+    (name, operands, types, attrs), cond, _, body = children
+    return hlo_create(ctx, name.value, operands, types, attrs or {}, [cond, body])
+
+
+# ---- custom syntax: printing ---------------------------------------------------------------
+def print_as_written(p, op) -> None:
+    """The generic form, with `<{...}>` holding exactly the attributes the source put there.
+
+    mhlo is not registered in iree-opt 3.13 (the reference), so mhlo ops print in
+    the generic form it reads; ops parsed from mhlo's custom syntax carry their
+    inherent attributes as properties (as mhlo's own generic print does)."""
+    from ..ir.attributes import escape_string
+    w = p.out.append
+    w(f"{escape_string(op.name)}({p.values(op.operands)})")
+    if op.successors:
+        w("[" + ", ".join(p.block(b) for b in op.successors) + "]")
+    props = {k: v for k, v in op.attributes.items() if k in op.property_names}
+    if props:
+        w(" <" + p.attr_dict(props).strip() + ">")
+    if op.regions:
+        w(" (")
+        for i, region in enumerate(op.regions):
+            if i:
+                w(", ")
+            p.region(region, print_empty_block=True)
+        w(")")
+    w(p.attr_dict(op.attributes, elide=props))
+    w(" : " + p.function_type([v.type for v in op.operands], [r.type for r in op.results]))
+
+
+def _print_return(p, op) -> None:
+    p.write(op.name, p.op_attr_dict(op))
+    if op.operands:
+        p.write(" ", p.values(op.operands), " : ", p.types(op.operand_types))
+
+
+
+
+@dialect.rule("hlo_return")
+def _hlo_return(ctx, children):
+    name, attrs, uses, types = children
+    return hlo_create(ctx, name.value, ctx.resolve_all(uses, types or []), (), attrs)
+
+
+def custom(fn):
+    """A custom printer that falls back to the generic form when `fn` raises `_Generic`
+    (an attribute without a custom spelling) or fails on unexpected IR."""
+    def print_op(p, op) -> None:
+        n = len(p.out)
+        try:
+            fn(p, op)
+        except Exception:  # noqa: BLE001 - anything odd: the generic form is always right
+            del p.out[n:]
+            p.generic_op(op)
+    return print_op
+
+
+def _need(cond) -> None:
+    if not cond:
+        raise _Generic()
+
+
+def _arr(op, key) -> list:
+    a = op.attributes.get(key)
+    _need(isinstance(a, DenseArrayAttr) and a.element_type == T.i64)
+    return list(a.values)
+
+
+def _list_text(values) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _i64(op, key) -> int:
+    a = op.attributes.get(key)
+    _need(isinstance(a, IntegerAttr) and a.type == T.i64)
+    return a.value
+
+
+def _enum_word(op, key, kind) -> str:
+    a = op.attributes.get(key)
+    prefix = prefix_of(op.name)
+    _need(isinstance(a, OpaqueAttr))
+    m = re.fullmatch(rf"#{prefix}<{kind} (\w+)>", a.text)
+    _need(m is not None)
+    return m.group(1)
+
+
+def _sig_same(p, op) -> str:
+    types = op.operand_types + op.result_types
+    if types and all(t == types[0] for t in types) and len(op.results) == 1:
+        return p.type(types[0])
+    return p.function_type(op.operand_types, op.result_types)
+
+
+def _sig_func(p, op) -> str:
+    return p.function_type(op.operand_types, op.result_types)
+
+
+def _head(p, op, parts=()) -> None:
+    items = [p.value(v) for v in op.operands] + list(parts)
+    p.write(op.name, " " if items else "", ", ".join(items))
+
+
+def _make_printer(parts_fn, elide=(), sig=_sig_func):
+    @custom
+    def print_op(p, op) -> None:
+        parts, used = parts_fn(p, op) if parts_fn else ([], ())
+        _head(p, op, parts)
+        p.write(p.op_attr_dict(op, elide=tuple(elide) + tuple(used)), " : ", sig(p, op))
+    return print_op
+
+
+def _kw_list(word, key):
+    def parts(p, op):
+        return [f"{word} = {_list_text(_arr(op, key))}"], (key,)
+    return parts
+
+
+def _kw_int(word, key):
+    def parts(p, op):
+        return [f"{word} = {_i64(op, key)}"], (key,)
+    return parts
+
+
+def _parts_fft(p, op):
+    return ([f"type = {_enum_word(op, 'fft_type', 'fft_type')}", f"length = {_list_text(_arr(op, 'fft_length'))}"],
+            ("fft_type", "fft_length"))
+
+
+def _parts_rng(p, op):
+    return [f"distribution = {_enum_word(op, 'rng_distribution', 'rng_distribution')}"], ("rng_distribution",)
+
+
+def _parts_rbg(p, op):
+    return [f"algorithm = {_enum_word(op, 'rng_algorithm', 'rng_algorithm')}"], ("rng_algorithm",)
+
+
+def _parts_einsum(p, op):
+    a = op.attributes.get("einsum_config")
+    _need(isinstance(a, StringAttr))
+    return [f"config = {a}"], ("einsum_config",)
+
+
+def _parts_precision(p, op):
+    e = op.attributes.get("exponent_bits")
+    m = op.attributes.get("mantissa_bits")
+    _need(isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr) and e.type == T.i32 and m.type == T.i32)
+    return [f"format = e{e.value}m{m.value}"], ("exponent_bits", "mantissa_bits")
+
+
+def _parts_cholesky(p, op):
+    a = op.attributes.get("lower")
+    if a is None:
+        return [], ()
+    _need(isinstance(a, IntegerAttr) and a.type == T.i1)
+    return [f"lower = {'true' if a.value else 'false'}"], ("lower",)
+
+
+def _parts_pad(p, op):
+    keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
+    return ([f"{w} = {_list_text(_arr(op, k))}" for w, k in zip(("low", "high", "interior"), keys)], keys)
+
+
+def _precision_words(op) -> list:
+    a = op.attributes.get("precision_config")
+    _need(isinstance(a, ArrayAttr))
+    prefix = prefix_of(op.name)
+    words = []
+    for item in a.items:
+        m = re.fullmatch(rf"#{prefix}<precision (\w+)>", str(item))
+        _need(m is not None)
+        words.append(m.group(1))
+    return words
+
+
+_DOT_FIELD = re.compile(r"(\w+) = \[([^\]]*)\]")
+
+
+def _parts_dot_general(p, op):
+    prefix = prefix_of(op.name)
+    a = op.attributes.get("dot_dimension_numbers")
+    _need(isinstance(a, OpaqueAttr) and a.text.startswith(f"#{prefix}.dot<") and a.text.endswith(">"))
+    body = a.text[len(prefix) + 6:-1].strip()
+    fields = {}
+    for m in _DOT_FIELD.finditer(body):
+        fields[m.group(1)] = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
+    _need(_DOT_FIELD.sub("", body).replace(",", "").strip() == "")
+    known = {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+             "rhs_contracting_dimensions"}
+    _need(set(fields) <= known)
+    parts = []
+    lb, rb = fields.get("lhs_batching_dimensions", []), fields.get("rhs_batching_dimensions", [])
+    if lb or rb:
+        parts.append(f"batching_dims = {_list_text(lb)} x {_list_text(rb)}")
+    parts.append(f"contracting_dims = {_list_text(fields.get('lhs_contracting_dimensions', []))} x "
+                 f"{_list_text(fields.get('rhs_contracting_dimensions', []))}")
+    used = ["dot_dimension_numbers"]
+    if "precision_config" in op.attributes:
+        parts.append(f"precision = [{', '.join(_precision_words(op))}]")
+        used.append("precision_config")
+    alg = op.attributes.get("algorithm")
+    if alg is not None:
+        _need(isinstance(alg, OpaqueAttr) and alg.text.startswith(f"#{prefix}.dot_algorithm<"))
+        parts.append(f"algorithm = <{alg.body}>")
+        used.append("algorithm")
+    return parts, used
+
+
+def _parts_dot(p, op):
+    if "precision_config" not in op.attributes:
+        return [], ()
+    return [f"precision = [{', '.join(_precision_words(op))}]"], ("precision_config",)
+
+
+for _short in UNARY + UNARY_ACCURACY + BINARY + ("convert", "uniform_quantize", "uniform_dequantize", "clamp"):
+    PRINTERS[_short] = _make_printer(None, sig=_sig_same)
+for _short in ("reshape", "bitcast_convert", "dot_general", "dynamic_pad", "dynamic_reshape", "real_dynamic_slice",
+               "dynamic_update_slice"):
+    PRINTERS[_short] = _make_printer(None)
+PRINTERS.update({
+    "broadcast_in_dim": _make_printer(_kw_list("dims", "broadcast_dimensions")),
+    "dynamic_broadcast_in_dim": _make_printer(_kw_list("dims", "broadcast_dimensions")),
+    "broadcast": _make_printer(_kw_list("sizes", "broadcast_sizes")),
+    "transpose": _make_printer(_kw_list("dims", "permutation")),
+    "reverse": _make_printer(_kw_list("dims", "dimensions"), sig=_sig_same),
+    "concatenate": _make_printer(_kw_int("dim", "dimension")),
+    "dynamic_slice": _make_printer(_kw_list("sizes", "slice_sizes")),
+    "dynamic_iota": _make_printer(_kw_int("dim", "iota_dimension")),
+    "get_dimension_size": _make_printer(_kw_int("dim", "dimension")),
+    "set_dimension_size": _make_printer(_kw_int("dim", "dimension")),
+    "einsum": _make_printer(_parts_einsum),
+    "unary_einsum": _make_printer(_parts_einsum),
+    "fft": _make_printer(_parts_fft),
+    "rng": _make_printer(_parts_rng),
+    "rng_bit_generator": _make_printer(_parts_rbg),
+    "reduce_precision": _make_printer(_parts_precision, sig=_sig_same),
+    "cholesky": _make_printer(_parts_cholesky, sig=_sig_same),
+    "pad": _make_printer(_parts_pad),
+    "dot_general": _make_printer(_parts_dot_general),
+    "dot": _make_printer(_parts_dot),
+})
+
+
+@custom
+def _print_nullary(p, op) -> None:
+    _need(not op.operands and len(op.results) == 1)
+    p.write(op.name, p.op_attr_dict(op), " : ", p.type(op.results[0].type))
+
+
+@custom
+def _print_iota(p, op) -> None:
+    _need(not op.operands and len(op.results) == 1)
+    p.write(op.name, f" dim = {_i64(op, 'iota_dimension')}", p.op_attr_dict(op, elide=("iota_dimension",)),
+            " : ", p.type(op.results[0].type))
+
+
+@custom
+def _print_after_all(p, op) -> None:
+    _need(len(op.results) == 1 and all(t == op.results[0].type for t in op.operand_types))
+    _head(p, op)
+    p.write(p.op_attr_dict(op), " : ", p.type(op.results[0].type))
+
+
+@custom
+def _print_tuple(p, op) -> None:
+    t = op.results[0].type
+    _need(len(op.results) == 1 and isinstance(t, T.TupleType) and tuple(op.operand_types) == tuple(t.types))
+    _head(p, op)
+    p.write(p.op_attr_dict(op), " : ", p.type(t))
+
+
+@custom
+def _print_barrier(p, op) -> None:
+    _need(op.operands and op.operand_types == op.result_types)
+    _head(p, op)
+    p.write(p.op_attr_dict(op), " : ", p.types(op.operand_types))
+
+
+@custom
+def _print_select(p, op) -> None:
+    _need(len(op.operands) == 3 and len(op.results) == 1)
+    pred, a, b = op.operand_types
+    _head(p, op)
+    p.write(p.op_attr_dict(op), " : ")
+    if a == b == op.results[0].type:
+        p.write(p.type(pred), ", ", p.type(a))
+    else:
+        p.write(_sig_func(p, op))
+
+
+@custom
+def _print_compare(p, op) -> None:
+    _need(len(op.operands) == 2)
+    direction = _enum_word(op, "comparison_direction", "comparison_direction")
+    parts = [direction] + [p.value(v) for v in op.operands]
+    if "compare_type" in op.attributes:
+        parts.append(_enum_word(op, "compare_type", "comparison_type"))
+    p.write(op.name, " ", ", ".join(parts), p.op_attr_dict(op, elide=("comparison_direction", "compare_type")),
+            " : ", _sig_func(p, op))
+
+
+@custom
+def _print_constant(p, op) -> None:
+    value = op.attributes.get("value")
+    _need(len(op.attributes) == 1 and value is not None and getattr(value, "type", None) == op.results[0].type)
+    _need(not isinstance(value, TypeAttr))
+    p.write(op.name, " ", p.attr(value))
+
+
+@custom
+def _print_slice(p, op) -> None:
+    starts, limits, strides = _arr(op, "start_indices"), _arr(op, "limit_indices"), _arr(op, "strides")
+    _need(len(starts) == len(limits) == len(strides) and len(op.operands) == 1)
+    ranges = [f"{s}:{l}" + (f":{k}" if k != 1 else "") for s, l, k in zip(starts, limits, strides)]
+    p.write(op.name, " ", p.value(op.operands[0]), " [", ", ".join(ranges), "]",
+            p.op_attr_dict(op, elide=("start_indices", "limit_indices", "strides")), " : ", _sig_func(p, op))
+
+
+@custom
+def _print_gte(p, op) -> None:
+    a = op.attributes.get("index")
+    _need(isinstance(a, IntegerAttr) and a.type == T.i32 and len(op.operands) == 1)
+    p.write(op.name, " ", p.value(op.operands[0]), f"[{a.value}]", p.op_attr_dict(op, elide=("index",)),
+            " : ", _sig_func(p, op))
+
+
+@custom
+def _print_custom_call(p, op) -> None:
+    target = op.attributes.get("call_target_name")
+    _need(isinstance(target, StringAttr))
+    p.write(op.name, " ", p.symbol(target.value), "(", p.values(op.operands), ")",
+            p.op_attr_dict(op, elide=("call_target_name",)), " : ", _sig_func(p, op))
+
+
+@custom
+def _print_composite(p, op) -> None:
+    label = op.attributes.get("name")
+    _need(isinstance(label, StringAttr))
+    p.write(op.name, " ", str(label), " " if op.operands else "", p.values(op.operands),
+            p.op_attr_dict(op, elide=("name",)), " : ", _sig_func(p, op))
+
+
+@custom
+def _print_convolution(p, op) -> None:
+    prefix = prefix_of(op.name)
+    dims = op.attributes.get("dimension_numbers")
+    _need(isinstance(dims, OpaqueAttr) and dims.text.startswith(f"#{prefix}.conv<["))
+    _need(len(op.operands) == 2)
+    window = []
+    used = ["dimension_numbers"]
+    for word, key in (("stride", "window_strides"), ("pad", "padding"), ("lhs_dilate", "lhs_dilation"),
+                      ("rhs_dilate", "rhs_dilation"), ("reverse", "window_reversal")):
+        a = op.attributes.get(key)
+        if a is None:
+            continue
+        used.append(key)
+        if key == "padding":
+            _need(isinstance(a, DenseElementsAttr) and len(a.shape) == 2 and a.shape[1] == 2 and a.hex is None)
+            n = a.shape[0]
+            vals = list(a.values) * (2 * n) if a.splat else list(a.values)
+            _need(len(vals) == 2 * n)
+            rows = ", ".join(f"[{int(vals[2 * i])}, {int(vals[2 * i + 1])}]" for i in range(n))
+            window.append(f"pad = [{rows}]")
+        elif key == "window_reversal":
+            _need(isinstance(a, DenseArrayAttr) and a.element_type == T.i1)
+            window.append("reverse = [" + ", ".join("true" if v else "false" for v in a.values) + "]")
+        else:
+            window.append(f"{word} = {_list_text(_arr(op, key))}")
+    p.write(op.name, "(", p.values(op.operands), ") dim_numbers = ", dims.text[len(prefix) + 7:-1],
+            ", window = {", ", ".join(window), "}", p.op_attr_dict(op, elide=used), " : ", _sig_func(p, op))
+
+
+_COMMUTATIVE = ("add", "and", "maximum", "minimum", "multiply", "or", "xor")
+
+
+def _compact_reduce_body(op):
+    """The op name of a reduce body `%r = op %a, %b; return %r`, else None."""
+    if len(op.regions) != 1 or len(op.regions[0].blocks) != 1 or len(op.operands) != 2:
+        return None
+    block = op.regions[0].blocks[0]
+    if len(block.ops) != 2 or len(block.arguments) != 2:
+        return None
+    inner, ret = block.ops
+    if inner.regions or inner.attributes or len(inner.results) != 1 or len(inner.operands) != 2:
+        return None
+    if not ret.name.endswith(".return") or list(ret.operands) != [inner.results[0]]:
+        return None
+    if list(inner.operands) != list(block.arguments):
+        return None
+    t = block.arguments[0].type
+    if block.arguments[1].type != t or inner.results[0].type != t:
+        return None
+    init = op.operands[1].type
+    if not isinstance(init, T.RankedTensorType) or t != T.RankedTensorType((), init.element):
+        return None
+    if prefix_of(inner.name) != prefix_of(op.name) or short_of(inner.name) not in _COMMUTATIVE:
+        return None
+    return inner.name
+
+
+@custom
+def _print_reduce(p, op) -> None:
+    n = len(op.operands) // 2
+    _need(n >= 1 and len(op.operands) == 2 * n and len(op.regions) == 1)
+    inputs = ", ".join(f"({p.value(a)} init: {p.value(b)})" for a, b in zip(op.operands[:n], op.operands[n:]))
+    dims = _list_text(_arr(op, "dimensions"))
+    attrs = p.op_attr_dict(op, elide=("dimensions",))
+    body = _compact_reduce_body(op)
+    p.write(op.name, inputs)
+    if body is not None:
+        p.write(" applies ", body, " across dimensions = ", dims, attrs, " : ", _sig_func(p, op))
+        return
+    region = op.regions[0]
+    _need(len(region.blocks) >= 1 and len(region.blocks[0].arguments) == 2 * n)
+    args = region.blocks[0].arguments
+    p.write(" across dimensions = ", dims, attrs, " : ", _sig_func(p, op), "\n", "  " * (p.level + 1), "reducer")
+    for a, b in zip(args[:n], args[n:]):
+        p.write(f"({p.value(a)}: {p.type(a.type)}, {p.value(b)}: {p.type(b.type)})")
+    p.write(" ")
+    p.region(region, print_entry_args=False)
+
+
+@custom
+def _print_while(p, op) -> None:
+    _need(len(op.regions) == 2 and all(len(r.blocks) >= 1 for r in op.regions))
+    cond, body = op.regions
+    cargs, bargs = cond.blocks[0].arguments, body.blocks[0].arguments
+    n = len(op.operands)
+    _need(len(cargs) == n and len(bargs) == n and op.operand_types == op.result_types)
+    _need([a.type for a in cargs] == op.operand_types == [a.type for a in bargs])
+    for c, b in zip(cargs, bargs):  # one name for both regions' arguments, as the header declares
+        p.names[id(b)] = p.names[id(c)]
+    p.write(op.name, "(", ", ".join(f"{p.value(a)} = {p.value(v)}" for a, v in zip(cargs, op.operands)), ")")
+    if n:
+        p.write(" : ", p.types(op.operand_types))
+    p.write(p.attr_dict(op.attributes, keyword="attributes"), "\n", "  " * (p.level + 1), "cond ")
+    p.region(cond, print_entry_args=False)
+    p.write(" do ")
+    p.region(body, print_entry_args=False)
+
+
+PRINTERS.update({
+    "create_token": _print_nullary, "replica_id": _print_nullary, "partition_id": _print_nullary,
+    "iota": _print_iota, "after_all": _print_after_all, "tuple": _print_tuple,
+    "optimization_barrier": _print_barrier, "select": _print_select, "compare": _print_compare,
+    "constant": _print_constant, "slice": _print_slice, "get_tuple_element": _print_gte,
+    "custom_call": _print_custom_call, "composite": _print_composite, "convolution": _print_convolution,
+    "reduce": _print_reduce, "while": _print_while, "return": custom(_print_return),
+})
+
+
+# ---- chlo printers -------------------------------------------------------------------
+@custom
+def _print_chlo_unary(p, op) -> None:
+    _need(len(op.operands) == 1 and len(op.results) == 1)
+    p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operand_types[0]),
+            " -> ", p.type(op.result_types[0]))
+
+
+@custom
+def _print_chlo_binary(p, op) -> None:
+    _need(len(op.results) == 1)
+    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", p.types(op.operand_types),
+            " -> ", p.type(op.result_types[0]))
+
+
+@custom
+def _print_chlo_broadcast(p, op) -> None:
+    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", _sig_func(p, op))
+
+
+@custom
+def _print_top_k(p, op) -> None:
+    _need(len(op.operands) == 1)
+    p.write(op.name, "(", p.value(op.operands[0]), f", k = {_i64(op, 'k')})", p.op_attr_dict(op, elide=("k",)),
+            " : ", p.type(op.operand_types[0]), " -> ", p.result_types(op.result_types) if len(op.results) != 1
+            else f"({p.type(op.result_types[0])})")
+
+
+CHLO_PRINTERS.update({
+    "unary": _print_chlo_unary, "binary": _print_chlo_binary, "broadcast_binary": _print_chlo_broadcast,
+    "broadcast_compare": _print_chlo_broadcast, "broadcast_select": _print_chlo_broadcast, "top_k": _print_top_k,
+})
+
+
+# ---- declarations (after the printers they use) -----------------------------------------
+declare_family(dialect, "stablehlo", PRINTERS)

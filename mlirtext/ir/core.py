@@ -87,7 +87,7 @@ class Operation:
     """A generic MLIR operation; its dialect declaration (`op.definition`) gives it meaning."""
 
     __slots__ = ("name", "operands", "results", "attributes", "property_names", "regions",
-                 "successors", "parent", "span", "name_span", "location")
+                 "successors", "parent", "span", "name_span", "location", "form")
 
     def __init__(self, name: str, operands=(), result_types=(), attributes=None,
                  regions=(), successors=(), span: Optional[Span] = None,
@@ -107,6 +107,9 @@ class Operation:
         self.span = span
         self.name_span: Optional[Span] = None
         self.location = location
+        # Which custom syntax the source used, for ops spelled two ways by two
+        # dialects sharing a prefix (e.g. "stablehlo" for stablehlo's `check.*`); None: the default.
+        self.form: Optional[str] = None
 
     # -- structure --------------------------------------------------------
     @property

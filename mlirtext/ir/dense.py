@@ -62,7 +62,7 @@ class DenseElementsAttr(Attribute):
             return fmt(self.values[0]) if self.values else ""
         if 0 in shape:
             return ""
-        return _nest([fmt(v) for v in self.values], shape)
+        return _nest(list(map(fmt, self.values)), shape)
 
 
 def _formatter(elt: Type):
@@ -85,10 +85,10 @@ def _format_float_elt(v) -> str:
 
 
 def _nest(items: list, shape: tuple) -> str:
-    if len(shape) == 1:
-        return "[" + ", ".join(items) + "]"
-    step = len(items) // shape[0]
-    return "[" + ", ".join(_nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])) + "]"
+    """Group innermost dimension first; a loop, not recursion, so any rank prints."""
+    for dim in reversed(shape):
+        items = ["[" + ", ".join(items[i:i + dim]) + "]" for i in range(0, len(items), dim)]
+    return items[0]
 
 
 _JSON_SAFE = re.compile(r"[\[\]\s,0-9eE+\-.truefals]*\Z")
@@ -102,6 +102,8 @@ def parse_dense(body: str, type: Type) -> DenseElementsAttr:
     text = body.strip()
     if not isinstance(type, ShapedType):
         raise DenseParseError(f"elements literal type must be a shaped type, got {type}")
+    if None in type.shape:  # as MLIR; printing would need the sizes the type does not give
+        raise DenseParseError(f"elements literal type must have static shape, got {type}")
     elt = type.element
     if text.startswith('"0x') and text.endswith('"'):
         return DenseElementsAttr(type, hex=text[1:-1])
@@ -109,43 +111,78 @@ def parse_dense(body: str, type: Type) -> DenseElementsAttr:
         if type.num_elements != 0:
             raise DenseParseError(f"expected {type.num_elements} elements for {type}, got none")
         return DenseElementsAttr(type, ())
-    if _JSON_SAFE.match(text) and not _BAD_JSON_FLOAT.search(text):
-        try:
-            tree = json.loads(text)
-        except ValueError:
-            tree = _parse_tree(text)
-    else:
-        tree = _parse_tree(text)
-    if not isinstance(tree, list):
-        return DenseElementsAttr(type, (_convert(tree, elt),), splat=True)
-    flat: list = []
-    shape = _flatten(tree, flat, 0, [])
+    try:
+        tree = _read_tree(text)
+        if not isinstance(tree, list):
+            return DenseElementsAttr(type, (_convert(tree, elt),), splat=True)
+        flat: list = []
+        shape = _flatten(tree, flat, 0, [])
+        if shape[-1] == _LEAF:
+            shape.pop()
+    except RecursionError:  # the readers recurse per '[': `dense<[[[[...` thousands deep
+        raise DenseParseError("elements literal nested too deeply") from None
     expected = tuple(type.shape)
     if isinstance(elt, ComplexType):
         # a complex splat may be written as a pair: dense<(1.0, 2.0)>
         pass
-    if tuple(shape) != expected and not (None in expected and len(shape) == len(expected)):
+    if tuple(shape) != expected:
         raise DenseParseError(
             f"inferred shape of elements literal ([{', '.join(map(str, shape))}]) does not match "
             f"type ([{', '.join('?' if d is None else str(d) for d in expected)}])")
-    return DenseElementsAttr(type, tuple(_convert(v, elt) for v in flat))
+    return DenseElementsAttr(type, _convert_all(flat, elt))
+
+
+def _convert_all(flat: list, elt: Type) -> tuple:
+    """`_convert` for every element; whole-list fast paths, as a 5 MB literal has millions."""
+    kinds = set(map(type, flat))
+    if kinds <= {int} and isinstance(elt, (IntegerType, IndexType)) and elt != i1:
+        return tuple(flat)
+    if kinds <= {int, float} and isinstance(elt, FloatType):
+        return tuple(map(float, flat))
+    return tuple(_convert(v, elt) for v in flat)
+
+
+def _read_tree(text: str):
+    # `"." in` first: the float regex alone takes seconds on a 5 MB literal of integers.
+    if _JSON_SAFE.match(text) and ("." not in text or not _BAD_JSON_FLOAT.search(text)):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return _parse_tree(text)
+
+
+#: Marks, in a shape being inferred, the level below the innermost dimension.
+_LEAF = -1
 
 
 def _flatten(tree, out: list, depth: int, shape: list) -> list:
+    """Append the scalars of nested lists `tree` to `out`; the shape, maybe ending in _LEAF.
+
+    Each level is all lists or all scalars, checked per level (not per item) so
+    that a flat list of millions of numbers is one `extend`.
+    """
     if depth == len(shape):
         shape.append(len(tree))
     elif shape[depth] != len(tree):
-        raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
-    for item in tree:
-        if isinstance(item, list):
-            if depth + 1 < len(shape) and shape[depth + 1] == -1:
-                raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
+        raise DenseParseError(_INCONSISTENT)
+    kinds = set(map(type, tree))
+    below = shape[depth + 1] if depth + 1 < len(shape) else None
+    if list not in kinds:
+        if below is not None and below != _LEAF:
+            raise DenseParseError(_INCONSISTENT)
+        if below is None:
+            shape.append(_LEAF)
+        out.extend(tree)
+    elif len(kinds) == 1 and below != _LEAF:
+        for item in tree:
             _flatten(item, out, depth + 1, shape)
-        else:
-            if depth + 1 < len(shape):
-                raise DenseParseError("tensor literal is invalid; ranks are not consistent between elements")
-            out.append(item)
+    else:
+        raise DenseParseError(_INCONSISTENT)
     return shape
+
+
+_INCONSISTENT = "tensor literal is invalid; ranks are not consistent between elements"
 
 
 def _parse_tree(text: str):

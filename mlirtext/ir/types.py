@@ -224,6 +224,26 @@ class DialectType(Type):
         return self.text[i + 1:-1] if i != -1 and self.text.endswith(">") else ""
 
 
+#: Dialects whose types have structure: dialect name -> fn(text after '!') -> Type or None
+#: (None: keep the text verbatim). The llvm dialect registers itself here.
+DIALECT_TYPE_PARSERS: dict = {}
+
+
+def make_dialect_type(text: str) -> Type:
+    """`!text` as a Type: its dialect's own class where one is registered, else verbatim."""
+    end = len(text)
+    for stop in ".<":
+        i = text.find(stop)
+        if i != -1:
+            end = min(end, i)
+    parse = DIALECT_TYPE_PARSERS.get(text[:end])
+    if parse is not None:
+        t = parse(text)
+        if t is not None:
+            return t
+    return DialectType(text)
+
+
 # Commonly used instances.
 i1 = IntegerType(1)
 i8 = IntegerType(8)
@@ -260,7 +280,8 @@ def scalar_type_from_name(name: str) -> Optional[Type]:
             digits = name[1:]
         else:
             return None
-        if not digits.isdigit() or digits.startswith("0") or int(digits) > 16777215:
+        # isascii(): str.isdigit() also accepts digits like '¹' that int() rejects.
+        if not (digits.isascii() and digits.isdigit()) or digits.startswith("0") or int(digits) > 16777215:
             return None
         t = IntegerType(int(digits), sign)
     _INT_CACHE[name] = t

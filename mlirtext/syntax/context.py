@@ -16,7 +16,9 @@ from ..ir.core import Block, Operation, Region, Value
 from ..ir.source import SourceFile, Span
 
 #: Regions nested deeper than this are reported instead of built (printing,
-#: verifying and walking are recursive; real MLIR rarely nests past 20).
+#: verifying and walking are recursive; real MLIR rarely nests past 20). The
+#: region of an explicit top-level `module` does not count: we print every
+#: input with one, and what we accepted must parse again once printed.
 MAX_REGION_DEPTH = 200
 
 
@@ -59,6 +61,7 @@ class AsmState:
         self.uses: list[list] = []                 # [start, end, Value]
         self.block_uses: list[tuple] = []          # (start, end, Block)
         self.symbol_uses: list[tuple] = []         # (start, end, SymbolRefAttr text)
+        self.symbol_defs: list[tuple] = []         # (start, end, op defining the symbol)
         self.alias_defs: dict[str, Span] = {}      # "#map" / "!t" -> span of its name
         self.alias_uses: list[tuple] = []          # (start, end, "#map")
 
@@ -79,7 +82,7 @@ class ParseContext:
         self.top = self.scope
         self.replaced: dict[int, Value] = {}      # forward-reference placeholder -> real value
         self.poisoned_names: set[str] = set()
-        self.too_deep = False
+        self.too_deep: Optional[tuple] = None    # region-opening tokens at depths MAX + 1, MAX + 2
         self.file_metadata: Optional[str] = None
         # Set by the driver before each callback: the source range of the rule.
         self.start = self.end = self.first_end = 0
@@ -185,12 +188,15 @@ class ParseContext:
         self.pending_args = args
 
     def push_region(self, open_tok) -> Scope:
-        if self.scope.depth >= MAX_REGION_DEPTH:
-            if self.too_deep:
-                return None
-            self.too_deep = True
-            raise self.fail(f"regions nested deeper than {MAX_REGION_DEPTH} levels are not supported",
-                            open_tok)
+        """Open a region's scope. Never raises: the driver keeps the returned scope on
+        its stack, and `pop_region` (or `discard`) must find it there to close it."""
+        depth = self.scope.depth + 1
+        if depth > MAX_REGION_DEPTH and (self.too_deep is None or self.too_deep[1] is None):
+            # Depth MAX + 1 is fine inside an explicit module: `finish` decides. Past
+            # that, scopes are still made (names resolve as written, nothing
+            # cascades) but `pop_region` drops their contents.
+            where = self.token_span(open_tok) if open_tok is not None else self.span()
+            self.too_deep = (where, None) if self.too_deep is None else (self.too_deep[0], where)
         scope = Scope(self.scope)
         self.scope = scope
         args, self.pending_args = self.pending_args, None
@@ -201,7 +207,10 @@ class ParseContext:
             scope.has_entry_args = True
             for tok, type, loc in args:
                 arg = block.add_argument(type)
-                self.define(tok.value[1:], arg, self.token_span(tok))
+                try:
+                    self.define(tok.value[1:], arg, self.token_span(tok))
+                except DiagnosticError as e:  # `(%a: i32, %a: i32)`: report, keep the scope
+                    self.diagnostics.append(e.diagnostic)
         return scope
 
     def pop_region(self, scope: Scope) -> Region:
@@ -214,6 +223,10 @@ class ParseContext:
         parent_forward = self.scope.forward
         for name, entry in scope.forward.items():
             parent_forward.setdefault(name, entry)
+        if scope.depth > MAX_REGION_DEPTH + 1:  # too deep (reported): printing would recurse too far
+            for block in scope.blocks:
+                _drop_uses(block.ops)
+            return Region()
         return Region(scope.blocks)
 
     def start_block(self, tok, args) -> Block:
@@ -277,8 +290,21 @@ class ParseContext:
                 self.poison(tok.value[1:] for tok, _ in value)
 
     # -- finishing ----------------------------------------------------------------------
+    def _report_depth(self) -> None:
+        """One error at the first region nested past the limit, counted inside the module."""
+        if self.too_deep is None:
+            return
+        at_limit, past_limit = self.too_deep
+        top_ops = [op for b in self.top.blocks for op in b.ops]
+        explicit = len(top_ops) == 1 and top_ops[0].name == "builtin.module"
+        where = past_limit if explicit else at_limit
+        if where is not None:
+            self.diagnostics.append(Diagnostic(
+                "error", f"regions nested deeper than {MAX_REGION_DEPTH} levels are not supported", where))
+
     def finish(self) -> None:
-        """Report what stayed undefined; point recorded uses at real values."""
+        """Report what stayed undefined or nested too deep; point recorded uses at real values."""
+        self._report_depth()
         for name, (value, span) in self.top.forward.items():
             if name.split("#", 1)[0] not in self.poisoned_names:
                 self.diagnostics.append(Diagnostic("error", f"use of undeclared SSA value name '%{name}'", span))

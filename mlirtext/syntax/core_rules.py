@@ -1,7 +1,7 @@
 """Callbacks for the core grammar (`grammars/core.lark`): ops, regions, types, attributes."""
 from __future__ import annotations
 
-from ..dialects.base import Dialect
+from ..dialects.base import DIALECT_ATTR_CHECKS, Dialect
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              LocationAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, false,
@@ -9,7 +9,7 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAtt
 from ..ir.core import Operation
 from ..ir.dense import DenseParseError, DenseResourceAttr, parse_dense
 from ..ir.source import Span
-from .context import ResultNames, Scope
+from .context import ResultNames
 from .strings import unescape
 
 core = Dialect("core")
@@ -159,11 +159,7 @@ def _region_open(ctx, children):
 
 @rule("region")
 def _region(ctx, children):
-    scope = children[0]
-    if not isinstance(scope, Scope):  # the region's '{' failed (too deep): nothing to close
-        from ..ir.core import Region
-        return Region()
-    return ctx.pop_region(scope)
+    return ctx.pop_region(children[0])
 
 
 @rule("block_label")
@@ -199,6 +195,7 @@ def _shape(ctx, dims_tok):
         return (), ()
     shape, scalable = [], []
     for part in dims_tok.value.split("x")[:-1]:
+        part = part.strip()  # `vector<2 x i1>`
         if part == "?":
             shape.append(T.DYNAMIC)
             scalable.append(False)
@@ -275,13 +272,13 @@ def _named_type(ctx, children):
         ctx.state.alias_uses.append((tok.start, tok.end, tok.value))
         return t
     if "." in tok.value:
-        return T.DialectType(tok.value[1:])
+        return T.make_dialect_type(tok.value[1:])
     raise ctx.fail(f"undefined symbol alias id '{tok.value[1:]}'", tok)
 
 
 @rule("dialect_type")
 def _dialect_type(ctx, children):
-    return T.DialectType(children[0].value[1:])
+    return T.make_dialect_type(children[0].value[1:])
 
 
 @rule("function_type")
@@ -419,7 +416,16 @@ def _dense_resource_attr(ctx, children):
 
 @rule("raw_attr", "dialect_attr")
 def _opaque_attr(ctx, children):
-    return OpaqueAttr(children[0].value)
+    tok = children[0]
+    if DIALECT_ATTR_CHECKS and tok.value.startswith("#"):
+        name = tok.value[1:].split("<", 1)[0].split(".", 1)[0]
+        check = DIALECT_ATTR_CHECKS.get(name)
+        problem = check(tok.value) if check is not None else None
+        if problem is not None:
+            message, offset = problem
+            at = tok.start + max(0, min(offset, len(tok.value) - 1))
+            raise ctx.fail(message, Span(ctx.source, at, at + 1))
+    return OpaqueAttr(tok.value)
 
 
 @rule("loc_attr")

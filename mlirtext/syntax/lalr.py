@@ -95,6 +95,8 @@ class LalrDriver:
                 except LexError as e:
                     if not quiet:
                         ctx.report(e.args[0], e.pos, max(e.end, e.pos + 1))
+                    if self._too_many(ctx, e.pos):  # lex errors count too: a file of unclosed `loc(`
+                        return None
                     quiet = True
                     pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, e.pos, end, True)
                     continue
@@ -132,12 +134,18 @@ class LalrDriver:
                 try:
                     value = callback(children)
                 except DiagnosticError as e:
-                    ctx.diagnostics.append(e.diagnostic)
+                    # At end of input we close what is open with virtual '}'s: whatever
+                    # the ops closed that way complain about follows from the cut.
+                    if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
+                        ctx.diagnostics.append(e.diagnostic)
                     quiet = True
                     value = None
                 except Exception as e:  # a bug in a callback: report it, never crash the parse
-                    ctx.report(f"internal error while building '{origin}': {type(e).__name__}: {e}",
-                               start, max(stop, start + 1))
+                    # ...unless a part of this rule already failed: the callback got None for
+                    # it and tripped over that; the error that matters is reported.
+                    if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
+                        ctx.report(f"internal error while building '{origin}': {type(e).__name__}: {e}",
+                                   start, max(stop, start + 1))
                     quiet = True
                     value = None
                 sstack.append(states[sstack[-1]][origin][1])
@@ -160,13 +168,18 @@ class LalrDriver:
                 continue
             if not quiet:
                 ctx.report(message or self._message(actions, tok), tok.start, max(tok.end, tok.start + 1))
-            if len(ctx.diagnostics) >= self.max_errors:
-                ctx.report("too many errors; giving up", tok.start, tok.start + 1)
+            if self._too_many(ctx, tok.start):
                 return None
             quiet = True
             pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, tok.start, end, False)
 
     # -- error recovery ---------------------------------------------------------
+    def _too_many(self, ctx, pos: int) -> bool:
+        if len(ctx.diagnostics) < self.max_errors:
+            return False
+        ctx.report("too many errors; giving up", pos, pos + 1)
+        return True
+
     def _truncate(self, ctx, sstack, vstack, starts, ends) -> bool:
         """Drop the half-parsed op on top of the stack; True if anything was dropped."""
         i = len(sstack) - 1
@@ -237,6 +250,18 @@ class LalrDriver:
 
     def _describe(self, terminal: str) -> str:
         return self.display.get(terminal) or TERMINAL_NAMES.get(terminal, terminal)
+
+
+def _follows_error(diagnostics, start: int, stop: int) -> bool:
+    """True when the last error lies inside [start, stop): a rule whose part already
+    failed (a bad `dense<...>` in `arith.constant`) would only report the consequence."""
+    # The last error is enough: this rule's parts were the last things parsed. For an
+    # op with a region, an error in its body also silences the op's own complaint;
+    # that loses little (MLIR itself stops at the first error).
+    if not diagnostics:
+        return False
+    last = diagnostics[-1]
+    return last.severity == "error" and last.span is not None and start <= last.span.start < stop
 
 
 def _nesting(vstack) -> int:

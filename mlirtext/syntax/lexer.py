@@ -38,7 +38,7 @@ _BARE = re.compile(r"[A-Za-z_][\w$.]*")
 #: Punctuation that is always one character (others may start `->`, `::`, `{-#`).
 _SINGLE = frozenset("()}[]<>,=?*+|")
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-_DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])x)+")
+_DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])[ \t]*x(?![\w$.])[ \t]*|(?:[0-9]+|\?|\[[0-9]+\])x)+")
 _BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
 _CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
 
@@ -71,10 +71,31 @@ class LexError(Exception):
         self.end = end if end is not None else pos + 1
 
 
-def match_brackets(text: str, pos: int, stop: int | None = None) -> int:
-    """End offset of the balanced bracket group opening at `text[pos]`."""
-    stack = []
+def match_brackets(text: str, pos: int, stop: int | None = None, memo: dict | None = None) -> int:
+    """End offset of the balanced bracket group opening at `text[pos]`.
+
+    With `memo`, a failed scan records the outcome for every opener it passed,
+    and later calls at those openers answer from it. Without that, each line of
+    a file full of unclosed `loc(` rescans to the end of the file after error
+    recovery: quadratic time.
+    """
     stop = len(text) if stop is None else stop
+    if memo is not None:
+        known = memo.get(pos)
+        if known is not None:
+            if isinstance(known, int):
+                return known
+            raise LexError(*known)
+    try:
+        return _scan_brackets(text, pos, stop)
+    except LexError:
+        if memo is not None:
+            _record_brackets(text, pos, stop, memo)
+        raise
+
+
+def _scan_brackets(text: str, pos: int, stop: int) -> int:
+    stack = []
     for m in _BRACKETS.finditer(text, pos, stop):
         tok = m.group()
         if tok == "->" or tok[0] == '"':
@@ -87,16 +108,45 @@ def match_brackets(text: str, pos: int, stop: int | None = None) -> int:
         stack.pop()
         if not stack:
             return m.end()
-    raise LexError("unterminated bracketed body (no matching close bracket)", pos, stop)
+    raise LexError(_UNTERMINATED, pos, stop)
 
 
-def _dense_end(text: str, pos: int, stop: int) -> int:
+_UNTERMINATED = "unterminated bracketed body (no matching close bracket)"
+
+
+def _record_brackets(text: str, pos: int, stop: int, memo: dict) -> None:
+    """Rescan a failed body, storing each opener's end offset or LexError arguments.
+
+    A scan started at any opener passed here sees the same tokens from there
+    on (the opener is a token boundary of this scan), so it closes where this
+    scan popped that opener, or fails exactly as this scan did.
+    """
+    stack = []   # (bracket, offset)
+    for m in _BRACKETS.finditer(text, pos, stop):
+        tok = m.group()
+        if tok == "->" or tok[0] == '"':
+            continue
+        if tok in "<([{":
+            stack.append((tok, m.start()))
+            continue
+        if not stack or stack[-1][0] != _CLOSE[tok]:
+            for _, start in stack:
+                memo[start] = (f"unbalanced '{tok}' in bracketed body", m.start())
+            return
+        memo[stack.pop()[1]] = m.end()
+        if not stack:  # cannot happen for a failed scan; be safe
+            return
+    for _, start in stack:
+        memo[start] = (_UNTERMINATED, start, stop)
+
+
+def _dense_end(text: str, pos: int, stop: int, memo: dict | None = None) -> int:
     """Fast path for `dense<...>`: bodies hold no angle brackets outside strings."""
     close = text.find(">", pos, stop)
     limit = close if close != -1 else stop
     if close != -1 and text.find('"', pos, limit) == -1 and text.find("<", pos + 1, limit) == -1:
         return close + 1
-    return match_brackets(text, pos, stop)
+    return match_brackets(text, pos, stop, memo)
 
 
 class Lexer:
@@ -106,6 +156,8 @@ class Lexer:
         self.text = text
         self.end = len(text) if end is None else end
         self.literals = literals   # keyword / punctuation text -> terminal name
+        self.brackets: dict = {}   # opener offset -> outcome, from failed bracket scans
+        self.no_metadata_close = None  # an offset after which no `#-}` follows
 
     def skip(self, pos: int) -> int:
         return SKIP.match(self.text, pos, self.end).end()
@@ -146,23 +198,27 @@ class Lexer:
         if kind == "BARE":
             raw = RAW_WORDS.get(value)
             if raw is not None and end < stop and text[end] == ("(" if raw == "LOC" else "<"):
-                end = _dense_end(text, end, stop) if raw == "DENSE" else match_brackets(text, end, stop)
+                memo = self.brackets
+                end = _dense_end(text, end, stop, memo) if raw == "DENSE" else match_brackets(text, end, stop, memo)
                 return Tok(raw, text[pos:end], pos, end)
             if raw == "RAW_ATTR" and value == "distinct" and text.startswith("[", end):
-                end = match_brackets(text, match_brackets(text, end, stop), stop)
+                end = match_brackets(text, match_brackets(text, end, stop, self.brackets), stop, self.brackets)
                 return Tok(raw, text[pos:end], pos, end)
             kw = self.literals.get(value)
             kind = kw if kw is not None and kw in accepts else "BARE_ID"
         elif kind == "PUNCT":
             if value == "{-#":
-                close = text.find("#-}", end, stop)
+                # Remember a failed search: each unclosed `{-#` would search to the end again.
+                seen = self.no_metadata_close
+                close = -1 if seen is not None and seen <= end else text.find("#-}", end, stop)
                 if close == -1:
+                    self.no_metadata_close = end if seen is None else min(seen, end)
                     raise LexError("unterminated '{-#' metadata block", pos, stop)
                 end = close + 3
                 return Tok("FILE_METADATA", text[pos:end], pos, end)
             kind = self.literals.get(value, "UNKNOWN")
         elif kind in ("HASH_ID", "BANG_ID") and end < stop and text[end] == "<":
-            end = match_brackets(text, end, stop)
+            end = match_brackets(text, end, stop, self.brackets)
             kind = "DIALECT_ATTR" if kind == "HASH_ID" else "DIALECT_TYPE"
             value = text[pos:end]
         return Tok(kind, value, pos, end)

@@ -29,6 +29,7 @@ class ParseResult:
     diagnostics: list[Diagnostic]
     state: AsmState
     aliases: list = field(default_factory=list)  # [(name, value)] in source order
+    file_metadata: Optional[str] = None          # a `{-# ... #-}` block, printed back verbatim
     start: int = 0
     end: int = 0
 
@@ -117,7 +118,8 @@ def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[in
     ctx.finish()
     module = _top_module(ctx, source, start, end)
     ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)
-    return ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, start, end)
+    return ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, ctx.file_metadata,
+                       start, end)
 
 
 def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> Operation:

@@ -11,7 +11,7 @@ import re
 from typing import Optional
 
 from ..dialects import lookup
-from ..dialects.base import ISOLATED
+from ..dialects.base import ISOLATED, TERMINATOR
 from ..ir.attributes import Attribute, format_attr_entry, format_symbol
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import Type, format_result_types
@@ -103,17 +103,25 @@ class Printer:
     def block(self, b: Block) -> str:
         return self.block_names.get(id(b), "^<<UNKNOWN>>")
 
-    def region(self, region: Region, print_entry_args: bool = True, print_empty_block: bool = False) -> None:
+    def region(self, region: Region, print_entry_args: bool = True, print_empty_block: bool = False,
+               print_terminators: bool = True) -> None:
         """`{` newline, the blocks, `}` (the caller writes what comes before and after).
 
         An empty entry block is only visible through its label, which the
-        generic form prints (`{}` alone would be a region without blocks)."""
+        generic form prints (`{}` alone would be a region without blocks).
+        `print_terminators=False` leaves out each block's last op when it is a
+        terminator (for ops whose parser adds an implicit terminator back)."""
         self.out.append("{\n")
         self.level += 1
         for i, block in enumerate(region.blocks):
             if i > 0 or (print_entry_args and block.arguments) or (print_empty_block and not block.ops):
                 self._block_header(block)
-            for op in block.ops:
+            ops = block.ops
+            if not print_terminators and ops:
+                last = lookup(ops[-1].name)
+                if last is not None and last.has(TERMINATOR):
+                    ops = ops[:-1]
+            for op in ops:
                 self.operation(op)
         self.level -= 1
         self.out.append("  " * self.level + "}")
@@ -124,8 +132,15 @@ class Printer:
         if op.results:
             self.out.append(self._result_defs(op) + " = ")
         definition = lookup(op.name)
-        if not self.generic and definition is not None and definition.print is not None:
-            definition.print(self, op)
+        if not self.generic and definition is not None and definition.print is not None \
+                and definition.count_problem(op) is None:
+            mark, level = len(self.out), self.level
+            try:
+                definition.print(self, op)
+            except Exception:  # IR the custom form cannot show (it does not verify): generic form
+                del self.out[mark:]
+                self.level = level
+                self.generic_op(op)
         else:
             self.generic_op(op)
         if self.print_locations and op.location is not None:

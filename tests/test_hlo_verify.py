@@ -1,0 +1,143 @@
+"""HLO verification (mlirtext/dialects/hlo_verify.py, hlo_attrs.py): MLIR's messages on invalid ops,
+silence on valid ones. Cases are in generic form so they do not depend on the custom syntax."""
+from __future__ import annotations
+
+import pytest
+
+from mlirtext.api import parse_and_verify
+from mlirtext.dialects import hlo_attrs as A
+from mlirtext.ir.attributes import OpaqueAttr
+
+
+def errors(text: str) -> list[str]:
+    result = parse_and_verify(text)
+    return [d.message for d in result.diagnostics if d.severity == "error"]
+
+
+def func(body: str, args: str = "") -> str:
+    return f"func.func @f({args}) {{\n{body}\n  func.return\n}}\n"
+
+
+INVALID = [
+    # dot_general
+    ('%0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], '
+     'lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) '
+     '-> tensor<2x3x5xf32>', "%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>",
+     "'stablehlo.dot_general' op lhs and rhs should have the same number of batching dimensions"),
+    ('%0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], '
+     'rhs_contracting_dimensions = [0]>} : (tensor<3x4xf32>, tensor<5x6xf32>) -> tensor<3x6xf32>',
+     "%a: tensor<3x4xf32>, %b: tensor<5x6xf32>", "contracting dimension sizes must match for lhs/rhs"),
+    # gather
+    ('%0 = "stablehlo.gather"(%o, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], '
+     'collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = '
+     'array<i64: 1, 1, 8>} : (tensor<2x4x9xi32>, tensor<1x5x2xi32>) -> tensor<1x5x8xi32>',
+     "%o: tensor<2x4x9xi32>, %i: tensor<1x5x2xi32>",
+     "offset_dims size (2) plus collapse_slice_dims size (2) plus operand_batching_dims size (0) is not equal to "
+     "operand rank (3)"),
+    ('%0 = "stablehlo.gather"(%o, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [2], '
+     'collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2>, slice_sizes = '
+     'array<i64: 1, 1, 8>} : (tensor<2x4x9xi32>, tensor<1x5x2xi32>) -> tensor<3xi32>',
+     "%o: tensor<2x4x9xi32>, %i: tensor<1x5x2xi32>",
+     "inferred type(s) 'tensor<1x5x8xi32>' are incompatible with return type(s) of operation 'tensor<3xi32>'"),
+    # broadcasts, shapes
+    ('%0 = "stablehlo.broadcast_in_dim"(%a) {broadcast_dimensions = array<i64: 1>} : (tensor<3xi32>) -> '
+     'tensor<1x2x3xi32>', "%a: tensor<3xi32>",
+     "size of operand dimension 0 (3) is not equal to 1 or size of result dimension 1 (2)"),
+    ('%0 = "stablehlo.concatenate"(%a, %b) {dimension = 0 : i64} : (tensor<1x3xi32>, tensor<2x2xi32>) -> '
+     'tensor<3x3xi32>', "%a: tensor<1x3xi32>, %b: tensor<2x2xi32>",
+     "shapes of operand (0) and (1) are not compatible at non-concat index 1: (1, 3) != (2, 2)"),
+    ('%0 = "stablehlo.transpose"(%a) {permutation = array<i64: 1, 0, 3, 9>} : (tensor<1x2x3x4xi32>) -> '
+     'tensor<2x1x4x3xi32>', "%a: tensor<1x2x3x4xi32>",
+     "attribute permutation must be a permutation of [0, 1, 2, 3] but got 1, 0, 3, 9"),
+    ('%0 = "stablehlo.slice"(%a) {start_indices = array<i64: 1, 0>, limit_indices = array<i64: 2, 5>, '
+     'strides = array<i64: 1, 1>} : (tensor<3x4xi32>) -> tensor<1x4xi32>', "%a: tensor<3x4xi32>",
+     "limit index 5 is larger than dimension size 4 in dimension 1"),
+    ('%0 = "stablehlo.reshape"(%a) : (tensor<2x3xf32>) -> tensor<7xf32>', "%a: tensor<2x3xf32>",
+     "number of output elements (7) doesn't match expected number of elements (6)"),
+    ('%0 = "stablehlo.add"(%a, %a) : (tensor<?xf32>, tensor<?xf32>) -> tensor<?x?xf32>', "%a: tensor<?xf32>",
+     "requires the same shape for all operands and results"),
+    ('%0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf64>', "%a: tensor<2xf32>",
+     "inferred type(s) 'tensor<2xf32>' are incompatible with return type(s) of operation 'tensor<2xf64>'"),
+    # collectives
+    ('%0 = "stablehlo.all_to_all"(%a) {split_dimension = 2 : i64, concat_dimension = 0 : i64, split_count = 2 : '
+     'i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4x4xf32>) -> tensor<4x4xf32>',
+     "%a: tensor<4x4xf32>", "AllToAll split_dimension 2 is out-of-bounds for input rank 2"),
+    ('%0 = "stablehlo.all_gather"(%a) {all_gather_dim = 1 : i64, replica_groups = dense<[[0, 2], [1, 2]]> : '
+     'tensor<2x2xi64>} : (tensor<4x8xf32>) -> tensor<4x16xf32>', "%a: tensor<4x8xf32>",
+     "replica id #2 seen more than once"),
+    # reductions and regions
+    ('%0 = "stablehlo.reduce"(%a, %z) ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n'
+     '    "stablehlo.return"(%x) : (tensor<f32>) -> ()\n  }) {dimensions = array<i64: 2>} : '
+     '(tensor<4x4xf32>, tensor<f32>) -> tensor<4xf32>', "%a: tensor<4x4xf32>, %z: tensor<f32>",
+     "Out-of-bounds dimension 2, expected to be in range [0, 2)"),
+    ('%0 = "stablehlo.if"(%p) ({\n    "stablehlo.return"(%a) : (tensor<f32>) -> ()\n  }, {\n'
+     '    "stablehlo.return"(%b) : (tensor<i32>) -> ()\n  }) : (tensor<i1>) -> tensor<f32>',
+     "%p: tensor<i1>, %a: tensor<f32>, %b: tensor<i32>",
+     "branch 0 and branch 1 have mismatched return types: 'tensor<f32>' vs 'tensor<i32>'"),
+    # convolution
+    ('%0 = "stablehlo.convolution"(%a, %k) {dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->'
+     '[b, 0, 1, f]>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x8x8x207xf32>, '
+     'tensor<3x3x20x16xf32>) -> tensor<1x6x6x16xf32>', "%a: tensor<1x8x8x207xf32>, %k: tensor<3x3x20x16xf32>",
+     "expects input feature dimension (207) / feature_group_count = kernel input feature dimension (20)"),
+    # custom_call, fft
+    ('"stablehlo.custom_call"(%a) {call_target_name = "foo", operand_layouts = [dense<[0, 1, 2]> : '
+     'tensor<3xindex>], result_layouts = []} : (tensor<2x3xf32>) -> ()', "%a: tensor<2x3xf32>",
+     "layout must be a permutation of [0, 2)"),
+    ('%0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type RFFT>, fft_length = array<i64: 9>} : '
+     '(tensor<3x9xf16>) -> tensor<3x5xcomplex<f16>>', "%a: tensor<3x9xf16>",
+     "RFFT requires f32 or f64 input type, but is given 'f16'."),
+    # quantized
+    ('%0 = "stablehlo.add"(%a, %a) : (tensor<1x!quant.uniform<i8:f32, 1.0:17>>, tensor<1x!quant.uniform<i8:f32, '
+     '1.0:17>>) -> tensor<1xf32>', "%a: tensor<1x!quant.uniform<i8:f32, 1.0:17>>",
+     "all operands and results to be either quantized or non-quantized"),
+    # mhlo ops use the same checks under their own name
+    ('%0 = "mhlo.concatenate"(%a, %b) {dimension = 0 : i64} : (tensor<1xi32>, tensor<2x2xi32>) -> tensor<3xi32>',
+     "%a: tensor<1xi32>, %b: tensor<2x2xi32>", "'mhlo.concatenate' op operands (0) and (1) do not match rank"),
+]
+
+
+@pytest.mark.parametrize("body,args,message", INVALID, ids=[m[:40] for _, _, m in INVALID])
+def test_invalid_op_reports_mlir_message(body, args, message):
+    got = errors(func("  " + body, args))
+    assert any(message in m for m in got), got
+
+
+VALID = [
+    ('%0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], '
+     'rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>} : '
+     '(tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>', "%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>"),
+    ('%0 = "stablehlo.gather"(%o, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [2], '
+     'collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 2,>, slice_sizes = '
+     'array<i64: 1, 1, 8>} : (tensor<2x4x9xi32>, tensor<1x5x2xi32>) -> tensor<1x5x8xi32>',
+     "%o: tensor<2x4x9xi32>, %i: tensor<1x5x2xi32>"),
+    ('%0 = "stablehlo.add"(%a, %a) : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<3x4xf32>', "%a: tensor<?x4xf32>"),
+    ('%0 = "stablehlo.concatenate"(%a, %b) {dimension = 0 : i64} : (tensor<?x3xi32>, tensor<2x3xi32>) -> '
+     'tensor<?x3xi32>', "%a: tensor<?x3xi32>, %b: tensor<2x3xi32>"),
+    ('%0 = "stablehlo.convolution"(%a, %k) {dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->'
+     '[b, 0, 1, f]>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x8x8x20xf32>, '
+     'tensor<3x3x20x16xf32>) -> tensor<1x6x6x16xf32>', "%a: tensor<1x8x8x20xf32>, %k: tensor<3x3x20x16xf32>"),
+]
+
+
+@pytest.mark.parametrize("body,args", VALID, ids=[b.split('"')[1] for b, _ in VALID])
+def test_valid_op_passes(body, args):
+    assert errors(func("  " + body, args)) == []
+
+
+def test_attribute_syntax_errors_are_reported_where_they_are():
+    text = ("module attributes {\n  stablehlo.dot = #stablehlo.dot<\n      lhs_batching_dimensions = [0],\n"
+            "      lhs_batching_dimensions = [1]\n  >} {}\n")
+    result = parse_and_verify(text)
+    (d,) = [d for d in result.diagnostics if d.severity == "error"]
+    assert "duplicated `lhs_batching_dimensions` entry" in d.message
+    assert d.span.line_col[0] == 4
+    bad_conv = "module attributes {\n  mhlo.conv = #mhlo.conv<[c, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>\n} {}\n"
+    assert any("Unexpected dimension c, expecting b, f" in m for m in errors(bad_conv))
+
+
+def test_attribute_readers():
+    assert A.enum_word(OpaqueAttr("#stablehlo<comparison_direction GT>")) == "GT"
+    d = A.conv_dims(OpaqueAttr("#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>"))
+    assert (d.input_batch, d.input_feature, d.input_spatial) == (0, 3, [1, 2])
+    assert (d.kernel_input_feature, d.kernel_output_feature, d.kernel_spatial) == (2, 3, [0, 1])
+    assert A.dot_dims(OpaqueAttr("#mhlo.dot<lhs_contracting_dimensions = [1]>"))["lhs_contracting_dimensions"] == [1]
