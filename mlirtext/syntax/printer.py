@@ -154,7 +154,12 @@ class Printer:
         if op.successors:
             w("[" + ", ".join(self.block(b) for b in op.successors) + "]")
         definition = lookup(op.name)
-        inherent = set(definition.properties) if definition is not None else set(op.property_names)
+        # An op read in generic form keeps the source's split between `<{props}>` and
+        # attributes (a tool without the dialect treats them differently).
+        if definition is None or _read_generic(op):
+            inherent = set(op.property_names)
+        else:
+            inherent = set(definition.properties)
         props = {k: v for k, v in op.attributes.items() if k in inherent}
         if props:
             w(" <" + self.attr_dict(props).strip() + ">")
@@ -244,6 +249,12 @@ class Printer:
                 for k in range(i, j):
                     self.names[id(results[k])] = f"%{base}#{k - i}"
             i = j
+
+
+def _read_generic(op: Operation) -> bool:
+    """Was `op` written in the generic form (its name span is the quoted name)?"""
+    span = op.name_span
+    return span is not None and span.source.text.startswith('"', span.start)
 
 
 def print_module(op: Operation, generic: bool = False, aliases=(), print_locations: bool = False) -> str:
