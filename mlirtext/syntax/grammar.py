@@ -16,6 +16,7 @@ from pathlib import Path
 
 import hashlib
 import pickle
+import sys
 from dataclasses import dataclass
 
 from lark import Lark
@@ -119,14 +120,18 @@ def _extract(lark: Lark) -> Tables:
     table = lark.parser.parser.parser.parse_table
     rule_index = {rule: i for i, rule in enumerate(lark.rules)}
     states = {}
+    shared: dict = {}
     for state, actions in table.states.items():
         row = {}
         for symbol, (action, arg) in actions.items():
             # Plain str keys: Lark's Token names compare through a Python-level __eq__.
+            # Keys and actions are shared objects, so the pickle (loaded at every
+            # start-up) stores each once.
             if action is Shift:
-                row[str(symbol)] = (SHIFT, arg)
+                entry = (SHIFT, arg)
             else:
-                row[str(symbol)] = (REDUCE, (len(arg.expansion), str(arg.origin.name), rule_index[arg]))
+                entry = (REDUCE, (len(arg.expansion), sys.intern(str(arg.origin.name)), rule_index[arg]))
+            row[sys.intern(str(symbol))] = shared.setdefault(entry, entry)
         states[state] = row
     literals = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
     return Tables(table.start_states["start"], table.end_states["start"], states, list(lark.rules), literals)

@@ -54,12 +54,10 @@ class LalrDriver:
         self.display = {name: f"'{text}'" for text, name in self.literals.items()}
         # Lark's tree builder wraps our transformer: child filtering, `?` inlining, placeholders.
         callbacks = ParseTreeBuilder(tables.rules, Tree, maybe_placeholders=True).create_callback(transformer)
-        by_index = [callbacks[rule] for rule in tables.rules]
-        self.states = {}
-        for state, row in tables.states.items():
-            self.states[state] = {
-                symbol: (kind, arg if kind == SHIFT else (arg[0], arg[1], by_index[arg[2]]))
-                for symbol, (kind, arg) in row.items()}
+        # The tables are used as loaded (no per-state rebuild at start-up); a reduction
+        # finds its callback by rule index.
+        self.callbacks = [callbacks[rule] for rule in tables.rules]
+        self.states = tables.states
         # States from which an op can start: where recovery restarts.
         self.op_states = {s for s, row in self.states.items() if "operation" in row}
         self.openers = frozenset(self.literals[b] for b in _OPENERS if b in self.literals)
@@ -69,6 +67,7 @@ class LalrDriver:
     def parse(self, ctx, text: str, begin: int, end: int):
         """Parse text[begin:end]; callbacks build IR in `ctx`; errors go to ctx.diagnostics."""
         states = self.states
+        callbacks = self.callbacks
         lexer = Lexer(text, self.literals, end)
         sstack = [self.start_state]
         vstack: list = []
@@ -118,7 +117,7 @@ class LalrDriver:
                     quiet = False
                     pos = skip(text, tok.end, end).end()
                     break
-                size, origin, callback = arg
+                size, origin, rule = arg
                 if size:
                     children = vstack[-size:]
                     del vstack[-size:]
@@ -132,7 +131,7 @@ class LalrDriver:
                     children = []
                     ctx.start = ctx.first_end = ctx.end = start = stop = ends[-1] if ends else begin
                 try:
-                    value = callback(children)
+                    value = callbacks[rule](children)
                 except DiagnosticError as e:
                     # At end of input we close what is open with virtual '}'s: whatever
                     # the ops closed that way complain about follows from the cut.
