@@ -1,4 +1,4 @@
-"""The `mlirtext` command: `mlirtext opt FILE` (and, in later issues, more).
+"""The `mlirtext` command: `mlirtext opt FILE`, `mlirtext run FILE`, `mlirtext check FILE` (and, in later issues, more).
 
 Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad
 request). Problems are printed MLIR-style on stderr, never as a traceback.
@@ -6,6 +6,7 @@ request). Problems are printed MLIR-style on stderr, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import tempfile
@@ -23,7 +24,7 @@ def build_argparser() -> argparse.ArgumentParser:
     parser = _Parser(prog="mlirtext", description="Read, check, print and lower MLIR text.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     opt = sub.add_parser("opt", help="parse, verify and print MLIR (like mlir-opt)")
-    opt.add_argument("input", help="an .mlir file, or - for standard input")
+    opt.add_argument("input", nargs="?", default="-", help="an .mlir file, or - for standard input (default)")
     opt.add_argument("-o", dest="output", default="-", help="output file (default: standard output)")
     opt.add_argument("--split-input-file", action="store_true",
                      help="treat each '// -----' separated chunk as its own input")
@@ -35,6 +36,7 @@ def build_argparser() -> argparse.ArgumentParser:
                      help="check '// expected-error {{...}}' annotations instead of failing on errors")
     opt.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="accepted for mlir-opt compatibility (unknown ops are always allowed)")
+    _add_pass_arguments(opt)
     run = sub.add_parser("run", help="run a function on the reference interpreter (like iree-run-module)")
     run.add_argument("input", help="an .mlir file, or - for standard input")
     run.add_argument("--function", help="the function to run (default: the module's only public one)")
@@ -44,7 +46,52 @@ def build_argparser() -> argparse.ArgumentParser:
                      help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
     run.add_argument("--device", default="reference", choices=["reference"],
                      help="where to run (the VM issue adds compiled devices)")
+    chk = sub.add_parser("check", help="run a test file's functions and report their check.* assertions")
+    chk.add_argument("input", help="an .mlir file, or - for standard input")
+    chk.add_argument("--split-input-file", action="store_true",
+                     help="treat each '// -----' separated chunk as its own module")
+    chk.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                     help="stop a function that runs longer than this (default 60; 0 = no limit)")
+    chk.add_argument("-q", "--quiet", action="store_true", help="print only failing functions and the summary")
     return parser
+
+
+def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
+    """`--canonicalize=max-num-rewrites=5` (a short pass flag with options, as mlir-opt
+    spells it) as `--pass-pipeline=canonicalize{max-num-rewrites=5}`; a bare `--cse`
+    stays a flag (argparse keeps flags and `--pass-pipeline` in command-line order)."""
+    from .transforms.passes import load_passes
+    passes = load_passes()
+    out = []
+    for arg in argv:
+        name, eq, options = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        out.append(f"--pass-pipeline={name}{{{options}}}" if eq and name in passes else arg)
+    return out
+
+
+def _add_pass_arguments(opt) -> None:
+    from .transforms.passes import load_passes
+    group = opt.add_argument_group("passes (run in the order given)")
+    group.add_argument("--pass-pipeline", dest="pipeline", action="append", default=[], metavar="PIPELINE",
+                       help="a pipeline in MLIR's syntax: 'builtin.module(func.func(canonicalize,cse))'")
+    for name, cls in sorted(load_passes().items()):
+        group.add_argument(f"--{name}", dest="pipeline", action="append_const", const=name,
+                           help=f"{cls.summary} (options: --{name}='key=value ...')" if
+                           dataclasses.fields(cls) else cls.summary)
+    group.add_argument("--lower-to", choices=("tosa", "linalg", "loops", "llvm"), metavar="LEVEL",
+                       help="lower from the input's level down to LEVEL: tosa, linalg, loops or llvm "
+                            "(after the other passes given)")
+    group.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    group.add_argument("--print-ir-before-all", action="store_true", help="print the IR before every pass")
+    group.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
+    group.add_argument("--print-ir-after-change", action="store_true",
+                       help="print the IR after every pass that changed it")
+    group.add_argument("--timing", "--mlir-timing", dest="timing", action="store_true",
+                       help="report the time each pass took")
+    group.add_argument("--check-semantics", action="store_true",
+                       help="run each function before and after every pass on the same seeded random "
+                            "inputs; a pass that changes the results is an error")
+    group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
 
 
 def read_input(path: str) -> tuple[str, str] | Diagnostic:
@@ -88,9 +135,69 @@ def _emit(diagnostics) -> None:
         print(d.format(), file=sys.stderr)
 
 
+def _list_passes() -> str:
+    from .transforms.passes import load_passes
+    lines = ["Passes:"]
+    for name, cls in sorted(load_passes().items()):
+        lines.append(f"  --{name:<24} {cls.summary}")
+    return "\n".join(lines) + "\n"
+
+
+def _pass_manager(args):
+    """The pass manager the flags ask for, None when they ask for no pass, or a diagnostic."""
+    from .transforms.pass_manager import PassManager, PrintIR, Timing
+    from .transforms.semantics_check import CheckSemantics
+    from .transforms.pipeline import PipelineError, parse_pipeline
+    items = []
+    for text in args.pipeline:
+        try:
+            items.extend(parse_pipeline(text))
+        except PipelineError as e:
+            return e.format()
+    if not items and not args.lower_to:
+        return None
+    # Timing goes last: it starts right before the pass and stops right after it, so the
+    # time of the other instrumentations (printing, interpreting) is not counted.
+    instruments = []
+    if args.check_semantics:
+        instruments.append(CheckSemantics(sys.stderr.write, args.seed))
+    if args.print_ir_before_all or args.print_ir_after_all or args.print_ir_after_change:
+        instruments.append(PrintIR(sys.stderr.write, args.print_ir_before_all, args.print_ir_after_all,
+                                   args.print_ir_after_change))
+    if args.timing:
+        instruments.append(Timing())
+    return PassManager(items, instrumentations=instruments)
+
+
+def _run_passes(pm, result, lower_to) -> list:
+    """The pipeline of `pm`, then the steps down to `lower_to` (which depend on the input)."""
+    from .transforms.conversions.levels import lowering_pipeline
+    from .transforms.pipeline import parse_pipeline
+    problems = pm.run(result.module)
+    if problems or not lower_to:
+        return problems
+    try:
+        steps = parse_pipeline(lowering_pipeline(result.module, lower_to))
+    except ValueError as e:
+        return [Diagnostic("error", f"--lower-to={lower_to}: {e}", result.module.span)]
+    saved, pm.items = pm.items, steps
+    try:
+        return pm.run(result.module)
+    finally:
+        pm.items = saved
+
+
 def cmd_opt(args) -> int:
     from . import api
+    from .transforms.pass_manager import Timing
     from .verify_diagnostics import check
+    if args.list_passes:
+        sys.stdout.write(_list_passes())
+        return 0
+    pm = _pass_manager(args)
+    if isinstance(pm, str):
+        print(pm, file=sys.stderr)
+        return 1
     got = read_input(args.input)
     if isinstance(got, Diagnostic):
         _emit([got])
@@ -99,6 +206,8 @@ def cmd_opt(args) -> int:
     results = api.parse_chunks(text, name, args.split_input_file)
     outputs, failed = [], False
     for result in results:
+        if pm is not None and not has_errors(result.diagnostics):
+            result.diagnostics.extend(_run_passes(pm, result, args.lower_to))
         if args.verify_diagnostics:
             problems = check(result.source, result.start, result.end, result.diagnostics)
             _emit(problems)
@@ -111,6 +220,10 @@ def cmd_opt(args) -> int:
             failed = True
             continue
         outputs.append(api.to_text(result, args.generic, args.locations))
+    if pm is not None:
+        for inst in pm.instrumentations:
+            if isinstance(inst, Timing):
+                sys.stderr.write(inst.report())
     if failed:
         return 1
     problem = write_output(args.output, "// -----\n".join(outputs))
@@ -124,7 +237,8 @@ def _public_functions(module) -> list[str]:
     from .ir.attributes import StringAttr
     names = []
     for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
-        if op.name == "func.func" and op.regions and op.regions[0].blocks:
+        runnable = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
+        if runnable and op.regions and op.regions[0].blocks:
             vis = op.attributes.get("sym_visibility")
             if not (isinstance(vis, StringAttr) and vis.value != "public"):
                 names.append(op.attributes["sym_name"].value)
@@ -133,8 +247,8 @@ def _public_functions(module) -> list[str]:
 
 def cmd_run(args) -> int:
     from . import api
-    from .dialects.func import function_type
     from .interpreter import Interpreter, InterpreterError
+    from .interpreter.abi import ABI_ATTR, signature
     from .values import ValueError_, format_results, parse_input, write_output
     got = read_input(args.input)
     if isinstance(got, Diagnostic):
@@ -156,7 +270,11 @@ def cmd_run(args) -> int:
         fn_name = public[0]
     try:
         fn = interp.function(fn_name.lstrip("@"))
-        ftype = function_type(fn)
+        if fn.name == "llvm.func" and ABI_ATTR not in fn.attributes:
+            from .interpreter.llvm import builtin_signature
+            ftype = builtin_signature(fn)
+        else:
+            ftype = signature(fn)
         if len(args.inputs) != len(ftype.inputs):
             raise ValueError_(f"@{fn_name} takes {len(ftype.inputs)} argument(s) "
                               f"({', '.join(map(str, ftype.inputs)) or 'none'}); {len(args.inputs)} --input given")
@@ -186,13 +304,32 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    from .checking import check_text, format_result, summary
+    got = read_input(args.input)
+    if isinstance(got, Diagnostic):
+        _emit([got])
+        return 1
+    text, name = got
+    report = check_text(text, name, args.split_input_file, args.time_limit or None)
+    _emit(report.diagnostics)
+    for r in report.results:
+        if not (args.quiet and r.passed):
+            print(format_result(r))
+    print(summary(report))
+    return 0 if report.ok else 1
+
+
 def main(argv=None) -> int:
-    args = build_argparser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
     try:
         if args.command == "opt":
             return cmd_opt(args)
         if args.command == "run":
             return cmd_run(args)
+        if args.command == "check":
+            return cmd_check(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

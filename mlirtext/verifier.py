@@ -12,9 +12,10 @@ from typing import Optional
 
 from .diagnostics import Diagnostic
 from .dialects import lookup
-from .dialects.base import GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR, VerifyError
+from .dialects.base import (DISCARDABLE_ATTR_CHECKS, GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR,
+                            VerifyError)
 from .ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
-from .ir.attributes import SymbolRefAttr
+from .ir.attributes import ArrayAttr, DictionaryAttr, SymbolRefAttr
 from .ir.symbols import resolve_symbol, symbol_table_of
 
 
@@ -94,6 +95,8 @@ class _Verifier:
                     self.error(op, f"could not be verified (internal error: {type(e).__name__}: {e})")
             if definition.has(SYMBOL_TABLE):
                 self._symbol_table(op)
+        if DISCARDABLE_ATTR_CHECKS:
+            self._dialect_attrs(op)
         if op.name == "func.call":
             self._call(op)
         for region in op.regions:
@@ -101,6 +104,21 @@ class _Verifier:
             for block in region.blocks:
                 for inner in block.ops:
                     self._op(inner)
+
+    def _dialect_attrs(self, op: Operation) -> None:
+        """The checks dialects register for their discardable attributes, on the op and on
+        its function arguments (`arg_attrs`)."""
+        found = [(key, attr, None) for key, attr in op.attributes.items() if key in DISCARDABLE_ATTR_CHECKS]
+        arg_attrs = op.attributes.get("arg_attrs")
+        if isinstance(arg_attrs, ArrayAttr):
+            for i, d in enumerate(arg_attrs.items):
+                if isinstance(d, DictionaryAttr):
+                    found += [(key, attr, i) for key, attr in d.items if key in DISCARDABLE_ATTR_CHECKS]
+        for key, attr, index in found:
+            try:
+                DISCARDABLE_ATTR_CHECKS[key](op, attr, index)
+            except VerifyError as e:
+                self.error(op, str(e), e.span, e.notes)
 
     def _cfg(self, op: Operation, region: Region) -> None:
         """Successors (of any op, known or not) only on a block's last op, never to the entry."""

@@ -16,7 +16,8 @@ import fnmatch
 import re
 import subprocess
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import lru_cache
 
 from mlirtext.api import parse_and_verify, to_text
 
@@ -31,6 +32,8 @@ class Outcome:
     detail: str = ""
     matched: bool = False      # invalid cases: message text matched too
     crashed: bool = False
+    generic_ok: bool | None = None  # valid-accepted with_generic: our generic print agrees too
+    generic_detail: str = ""
 
 
 def _first_problem(result) -> str:
@@ -44,46 +47,84 @@ def _parse(case: corpus.Case):
         return None, f"EXCEPTION {type(e).__name__}: {e}"
 
 
-def _generic_forms(texts):
+def _iree_generic(texts: list[str]) -> tuple[list[str] | None, str]:
+    """One iree-opt run over `texts` joined with `// -----`: each text's generic form ("" where
+    iree-opt rejects that text), or None when the output cannot be split back (a crash)."""
     joined = "\n// -----\n".join(texts)
     proc = subprocess.run([iree_opt_path(), "--allow-unregistered-dialect", "--split-input-file",
                            "--mlir-print-op-generic", "-"], input=joined, capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        return None, proc.stderr
+                          timeout=900)
     parts = proc.stdout.split("// -----\n")
-    return (parts if len(parts) == len(texts) else None), proc.stderr
+    if proc.returncode not in (0, 1) or len(parts) != len(texts):
+        return None, proc.stderr
+    return parts, proc.stderr
 
 
-def check_valid_accepted(cases: list[corpus.Case]) -> list[Outcome]:
-    """One file's accepted cases; iree-opt runs once per batch (per case only on failure)."""
+def generic_forms(texts: list[str]) -> list[tuple[str | None, str]]:
+    """iree-opt's generic form of every text, as (form or None, why not), in as few runs as possible.
+
+    All texts go through one iree-opt process (its start-up, ~0.4 s, dominates small runs);
+    a rejected text gives an empty chunk, and only those are run again alone for the message.
+    If the output cannot be split back (iree-opt crashed), the batch is halved.
+    """
+    if not texts:
+        return []
+    parts, err = _iree_generic(texts)
+    if parts is None:
+        if len(texts) == 1:
+            return [(None, err.strip()[:2000] or "iree-opt failed")]
+        half = len(texts) // 2
+        return generic_forms(texts[:half]) + generic_forms(texts[half:])
+    out = []
+    for text, part in zip(texts, parts):
+        if part:
+            out.append((part, ""))
+        else:
+            _, why = _iree_generic([text]) if len(texts) > 1 else (None, err)
+            out.append((None, why.strip()[:2000] or "iree-opt rejects it"))
+    return out
+
+
+def _valid_accepted_prints(case: corpus.Case, with_generic: bool):
+    """Parse, verify and print one accepted case; an Outcome on failure, else (custom, generic)."""
+    result, crash = _parse(case)
+    if crash:
+        return Outcome(case, False, crash, crashed=True)
+    if not result.ok:
+        return Outcome(case, False, _first_problem(result))
+    try:
+        return to_text(result), (to_text(result, generic=True) if with_generic else None)
+    except Exception as e:
+        return Outcome(case, False, f"EXCEPTION in printer {type(e).__name__}: {e}", crashed=True)
+
+
+def check_valid_accepted(cases: list[corpus.Case], with_generic: bool = False) -> list[Outcome]:
+    """Accepted cases (any number of files): iree-opt runs once for the originals and once for our
+    prints (and once for our generic prints with `with_generic`), whatever the number of cases."""
     outcomes: list[Outcome | None] = [None] * len(cases)
-    printed = {}
+    printed, generic = {}, {}
     for i, case in enumerate(cases):
-        result, crash = _parse(case)
-        if crash:
-            outcomes[i] = Outcome(case, False, crash, crashed=True)
-        elif not result.ok:
-            outcomes[i] = Outcome(case, False, _first_problem(result))
+        got = _valid_accepted_prints(case, with_generic)
+        if isinstance(got, Outcome):
+            outcomes[i] = got
         else:
-            try:
-                printed[i] = to_text(result)
-            except Exception as e:
-                outcomes[i] = Outcome(case, False, f"EXCEPTION in printer {type(e).__name__}: {e}", crashed=True)
+            printed[i], generic[i] = got
     idx = sorted(printed)
-    if idx:
-        want, _ = _generic_forms([cases[i].text for i in idx])
-        got, _ = _generic_forms([printed[i] for i in idx])
-        if want is None or got is None:  # find the failing ones one by one
-            for i in idx:
-                w, _ = _generic_forms([cases[i].text])
-                g, err = _generic_forms([printed[i]])
-                ok = w is not None and g is not None and w == g
-                outcomes[i] = Outcome(cases[i], ok, "" if ok else (err.strip()[:2000] or "generic forms differ"))
+    want = generic_forms([cases[i].text for i in idx])
+    got = generic_forms([printed[i] for i in idx])
+    got_generic = generic_forms([generic[i] for i in idx]) if with_generic else [(None, "")] * len(idx)
+    for (w, werr), (g, gerr), (gg, ggerr), i in zip(want, got, got_generic, idx):
+        if w is None:
+            outcome = Outcome(cases[i], False, "iree-opt rejects the original: " + werr)
+        elif g is None:
+            outcome = Outcome(cases[i], False, gerr + "\n" + printed[i][:3000])
         else:
-            for k, i in enumerate(idx):
-                ok = want[k] == got[k]
-                outcomes[i] = Outcome(cases[i], ok, "" if ok else "generic forms differ:\n" + printed[i][:3000])
+            outcome = Outcome(cases[i], w == g, "" if w == g else "generic forms differ:\n" + printed[i][:3000])
+        if with_generic:
+            outcome.generic_ok = gg is not None and gg == w
+            if not outcome.generic_ok:
+                outcome.generic_detail = (ggerr if gg is None else "generic forms differ") + "\n" + generic[i][:3000]
+        outcomes[i] = outcome
     return outcomes
 
 
@@ -138,16 +179,39 @@ def select(files_glob: str | None, kind: str | None):
     return groups
 
 
-def run(files_glob=None, kind=None) -> dict[str, list[Outcome]]:
+def run(files_glob=None, kind=None, with_generic: bool = False) -> dict[str, list[Outcome]]:
     groups = select(files_glob, kind)
-    out: dict[str, list[Outcome]] = {}
-    by_file = defaultdict(list)
-    for case in groups.get("valid-accepted", []):
-        by_file[case.file].append(case)
-    out["valid-accepted"] = [o for f in sorted(by_file) for o in check_valid_accepted(by_file[f])]
-    out["valid-rejected"] = [check_valid_rejected(c) for c in groups.get("valid-rejected", [])]
-    out["invalid"] = [check_invalid(c) for c in groups.get("invalid", [])]
-    return out
+    return {
+        "valid-accepted": check_valid_accepted(groups.get("valid-accepted", []), with_generic),
+        "valid-rejected": [check_valid_rejected(c) for c in groups.get("valid-rejected", [])],
+        "invalid": [check_invalid(c) for c in groups.get("invalid", [])],
+    }
+
+
+@lru_cache(maxsize=None)
+def whole_corpus() -> dict[str, list[Outcome]]:
+    """One pass over the whole corpus (generic prints of accepted cases checked too), once per
+    process: the figures test and the round-trip test share it."""
+    return run(with_generic=True)
+
+
+@dataclass
+class Figures:
+    passed: int
+    total: int
+    crashed: int
+    matched: int = 0
+
+    @property
+    def percent(self) -> float:
+        return 100 * self.passed / self.total if self.total else 100.0
+
+
+def figures(results: dict[str, list[Outcome]]) -> dict[str, Figures]:
+    """The counts the README and the issue quote, per kind."""
+    return {kind: Figures(sum(o.passed for o in outs), len(outs), sum(o.crashed for o in outs),
+                          sum(o.matched for o in outs))
+            for kind, outs in results.items()}
 
 
 def main() -> None:
@@ -158,13 +222,12 @@ def main() -> None:
     ap.add_argument("--per-file", action="store_true", help="counts per corpus file")
     args = ap.parse_args()
     results = run(args.files, args.kind)
-    for kind, outcomes in results.items():
+    for kind, fig in figures(results).items():
+        outcomes = results[kind]
         if not outcomes:
             continue
-        passed = sum(o.passed for o in outcomes)
-        crashed = sum(o.crashed for o in outcomes)
-        extra = f", message matched {sum(o.matched for o in outcomes)}" if kind == "invalid" else ""
-        print(f"{kind}: {passed}/{len(outcomes)} ({100 * passed / len(outcomes):.1f}%){extra}, exceptions {crashed}")
+        extra = f", message matched {fig.matched}" if kind == "invalid" else ""
+        print(f"{kind}: {fig.passed}/{fig.total} ({fig.percent:.1f}%){extra}, exceptions {fig.crashed}")
         if args.per_file:
             per = defaultdict(lambda: [0, 0])
             for o in outcomes:

@@ -3,7 +3,9 @@
 For every valid corpus case that iree-opt accepts and that uses only the core
 dialects (other dialects only in generic form), mlirtext's custom and generic
 prints must be accepted by iree-opt and give the same generic form as the
-original. Cases are batched per corpus file: one iree-opt run per batch.
+original. The work is the whole-corpus pass of tests/corpus_status.py (shared
+with tests/test_corpus_figures.py, done once per process, iree-opt batched over
+all cases); this file reports its core cases per corpus file.
 """
 from __future__ import annotations
 
@@ -11,18 +13,12 @@ from collections import defaultdict
 
 import pytest
 
-from mlirtext.api import parse_and_verify, to_text
-
-from . import corpus
-from .oracle import generic_form, generic_forms
+from . import corpus, corpus_status
 
 pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not corpus.available(), reason="no corpus")]
 
 #: Cases we knowingly do not read yet, with the reason.
-KNOWN_GAPS = {
-    # `dense<tensor<2x!tosa.mxint8> : [...]>`: a self-typed dense literal of a dialect element type.
-    "llvm-project/mlir__test__Dialect__Tosa__ops#219",
-}
+KNOWN_GAPS: set[str] = set()
 
 
 def _batches():
@@ -43,20 +39,8 @@ def test_core_case_count_is_stable():
 
 @pytest.mark.parametrize("file,cases", BATCHES, ids=[f for f, _ in BATCHES])
 def test_round_trip(file, cases):
-    ours_custom, ours_generic = [], []
+    outcomes = {o.case.case_id: o for o in corpus_status.whole_corpus()["valid-accepted"]}
     for case in cases:
-        result = parse_and_verify(case.text, case.case_id)
-        problems = "\n".join(d.format() for d in result.diagnostics)
-        assert result.ok, f"{case.case_id}: mlirtext rejects a case iree-opt accepts:\n{problems}"
-        ours_custom.append(to_text(result))
-        ours_generic.append(to_text(result, generic=True))
-    originals = generic_forms([c.text for c in cases])
-    assert originals is not None, f"iree-opt rejects the original cases of {file}"
-    for label, ours in (("custom", ours_custom), ("generic", ours_generic)):
-        printed = generic_forms(ours)
-        if printed is None:  # find the case that fails, for a precise message
-            for case, text in zip(cases, ours):
-                out, err = generic_form(text)
-                assert out is not None, f"{case.case_id}: iree-opt rejects our {label} print:\n{err}\n{text}"
-        for case, want, got, text in zip(cases, originals, printed, ours):
-            assert got == want, f"{case.case_id}: our {label} print means something else:\n{text}"
+        o = outcomes[case.case_id]
+        assert o.passed, f"{case.case_id}: our custom print:\n{o.detail}"
+        assert o.generic_ok, f"{case.case_id}: our generic print:\n{o.generic_detail}"

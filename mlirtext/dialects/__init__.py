@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import Optional
 
 from . import (arith, builtin, cf, check, chlo, flow, func, interpreter, linalg, llvm, math, memref, mhlo,
-               scf, stablehlo, tensor, tosa, util)
+               scf, stablehlo, tensor, tosa, transform, util)
 from .base import Dialect, OpDef
 
 DIALECTS: tuple[Dialect, ...] = (
     builtin.dialect, func.dialect, arith.dialect, math.dialect, tensor.dialect,
     stablehlo.dialect, mhlo.dialect, chlo.dialect, tosa.dialect, linalg.dialect, llvm.dialect,
     scf.dialect, memref.dialect, cf.dialect, check.dialect, util.dialect, flow.dialect,
-    interpreter.dialect,
+    interpreter.dialect, transform.dialect,
 )
 
 _OPS: dict[str, OpDef] = {name: d for dialect in DIALECTS for name, d in dialect.ops.items()}

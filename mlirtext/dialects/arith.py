@@ -9,7 +9,7 @@ from ..ir import types as T
 from ..ir.attributes import IntegerAttr, OpaqueAttr, TypeAttr, UnitAttr, unit
 from .base import PURE, Dialect, VerifyError
 from .common import (check_element_kind, check_same_types, check_type, create, explicit_attrs, is_like,
-                     same_shape, shaped_like)
+                     same_shape, shaped_like, splat_value)
 
 dialect = Dialect("arith", grammar="arith")
 
@@ -75,14 +75,44 @@ def _float_binary_verify(op) -> None:
     check_same_types(op)
 
 
+#: Folds of x OP c for a splat constant c: op -> {c: "lhs" (the result is x) | "rhs" (it is c)}.
+#: Only identities that hold bit for bit (so no x*0 -> 0 for floats: NaN*0 is NaN).
+_RIGHT_IDENTITIES = {"addi": {0: "lhs"}, "subi": {0: "lhs"}, "muli": {1: "lhs", 0: "rhs"},
+                     "divsi": {1: "lhs"}, "divui": {1: "lhs"}, "andi": {0: "rhs"}, "ori": {0: "lhs"},
+                     "xori": {0: "lhs"}, "shli": {0: "lhs"}, "shrsi": {0: "lhs"}, "shrui": {0: "lhs"},
+                     "mulf": {1.0: "lhs"}, "divf": {1.0: "lhs"}}
+#: Commutative ops also fold c OP x.
+_COMMUTATIVE = {"addi", "muli", "andi", "ori", "xori", "mulf"}
+
+
+def _fold_binary(op, constants):
+    kind = op.name[len("arith."):]
+    rules = _RIGHT_IDENTITIES.get(kind, {})
+    lhs, rhs = op.operands
+    sides = [(constants[1], lhs, rhs)]
+    if kind in _COMMUTATIVE:
+        sides.append((constants[0], rhs, lhs))
+    for const, other, const_value in sides:
+        c = splat_value(const)
+        if c is None or isinstance(c, tuple):
+            continue
+        action = rules.get(c)
+        if action is not None and other.type == op.results[0].type:
+            return [other if action == "lhs" else const_value]
+    if kind in ("andi", "ori") and lhs is rhs:
+        return [lhs]
+    return None
+
+
 for _name in INT_BINARY:
     dialect.op(f"arith.{_name}", f"Elementwise integer {_name[:-1] if _name.endswith('i') else _name}.",
                traits=(PURE,), properties=("overflowFlags",) if _name in OVERFLOW_OPS else
                ("isExact",) if _name in EXACT_OPS else (),
-               verify=_int_binary_verify, print=_print_binary, **_COUNTS[2])
+               verify=_int_binary_verify, print=_print_binary, fold=_fold_binary, **_COUNTS[2])
 for _name in FLOAT_BINARY:
     dialect.op(f"arith.{_name}", f"Elementwise floating-point {_name}.", traits=(PURE,),
-               properties=("fastmath",), verify=_float_binary_verify, print=_print_binary, **_COUNTS[2])
+               properties=("fastmath",), verify=_float_binary_verify, print=_print_binary,
+               fold=_fold_binary, **_COUNTS[2])
 dialect.op("arith.negf", "Elementwise floating-point negation.", traits=(PURE,), properties=("fastmath",),
            verify=_float_binary_verify, print=_print_binary, **_COUNTS[1])
 
@@ -257,8 +287,18 @@ def _verify_select(op) -> None:
         raise VerifyError("failed to verify that condition is signless i1 or has matching shape")
 
 
+def _fold_select(op, constants):
+    cond, a, b = op.operands
+    if a is b:
+        return [a]
+    c = splat_value(constants[0])
+    if c is None:
+        return None
+    return [a if c else b]
+
+
 dialect.op("arith.select", "Chooses between two values by an i1 condition (scalar or elementwise).",
-           traits=(PURE,), verify=_verify_select, print=_print_select, **_COUNTS[3])
+           traits=(PURE,), verify=_verify_select, print=_print_select, fold=_fold_select, **_COUNTS[3])
 
 
 @dialect.rule("arith_select")
@@ -344,6 +384,45 @@ def _arith_cast(ctx, children):
     attributes = _flags(ctx, name.value, rounding, flags)
     attributes.update(explicit_attrs(ctx, name.value, attrs))
     return create(ctx, name.value, [ctx.resolve(operand, src)], [dst], attributes)
+
+
+# ---- scaled casts (OCP microscaling: x * 2^scale) -------------------------------
+def _print_scaling(p, op) -> None:
+    flags, keys = _flags_text(op)
+    p.write(op.name, " ", p.value(op.operands[0]), ", ", p.value(op.operands[1]), flags)
+    p.write(p.op_attr_dict(op, elide=keys), " : ", p.type(op.operands[0].type), ", ",
+            p.type(op.operands[1].type), " to ", p.type(op.results[0].type))
+
+
+def _verify_scaling(op) -> None:
+    src, scale, dst = op.operands[0].type, op.operands[1].type, op.results[0].type
+    for t, name in ((src, "operand #0"), (scale, "operand #1"), (dst, "result #0")):
+        check_type(t, name, "float")
+    shaped = [isinstance(t, (T.VectorType, T.RankedTensorType, T.UnrankedTensorType)) for t in (src, scale, dst)]
+    if (shaped[0] or shaped[1]) and not shaped[2]:
+        raise VerifyError("if an operand is non-scalar, then there must be at least one non-scalar result")
+    if not (same_shape(src, dst) and same_shape(scale, dst)):
+        raise VerifyError("failed to verify that input and output have the same tensor dimensions")
+    wider = _width(T.element_type(dst)) > _width(T.element_type(src))
+    if wider != (op.name == "arith.scaling_extf"):
+        raise VerifyError(f"operand types '{src}', '{scale}' and result type '{dst}' are cast incompatible")
+
+
+dialect.op("arith.scaling_extf", "Elementwise extension of a scaled float: extf(x) * 2^scale.",
+           traits=(PURE,), properties=("fastmath",), verify=_verify_scaling, print=_print_scaling,
+           **_COUNTS[2])
+dialect.op("arith.scaling_truncf", "Elementwise truncation of a scaled float: truncf(x / 2^scale).",
+           traits=(PURE,), properties=("roundingmode", "fastmath"), verify=_verify_scaling,
+           print=_print_scaling, **_COUNTS[2])
+
+
+@dialect.rule("arith_scaling")
+def _arith_scaling(ctx, children):
+    name, operand, scale, rounding, flags, attrs, src, scale_type, dst = children
+    attributes = _flags(ctx, name.value, rounding, flags)
+    attributes.update(explicit_attrs(ctx, name.value, attrs))
+    return create(ctx, name.value, [ctx.resolve(operand, src), ctx.resolve(scale, scale_type)], [dst],
+                  attributes)
 
 
 # ---- constant ----------------------------------------------------------------

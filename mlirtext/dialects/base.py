@@ -27,6 +27,24 @@ GRAPH_REGION = "graph_region"          # regions are graphs: no dominance inside
 #: "stablehlo"): fn(text) -> None, or (message, offset of the problem in the text).
 DIALECT_ATTR_CHECKS: dict = {}
 
+#: Canonical spellings of dialect attribute text, by dialect name: fn(text) -> the text MLIR
+#: prints for it (so that one attribute written two ways compares equal), or None to keep it.
+DIALECT_ATTR_CANONICAL: dict = {}
+
+#: Checks of dialect type text at parse time, by dialect name (`!stablehlo.token` -> "stablehlo"):
+#: fn(text after '!') -> None, or (message, offset of the problem in the text after '!').
+DIALECT_TYPE_CHECKS: dict = {}
+
+#: Checks of a ranked tensor's encoding at parse time (MLIR's VerifiableTensorEncoding), by the
+#: encoding attribute's dialect: fn(shape, encoding attribute) -> None or a message.
+TENSOR_ENCODING_CHECKS: dict = {}
+
+#: Checks of discardable dialect attributes (MLIR's verifyOperationAttribute /
+#: verifyRegionArgAttribute), by attribute name (`mhlo.result_alias`): fn(op, attr, arg_index)
+#: raising VerifyError; arg_index is None for an attribute of the op itself, else the index
+#: of the function argument whose attribute dictionary (`arg_attrs`) holds it.
+DISCARDABLE_ATTR_CHECKS: dict = {}
+
 
 class VerifyError(Exception):
     """Raised by an op's verifier: what is wrong, and where if not the op itself."""
@@ -49,6 +67,10 @@ class OpDef:
     #: for "n or more", or None when not declared. The verifier checks them before `verify`
     #: (which may then rely on them), the printer before using the custom form.
     counts: tuple = (None, None, None, None)
+    #: fold(op, constants) -> None, or one entry per result: an Attribute (the result is
+    #: that constant) or an existing Value; `constants[i]` is operand i's constant
+    #: attribute or None. Like MLIR's `fold`: no new ops, no IR changes.
+    fold: Optional[Callable] = None
 
     def has(self, trait: str) -> bool:
         return trait in self.traits
@@ -96,9 +118,9 @@ class Dialect:
         return register
 
     def op(self, name: str, summary: str = "", traits=(), properties=(), verify=None, print=None,
-           operands=None, results=None, regions=None, successors=None) -> OpDef:
+           operands=None, results=None, regions=None, successors=None, fold=None) -> OpDef:
         """Declare op `name`; `operands` .. `successors` are counts (see OpDef.counts)."""
         definition = OpDef(name, summary, frozenset(traits), tuple(properties), verify, print,
-                           (operands, results, regions, successors))
+                           (operands, results, regions, successors), fold)
         self.ops[name] = definition
         return definition

@@ -120,3 +120,16 @@ def same_shape(a: T.Type, b: T.Type) -> bool:
             return type(t), tuple(t.shape)
         return None, None
     return shape(a) == shape(b)
+
+
+def splat_value(attr):
+    """The one value every element of a constant attribute has (a Python number), or None."""
+    from ..ir.attributes import FloatAttr, IntegerAttr
+    from ..ir.dense import DenseElementsAttr
+    if isinstance(attr, (IntegerAttr, FloatAttr)):
+        return attr.value
+    if isinstance(attr, DenseElementsAttr) and attr.hex is None and attr.values:
+        first = attr.values[0]
+        if attr.splat or all(v == first for v in attr.values):
+            return first if not isinstance(first, str) else None
+    return None

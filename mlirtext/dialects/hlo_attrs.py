@@ -322,7 +322,60 @@ def check_attr_text(text: str) -> Optional[tuple]:
     return None
 
 
-from .base import DIALECT_ATTR_CHECKS  # noqa: E402
+_TYPE_EXTENSIONS = re.compile(r"#stablehlo\.type_extensions<\s*bounds\s*=\s*\[(?P<b>[^\]]*)\]\s*>$")
+_BOUNDS = re.compile(r"#stablehlo\.bounds<(?P<b>[^>]*)>$")
+
+
+def canonical_attr_text(text: str) -> Optional[str]:
+    """`#stablehlo.type_extensions<bounds = [3, ?]>` (the older spelling) and `#stablehlo.bounds< 3,? >`
+    -> `#stablehlo.bounds<3, ?>`, as stablehlo prints them; None for anything else."""
+    m = _TYPE_EXTENSIONS.match(text) or _BOUNDS.match(text)
+    if m is None:
+        return None
+    items = [b.strip() for b in m.group("b").split(",")] if m.group("b").strip() else []
+    if not all(b == "?" or re.fullmatch(r"-?\d+", b) for b in items):
+        return None
+    return f"#stablehlo.bounds<{', '.join(items)}>"
+
+
+#: The types each HLO dialect defines (`!stablehlo.token`, ...).
+_HLO_TYPES = {"stablehlo": ("token", "future"), "mhlo": ("token", "async_bundle")}
+
+
+def check_type_text(text: str) -> Optional[tuple]:
+    """`!stablehlo.foobar` -> ("unknown stablehlo type: foobar", offset), as the dialect's type parser says."""
+    m = re.match(r"(stablehlo|mhlo)\.(\w+)", text)
+    if m is None or m.group(2) in _HLO_TYPES[m.group(1)]:
+        return None
+    return f"unknown {m.group(1)} type: {m.group(2)}", m.start(2)
+
+
+_ANY_BOUNDS = re.compile(r"#(?:stablehlo|mhlo)\.(?:bounds<(?P<a>[^>]*)>|type_extensions<\s*bounds\s*=\s*\[(?P<b>[^\]]*)\]\s*>)$")
+
+
+def check_tensor_bounds(shape, encoding) -> Optional[str]:
+    """hlo::verifyBounds: one bound per dimension, and bounds only on dynamic dimensions."""
+    m = _ANY_BOUNDS.match(str(encoding))
+    if m is None:
+        return None
+    body = m.group("a") if m.group("a") is not None else m.group("b")
+    items = [b.strip() for b in body.split(",")] if body.strip() else []
+    if len(items) != len(shape):
+        return f"Bounds length is {len(items)}, expected to be equal to rank({len(shape)}) of the tensor"
+    for i, (d, b) in enumerate(zip(shape, items)):
+        if d is not None and b != "?":
+            return (f"Static dimension {i} cannot have a bound, use ShapedType::kDynamic to indicate a "
+                    "missing bound")
+    return None
+
+
+from .base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALECT_TYPE_CHECKS,  # noqa: E402
+                   TENSOR_ENCODING_CHECKS)
 
 DIALECT_ATTR_CHECKS.setdefault("stablehlo", check_attr_text)
 DIALECT_ATTR_CHECKS.setdefault("mhlo", check_attr_text)
+DIALECT_ATTR_CANONICAL.setdefault("stablehlo", canonical_attr_text)
+DIALECT_TYPE_CHECKS.setdefault("stablehlo", check_type_text)
+DIALECT_TYPE_CHECKS.setdefault("mhlo", check_type_text)
+TENSOR_ENCODING_CHECKS.setdefault("stablehlo", check_tensor_bounds)
+TENSOR_ENCODING_CHECKS.setdefault("mhlo", check_tensor_bounds)

@@ -1370,3 +1370,19 @@ def _linalg_yield(ctx, children):
     attrs, uses, types = children
     operands = ctx.resolve_all(uses, types or [])
     return create(ctx, "linalg.yield", operands, [], attrs)
+
+
+# ---- building ops from code (conversions) ---------------------------------------------------------
+def structured_op(name: str, ins, outs, attributes=None) -> Operation:
+    """A linalg named op on values, with the attributes and implicit region the parser
+    would give it: what a conversion creates instead of writing text."""
+    in_types, out_types = [v.type for v in ins], [v.type for v in outs]
+    attributes = dict(attributes or {})
+    if name in ("linalg.transpose", "linalg.broadcast"):
+        region = _yield_first_body(in_types, out_types)
+    else:
+        if name in DEFAULT_MAPS and "indexing_maps" not in attributes:
+            attributes["indexing_maps"] = ArrayAttr(tuple(OpaqueAttr(m) for m in DEFAULT_MAPS[name]))
+        attributes["operandSegmentSizes"] = i32_array(len(ins), len(outs))
+        region = build_body(name, in_types, out_types, attributes)
+    return Operation(name, [*ins, *outs], _tensor_results(out_types), attributes, [region])

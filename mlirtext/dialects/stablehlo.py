@@ -13,9 +13,10 @@ from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
                              TypeAttr)
 from ..ir.core import Block, Operation, Region
-from ..ir.dense import DenseElementsAttr, parse_dense
+from ..ir.source import Span
+from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.core_rules import number_value, string_value
-from . import hlo_verify
+from . import hlo_verify, quant_types  # noqa: F401  (quant_types: canonical !quant.uniform spelling)
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name
 
@@ -461,6 +462,17 @@ def _hlo_constant(ctx, children):
     return hlo_create(ctx, name.value, (), [t], {"value": value})
 
 
+@dialect.rule("hlo_constant_attrs")
+def _hlo_constant_attrs(ctx, children):
+    name, attrs, value = children
+    op = _hlo_constant(ctx, [name, value])
+    for key, attr in (attrs or {}).items():
+        if key == "value":
+            raise ctx.fail(f"'{name.value}' takes its value after the attribute dictionary, not in it")
+        op.attributes[key] = attr
+    return op
+
+
 @dialect.rule("hlo_constant_generic")
 def _hlo_constant_generic(ctx, children):
     name, props, attrs, ftype = children
@@ -534,8 +546,21 @@ def _hlo_conv_dims(ctx, children):
     return f"{parts[0]}x{parts[1]}->{parts[2]}"
 
 
+def _window_key_span(ctx, key: str):
+    """Where `key` is written inside the op's `window = {...}` (the dictionary's spans are gone)."""
+    text, span = ctx.source.text, ctx.span()
+    start = text.find("window", span.start, span.end)
+    at = re.compile(rf"\b{re.escape(key)}\s*=").search(text, start if start >= 0 else span.start, span.end)
+    return Span(ctx.source, at.start(), at.start() + len(key)) if at else None
+
+
 def _window_attrs(ctx, window: dict, n_spatial: int) -> dict:
     out = {}
+    unknown = set(window) - {"stride", "lhs_dilate", "rhs_dilate", "pad", "reverse"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise ctx.fail(f"Unexpected keyword {key} (window keys: stride, pad, lhs_dilate, rhs_dilate, reverse)",
+                       _window_key_span(ctx, key))
     for key, attr in (("stride", "window_strides"), ("lhs_dilate", "lhs_dilation"),
                       ("rhs_dilate", "rhs_dilation"), ("pad", "padding"), ("reverse", "window_reversal")):
         value = window.get(key)
@@ -549,8 +574,10 @@ def _window_attrs(ctx, window: dict, n_spatial: int) -> dict:
                 if not isinstance(row, ArrayAttr) or not all(isinstance(v, IntegerAttr) for v in row.items):
                     raise ctx.fail("expected `pad = [[lo, hi], ...]`")
                 rows.append([v.value for v in row.items])
-            if any(len(r) != 2 for r in rows):
-                raise ctx.fail("expected `pad = [[lo, hi], ...]` with two values a dimension")
+            bad = [len(r) for r in rows if len(r) != 2]
+            if bad:
+                raise ctx.fail(f"Expected array with 2 elements, got {bad[0]} elements instead "
+                               "(`pad = [[lo, hi], ...]`)", _window_key_span(ctx, key))
             ptype = T.RankedTensorType((len(rows), 2), T.i64)
             text = "[" + ", ".join("[" + ", ".join(map(str, r)) + "]" for r in rows) + "]"
             out[attr] = parse_dense(text, ptype) if rows else DenseElementsAttr(ptype, ())
@@ -560,9 +587,6 @@ def _window_attrs(ctx, window: dict, n_spatial: int) -> dict:
             if not all(isinstance(v, IntegerAttr) for v in value.items):
                 raise ctx.fail(f"expected integers for window '{key}'")
             out[attr] = i64_array(v.value for v in value.items)
-    unknown = set(window) - {"stride", "lhs_dilate", "rhs_dilate", "pad", "reverse"}
-    if unknown:
-        raise ctx.fail(f"unknown window attribute '{sorted(unknown)[0]}'")
     return out
 
 
@@ -573,6 +597,15 @@ def _hlo_conv(ctx, children):
     attributes = {"dimension_numbers": OpaqueAttr(f"#{prefix}.conv<{dims}>")}
     attributes.update(_window_attrs(ctx, window or {}, 0))
     attributes.update(attrs or {})
+    for key in ("batch_group_count", "feature_group_count"):
+        a = attributes.get(key)
+        if isinstance(a, IntegerAttr) and a.value < 1:
+            # as MLIR's custom parser: reported where the attribute dictionary opens
+            at = _window_key_span(ctx, key)
+            brace = ctx.source.text.rfind("{", ctx.start, at.start) if at is not None else -1
+            raise ctx.fail(f"'{name.value}' op attribute '{key}' failed to satisfy constraint: 64-bit signless "
+                           "integer attribute whose value is positive",
+                           Span(ctx.source, brace, brace + 1) if brace >= 0 else None)
     return hlo_create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), list(ftype.results), attributes)
 
 
@@ -624,6 +657,10 @@ def _hlo_reduce_compact(ctx, children):
         v.name = f"reduce_arg{i}"
     if n != 1:
         raise ctx.fail("the compact `applies` form takes one input")
+    prefix = prefix_of(name.value)
+    if prefix_of(body_tok.value) != prefix or short_of(body_tok.value) not in _COMMUTATIVE:
+        raise ctx.fail(f"expected the inner-op to be a commutative binary-op from the {prefix} dialect, with zero "
+                       "region, producing single result", body_tok)
     inner = Operation(body_tok.value, [lhs[0], rhs[0]], [arg_types[0]])
     inner.name_span = ctx.token_span(body_tok)
     inner.results[0].name = "reduce_result"
@@ -992,9 +1029,12 @@ def _print_compare(p, op) -> None:
 @custom
 def _print_constant(p, op) -> None:
     value = op.attributes.get("value")
-    _need(len(op.attributes) == 1 and value is not None and getattr(value, "type", None) == op.results[0].type)
+    _need(value is not None and getattr(value, "type", None) == op.results[0].type)
     _need(not isinstance(value, TypeAttr))
-    p.write(op.name, " ", p.attr(value))
+    attrs = p.op_attr_dict(op, elide=("value",))
+    # after an attribute dictionary the grammar takes only a dense literal (`hlo_constant_value`)
+    _need(not attrs or isinstance(value, (DenseElementsAttr, SelfTypedDenseAttr, DenseResourceAttr)))
+    p.write(op.name, attrs, " ", str(value) if attrs else p.attr(value))
 
 
 @custom

@@ -22,6 +22,7 @@ from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr,
                              StringAttr, TypeAttr)
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
+from . import quant_types  # noqa: F401  (canonical !quant.uniform spelling)
 from .common import create
 
 dialect = Dialect("tosa", grammar="tosa")

@@ -173,6 +173,15 @@ def _float_to_int(a, dtype, unsigned):
     return clipped.astype(dtype)
 
 
+def _mask_narrow(u, t):
+    """Unsigned bits of an integer of a width numpy lacks (i2, i4, i17): the low `width` bits."""
+    from ..ir import types as T
+    e = T.element_type(t)
+    if isinstance(e, T.IntegerType) and e.width not in (1, 8, 16, 32, 64) and u.dtype.kind == "u":
+        return u & u.dtype.type((1 << e.width) - 1)
+    return u
+
+
 @impl("arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast", "arith.index_castui",
       "arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui",
       "arith.bitcast")
@@ -183,13 +192,18 @@ def _cast(interp, op, args):
     with np.errstate(all="ignore"):
         if kind in ("extui", "index_castui", "uitofp"):
             src = unsigned_view(a) if a.dtype.kind != "b" else a.astype(np.uint8)
+            src = _mask_narrow(src, op.operands[0].type)
             return [_out(op, src.astype(dtype))]
         if kind in ("fptosi", "fptoui"):
             target = np.dtype(f"{'u' if kind == 'fptoui' else 'i'}{dtype.itemsize}") if dtype.kind != "b" else dtype
             return [_out(op, _float_to_int(a, target, kind == "fptoui").view(dtype) if dtype.kind != "b"
                          else a != 0)]
         if kind == "bitcast":
-            return [np.asarray(a).view(dtype)]
+            a = np.asarray(a)
+            if a.dtype.kind in "iu":  # i4 -> f4E2M1FN: only the low bits are the value
+                a = _mask_narrow(unsigned_view(a), op.operands[0].type)
+            out = a.view(dtype) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype)
+            return [_out(op, out) if dtype.kind in "iu" else out]
         if kind == "trunci" and dtype.kind == "b":
             return [np.asarray((a & 1) != 0)]
         return [_out(op, a.astype(dtype))]
@@ -210,3 +224,17 @@ def _mul_extended(interp, op, args):
         low = np.multiply(a, b)
     high = _mulhi(op.name == "arith.mulsi_extended")(a, b)
     return [_out(op, low), _out(op, high, 1)]
+
+
+@impl("arith.scaling_extf", "arith.scaling_truncf")
+def _scaling(interp, op, args):
+    """OCP microscaling casts: scaling_extf = extf(x) * extf(scale); scaling_truncf =
+    truncf(x / extf(scale)) (the scale is a power of two, e.g. f8E8M0FNU)."""
+    x, scale = (np.asarray(a) for a in args)
+    dtype = dtype_of(op.results[0].type)
+    with np.errstate(all="ignore"):
+        if op.name == "arith.scaling_extf":
+            wide = np.float64 if dtype == np.float64 else np.float32
+            return [(x.astype(wide) * scale.astype(wide)).astype(dtype)]
+        wide = np.float64 if x.dtype == np.float64 else np.float32
+        return [(x.astype(wide) / scale.astype(wide)).astype(x.dtype).astype(dtype)]

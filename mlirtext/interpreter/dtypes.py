@@ -50,6 +50,12 @@ def dtype_of(t: T.Type) -> np.dtype:
     if isinstance(e, T.ComplexType):
         inner = T.element_type(e.element)
         return np.dtype(np.complex64 if str(inner) == "f32" else np.complex128)
+    if isinstance(e, T.DialectType) and e.text.startswith("quant."):  # quantized: the storage type
+        import re
+        m = re.match(r"quant\.\w+<\s*([iu])(\d+)", e.text)
+        if m and int(m.group(2)) <= 64:
+            width = next(w for w in (8, 16, 32, 64) if int(m.group(2)) <= w)
+            return np.dtype(f"{m.group(1)}{width // 8}")
     raise UnsupportedType(f"type {t} has no numpy representation")
 
 

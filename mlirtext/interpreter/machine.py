@@ -1,6 +1,7 @@
 """The interpreter loop: functions, blocks, regions and the terminators that leave them."""
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -11,6 +12,9 @@ from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from .dtypes import UnsupportedType, check_value
 from .registry import IMPLS
+
+#: Modules of this package that register semantics with `@impl` (imported on first use).
+SEMANTICS = ("arith", "func", "math", "tensor", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
 
 #: Bound on blocks executed per call: a runaway loop becomes an error, not a hang.
 MAX_STEPS = 50_000_000
@@ -37,17 +41,43 @@ class Branch:
     values: list
 
 
+class Scope(dict):
+    """Values of one region run; a lookup that misses goes to the enclosing region's scope
+    (regions see the values defined above them: scf.for bodies, linalg.generic bodies, ...)."""
+    __slots__ = ("parent",)
+
+    def __init__(self, parent=None):
+        super().__init__()
+        self.parent = parent
+
+    def __missing__(self, key):
+        if self.parent is None:
+            raise KeyError(key)
+        return self.parent[key]
+
+
 class Interpreter:
     """Runs functions of a module. Values are numpy arrays (0-d for scalars)."""
 
+    #: The scope of the region being run (the parent of the next region run).
+    scope = None
+
     def __init__(self, module: Operation):
-        from . import arith, func, math, tensor  # noqa: F401 - register semantics
+        self.load_semantics()
         self.module = module
         self.functions: dict[str, Operation] = {}
         for op in module.walk():
             if op.name in ("func.func", "llvm.func") and isinstance(op.attributes.get("sym_name"), StringAttr):
                 self.functions.setdefault(op.attributes["sym_name"].value, op)
         self.steps = 0
+        #: Failed `check.*` assertions (check.py appends `CheckFailure`s; the function goes on).
+        self.failures: list = []
+
+    @staticmethod
+    def load_semantics() -> None:
+        """Import every semantics module (each registers its ops on import)."""
+        for module_name in SEMANTICS:
+            importlib.import_module(f"{__package__}.{module_name}")
 
     # -- entry points ---------------------------------------------------------------
     def function(self, name: str) -> Operation:
@@ -61,6 +91,12 @@ class Interpreter:
         """Run function `name` on `args` (checked against its signature)."""
         from ..dialects.func import function_type
         fn = self.function(name)
+        if fn.name == "llvm.func":
+            from .abi import ABI_ATTR, call_lowered
+            if ABI_ATTR in fn.attributes:  # a lowered function: called with its source's tensors
+                return call_lowered(self, fn, args)
+            from .llvm import call_entry
+            return call_entry(self, fn, args)
         ftype = function_type(fn)
         if len(args) != len(ftype.inputs):
             raise InterpreterError(f"@{name} takes {len(ftype.inputs)} argument(s), got {len(args)}", fn.span)
@@ -78,7 +114,14 @@ class Interpreter:
     def run_region(self, region: Region, args: list) -> list:
         """Run from the entry block until a terminator returns out of the region."""
         block = region.blocks[0]
-        env: dict[int, np.ndarray] = {}
+        outer = self.scope
+        env = self.scope = Scope(outer)
+        try:
+            return self._run_blocks(block, args, env)
+        finally:
+            self.scope = outer
+
+    def _run_blocks(self, block: Block, args: list, env: "Scope") -> list:
         while True:
             for arg, value in zip(block.arguments, args, strict=True):
                 env[id(arg)] = value

@@ -13,3 +13,16 @@ def impl(*names: str):
             IMPLS[name] = fn
         return fn
     return register
+
+
+#: `stablehlo.custom_call` / `mhlo.custom_call` targets -> semantics, same signature as `IMPLS`
+#: (check.py registers the `check.*` targets; other modules add theirs with `@custom_call`).
+CUSTOM_CALLS: dict[str, Callable] = {}
+
+
+def custom_call(*targets: str):
+    def register(fn):
+        for target in targets:
+            CUSTOM_CALLS[target] = fn
+        return fn
+    return register

@@ -210,6 +210,22 @@ class Operation:
             r.replace_all_uses_with(v)
         self.erase()
 
+    def clone(self, mapping: Optional[dict] = None) -> "Operation":
+        """A deep copy (regions included, detached). `mapping` maps old values and blocks to
+        new ones: operands found there are replaced, and the copy's results, block
+        arguments and blocks are added to it, so later clones refer to them."""
+        mapping = {} if mapping is None else mapping
+        new = Operation(self.name, [mapping.get(v, v) for v in self.operands], self.result_types,
+                        dict(self.attributes), (), [mapping.get(b, b) for b in self.successors],
+                        self.span, self.property_names, self.location)
+        new.name_span, new.form = self.name_span, self.form
+        for old, r in zip(self.results, new.results):
+            r.name, r.span = old.name, old.span
+            mapping[old] = r
+        for region in self.regions:
+            new.add_region(region.clone(mapping))
+        return new
+
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
@@ -277,6 +293,19 @@ class Region:
     def ops(self) -> Iterator[Operation]:
         for b in self.blocks:
             yield from b.ops
+
+    def clone(self, mapping: dict) -> "Region":
+        """A deep copy; all blocks are made first, so branches to later blocks resolve."""
+        new = Region()
+        for block in self.blocks:
+            copy = new.add_block(Block((), block.label, block.span))
+            mapping[block] = copy
+            for arg in block.arguments:
+                mapping[arg] = copy.add_argument(arg.type, arg.name, arg.span)
+        for block in self.blocks:
+            for op in block.ops:
+                mapping[block].append(op.clone(mapping))
+        return new
 
 
 def single_block_region(ops=(), arg_types=()) -> Region:

@@ -288,3 +288,37 @@ class DenseResourceAttr(Attribute):
 
     def __str__(self) -> str:
         return f"dense_resource<{self.handle}> : {self.type}"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class SelfTypedDenseAttr(Attribute):
+    """`dense<tensor<2x!tosa.mxint8> : [127 : i8, -128 : i8]>`: elements of a dialect element
+    type, with the shaped type inside the literal; kept verbatim (`type` is that shaped type)."""
+
+    text: str
+    type: Type
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def self_typed_dense_type(text: str, make_type) -> Optional[Type]:
+    """The shaped type at the start of a self-typed dense literal's body (`dense<tensor<2x!d.t> : ...>`):
+    `make_type(element_text)` builds the element type; None when the body does not start that way."""
+    m = re.match(r"dense<\s*(tensor|vector)<", text)
+    if m is None:
+        return None
+    depth, i = 1, m.end()
+    while i < len(text) and depth:
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        i += 1
+    inner = text[m.end():i - 1]
+    if depth or not text[i:].lstrip().startswith(":"):
+        return None
+    dims = re.match(r"((?:(?:\d+|\?)x)*)", inner)
+    shape = tuple(None if d == "?" else int(d) for d in dims.group(1).split("x")[:-1])
+    elt = make_type(inner[dims.end():].strip())
+    if elt is None:
+        return None
+    from .types import RankedTensorType, VectorType
+    return (RankedTensorType if m.group(1) == "tensor" else VectorType)(shape, elt)

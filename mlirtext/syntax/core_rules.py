@@ -1,13 +1,14 @@
 """Callbacks for the core grammar (`grammars/core.lark`): ops, regions, types, attributes."""
 from __future__ import annotations
 
-from ..dialects.base import DIALECT_ATTR_CHECKS, Dialect
+from ..dialects.base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALECT_TYPE_CHECKS,
+                             TENSOR_ENCODING_CHECKS, Dialect)
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              LocationAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, false,
                              true, unit)
 from ..ir.core import Operation
-from ..ir.dense import DenseParseError, DenseResourceAttr, parse_dense
+from ..ir.dense import DenseParseError, DenseResourceAttr, SelfTypedDenseAttr, parse_dense, self_typed_dense_type
 from ..ir.source import Span
 from .context import ResultNames
 from .strings import unescape
@@ -77,6 +78,7 @@ def _operation(ctx, children):
             span = ctx.token_span(tok)
             if count == 1:
                 ctx.define(base, op.results[index], span)
+                ctx.define(f"{base}#0", op.results[index], span)  # `%0#0` names it too, as in MLIR
             else:
                 for i in range(count):
                     ctx.define(f"{base}#{i}", op.results[index + i], span)
@@ -218,6 +220,11 @@ def _tensor_type(ctx, children):
         return T.UnrankedTensorType(element)
     if any(scalable):
         raise ctx.fail("tensor dimensions cannot be scalable", dims)
+    if encoding is not None and TENSOR_ENCODING_CHECKS:
+        check = TENSOR_ENCODING_CHECKS.get(getattr(encoding, "dialect", None))
+        problem = check(shape, encoding) if check is not None else None
+        if problem is not None:
+            raise ctx.fail(problem)
     return T.RankedTensorType(shape, element, encoding)
 
 
@@ -272,13 +279,26 @@ def _named_type(ctx, children):
         ctx.state.alias_uses.append((tok.start, tok.end, tok.value))
         return t
     if "." in tok.value:
-        return T.make_dialect_type(tok.value[1:])
+        return _checked_dialect_type(ctx, tok)
     raise ctx.fail(f"undefined symbol alias id '{tok.value[1:]}'", tok)
+
+
+def _checked_dialect_type(ctx, tok):
+    """`!d.t<...>` as a type, after its dialect's parse-time check (DIALECT_TYPE_CHECKS)."""
+    text = tok.value[1:]
+    if DIALECT_TYPE_CHECKS:
+        check = DIALECT_TYPE_CHECKS.get(text.split("<", 1)[0].split(".", 1)[0])
+        problem = check(text) if check is not None else None
+        if problem is not None:
+            message, offset = problem
+            at = tok.start + 1 + max(0, min(offset, len(text) - 1))
+            raise ctx.fail(message, Span(ctx.source, at, at + 1))
+    return T.make_dialect_type(text)
 
 
 @rule("dialect_type")
 def _dialect_type(ctx, children):
-    return T.make_dialect_type(children[0].value[1:])
+    return _checked_dialect_type(ctx, children[0])
 
 
 @rule("function_type")
@@ -408,6 +428,18 @@ def _dense_attr(ctx, children):
         raise ctx.fail(str(e), Span(ctx.source, at, at + 1))
 
 
+@rule("dense_self_typed_attr")
+def _dense_self_typed_attr(ctx, children):
+    """`dense<tensor<2x!tosa.mxint8> : [127 : i8, -128 : i8]>`: elements of a dialect element type,
+    typed inside the literal; kept verbatim."""
+    text = children[0].value
+    t = self_typed_dense_type(text, lambda e: T.make_dialect_type(e[1:]) if e.startswith("!")
+                              else T.scalar_type_from_name(e))
+    if t is None:
+        raise ctx.fail("expected ':' and the literal's type after the dense literal", children[0])
+    return SelfTypedDenseAttr(text, t)
+
+
 @rule("dense_resource_attr")
 def _dense_resource_attr(ctx, children):
     tok, type = children
@@ -425,6 +457,11 @@ def _opaque_attr(ctx, children):
             message, offset = problem
             at = tok.start + max(0, min(offset, len(tok.value) - 1))
             raise ctx.fail(message, Span(ctx.source, at, at + 1))
+    if DIALECT_ATTR_CANONICAL and tok.value.startswith("#"):
+        canonical = DIALECT_ATTR_CANONICAL.get(tok.value[1:].split("<", 1)[0].split(".", 1)[0])
+        text = canonical(tok.value) if canonical is not None else None
+        if text is not None:
+            return OpaqueAttr(text)
     return OpaqueAttr(tok.value)
 
 

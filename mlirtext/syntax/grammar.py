@@ -97,44 +97,145 @@ def _cache_path(key: str) -> str:
     return os.path.join(tempfile.gettempdir(), f"mlirtext-tables-{key}.pickle")
 
 
+#: Bump when the layout of `Tables` changes: it is part of the cache key.
+TABLES_FORMAT = 3
+
+
 @dataclass
 class Tables:
-    """What the parse loop needs, in plain picklable form.
+    """The LALR tables in a compact, quickly loaded form; `states` gives the rows.
 
-    `states[state][symbol]` is `(SHIFT, next_state)` or `(REDUCE, (size, origin, rule_index))`;
-    `rules` are Lark's rules, from which Lark's tree builder makes the callbacks
-    (child filtering, `?` inlining, `[x]` placeholders) around our transformer.
+    Lark's table has one entry per (state, lookahead), over a million here:
+    every op keyword is a lookahead of every state that ends an op. But a state
+    reduces by few rules (mostly one), and the states share about a hundred
+    distinct lookahead sets. So we store, per state, its shifts and gotos as
+    `(symbol, next_state)` pairs and its reductions as `(lookahead set, rule)`
+    pairs, with each lookahead set stored once. A state's full row is built the
+    first time the parser enters that state (see `Rows`), so the driver and the
+    lexer see exactly Lark's row, as a dict from symbol name to action: an int
+    `>= 0` is a shift (or goto) to that state, a negative int `r - len(rules)`
+    reduces by rule `r` (so `per_rule[action]` indexes a per-rule list). The
+    row's keys are what the state accepts (the lexer's contextual keywords).
+
+    `rules` are Lark's rules, from which `callbacks.py` makes the reductions' callbacks
+    (child filtering, `?` inlining, `[x]` placeholders, as Lark's tree builder does).
     """
 
     start_state: int
     end_state: int
-    states: dict
+    symbols: tuple       # symbol id -> name (terminals and rules)
+    shifts: tuple        # per state: flat (symbol id, next state, ...) for shifts and gotos
+    reduces: tuple       # per state: flat (lookahead set id, rule index, ...)
+    lookaheads: tuple    # lookahead set id -> tuple of symbol ids
     rules: list
-    literals: dict  # keyword / punctuation text -> terminal name
+    literals: dict       # keyword / punctuation text -> terminal name
+
+    def __post_init__(self):
+        self._prepare()
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_") and k != "states"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._prepare()
+
+    def _prepare(self) -> None:
+        # Interned names: the lexer's token types and the rows' keys are then the same objects.
+        self._names = tuple(sys.intern(s) for s in self.symbols)
+        self.literals = {text: sys.intern(name) for text, name in self.literals.items()}
+        self._lookahead_names: dict = {}
+        self.states = Rows(self)
+
+    @property
+    def n_states(self) -> int:
+        return len(self.shifts)
+
+    def rule_shapes(self) -> list[tuple[int, str]]:
+        """(size, origin name) of each rule, the origin interned like the rows' keys."""
+        return [(len(r.expansion), sys.intern(str(r.origin.name))) for r in self.rules]
+
+    def row(self, state: int) -> dict:
+        """The full action row of `state`, as Lark's table has it."""
+        names = self._names
+        n_rules = len(self.rules)
+        row: dict = {}
+        pairs = self.reduces[state]
+        for i in range(0, len(pairs), 2):
+            la = pairs[i]
+            keys = self._lookahead_names.get(la)
+            if keys is None:
+                keys = self._lookahead_names[la] = tuple(names[s] for s in self.lookaheads[la])
+            row.update(dict.fromkeys(keys, pairs[i + 1] - n_rules))
+        pairs = self.shifts[state]
+        for i in range(0, len(pairs), 2):
+            row[names[pairs[i]]] = pairs[i + 1]
+        return row
+
+    def states_with(self, symbol: str) -> set[int]:
+        """States with a shift or goto on `symbol` (no row is built)."""
+        try:
+            sid = self._names.index(symbol)
+        except ValueError:
+            return set()
+        found = set()
+        for state, pairs in enumerate(self.shifts):
+            for i in range(0, len(pairs), 2):
+                if pairs[i] == sid:
+                    found.add(state)
+                    break
+        return found
 
 
-SHIFT, REDUCE = 0, 1
+class Rows(dict):
+    """state -> full action row, each built on first use (a parse visits few states)."""
+
+    def __init__(self, tables: Tables):
+        super().__init__()
+        self._tables = tables
+
+    def __missing__(self, state: int) -> dict:
+        if not 0 <= state < self._tables.n_states:
+            raise KeyError(state)
+        row = self[state] = self._tables.row(state)
+        return row
 
 
 def _extract(lark: Lark) -> Tables:
     table = lark.parser.parser.parser.parse_table
     rule_index = {rule: i for i, rule in enumerate(lark.rules)}
-    states = {}
-    shared: dict = {}
-    for state, actions in table.states.items():
-        row = {}
-        for symbol, (action, arg) in actions.items():
-            # Plain str keys: Lark's Token names compare through a Python-level __eq__.
-            # Keys and actions are shared objects, so the pickle (loaded at every
-            # start-up) stores each once.
+    symbol_ids: dict = {}
+    lookahead_ids: dict = {}
+
+    def sid(name) -> int:
+        return symbol_ids.setdefault(str(name), len(symbol_ids))
+
+    n_states = len(table.states)
+    if sorted(table.states) != list(range(n_states)):
+        raise ValueError("LALR states are not numbered 0..n-1")
+    shifts, reduces = [], []
+    for state in range(n_states):
+        shift: list = []
+        by_rule: dict = {}
+        for symbol, (action, arg) in table.states[state].items():
             if action is Shift:
-                entry = (SHIFT, arg)
+                shift += (sid(symbol), arg)
             else:
-                entry = (REDUCE, (len(arg.expansion), sys.intern(str(arg.origin.name)), rule_index[arg]))
-            row[sys.intern(str(symbol))] = shared.setdefault(entry, entry)
-        states[state] = row
+                by_rule.setdefault(rule_index[arg], []).append(sid(symbol))
+        reduce: list = []
+        for rule, symbols in by_rule.items():
+            reduce += (lookahead_ids.setdefault(tuple(sorted(symbols)), len(lookahead_ids)), rule)
+        shifts.append(tuple(shift))
+        reduces.append(tuple(reduce))
     literals = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
-    return Tables(table.start_states["start"], table.end_states["start"], states, list(lark.rules), literals)
+    return Tables(table.start_states["start"], table.end_states["start"], tuple(symbol_ids), tuple(shifts),
+                  tuple(reduces), tuple(lookahead_ids), list(lark.rules), literals)
+
+
+def build_lark(dialects: tuple[str, ...]) -> Lark:
+    """Lark's LALR parser for core + `dialects` (slow: seconds; `load_tables` caches the result)."""
+    return Lark(compose(list(dialects)), parser="lalr", lexer="basic", start="start",
+                import_paths=[str(grammar_dir())], maybe_placeholders=True)
 
 
 @lru_cache(maxsize=None)
@@ -142,18 +243,18 @@ def load_tables(dialects: tuple[str, ...]) -> Tables:
     """The LALR tables for core + `dialects`, from the disk cache when the grammars are unchanged."""
     text = compose(list(dialects))
     directory = grammar_dir()
-    digest = hashlib.sha256(text.encode() + lark_version.encode())
+    digest = hashlib.sha256(text.encode() + lark_version.encode() + f"format {TABLES_FORMAT}".encode())
     for name in ("core", *dialects):
         digest.update((directory / f"{name}.lark").read_bytes())
     path = _cache_path(digest.hexdigest()[:16])
     try:
         with open(path, "rb") as f:
-            return pickle.load(f)
-    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError):
+            tables = pickle.load(f)
+        if isinstance(tables, Tables):
+            return tables
+    except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
-    lark = Lark(text, parser="lalr", lexer="basic", start="start", import_paths=[str(directory)],
-                maybe_placeholders=True)
-    tables = _extract(lark)
+    tables = _extract(build_lark(dialects))
     try:  # write then rename: a concurrent reader never sees half a file
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:

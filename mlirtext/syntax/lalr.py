@@ -1,7 +1,7 @@
 """The LALR driver: Lark's tables, mlirtext's loop, lexing and recovery.
 
-Lark builds the LALR(1) tables and the callbacks (our transformer methods,
-wrapped with Lark's child filtering); this module runs them. Running the loop
+Lark builds the LALR(1) tables; `callbacks.py` shapes each rule's children as
+Lark's tree builder would; this module runs them. Running the loop
 ourselves buys three things Lark's own loop does not give:
 
 * the lexer sees the parser's state, so keywords and shapes are contextual;
@@ -12,17 +12,14 @@ ourselves buys three things Lark's own loop does not give:
 """
 from __future__ import annotations
 
+import gc
 import re
-
-from lark import Tree
-from lark.parse_tree_builder import ParseTreeBuilder
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.source import Span
+from .callbacks import compile_callbacks
 from .context import Scope
 from .lexer import SKIP, LexError, Lexer, Tok
-
-from .grammar import REDUCE, SHIFT  # noqa: F401 - the action kinds of the tables
 
 #: How named terminals read in "expected ..." messages.
 TERMINAL_NAMES = {
@@ -47,27 +44,41 @@ _OPENERS = ("(", "[", "{", "<")
 class LalrDriver:
     """Runs Lark's LALR tables over MLIR text with a `ParseContext` as callbacks' state."""
 
-    def __init__(self, tables, transformer, max_errors: int = 100):
+    def __init__(self, tables, lookup, max_errors: int = 100):
+        """`lookup(name)` gives the callback `fn(ctx, children)` of the rules named so (None: none)."""
         self.start_state = tables.start_state
         self.end_state = tables.end_state
         self.literals = tables.literals
         self.display = {name: f"'{text}'" for text, name in self.literals.items()}
-        # Lark's tree builder wraps our transformer: child filtering, `?` inlining, placeholders.
-        callbacks = ParseTreeBuilder(tables.rules, Tree, maybe_placeholders=True).create_callback(transformer)
-        # The tables are used as loaded (no per-state rebuild at start-up); a reduction
-        # finds its callback by rule index.
-        self.callbacks = [callbacks[rule] for rule in tables.rules]
+        # A reduction `act` (negative) finds (size, origin, callback) as reductions[act].
+        # The callbacks shape the children as Lark's tree builder would (child filtering,
+        # `?` inlining, placeholders); None: the rule's value is its only child's.
+        callbacks = compile_callbacks(tables.rules, lookup)
+        self.reductions = [(size, origin, callback)
+                           for (size, origin), callback in zip(tables.rule_shapes(), callbacks)]
+        # state -> action row (a dict, built the first time a parse enters the state).
         self.states = tables.states
         # States from which an op can start: where recovery restarts.
-        self.op_states = {s for s, row in self.states.items() if "operation" in row}
+        self.op_states = tables.states_with("operation")
         self.openers = frozenset(self.literals[b] for b in _OPENERS if b in self.literals)
         self.max_errors = max_errors
 
     # -- the loop -----------------------------------------------------------
     def parse(self, ctx, text: str, begin: int, end: int):
         """Parse text[begin:end]; callbacks build IR in `ctx`; errors go to ctx.diagnostics."""
+        # A parse allocates many objects and frees few: the cycle collector would walk
+        # the growing IR again and again for nothing. It runs after the parse instead.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._parse(ctx, text, begin, end)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _parse(self, ctx, text: str, begin: int, end: int):
         states = self.states
-        callbacks = self.callbacks
+        reductions = self.reductions
         lexer = Lexer(text, self.literals, end)
         sstack = [self.start_state]
         vstack: list = []
@@ -99,61 +110,73 @@ class LalrDriver:
                     quiet = True
                     pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, e.pos, end, True)
                     continue
+            ttype = tok.type
             while True:
-                act = actions.get(tok.type)
+                act = actions.get(ttype)
                 if act is None:
                     break
-                kind, arg = act
-                if kind == SHIFT:
+                if act >= 0:  # shift
                     # Only a stack this deep can hold MAX_NESTING brackets: the common case pays one compare.
-                    if len(sstack) > MAX_NESTING and tok.type in openers and _nesting(vstack) >= MAX_NESTING:
+                    if len(sstack) > MAX_NESTING and ttype in openers and _nesting(vstack) >= MAX_NESTING:
                         message = f"brackets nested deeper than {MAX_NESTING} levels are not supported"
                         act = None
                         break
-                    sstack.append(arg)
+                    sstack.append(act)
                     vstack.append(tok)
                     starts.append(tok.start)
                     ends.append(tok.end)
                     quiet = False
                     pos = skip(text, tok.end, end).end()
                     break
-                size, origin, rule = arg
-                if size:
-                    children = vstack[-size:]
-                    del vstack[-size:]
-                    del sstack[-size:]
-                    ctx.start = start = starts[-size]
-                    ctx.first_end = ends[-size]
-                    ctx.end = stop = ends[-1]
-                    del starts[-size:]
-                    del ends[-size:]
+                size, origin, callback = reductions[act]
+                if callback is None:  # `?a: b`: b's value and span are a's
+                    sstack[-1] = goto = states[sstack[-2]][origin]
                 else:
-                    children = []
-                    ctx.start = ctx.first_end = ctx.end = start = stop = ends[-1] if ends else begin
-                try:
-                    value = callbacks[rule](children)
-                except DiagnosticError as e:
-                    # At end of input we close what is open with virtual '}'s: whatever
-                    # the ops closed that way complain about follows from the cut.
-                    if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
-                        ctx.diagnostics.append(e.diagnostic)
-                    quiet = True
-                    value = None
-                except Exception as e:  # a bug in a callback: report it, never crash the parse
-                    # ...unless a part of this rule already failed: the callback got None for
-                    # it and tripped over that; the error that matters is reported.
-                    if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
-                        ctx.report(f"internal error while building '{origin}': {type(e).__name__}: {e}",
-                                   start, max(stop, start + 1))
-                    quiet = True
-                    value = None
-                sstack.append(states[sstack[-1]][origin][1])
-                vstack.append(value)
-                starts.append(start)
-                ends.append(stop)
-                if tok.type == "$END" and sstack[-1] == end_state:
+                    if size == 1:  # the value is replaced in place: its span stays
+                        children = [vstack[-1]]
+                        ctx.start = start = starts[-1]
+                        ctx.first_end = ctx.end = stop = ends[-1]
+                    elif size:
+                        children = vstack[-size:]
+                        del vstack[-size:]
+                        del sstack[-size:]
+                        ctx.start = start = starts[-size]
+                        ctx.first_end = ends[-size]
+                        ctx.end = stop = ends[-1]
+                        del starts[-size:]
+                        del ends[-size:]
+                    else:
+                        children = []
+                        ctx.start = ctx.first_end = ctx.end = start = stop = ends[-1] if ends else begin
+                    try:
+                        value = callback(ctx, children)
+                    except DiagnosticError as e:
+                        # At end of input we close what is open with virtual '}'s: whatever
+                        # the ops closed that way complain about follows from the cut.
+                        if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
+                            ctx.diagnostics.append(e.diagnostic)
+                        quiet = True
+                        value = None
+                    except Exception as e:  # a bug in a callback: report it, never crash the parse
+                        # ...unless a part of this rule already failed: the callback got None for
+                        # it and tripped over that; the error that matters is reported.
+                        if not at_eof and not _follows_error(ctx.diagnostics, start, stop):
+                            ctx.report(f"internal error while building '{origin}': {type(e).__name__}: {e}",
+                                       start, max(stop, start + 1))
+                        quiet = True
+                        value = None
+                    if size == 1:
+                        vstack[-1] = value
+                        sstack[-1] = goto = states[sstack[-2]][origin]
+                    else:
+                        goto = states[sstack[-1]][origin]
+                        sstack.append(goto)
+                        vstack.append(value)
+                        starts.append(start)
+                        ends.append(stop)
+                if goto == end_state and ttype == "$END":
                     return vstack[-1]
-                actions = states[sstack[-1]]
+                actions = states[goto]
             if act is not None:
                 continue
             # Syntax error at `tok`.

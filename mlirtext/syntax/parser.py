@@ -11,6 +11,7 @@ from ..diagnostics import Diagnostic, has_errors
 from ..dialects import DIALECTS, grammar_names
 from ..ir.core import Block, Operation, Region
 from ..ir.source import SourceFile, Span
+from .callbacks import first_child
 from .context import AsmState, ParseContext
 from .core_rules import core
 from .grammar import load_tables
@@ -38,58 +39,43 @@ class ParseResult:
         return not has_errors(self.diagnostics)
 
 
-class _Callbacks:
-    """The object Lark reads callbacks from; `ctx` is set for each parse."""
-
-    ctx: Optional[ParseContext] = None
-
-
-def _make_callbacks() -> _Callbacks:
+def _callbacks() -> dict:
+    """Rule name -> fn(ctx, children), from the core grammar and every dialect."""
     rules = dict(core.rules)
     for dialect in DIALECTS:
         for name, fn in dialect.rules.items():
             if name in rules and rules[name] is not fn:
                 raise ValueError(f"grammar rule '{name}' has two callbacks")
             rules[name] = fn
-    holder = _Callbacks()
-
-    def bind(fn):
-        return lambda children: fn(holder.ctx, children)
-    for name, fn in rules.items():
-        setattr(holder, name, bind(fn))
-    return holder
+    return rules
 
 
 _LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=None)
-def _driver() -> tuple[LalrDriver, _Callbacks]:
-    holder = _make_callbacks()
-    return LalrDriver(load_tables(grammar_names()), _KeywordFallback(holder)), holder
+def callback_lookup():
+    """lookup(rule name) -> fn(ctx, children), for the driver's `compile_callbacks`."""
+    rules = _callbacks()
 
-
-class _KeywordFallback:
-    """What Lark reads callbacks from: ours by rule name (without the prefix Lark
-    gives aliases of imported rules); keyword-only `!` rules (`*_name`,
-    `*_keyword`, `*_kind`, `visibility`) yield their token."""
-
-    def __init__(self, holder):
-        self._holder = holder
-
-    def __getattr__(self, name):
+    def lookup(name: str):
+        """Ours by rule name (without the prefix Lark gives aliases of imported rules);
+        keyword-only `!` rules (`*_name`, `*_keyword`, `*_kind`, `visibility`) yield
+        their token; None: no callback (a Tree is built, as Lark does)."""
         if "__" in name.strip("_"):  # Lark prefixes aliases of imported rules: `func__named_param`
             name = name.split("__", 1)[1]
-        fn = getattr(self._holder, name, None)
+        fn = rules.get(name)
         if fn is not None:
             return fn
         if name.endswith(("_name", "_keyword", "_kind")) or name == "visibility":
-            return _first_token
-        raise AttributeError(name)
+            return first_child
+        return None
+    return lookup
 
 
-def _first_token(children):
-    return children[0]
+@lru_cache(maxsize=None)
+def _driver() -> LalrDriver:
+    return LalrDriver(load_tables(grammar_names()), callback_lookup())
 
 
 def split_input(text: str) -> list[tuple[int, int]]:
@@ -107,14 +93,10 @@ def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[in
     """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed)."""
     source = source or SourceFile(filename, text)
     end = len(text) if end is None else end
-    driver, holder = _driver()
+    driver = _driver()
     ctx = ParseContext(source, DIALECTS)
     with _LOCK:
-        holder.ctx = ctx
-        try:
-            driver.parse(ctx, text, start, end)
-        finally:
-            holder.ctx = None
+        driver.parse(ctx, text, start, end)
     ctx.finish()
     module = _top_module(ctx, source, start, end)
     ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)

@@ -1,0 +1,65 @@
+"""Calling a lowered function with the tensors its source took (`mlirtext.abi`).
+
+Below the tensor levels a function's signature changes (memrefs, then bare
+pointers); its original signature stays on it as `mlirtext.abi`. For an
+`llvm.func`, each tensor argument is copied into a fresh allocation of the
+interpreter's memory and passed as a pointer; each result pointer (several
+come back in one struct) is read back with the shape and element type the
+reflection gives.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import types as T
+from ..ir.attributes import TypeAttr
+from .dtypes import check_value, dtype_of
+from .machine import InterpreterError
+
+ABI_ATTR = "mlirtext.abi"
+
+
+def signature(fn) -> T.FunctionType:
+    """The signature callers use: the reflection when there is one, else the function's own."""
+    attr = fn.attributes.get(ABI_ATTR)
+    if isinstance(attr, TypeAttr) and isinstance(attr.type, T.FunctionType):
+        return attr.type
+    if fn.name == "llvm.func":
+        raise InterpreterError(f"@{fn.sym_name} is an llvm.func without '{ABI_ATTR}' reflection: "
+                               "its pointer arguments cannot be given as tensors", fn.span)
+    from ..dialects.func import function_type
+    return function_type(fn)
+
+
+def call_lowered(interp, fn, args: list) -> list:
+    """Run llvm.func `fn` (with reflection) on tensor values."""
+    from .llvm import call_function, memory_of
+    ftype = signature(fn)
+    name = fn.sym_name
+    if len(args) != len(ftype.inputs):
+        raise InterpreterError(f"@{name} takes {len(ftype.inputs)} argument(s), got {len(args)}", fn.span)
+    memory = memory_of(interp)
+    pointers = []
+    for i, (value, t) in enumerate(zip(args, ftype.inputs)):
+        try:
+            array = np.ascontiguousarray(check_value(value, t, f"argument {i} of @{name}"))
+        except ValueError as e:
+            raise InterpreterError(str(e), fn.span) from None
+        if not isinstance(t, T.ShapedType):
+            pointers.append(array)
+            continue
+        ptr = memory.allocate(max(array.nbytes, 1), "argument", name=f"argument {i}")
+        memory.bytes_at(ptr, array.nbytes, "argument", write=True)[:] = array.view(np.uint8).reshape(-1)
+        pointers.append(ptr)
+    out = call_function(interp, fn, pointers)
+    results = list(out[0]) if len(ftype.results) > 1 else out
+    values = []
+    for ptr, t in zip(results, ftype.results, strict=True):
+        if not isinstance(t, T.ShapedType):
+            values.append(np.asarray(ptr))
+            continue
+        dtype = dtype_of(t)
+        count = int(np.prod(t.shape, dtype=np.int64))
+        raw = memory.bytes_at(ptr, count * dtype.itemsize, "result").copy()
+        values.append(raw.view(dtype).reshape(t.shape))
+    return values

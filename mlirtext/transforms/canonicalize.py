@@ -1,0 +1,21 @@
+"""canonicalize: folders, constant folding and canonicalization patterns, to a fixed point."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.core import Operation
+from .driver import GreedyDriver
+from .passes import Pass, register
+from .patterns import canonicalization_patterns
+
+
+@register
+@dataclass(frozen=True)
+class Canonicalizer(Pass):
+    name = "canonicalize"
+    summary = "Fold ops (constant operands included), apply canonicalization patterns, drop dead ops"
+    max_num_rewrites: int = -1  # -1: the driver's own bound
+
+    def run(self, op: Operation) -> None:
+        limit = None if self.max_num_rewrites < 0 else self.max_num_rewrites
+        GreedyDriver(canonicalization_patterns()).run(op, max_rewrites=limit)

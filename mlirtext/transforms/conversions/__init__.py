@@ -1,0 +1,1 @@
+"""Conversions between levels (hlo -> tosa -> linalg -> loops -> llvm), one module a step."""

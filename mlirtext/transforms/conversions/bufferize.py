@@ -1,0 +1,285 @@
+"""Bufferization: tensors to memrefs, function by function.
+
+Every tensor value gets a buffer. A linalg op writes its result into the
+buffer of its init when that is safe (the init is used by this op only and
+its buffer was allocated here, not a function argument, a constant or a view
+of another buffer); otherwise into a fresh `memref.alloc`, after copying the
+init in. `tensor.empty` allocates nothing until an op needs its buffer (its
+contents are undefined, so nothing is copied). Constants become private
+`memref.global`s. Function arguments and results become memrefs of the same
+shape; a result that would alias an argument, a constant or a view is copied
+out, so callers always own what they get back.
+"""
+from __future__ import annotations
+
+from ...dialects.linalg import segments
+from ...ir import types as T
+from ...ir.attributes import DenseArrayAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr
+from ...ir.core import Operation, Value
+from ..passes import PassFailure
+
+#: The function's signature at the tensor level, kept on every lowered form of it.
+ABI_ATTR = "mlirtext.abi"
+
+
+def is_structured(op: Operation) -> bool:
+    """A linalg op in destination-passing style (ins, then outs/inits)."""
+    return op.dialect == "linalg" and op.name not in ("linalg.yield", "linalg.index")
+
+
+def memref_of(t: T.Type) -> T.Type:
+    if isinstance(t, T.RankedTensorType):
+        return T.MemRefType(t.shape, t.element)
+    return t
+
+
+class _Empty:
+    """The buffer of a `tensor.empty`: allocated by whoever first needs it."""
+
+    def __init__(self, op: Operation):
+        self.op = op
+
+
+class Bufferizer:
+    def __init__(self, module: Operation):
+        self.module = module
+        self.buffers: dict[Value, object] = {}   # tensor value -> memref Value or _Empty
+        self.owned: set = set()                   # buffers allocated here (safe to write into)
+        self.globals: dict = {}
+        self.symbols = {op.sym_name for op in module.walk() if op.sym_name}
+
+    # -- functions -----------------------------------------------------------------------------
+    def function(self, fn: Operation) -> None:
+        from ...dialects.func import function_type
+        ftype = function_type(fn)
+        if not fn.regions or not fn.regions[0].blocks:
+            return
+        entry = fn.regions[0].blocks[0]
+        # Reflection: how callers pass and get back tensors, whatever the level below does.
+        fn.attributes.setdefault(ABI_ATTR, TypeAttr(ftype))
+        for arg in entry.arguments:
+            arg.type = memref_of(arg.type)
+        fn.attributes["function_type"] = TypeAttr(T.FunctionType(
+            tuple(memref_of(t) for t in ftype.inputs), tuple(memref_of(t) for t in ftype.results)))
+        for block in fn.regions[0].blocks:
+            for op in list(block.ops):
+                self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if not _touches_tensors(op):
+            return
+        handler = _HANDLERS.get(op.name) or (Bufferizer._linalg if is_structured(op) else None)
+        if handler is None:
+            raise PassFailure(f"failed to legalize '{op.name}' to loops: no bufferization for it",
+                              op.name_span or op.span)
+        handler(self, op)
+
+    # -- buffers ---------------------------------------------------------------------------------
+    def buffer(self, value: Value, before: Operation) -> Value:
+        """The memref holding tensor `value` (allocating an empty's buffer on first use)."""
+        if not isinstance(value.type, T.RankedTensorType):
+            return value  # not a tensor, or a function argument already given its memref type
+        found = self.buffers.get(value)
+        if found is None:
+            raise PassFailure("failed to legalize to loops: a tensor defined where bufferization does not "
+                              "reach (inside a region)", before.name_span or before.span)
+        if isinstance(found, _Empty):
+            return self.alloc(before, memref_of(value.type))
+        return found
+
+    def alloc(self, before: Operation, t: T.MemRefType) -> Value:
+        buf = _create(before, "memref.alloc", (), [t], {"operandSegmentSizes": DenseArrayAttr(T.i32, (0, 0))})
+        self.owned.add(buf)
+        return buf
+
+    def writable(self, init: Value, before: Operation) -> Value:
+        """A buffer an op may write its result into, starting with `init`'s contents."""
+        found = self.buffers.get(init)
+        if isinstance(found, _Empty):
+            return self.alloc(before, memref_of(init.type))
+        source = self.buffer(init, before)
+        if source in self.owned and len(init.uses) == 1:
+            return source
+        fresh = self.alloc(before, memref_of(init.type))
+        _create(before, "memref.copy", [source, fresh], [])
+        return fresh
+
+    # -- handlers ----------------------------------------------------------------------------------
+    def _empty(self, op: Operation) -> None:
+        self.buffers[op.results[0]] = _Empty(op)
+
+    def _constant(self, op: Operation) -> None:
+        t = op.results[0].type
+        name = self._global(op.attributes["value"], t)
+        buf = _create(op, "memref.get_global", (), [memref_of(t)], {"name": SymbolRefAttr(name)})
+        self.buffers[op.results[0]] = buf
+
+    def _global(self, value, t: T.RankedTensorType) -> str:
+        key = (str(value), str(t))
+        if key not in self.globals:
+            base = "__constant_" + "x".join(map(str, t.shape)) + ("x" if t.shape else "") + str(t.element)
+            name, n = base, 0
+            while name in self.symbols:
+                n += 1
+                name = f"{base}_{n}"
+            self.symbols.add(name)
+            attrs = {"sym_name": StringAttr(name), "sym_visibility": StringAttr("private"),
+                     "type": TypeAttr(memref_of(t)), "initial_value": value, "constant": UnitAttr()}
+            glob = Operation("memref.global", (), (), attrs)
+            body = self.module.regions[0].blocks[0]
+            body.insert_before(body.ops[0], glob) if body.ops else body.append(glob)
+            self.globals[key] = name
+        return self.globals[key]
+
+    def _linalg(self, op: Operation) -> None:
+        ins, inits = segments(op)
+        new_ins = [self.buffer(v, op) for v in ins]
+        new_outs = [self.writable(v, op) for v in inits]
+        new = Operation(op.name, [*new_ins, *new_outs], (), dict(op.attributes), (), span=op.span,
+                        property_names=op.property_names, location=op.location)
+        new.name_span = op.name_span
+        for region in op.regions:
+            new.add_region(region.clone({}))
+        op.parent.insert_before(op, new)
+        for result, buf in zip(op.results, new_outs):
+            self.buffers[result] = buf
+
+    def _reshape(self, op: Operation) -> None:
+        source = self.buffer(op.operands[0], op)
+        name = op.name.replace("tensor.", "memref.")
+        attrs = {k: v for k, v in op.attributes.items() if k in ("reassociation", "static_output_shape")}
+        view = _create(op, name, [source, *op.operands[1:]], [memref_of(op.results[0].type)], attrs)
+        self.buffers[op.results[0]] = view  # a view: not owned
+
+    def _extract_slice(self, op: Operation) -> None:
+        source = self.buffer(op.operands[0], op)
+        offsets = list(op.attributes["static_offsets"].values)
+        sizes = list(op.attributes["static_sizes"].values)
+        strides = list(op.attributes["static_strides"].values)
+        if len(op.operands) != 1 or not source.type.has_static_shape:
+            raise PassFailure("failed to legalize 'tensor.extract_slice' to loops: dynamic offsets, sizes "
+                              "or strides are not supported yet", op.name_span or op.span)
+        view = subview(op, source, offsets, sizes, strides)
+        t = op.results[0].type
+        if list(view.type.shape) != list(t.shape):
+            raise PassFailure("failed to legalize 'tensor.extract_slice' to loops: rank-reducing slices are "
+                              "not supported yet", op.name_span or op.span)
+        fresh = self.alloc(op, memref_of(t))
+        _create(op, "memref.copy", [view, fresh], [])
+        self.buffers[op.results[0]] = fresh
+
+    def _concat(self, op: Operation) -> None:
+        t = op.results[0].type
+        dim = op.attributes["dim"].value
+        fresh = self.alloc(op, memref_of(t))
+        offset = 0
+        for value in op.operands:
+            piece = self.buffer(value, op)
+            offsets = [offset if d == dim else 0 for d in range(t.rank)]
+            view = subview(op, fresh, offsets, list(piece.type.shape), [1] * t.rank)
+            _create(op, "memref.copy", [piece, view], [])
+            offset += piece.type.shape[dim]
+        self.buffers[op.results[0]] = fresh
+
+    def _extract(self, op: Operation) -> None:
+        source = self.buffer(op.operands[0], op)
+        load = _create(op, "memref.load", [source, *op.operands[1:]], [op.results[0].type])
+        op.results[0].replace_all_uses_with(load)
+
+    def _dim(self, op: Operation) -> None:
+        source = self.buffer(op.operands[0], op)
+        dim = _create(op, "memref.dim", [source, op.operands[1]], [T.index])
+        op.results[0].replace_all_uses_with(dim)
+
+    def _return(self, op: Operation) -> None:
+        values = []
+        for v in op.operands:
+            buf = self.buffer(v, op)
+            if isinstance(v.type, T.RankedTensorType) and (buf not in self.owned or _returned_twice(op, v)):
+                fresh = self.alloc(op, memref_of(v.type))
+                _create(op, "memref.copy", [buf, fresh], [])
+                buf = fresh
+            values.append(buf)
+        op.set_operands(values)
+
+    def _call(self, op: Operation) -> None:
+        args = [self.buffer(v, op) for v in op.operands]
+        new = Operation(op.name, args, [memref_of(r.type) for r in op.results], dict(op.attributes),
+                        span=op.span, location=op.location)
+        op.parent.insert_before(op, new)
+        for old, result in zip(op.results, new.results):
+            self.buffers[old] = result
+            self.owned.add(result)
+
+
+def _returned_twice(ret: Operation, value: Value) -> bool:
+    return sum(1 for v in ret.operands if v is value) > 1
+
+
+_HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._constant,
+             "tensor.expand_shape": Bufferizer._reshape, "tensor.collapse_shape": Bufferizer._reshape,
+             "tensor.extract_slice": Bufferizer._extract_slice, "tensor.concat": Bufferizer._concat,
+             "tensor.extract": Bufferizer._extract, "tensor.dim": Bufferizer._dim,
+             "func.return": Bufferizer._return, "func.call": Bufferizer._call}
+
+
+def _touches_tensors(op: Operation) -> bool:
+    return any(isinstance(v.type, T.RankedTensorType) for v in (*op.operands, *op.results)) or \
+        op.name == "func.return" and any(isinstance(v.type, T.RankedTensorType) for v in op.operands)
+
+
+def _create(before: Operation, name: str, operands, result_types, attributes=None) -> Value | None:
+    op = Operation(name, operands, result_types, attributes or {}, span=before.span, location=before.location)
+    op.name_span = before.name_span
+    before.parent.insert_before(before, op)
+    return op.results[0] if op.results else None
+
+
+def strides_of(shape) -> list[int]:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+def subview(before: Operation, source: Value, offsets, sizes, strides) -> Value:
+    """`memref.subview` with its static strided result type."""
+    src_strides, src_offset = _layout_of(source.type)
+    offset = src_offset + sum(o * s for o, s in zip(offsets, src_strides))
+    new_strides = [s * k for s, k in zip(src_strides, strides)]
+    layout = OpaqueAttr(f"strided<[{', '.join(map(str, new_strides))}], offset: {offset}>")
+    if new_strides == strides_of(sizes) and offset == 0:
+        layout = None
+    t = T.MemRefType(tuple(sizes), source.type.element, layout)
+    attrs = {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0, 0)),
+             "static_offsets": DenseArrayAttr(T.i64, tuple(offsets)),
+             "static_sizes": DenseArrayAttr(T.i64, tuple(sizes)),
+             "static_strides": DenseArrayAttr(T.i64, tuple(strides))}
+    return _create(before, "memref.subview", [source], [t], attrs)
+
+
+def _layout_of(t: T.MemRefType) -> tuple[list[int], int]:
+    if t.layout is None:
+        return strides_of(t.shape), 0
+    import re
+    m = re.fullmatch(r"strided<\[([^\]]*)\](?:,\s*offset:\s*(-?\d+))?>", str(t.layout))
+    if m is None:
+        raise ValueError(f"layout {t.layout} is not a static strided layout")
+    return [int(s) for s in m.group(1).split(",")], int(m.group(2) or 0)
+
+
+def bufferize_module(module: Operation) -> None:
+    b = Bufferizer(module)
+    functions = [op for op in module.walk() if op.name == "func.func"]
+    for fn in functions:
+        b.function(fn)
+    # The tensor ops are now unused: erase them, last first.
+    for fn in functions:
+        for op in reversed([o for o in fn.walk() if o is not fn]):
+            if op.name != "func.return" and _touches_tensors(op) and op.parent is not None:
+                for r in op.results:
+                    if r.uses:
+                        raise PassFailure(f"failed to legalize '{op.name}' to loops: its tensor result is "
+                                          "still used", op.name_span or op.span)
+                op.erase()

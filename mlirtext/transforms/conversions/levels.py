@@ -1,0 +1,48 @@
+"""The levels of the compile flow and the conversion that leaves each one.
+
+`--lower-to=LEVEL` starts from the level the input is at (the highest level
+whose dialects it uses) and runs each step down to LEVEL, tidying up after
+each one with canonicalize and cse.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...ir.core import Operation
+
+LEVELS = ("hlo", "tosa", "linalg", "loops", "llvm")
+
+#: Dialects that place a module at a level (checked from the highest level down).
+_LEVEL_DIALECTS = {"hlo": {"stablehlo", "mhlo", "chlo"}, "tosa": {"tosa"}, "linalg": {"linalg"},
+                   "loops": {"scf", "memref", "cf"}, "llvm": {"llvm"}}
+
+#: level -> the pass that lowers it one level down (absent: not available yet).
+STEPS = {"hlo": "convert-hlo-to-tosa", "tosa": "convert-tosa-to-linalg", "linalg": "convert-linalg-to-loops",
+         "loops": "convert-loops-to-llvm"}
+
+
+def level_of(module: Operation) -> Optional[str]:
+    """The highest level whose dialects `module` uses; None when it uses none of them
+    (plain arith/math/tensor functions sit at every level)."""
+    used = {op.dialect for op in module.walk()}
+    for level in LEVELS:
+        if used & _LEVEL_DIALECTS[level]:
+            return level
+    return None
+
+
+def lowering_pipeline(module: Operation, target: str) -> str:
+    """Pipeline text that takes `module` down to `target`; ValueError says why it cannot."""
+    if target not in LEVELS:
+        raise ValueError(f"unknown level '{target}' (levels: {', '.join(LEVELS)})")
+    start = level_of(module) or target
+    if LEVELS.index(start) > LEVELS.index(target):
+        raise ValueError(f"the input is at the {start} level, below {target}: nothing to lower")
+    steps = []
+    for level in LEVELS[LEVELS.index(start):LEVELS.index(target)]:
+        step = STEPS.get(level)
+        if step is None:
+            below = LEVELS[LEVELS.index(level) + 1]
+            raise ValueError(f"lowering from {level} to {below} is not available yet")
+        steps += [step, "canonicalize", "cse"]
+    return ",".join(steps)

@@ -1,0 +1,88 @@
+"""Passes: small frozen dataclasses whose fields are their options (as xDSL's).
+
+A pass has a `name` (its pipeline spelling), a `summary`, and optionally an
+`anchor`: the op it runs on (`func.func`); anchor-free passes run on whatever
+op the pass manager hands them. Options in pipeline text (`name{max-num-rewrites=5}`)
+are the fields, with `-` for `_`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Optional
+
+from ..ir.core import Operation
+
+PASSES: dict[str, type["Pass"]] = {}
+
+
+class PassFailure(Exception):
+    """A pass could not do its job: one diagnostic (`message` at `span`), or several."""
+
+    def __init__(self, message: str, span=None, notes=(), diagnostics=()):
+        super().__init__(message)
+        from ..diagnostics import Diagnostic
+        if diagnostics:
+            self.diagnostics = list(diagnostics)
+        else:
+            first = Diagnostic("error", message, span)
+            first.notes.extend(notes)
+            self.diagnostics = [first]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pass:
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    anchor: ClassVar[Optional[str]] = None
+
+    def run(self, op: Operation) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "Pass":
+        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
+        values = {}
+        for key, text in options.items():
+            field = fields.get(key)
+            if field is None:
+                known = ", ".join(sorted(fields)) or "none"
+                raise ValueError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+            values[field.name] = _convert(text, field.type, f"option '{key}' of pass '{cls.name}'")
+        return cls(**values)
+
+    def spelling(self) -> str:
+        """The pass as pipeline text, options included."""
+        opts = [f"{f.name.replace('_', '-')}={_text(getattr(self, f.name))}" for f in dataclasses.fields(self)]
+        return self.name + ("{" + " ".join(opts) + "}" if opts else "")
+
+
+def _convert(text: str, type_name, what: str):
+    kind = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
+    if kind == "bool":
+        if text in ("true", "1", ""):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise ValueError(f"{what} expects true or false, got '{text}'")
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{what} expects an integer, got '{text}'") from None
+    return text
+
+
+def _text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def register(cls: type[Pass]) -> type[Pass]:
+    PASSES[cls.name] = cls
+    return cls
+
+
+def load_passes() -> dict[str, type[Pass]]:
+    """Every registered pass (importing the modules that define them)."""
+    from . import canonicalize, cse, dce, inline, symbol_dce  # noqa: F401 - they register
+    from .conversions import hlo_to_tosa, linalg_to_loops, loops_to_llvm, tosa_to_linalg  # noqa: F401
+    return PASSES

@@ -1,0 +1,9 @@
+"""Canonicalization patterns, one module per dialect family (folders live in the dialects)."""
+from __future__ import annotations
+
+from ..rewriter import RewritePattern
+
+
+def canonicalization_patterns() -> list[RewritePattern]:
+    from . import hlo, tensor
+    return [*hlo.PATTERNS, *tensor.PATTERNS]
