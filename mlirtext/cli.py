@@ -115,12 +115,17 @@ def read_input(path: str) -> tuple[str, str] | Diagnostic:
 
 
 def write_output(path: str, text: str) -> Diagnostic | None:
-    """Write atomically: a failed run never leaves a half-written file behind."""
+    """Write a regular file atomically (a failed run never leaves a half-written file
+    behind); anything else (/dev/null, a pipe, a terminal) is written in place."""
     if path == "-":
         sys.stdout.write(text)
         return None
-    directory = os.path.dirname(os.path.abspath(path))
     try:
+        if os.path.exists(path) and not os.path.isfile(path):
+            with open(path, "w") as f:
+                f.write(text)
+            return None
+        directory = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".mlirtext-")
         with os.fdopen(fd, "w") as f:
             f.write(text)

@@ -125,15 +125,32 @@ def test_run_command_runs_the_llvm_level_with_tensor_inputs(tmp_path, capsys):
     assert "result[1]: hal.buffer_view\n4xf32=4 4 4 4\n" in out and "8xf32=1 1 1 1 1 1 1 1" in out
 
 
+UNLOWERABLE = """
+func.func @f(%a: tensor<3x3xf32>, %k: tensor<2xui32>) -> (tensor<3x3xf32>, tensor<2xui32>, tensor<3x3xf32>) {
+  %0 = stablehlo.cholesky %a, lower = true : tensor<3x3xf32>
+  %1 = stablehlo.add %k, %k : tensor<2xui32>
+  %2 = stablehlo.add %a, %a : tensor<3x3xf32>
+  return %0, %1, %2 : tensor<3x3xf32>, tensor<2xui32>, tensor<3x3xf32>
+}
+"""
+
+
 def test_ops_without_a_lowering_are_all_reported_and_nothing_is_printed(tmp_path, capsys):
-    path = tmp_path / "s.mlir"
-    path.write_text(SOFTMAX)  # float divide has no exact TOSA form
+    path = tmp_path / "u.mlir"
+    path.write_text(UNLOWERABLE)
     out = tmp_path / "out.mlir"
     assert main(["opt", str(path), "--lower-to=tosa", "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "error: failed to legalize 'stablehlo.divide' to tosa" in err
-    assert err.count("failed to legalize") == 1 and "Traceback" not in err
+    assert "u.mlir:3:8: error: failed to legalize 'stablehlo.cholesky' to tosa" in err
+    assert "u.mlir:4:8: error: failed to legalize 'stablehlo.add' to tosa" in err  # unsigned: no TOSA form
+    assert err.count("failed to legalize") == 2 and "Traceback" not in err
     assert not out.exists()
+
+
+def test_ops_without_an_exact_tosa_form_go_straight_to_linalg():
+    text, _ = lower(SOFTMAX, "tosa")  # float divide: TOSA only has a reciprocal
+    assert "tosa.reduce_max" in text and "arith.divf" in text and "linalg.generic" in text
+    lower(SOFTMAX, "llvm")
 
 
 def test_lower_to_a_level_above_the_input_is_a_clear_error(tmp_path, capsys):

@@ -663,7 +663,10 @@ def _verify_reshape(op) -> None:
         raise VerifyError(f"invalid number of reassociation groups: found {len(groups)}, expected "
                           f"{len(small.shape)}")
     flat = [d for g in groups for d in g]
-    if flat != list(range(len(big.shape))):
+    if not groups and small.rank == 0:  # to or from rank 0: every dimension of the other is 1
+        if any(d is not None and d != 1 for d in big.shape):
+            raise VerifyError("expected all dimensions of the expanded type to be 1 when collapsing to rank 0")
+    elif flat != list(range(len(big.shape))):
         raise VerifyError("expected reassociation map #0 to be valid and contiguous")
     if src.element != res.element:
         raise VerifyError("expected source and result element types to match")

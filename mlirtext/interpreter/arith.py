@@ -113,8 +113,20 @@ _FLOAT = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": np.fmod,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
 }
+#: i1 is a one-bit integer: sums wrap (xor) and, signed, true is -1 (so max is `and`).
+_I1 = {"addi": np.logical_xor, "subi": np.logical_xor, "muli": np.logical_and,
+       "maxsi": np.logical_and, "minsi": np.logical_or, "maxui": np.logical_or, "minui": np.logical_and}
+
+
+def _with_i1(name, fn):
+    on_bool = _I1.get(name)
+    if on_bool is None:
+        return fn
+    return lambda a, b: on_bool(a, b) if a.dtype == np.bool_ else fn(a, b)
+
+
 for _name, _fn in {**_INT, **_FLOAT}.items():
-    impl(f"arith.{_name}")(_binary(_fn))
+    impl(f"arith.{_name}")(_binary(_with_i1(_name, _fn)))
 
 
 @impl("arith.negf")

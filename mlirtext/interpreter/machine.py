@@ -14,7 +14,7 @@ from .dtypes import UnsupportedType, check_value
 from .registry import IMPLS
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).
-SEMANTICS = ("arith", "func", "math", "tensor", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
+SEMANTICS = ("arith", "func", "math", "tensor", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_unary", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "interpreter_ops", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
 
 #: Bound on blocks executed per call: a runaway loop becomes an error, not a hang.
 MAX_STEPS = 50_000_000

@@ -109,6 +109,7 @@ class Bufferizer:
         self.buffers[op.results[0]] = _Empty(op)
 
     def _constant(self, op: Operation) -> None:
+        """A private constant global (an unfoldable constant too: a global is opaque to folding)."""
         t = op.results[0].type
         name = self._global(op.attributes["value"], t)
         buf = _create(op, "memref.get_global", (), [memref_of(t)], {"name": SymbolRefAttr(name)})
@@ -141,8 +142,27 @@ class Bufferizer:
         for region in op.regions:
             new.add_region(region.clone({}))
         op.parent.insert_before(op, new)
+        self._captured(new, new)
         for result, buf in zip(op.results, new_outs):
             self.buffers[result] = buf
+
+    def _captured(self, op: Operation, anchor: Operation) -> None:
+        """Tensors defined outside `op` that its regions read (`tensor.extract` / `tensor.dim`
+        in a linalg body, as gathers do) are read from their buffers instead."""
+        for inner in [o for o in op.walk() if o is not op and o.name in ("tensor.extract", "tensor.dim")]:
+            source = inner.operands[0]
+            if isinstance(source.type, T.MemRefType):
+                buf = source  # a function argument, already given its memref type
+            elif source in self.buffers:
+                buf = self.buffer(source, anchor)
+            else:
+                continue
+            name = "memref.load" if inner.name == "tensor.extract" else "memref.dim"
+            repl = Operation(name, [buf, *inner.operands[1:]], [inner.results[0].type], span=inner.span,
+                             location=inner.location)
+            inner.parent.insert_before(inner, repl)
+            inner.results[0].replace_all_uses_with(repl.results[0])
+            inner.erase()
 
     def _reshape(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
@@ -150,6 +170,10 @@ class Bufferizer:
         attrs = {k: v for k, v in op.attributes.items() if k in ("reassociation", "static_output_shape")}
         view = _create(op, name, [source, *op.operands[1:]], [memref_of(op.results[0].type)], attrs)
         self.buffers[op.results[0]] = view  # a view: not owned
+
+    def _cast(self, op: Operation) -> None:
+        source = self.buffer(op.operands[0], op)
+        self.buffers[op.results[0]] = _create(op, "memref.cast", [source], [memref_of(op.results[0].type)])
 
     def _extract_slice(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
@@ -217,13 +241,16 @@ def _returned_twice(ret: Operation, value: Value) -> bool:
 
 
 _HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._constant,
+             "util.unfoldable_constant": Bufferizer._constant,
              "tensor.expand_shape": Bufferizer._reshape, "tensor.collapse_shape": Bufferizer._reshape,
              "tensor.extract_slice": Bufferizer._extract_slice, "tensor.concat": Bufferizer._concat,
-             "tensor.extract": Bufferizer._extract, "tensor.dim": Bufferizer._dim,
+             "tensor.extract": Bufferizer._extract, "tensor.cast": Bufferizer._cast, "tensor.dim": Bufferizer._dim,
              "func.return": Bufferizer._return, "func.call": Bufferizer._call}
 
 
 def _touches_tensors(op: Operation) -> bool:
+    if op.dialect == "tensor":
+        return True  # (a tensor.extract of a function argument reads its memref)
     return any(isinstance(v.type, T.RankedTensorType) for v in (*op.operands, *op.results)) or \
         op.name == "func.return" and any(isinstance(v.type, T.RankedTensorType) for v in op.operands)
 
@@ -276,8 +303,10 @@ def bufferize_module(module: Operation) -> None:
         b.function(fn)
     # The tensor ops are now unused: erase them, last first.
     for fn in functions:
-        for op in reversed([o for o in fn.walk() if o is not fn]):
-            if op.name != "func.return" and _touches_tensors(op) and op.parent is not None:
+        doomed = [o for o in fn.walk() if o is not fn and o.name != "func.return" and _touches_tensors(o)]
+        ids = {id(o) for o in doomed}
+        for op in reversed(doomed):
+            if op.parent is not None and not any(id(a) in ids for a in op.ancestors()):
                 for r in op.results:
                     if r.uses:
                         raise PassFailure(f"failed to legalize '{op.name}' to loops: its tensor result is "

@@ -5,8 +5,8 @@ import numpy as np
 
 from ...interpreter.constants import array_to_attr
 from ...ir import types as T
-from ...ir.attributes import DenseArrayAttr, OpaqueAttr
-from ...ir.core import Operation, Value
+from ...ir.attributes import ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr
+from ...ir.core import Block, Operation, Region, Value
 
 
 def tensor_of(shape, element: T.Type) -> T.RankedTensorType:
@@ -34,3 +34,60 @@ def i32_array(values) -> DenseArrayAttr:
 
 def tosa_enum(kind: str, case: str) -> OpaqueAttr:
     return OpaqueAttr(f"#tosa.{kind}<{case}>")
+
+
+# ---- linalg on tensors -----------------------------------------------------------------------------
+FASTMATH_NONE = OpaqueAttr("#arith.fastmath<none>")
+
+
+def insert(rw, before: Operation, op: Operation) -> Operation:
+    """Insert a prebuilt op before `before`, at its source position."""
+    op.span, op.name_span, op.location = before.span, before.name_span, before.location
+    return rw.insert_before(before, op)
+
+
+def empty(rw, before, t: T.RankedTensorType):
+    return rw.create(before, "tensor.empty", (), [t]).result
+
+
+def broadcast_map(src: T.RankedTensorType, out: T.RankedTensorType) -> OpaqueAttr:
+    """The indexing map reading `src` at each point of `out`: a size-1 dim against a larger
+    one reads index 0 (TOSA's broadcasting; the identity when the shapes match; nothing
+    for a rank-0 operand)."""
+    dims = ", ".join(f"d{i}" for i in range(out.rank))
+    exprs = ["0" if s == 1 and o != 1 else f"d{i}" for i, (s, o) in enumerate(zip(src.shape, out.shape))]
+    return OpaqueAttr(f"affine_map<({dims}) -> ({', '.join(exprs)})>")
+
+
+class Body:
+    """Appends scalar ops to the body block of a `linalg.generic`."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def op(self, name: str, operands, result_type: T.Type, attributes=None):
+        op = Operation(name, list(operands), [result_type], attributes or {})
+        self.block.append(op)
+        return op.results[0]
+
+    def const(self, value, t: T.Type):
+        attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
+        return self.op("arith.constant", [], t, {"value": attr})
+
+
+def elementwise_generic(rw, op: Operation, inputs, out_type: T.RankedTensorType, body) -> Operation:
+    """`linalg.generic` computing `body(Body, scalars)` at every point of `out_type`."""
+    dims = ", ".join(f"d{i}" for i in range(out_type.rank))
+    maps = [broadcast_map(v.type, out_type) for v in inputs]
+    maps.append(OpaqueAttr(f"affine_map<({dims}) -> ({dims})>"))
+    block = Block([T.element_type(v.type) for v in inputs] + [out_type.element])
+    for i, arg in enumerate(block.arguments):
+        arg.name = "in" if i < len(inputs) else "out"
+    result = body(Body(block), block.arguments[:len(inputs)])
+    block.append(Operation("linalg.yield", [result], []))
+    iterators = ArrayAttr(tuple(OpaqueAttr("#linalg.iterator_type<parallel>") for _ in range(out_type.rank)))
+    attrs = {"indexing_maps": ArrayAttr(tuple(maps)), "iterator_types": iterators,
+             "operandSegmentSizes": DenseArrayAttr(T.i32, (len(inputs), 1))}
+    init = empty(rw, op, out_type)
+    generic = Operation("linalg.generic", [*inputs, init], [out_type], attrs, [Region([block])])
+    return insert(rw, op, generic)

@@ -46,11 +46,18 @@ def _result_type(op: Operation) -> T.RankedTensorType:
     return op.results[0].type
 
 
+def _unsigned(t: T.Type) -> bool:
+    e = T.element_type(t)
+    return isinstance(e, T.IntegerType) and e.is_unsigned
+
+
 class _Pattern(RewritePattern):
-    """A pattern for ranked, statically shaped ops (what TOSA can express)."""
+    """A pattern for ranked, statically shaped ops on signless/signed types (what TOSA can
+    express: it has no unsigned integers)."""
 
     def match_and_rewrite(self, op, rw) -> bool:
-        if not _static(*(v.type for v in op.operands), *(r.type for r in op.results)):
+        types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
+        if not _static(*types) or any(map(_unsigned, types)):
             return False
         return self.rewrite(op, rw)
 
@@ -87,6 +94,8 @@ class Binary(_Pattern):
         kind, elt = _short(op), _elt(op.operands[0])
         if kind == "power" and not T.is_float(elt):
             return False
+        if _is_bool(elt) and kind in ("add", "subtract"):
+            return False  # StableHLO's boolean add is `or`: the Bitwise pattern handles it
         attrs = {}
         if kind in ("maximum", "minimum"):
             name = f"tosa.{kind}"
@@ -107,6 +116,10 @@ class Multiply(_Pattern):
     ops = _both("multiply")
 
     def rewrite(self, op, rw) -> bool:
+        if _is_bool(op.results[0].type):
+            new = rw.create(op, "tosa.logical_and", op.operands, [_result_type(op)])
+            rw.replace_op(op, new.results)
+            return True
         shift = tosa_const(rw, op, 0, tensor_of([1], T.i8))
         new = rw.create(op, "tosa.mul", [*op.operands, shift], [_result_type(op)])
         rw.replace_op(op, new.results)
@@ -114,12 +127,16 @@ class Multiply(_Pattern):
 
 
 class Bitwise(_Pattern):
-    ops = _both(*_BITWISE, *_SHIFTS, "not")
+    ops = _both(*_BITWISE, *_SHIFTS, "not", "add")
 
     def rewrite(self, op, rw) -> bool:
         kind = _short(op)
         boolean = _is_bool(op.operands[0].type)
-        if kind == "not":
+        if kind == "add":
+            if not boolean:
+                return False  # the Binary pattern's
+            name = "tosa.logical_or"  # StableHLO: a boolean add is a logical or
+        elif kind == "not":
             name = "tosa.logical_not" if boolean else "tosa.bitwise_not"
         elif kind in _SHIFTS:
             if boolean:
@@ -466,14 +483,16 @@ PATTERNS = [UnaryFloat(), Binary(), Multiply(), Bitwise(), AbsNegate(), Compare(
 
 HLO_DIALECTS = frozenset({"stablehlo", "mhlo", "chlo"})
 TARGET = ConversionTarget("tosa", legal_dialects=frozenset({"tosa", "func", "builtin", "arith", "math",
-                                                            "tensor", "check", "util"}))
+                                                            "tensor", "linalg", "check", "util", "scf"}))
 
 
 @register
 @dataclass(frozen=True)
 class ConvertHloToTosa(Pass):
     name = "convert-hlo-to-tosa"
-    summary = "Lower stablehlo/mhlo ops that have a TOSA form to TOSA; report the ones left"
+    summary = "Lower stablehlo/mhlo to TOSA (ops without an exact TOSA form to linalg); report the ones left"
 
     def run(self, op: Operation) -> None:
-        apply_conversion(op, PATTERNS, TARGET)
+        from .hlo_structured_to_linalg import PATTERNS as STRUCTURED
+        from .hlo_to_linalg import PATTERNS as TO_LINALG
+        apply_conversion(op, PATTERNS + TO_LINALG + STRUCTURED, TARGET)

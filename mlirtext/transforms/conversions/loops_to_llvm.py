@@ -229,8 +229,7 @@ class FunctionLowering:
 
     def _absi(self, op: Operation) -> None:
         t = op.results[0].type
-        false = self.const(0, T.i1, op)
-        self.map_results(op, self.emit("llvm.intr.abs", [self.v(op.operands[0]), false], [t],
+        self.map_results(op, self.emit("llvm.intr.abs", [self.v(op.operands[0])], [t],
                                        {"is_int_min_poison": IntegerAttr(0, T.i1)}, op))
 
     def _floordivsi(self, op: Operation) -> None:
@@ -345,7 +344,9 @@ class FunctionLowering:
         self.block = header
         iv = header.arguments[0]
         cond = self.emit("llvm.icmp", [iv, upper], [T.i1], {"predicate": IntegerAttr(2)}, origin).result
-        self.emit("llvm.cond_br", [cond], (), {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0))},
+        iters = list(header.arguments[1:])  # the loop exits with the current iteration values
+        self.emit("llvm.cond_br", [cond, *iters], (),
+                  {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, len(iters)))},
                   origin, successors=[body, after])
         self.block = body
         return _Loop(header, after, step, iv)

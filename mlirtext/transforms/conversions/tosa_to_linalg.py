@@ -21,7 +21,7 @@ from ..passes import Pass, register
 from ..rewriter import RewritePattern
 from .build import tensor_of
 
-FASTMATH_NONE = OpaqueAttr("#arith.fastmath<none>")
+from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
 
 
 def _static(*types) -> bool:
@@ -32,15 +32,6 @@ def _i64_array(values) -> DenseArrayAttr:
     return DenseArrayAttr(T.i64, tuple(int(v) for v in values))
 
 
-def _insert(rw, before: Operation, op: Operation) -> Operation:
-    op.span, op.name_span, op.location = before.span, before.name_span, before.location
-    return rw.insert_before(before, op)
-
-
-def _empty(rw, before, t: T.RankedTensorType):
-    return rw.create(before, "tensor.empty", (), [t]).result
-
-
 def _scalar_const(rw, before, value, t: T.Type):
     attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
     return rw.create(before, "arith.constant", (), [t], {"value": attr}).result
@@ -48,52 +39,11 @@ def _scalar_const(rw, before, value, t: T.Type):
 
 def _filled(rw, before, value, t: T.RankedTensorType):
     scalar = _scalar_const(rw, before, value, t.element)
-    return _insert(rw, before, structured_op("linalg.fill", [scalar], [_empty(rw, before, t)])).result
+    return insert(rw, before, structured_op("linalg.fill", [scalar], [empty(rw, before, t)])).result
 
 
 def _dims(rank: int) -> str:
     return ", ".join(f"d{i}" for i in range(rank))
-
-
-def broadcast_map(src: T.RankedTensorType, out: T.RankedTensorType) -> OpaqueAttr:
-    """The indexing map reading `src` at each point of `out`: a size-1 dim against a larger
-    one reads index 0 (TOSA's broadcasting)."""
-    exprs = ["0" if s == 1 and o != 1 else f"d{i}" for i, (s, o) in enumerate(zip(src.shape, out.shape))]
-    return OpaqueAttr(f"affine_map<({_dims(out.rank)}) -> ({', '.join(exprs)})>")
-
-
-class Body:
-    """Appends scalar ops to the body block of a `linalg.generic`."""
-
-    def __init__(self, block: Block):
-        self.block = block
-
-    def op(self, name: str, operands, result_type: T.Type, attributes=None):
-        op = Operation(name, list(operands), [result_type], attributes or {})
-        self.block.append(op)
-        return op.results[0]
-
-    def const(self, value, t: T.Type):
-        attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
-        return self.op("arith.constant", [], t, {"value": attr})
-
-
-def elementwise_generic(rw, op: Operation, inputs, out_type: T.RankedTensorType,
-                        body: Callable[[Body, list], object]) -> Operation:
-    """`linalg.generic` computing `body(scalars)` at every point of `out_type`."""
-    maps = [broadcast_map(v.type, out_type) for v in inputs]
-    maps.append(OpaqueAttr(f"affine_map<({_dims(out_type.rank)}) -> ({_dims(out_type.rank)})>"))
-    block = Block([T.element_type(v.type) for v in inputs] + [out_type.element])
-    for i, arg in enumerate(block.arguments):
-        arg.name = "in" if i < len(inputs) else "out"
-    result = body(Body(block), block.arguments[:len(inputs)])
-    block.append(Operation("linalg.yield", [result], []))
-    iterators = ArrayAttr(tuple(OpaqueAttr("#linalg.iterator_type<parallel>") for _ in range(out_type.rank)))
-    attrs = {"indexing_maps": ArrayAttr(tuple(maps)), "iterator_types": iterators,
-             "operandSegmentSizes": DenseArrayAttr(T.i32, (len(inputs), 1))}
-    init = _empty(rw, op, out_type)
-    generic = Operation("linalg.generic", [*inputs, init], [out_type], attrs, [Region([block])])
-    return _insert(rw, op, generic)
 
 
 # ---- scalar bodies of TOSA's elementwise ops --------------------------------------------------------
@@ -333,7 +283,7 @@ class Transpose(RewritePattern):
         if not _static(t):
             return False
         perms = list(op.attributes["perms"].values)
-        new = _insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [_empty(rw, op, t)],
+        new = insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [empty(rw, op, t)],
                                             {"permutation": _i64_array(perms)}))
         rw.replace_op(op, new.results)
         return True
@@ -364,7 +314,7 @@ class MatMul(RewritePattern):
         if not (_is_zero_const(a_zp) and _is_zero_const(b_zp)) or not _static(t):
             return False
         init = _filled(rw, op, 0, t)
-        new = _insert(rw, op, structured_op("linalg.batch_matmul", [a, b], [init]))
+        new = insert(rw, op, structured_op("linalg.batch_matmul", [a, b], [init]))
         rw.replace_op(op, new.results)
         return True
 
@@ -409,7 +359,7 @@ class Reduce(RewritePattern):
         block.append(Operation("linalg.yield", [combined.results[0]], []))
         reduce = Operation("linalg.reduce", [x, init], [reduced], {"dimensions": _i64_array([axis])},
                            [Region([block])])
-        value = _insert(rw, op, reduce).result
+        value = insert(rw, op, reduce).result
         groups = _keep_dim_groups(len(reduced_shape), axis)
         value = Reshape._reshape(rw, op, "tensor.expand_shape", value, groups, t)
         rw.replace_op(op, [value])
@@ -479,7 +429,7 @@ PATTERNS = [Elementwise(), Const(), Reshape(), Transpose(), Tile(), MatMul(), Re
             Reverse()]
 
 TARGET = ConversionTarget("linalg", legal_dialects=frozenset({"linalg", "tensor", "arith", "math", "func",
-                                                              "builtin", "check", "util"}))
+                                                              "builtin", "check", "util", "scf"}))
 
 
 @register
