@@ -1,10 +1,12 @@
 # Two commands on a fresh clone (see README):
-#   make demo   set up .venv; parse, print and run the bundled example
+#   make demo   set up .venv; parse, lower and run the bundled example (an MLP in stablehlo)
 #   make test   set up .venv with the dev extra (pytest, hypothesis, iree oracle) and run every test
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXAMPLE := mlirtext/examples/mlp.mlir
+EXAMPLE := mlirtext/examples/mlp_stablehlo.mlir
+LOWERED := .venv/mlp.llvm.mlir
+INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
 .PHONY: demo test bench clean
 
@@ -22,12 +24,16 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	@echo "== $(EXAMPLE): parse, verify, print (custom form)"
+	@echo "== $(EXAMPLE): a two-layer perceptron in stablehlo, parsed, verified and printed"
 	$(BIN)/mlirtext opt $(EXAMPLE)
-	@echo "== the same module in the generic form"
-	$(BIN)/mlirtext opt --print-generic $(EXAMPLE)
-	@echo "== run @mlp on the reference interpreter (iree-run-module conventions)"
-	$(BIN)/mlirtext run $(EXAMPLE) --function mlp --input=f32=0.7
+	@echo "== lowered to linalg; every pass checked by running the function before and after"
+	$(BIN)/mlirtext opt $(EXAMPLE) --lower-to=linalg --check-semantics
+	@echo "== lowered to the LLVM dialect"
+	$(BIN)/mlirtext opt $(EXAMPLE) --lower-to=llvm -o $(LOWERED)
+	@echo "   ($(LOWERED): $$(wc -l < $(LOWERED)) lines)"
+	@echo "== run @mlp on the reference interpreter (iree-run-module conventions), source and llvm level"
+	$(BIN)/mlirtext run $(EXAMPLE) $(INPUTS)
+	$(BIN)/mlirtext run $(LOWERED) $(INPUTS)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests -q

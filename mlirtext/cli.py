@@ -284,6 +284,7 @@ def cmd_run(args) -> int:
             raise ValueError_(f"@{fn_name} takes {len(ftype.inputs)} argument(s) "
                               f"({', '.join(map(str, ftype.inputs)) or 'none'}); {len(args.inputs)} --input given")
         inputs = [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(args.inputs, ftype.inputs))]
+        print(f"EXEC @{fn_name.lstrip('@')}", flush=True)  # before the run, whose own prints follow
         outputs = interp.call(fn_name.lstrip("@"), inputs)
     except ValueError_ as e:
         _emit([Diagnostic("error", str(e))])
@@ -291,7 +292,6 @@ def cmd_run(args) -> int:
     except InterpreterError as e:
         _emit([Diagnostic("error", str(e), e.span)])
         return 1
-    print(f"EXEC @{fn_name.lstrip('@')}")
     if not args.outputs:
         print(format_results(outputs, ftype.results))
         return 0

@@ -91,6 +91,8 @@ class _Verifier:
                     definition.verify(op)
                 except VerifyError as e:
                     self.error(op, str(e), e.span, e.notes)
+                    for message in getattr(e, "also", ()):
+                        self.error(op, message)
                 except Exception as e:  # a gap in an op's rules must not end the whole run
                     self.error(op, f"could not be verified (internal error: {type(e).__name__}: {e})")
             if definition.has(SYMBOL_TABLE):

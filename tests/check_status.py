@@ -12,7 +12,9 @@ checked counts as one errored function, and each function has a time limit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
+import io
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -63,7 +65,8 @@ def check_corpus_file(rel: str, time_limit: float = TIME_LIMIT) -> list[Function
     """The results of one corpus file; never raises."""
     try:
         text = corpus.file_text(rel)
-        report = check_text(text, rel, needs_split(text), time_limit)
+        with contextlib.redirect_stdout(io.StringIO()):  # what `interpreter.print` prints
+            report = check_text(text, rel, needs_split(text), time_limit)
         return report.results
     except BaseException as e:  # noqa: BLE001 - counted, never hidden
         if isinstance(e, KeyboardInterrupt):

@@ -18,9 +18,9 @@ pytestmark = [pytest.mark.oracle, pytest.mark.slow,
 
 #: kind -> (the issue's floor in percent, today's count minus a small margin, cases in the corpus)
 FLOORS = {
-    "valid-accepted": (97.0, 1470, 1482),
-    "valid-rejected": (80.0, 850, 871),
-    "invalid": (85.0, 1135, 1187),
+    "valid-accepted": (97.0, 1477, 1482),   # today 1,482
+    "valid-rejected": (80.0, 864, 871),     # today 869
+    "invalid": (85.0, 1160, 1187),          # today 1,170
 }
 
 
@@ -45,4 +45,4 @@ def test_no_exception_anywhere():
 
 def test_message_matches_are_counted():
     """The README quotes how many invalid cases also match MLIR's message text."""
-    assert corpus_status.figures(corpus_status.whole_corpus())["invalid"].matched >= 780
+    assert corpus_status.figures(corpus_status.whole_corpus())["invalid"].matched >= 815  # today 826

@@ -2,7 +2,7 @@
 
 Each snippet parses and verifies; our print is a fixed point. Against iree-opt
 (it knows stablehlo and chlo): the generic form of our print equals the generic
-form of the original. mhlo (not in iree-opt) prints in the generic form.
+form of the original. mhlo (not in iree-opt) prints as mlir-hlo does (stablehlo's forms).
 """
 from __future__ import annotations
 
@@ -128,9 +128,11 @@ def test_attributes_in_generic_form():
     assert "compare_type = #stablehlo<comparison_type FLOAT>" in generic
 
 
-def test_mhlo_prints_generic_with_properties():
+def test_mhlo_prints_pretty_as_mlir_hlo():
     printed = _roundtrip(MHLO["mhlo"])
-    assert '"mhlo.compare"' in printed and "<{comparison_direction = #mhlo<comparison_direction GT>" in printed
+    assert "mhlo.compare GT, %0, %a, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>" in printed
+    assert "mhlo.reduce(%0 init: %i) applies mhlo.add across dimensions = [1]" in printed
+    assert "mhlo.topk(%a, k = 2, largest = true) : tensor<2x3xf32> -> (tensor<2x2xf32>, tensor<2x2xi32>)" in printed
 
 
 def test_bad_custom_syntax_is_reported():

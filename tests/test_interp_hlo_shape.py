@@ -168,3 +168,121 @@ def test_recv_without_sender_is_an_error():
     fn = module.regions[0].blocks[0].ops[0]
     with pytest.raises(InterpreterError, match="nothing was sent"):
         Interpreter(module).run_region(fn.regions[0], [TOKEN])
+
+
+def test_calls_pass_tokens_tuples_and_quantized_tensors():
+    src = """
+func.func @f(%t: !stablehlo.token, %x: tuple<tensor<2xi32>, tensor<i32>>, %q: tensor<2x!quant.uniform<i8:f32, 0.5:-10>>)
+    -> (tensor<2xf32>, tensor<i32>) {
+  %d = stablehlo.uniform_dequantize %q : (tensor<2x!quant.uniform<i8:f32, 0.5:-10>>) -> tensor<2xf32>
+  %e = stablehlo.get_tuple_element %x[1] : (tuple<tensor<2xi32>, tensor<i32>>) -> tensor<i32>
+  return %d, %e : tensor<2xf32>, tensor<i32>
+}
+func.func @main() -> (tensor<2xf32>, tensor<i32>) {
+  %t = stablehlo.after_all : !stablehlo.token
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %b = stablehlo.constant dense<3> : tensor<i32>
+  %tu = stablehlo.tuple %a, %b : tuple<tensor<2xi32>, tensor<i32>>
+  %c = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %q = stablehlo.uniform_quantize %c : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-10>>
+  %r:2 = func.call @f(%t, %tu, %q) : (!stablehlo.token, tuple<tensor<2xi32>, tensor<i32>>,
+      tensor<2x!quant.uniform<i8:f32, 0.5:-10>>) -> (tensor<2xf32>, tensor<i32>)
+  return %r#0, %r#1 : tensor<2xf32>, tensor<i32>
+}"""
+    d, e = run(src)
+    assert d.tolist() == [1.0, 2.0] and int(e) == 3
+
+
+ORACLE_PROGRAM = """
+func.func @main(%a: tensor<3x4xf32>, %b: tensor<4xf32>, %i: tensor<i32>) -> (tensor<5x11xf32>, tensor<3x4xf32>, tensor<4x3xf32>,
+    tensor<2x2xf32>, tensor<6x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>, tensor<2x3xf32>) {
+  %pv = stablehlo.constant dense<-1.0> : tensor<f32>
+  %0 = stablehlo.pad %a, %pv, low = [1, -1], high = [1, 2], interior = [0, 2] : (tensor<3x4xf32>, tensor<f32>) -> tensor<5x11xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %2 = stablehlo.transpose %a, dims = [1, 0] : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  %3 = stablehlo.slice %a [0:3:2, 1:4:2] : (tensor<3x4xf32>) -> tensor<2x2xf32>
+  %4 = stablehlo.concatenate %a, %a, dim = 0 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  %5 = stablehlo.reverse %a, dims = [0, 1] : tensor<3x4xf32>
+  %6 = stablehlo.dynamic_slice %a, %i, %i, sizes = [2, 4] : (tensor<3x4xf32>, tensor<i32>, tensor<i32>) -> tensor<2x4xf32>
+  %u = stablehlo.constant dense<7.0> : tensor<2x2xf32>
+  %7 = stablehlo.dynamic_update_slice %a, %u, %i, %i : (tensor<3x4xf32>, tensor<2x2xf32>, tensor<i32>, tensor<i32>) -> tensor<3x4xf32>
+  %lo = stablehlo.constant dense<-10.0> : tensor<f32>
+  %hi = stablehlo.constant dense<10.0> : tensor<f32>
+  %s = stablehlo.constant dense<[2, 3]> : tensor<2xi64>
+  %8 = stablehlo.rng %lo, %hi, %s, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<5x11xf32>, tensor<3x4xf32>, tensor<4x3xf32>, tensor<2x2xf32>,
+      tensor<6x4xf32>, tensor<3x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>, tensor<2x3xf32>
+}
+"""
+
+
+@pytest.mark.oracle
+def test_matches_iree_run_module(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def tool(name):
+        beside = Path(sys.executable).parent / name
+        return str(beside) if beside.is_file() else name
+    inputs = [np.arange(12, dtype=np.float32).reshape(3, 4), np.array([1, 2, 3, 4], np.float32),
+              np.array(5, np.int32)]
+    ours = run(ORACLE_PROGRAM, *inputs)
+    src = tmp_path / "prog.mlir"
+    src.write_text(ORACLE_PROGRAM)
+    vmfb = tmp_path / "prog.vmfb"
+    subprocess.run([tool("iree-compile"), "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    cmd = [tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
+    for k, a in enumerate(inputs[:2]):
+        np.save(tmp_path / f"in{k}.npy", a)
+        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
+    cmd.append("--input=i32=5")
+    for k in range(len(ours)):
+        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    for k, value in enumerate(ours):
+        np.testing.assert_allclose(value, np.load(tmp_path / f"out{k}.npy"), rtol=1e-6, err_msg=f"result {k}")
+
+
+RNG_PROGRAM = """
+func.func @main(%s: tensor<2xui64>, %t: tensor<4xi32>) -> (tensor<2xui64>, tensor<3x5xui32>, tensor<5xui64>, tensor<4xi32>,
+    tensor<3x2x3xi32>, tensor<7xui32>, tensor<3xui64>) {
+  %0:2 = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3x5xui32>)
+  %1:2 = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<5xui64>)
+  %2:2 = stablehlo.rng_bit_generator %t, algorithm = THREE_FRY : (tensor<4xi32>) -> (tensor<4xi32>, tensor<3x2x3xi32>)
+  %3:2 = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<7xui32>)
+  %4:2 = stablehlo.rng_bit_generator %s, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3xui64>)
+  return %0#0, %0#1, %1#1, %2#0, %2#1, %3#1, %4#1 : tensor<2xui64>, tensor<3x5xui32>, tensor<5xui64>, tensor<4xi32>,
+      tensor<3x2x3xi32>, tensor<7xui32>, tensor<3xui64>
+}
+"""
+
+
+@pytest.mark.oracle
+def test_rng_bit_generator_matches_iree_run_module(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def tool(name):
+        beside = Path(sys.executable).parent / name
+        return str(beside) if beside.is_file() else name
+    inputs = [np.array([12345678901, 77], np.uint64), np.array([5, 6, 7, 8], np.int32)]
+    ours = run(RNG_PROGRAM, *inputs)
+    src = tmp_path / "rng.mlir"
+    src.write_text(RNG_PROGRAM)
+    vmfb = tmp_path / "rng.vmfb"
+    subprocess.run([tool("iree-compile"), "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    cmd = [tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
+    for k, a in enumerate(inputs):
+        np.save(tmp_path / f"in{k}.npy", a)
+        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
+    for k in range(len(ours)):
+        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    for k, value in enumerate(ours):
+        np.testing.assert_array_equal(value, np.load(tmp_path / f"out{k}.npy"), err_msg=f"result {k}")

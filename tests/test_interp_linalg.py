@@ -624,6 +624,42 @@ func.func @pack(%a: tensor<5x7xi32>) -> tensor<3x2x3x4xi32> {
        into %d : tensor<5x7xi32> -> tensor<3x2x3x4xi32>
   return %r : tensor<3x2x3x4xi32>
 }
+func.func @softmax(%a: tensor<3x17xf32>) -> tensor<3x17xf32> {
+  %e = tensor.empty() : tensor<3x17xf32>
+  %r = linalg.softmax dimension(1) ins(%a : tensor<3x17xf32>) outs(%e : tensor<3x17xf32>) -> tensor<3x17xf32>
+  return %r : tensor<3x17xf32>
+}
+func.func @pool(%x: tensor<1x7x7x3xf32>) -> tensor<1x3x3x3xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %w = tensor.empty() : tensor<3x3xf32>
+  %e = tensor.empty() : tensor<1x3x3x3xf32>
+  %o = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  %r = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x7x7x3xf32>, tensor<3x3xf32>) outs(%o : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %r : tensor<1x3x3x3xf32>
+}
+func.func @dwconv(%x: tensor<1x6x6x4xf32>, %w: tensor<3x3x4xf32>) -> tensor<1x4x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x4x4xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  %r = linalg.depthwise_conv_2d_nhwc_hwc ins(%x, %w : tensor<1x6x6x4xf32>, tensor<3x3x4xf32>) outs(%o : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %r : tensor<1x4x4x4xf32>
+}
+func.func @padslice(%t: tensor<4x5xi32>) -> tensor<3x4xi32> {
+  %c = arith.constant 7 : i32
+  %p = tensor.pad %t low[1, 2] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : i32
+  } : tensor<4x5xi32> to tensor<5x8xi32>
+  %s = tensor.extract_slice %p[0, 1] [3, 4] [2, 2] : tensor<5x8xi32> to tensor<3x4xi32>
+  return %s : tensor<3x4xi32>
+}
+func.func @unpack(%a: tensor<3x2x3x4xi32>) -> tensor<5x7xi32> {
+  %d = tensor.empty() : tensor<5x7xi32>
+  %r = linalg.unpack %a outer_dims_perm = [1, 0] inner_dims_pos = [1, 0] inner_tiles = [3, 4]
+       into %d : tensor<3x2x3x4xi32> -> tensor<5x7xi32>
+  return %r : tensor<5x7xi32>
+}
 """
 
 
@@ -644,7 +680,10 @@ def test_matches_iree_run_module(tmp_path):
     x[1, 3] = x[1, 7] = 50.0  # a tie: the first index wins
     inputs = {"mm": [i8(5, 7), i8(7, 3), RNG.integers(-9, 9, (5, 3)).astype(np.int32)],
               "conv": [f32(1, 6, 6, 2), f32(3, 3, 2, 4)], "argmax": [x],
-              "pack": [np.arange(35, dtype=np.int32).reshape(5, 7)]}
+              "pack": [np.arange(35, dtype=np.int32).reshape(5, 7)],
+              "softmax": [f32(3, 17) * 10], "pool": [f32(1, 7, 7, 3)], "dwconv": [f32(1, 6, 6, 4), f32(3, 3, 4)],
+              "padslice": [np.arange(20, dtype=np.int32).reshape(4, 5)],
+              "unpack": [np.arange(72, dtype=np.int32).reshape(3, 2, 3, 4)]}
     for name, args in inputs.items():
         (ours,) = run(ORACLE, name, *args)
         cmd = [_iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
@@ -887,3 +926,83 @@ def test_random_generic_matches_loop_order(seed, monkeypatch):
     for g, e in zip(got, ref):
         assert g.shape == e.shape
         np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_strict_float_order_accumulates_in_loop_order():
+    """Default: BLAS / pairwise order (more accurate). strict_float_order: one rounding per
+    loop step, in loop order, as the op's loop nest and IREE's CPU code do (f16: 20.28)."""
+    src = """
+    func.func @f(%a: tensor<1x2048xf16>, %b: tensor<2048x1xf16>) -> tensor<1x1xf16> {
+      %z = arith.constant 0.0 : f16
+      %e = tensor.empty() : tensor<1x1xf16>
+      %c = linalg.fill ins(%z : f16) outs(%e : tensor<1x1xf16>) -> tensor<1x1xf16>
+      %r = linalg.matmul ins(%a, %b : tensor<1x2048xf16>, tensor<2048x1xf16>) outs(%c : tensor<1x1xf16>) -> tensor<1x1xf16>
+      return %r : tensor<1x1xf16>
+    }"""
+    result = parse_and_verify(src)
+    a = np.ones((1, 2048), np.float16)
+    b = np.full((2048, 1), 0.01, np.float16)
+    it = Interpreter(result.module)
+    it.strict_float_order = False
+    assert abs(float(it.call("f", [a, b])[0][0, 0]) - 20.48) < 0.01
+    it.strict_float_order = True
+    assert abs(float(it.call("f", [a, b])[0][0, 0]) - 20.28) < 0.01
+
+
+def test_generate_with_control_flow_on_indices():
+    src = """
+    func.func @f() -> tensor<3x3xi32> {
+      %r = tensor.generate {
+      ^bb0(%i: index, %j: index):
+        %c = arith.cmpi ult, %i, %j : index
+        %v = scf.if %c -> i32 {
+          %one = arith.constant 1 : i32
+          scf.yield %one : i32
+        } else {
+          %z = arith.constant 0 : i32
+          scf.yield %z : i32
+        }
+        tensor.yield %v : i32
+      } : tensor<3x3xi32>
+      return %r : tensor<3x3xi32>
+    }"""
+    (r,) = run(src, "f")
+    np.testing.assert_array_equal(r, np.triu(np.ones((3, 3), np.int32), 1))
+
+
+@pytest.mark.parametrize("fmr,m,r,kh", [("F_2_3", 2, 3, 3), ("F_4_3", 4, 3, 3), ("F_2_5", 2, 5, 5), ("F_2_3", 2, 3, 1)])
+def test_winograd_transforms_compose_to_a_convolution(fmr, m, r, kh):
+    """filter / input / output transforms with a batched matmul between them give the direct
+    NHWC x FHWC convolution (checks MLIR's matrices and scalar factors, 2-D and 1-D kernels)."""
+    a = m + r - 1
+    ah = a if kh != 1 else 1
+    ow = 2 * m
+    oh = ow if kh != 1 else 3
+    th, tw = (oh // m if kh != 1 else oh), ow // m
+    ih, iw = oh + kh - 1, ow + r - 1
+    src = f"""
+    func.func @f(%x: tensor<2x{ih}x{iw}x3xf32>, %w: tensor<5x{kh}x{r}x3xf32>) -> (tensor<{ah}x{a}x3x5xf32>, tensor<{ah}x{a}x{th}x{tw}x2x3xf32>) {{
+      %e1 = tensor.empty() : tensor<{ah}x{a}x3x5xf32>
+      %u = linalg.winograd_filter_transform fmr({fmr}) ins(%w : tensor<5x{kh}x{r}x3xf32>) outs(%e1 : tensor<{ah}x{a}x3x5xf32>) -> tensor<{ah}x{a}x3x5xf32>
+      %e2 = tensor.empty() : tensor<{ah}x{a}x{th}x{tw}x2x3xf32>
+      %v = linalg.winograd_input_transform fmr({fmr}) ins(%x : tensor<2x{ih}x{iw}x3xf32>) outs(%e2 : tensor<{ah}x{a}x{th}x{tw}x2x3xf32>) -> tensor<{ah}x{a}x{th}x{tw}x2x3xf32>
+      return %u, %v : tensor<{ah}x{a}x3x5xf32>, tensor<{ah}x{a}x{th}x{tw}x2x3xf32>
+    }}
+    func.func @o(%m: tensor<{ah}x{a}x{th}x{tw}x2x5xf32>, %init: tensor<2x{oh}x{ow}x5xf32>) -> tensor<2x{oh}x{ow}x5xf32> {{
+      %y = linalg.winograd_output_transform fmr({fmr}) ins(%m : tensor<{ah}x{a}x{th}x{tw}x2x5xf32>) outs(%init : tensor<2x{oh}x{ow}x5xf32>) -> tensor<2x{oh}x{ow}x5xf32>
+      return %y : tensor<2x{oh}x{ow}x5xf32>
+    }}"""
+    result = parse_and_verify(src)
+    if not result.ok:
+        pytest.skip("this winograd form is not accepted: " + result.diagnostics[0].format())
+    it = Interpreter(result.module)
+    x, w = f32(2, ih, iw, 3), f32(5, kh, r, 3)
+    u, v = it.call("f", [x, w])
+    product = np.einsum("abtunc,abcf->abtunf", v, u).astype(np.float32)
+    init = f32(2, oh, ow, 5)
+    (y,) = it.call("o", [product, init])
+    want = init.astype(np.float64).copy()
+    for i in range(kh):
+        for j in range(r):
+            want += np.einsum("nhwc,fc->nhwf", x[:, i:i + oh, j:j + ow, :], w[:, i, j, :])
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=2e-4)

@@ -21,7 +21,8 @@ from mlirtext.dialects import llvm_types as LT
 from mlirtext.interpreter import Interpreter, InterpreterError
 from mlirtext.interpreter.llvm import call_with_memrefs, memory_of
 from mlirtext.interpreter.llvm_memory import (NULL, Memory, Pointer, descriptor_struct, descriptor_to_array,
-                                              field_offset, layout, memref_to_descriptor)
+                                              descriptor_type, field_offset, layout, memref_to_descriptor,
+                                              store_descriptor)
 from mlirtext.ir import types as T
 
 PROGRAMS = Path(__file__).parent / "programs" / "llvm"
@@ -198,6 +199,25 @@ def test_layout_follows_the_llvm_data_layout():
     assert layout(T.VectorType((8,), T.i1)) == (1, 1)
     assert layout(T.IntegerType(17)) == (4, 4)
     assert layout(LT.PTR) == (8, 8)
+
+
+def test_values_round_trip_through_memory():
+    from mlirtext.interpreter.llvm_memory import decode, encode, size_of
+    memory = Memory()
+    target = memory.allocate(8, "heap")
+    t = LT.LLVMStructType((T.i1, LT.LLVMArrayType(2, T.VectorType((3,), T.i1)), T.f16, LT.PTR,
+                           T.VectorType((3,), T.f32), LT.LLVMStructType((T.i8, T.i64), packed=True),
+                           T.IntegerType(17)))
+    value = (np.array(True), [np.array([True, False, True]), np.array([False, False, True])], np.array(1.5, np.float16),
+             target + 4, np.array([1, 2, 3], np.float32), (np.array(-1, np.int8), np.array(2 ** 40, np.int64)),
+             np.array(-65536, np.int32))
+    raw = encode(value, t, memory)
+    assert len(raw) == size_of(t) == 48
+    back = decode(np.frombuffer(raw, np.uint8), 0, t, memory)
+    assert back[3] == target + 4
+    assert _scalars([back[0], back[2], back[6]]) == [True, 1.5, -65536]
+    assert [v.tolist() for v in back[1]] == [[True, False, True], [False, False, True]]
+    assert back[4].tolist() == [1, 2, 3] and _scalars(back[5]) == [-1, 2 ** 40]
 
 
 # ---- control flow and calls ----------------------------------------------------------------------
@@ -404,6 +424,17 @@ def test_c_library_externals():
     assert it.stdout.getvalue() == "n=-42 s=abc x=1.50 4.5e+00%\n"
 
 
+def test_memref_copy_runtime_function_with_strided_source():
+    it = _interp("memref_copy.mlir")
+    memory = memory_of(it)
+    base = np.arange(12, dtype=np.float32).reshape(3, 4)
+    src = memref_to_descriptor(memory, base)
+    view = [src[0], src[1], np.int64(1), np.int64(2), np.int64(3), np.int64(1), np.int64(4)]  # base[:, 1:3].T
+    dst = memref_to_descriptor(memory, np.zeros((2, 3), np.float32))
+    it.call("copy", view + dst)
+    np.testing.assert_array_equal(descriptor_to_array(memory, dst, np.float32), base[:, 1:3].T)
+
+
 # ---- printing -----------------------------------------------------------------------------------
 def test_print_functions_and_print_memref():
     it = _interp("print.mlir")
@@ -436,5 +467,7 @@ def test_descriptor_round_trip_and_views():
     # a transposed copy keeps its values
     t = memref_to_descriptor(memory, a.T)
     np.testing.assert_array_equal(descriptor_to_array(memory, t, np.float64), a.T)
+    stored = store_descriptor(memory, pieces)      # the C interface's pointer to the struct
+    assert memory.load(stored, descriptor_type(3), "test")[3] == pieces[3:6]
     empty = memref_to_descriptor(memory, np.zeros((0, 3), np.int32))
     assert descriptor_to_array(memory, empty, np.int32).shape == (0, 3)

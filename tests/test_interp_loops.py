@@ -311,3 +311,33 @@ def test_call_to_unknown_declaration_is_an_error():
     }"""
     with pytest.raises(InterpreterError, match="declaration"):
         run(src, "main")
+
+
+def test_out_of_bounds_store_is_an_error():
+    src = """
+    func.func @f(%m: memref<4xf32>, %i: index) {
+      %c = arith.constant 1.0 : f32
+      memref.store %c, %m[%i] : memref<4xf32>
+      return
+    }"""
+    with pytest.raises(InterpreterError, match="out of bounds"):
+        run(src, "f", np.zeros(4, np.float32), np.array(-1, np.int64))
+    with pytest.raises(InterpreterError, match="out of bounds"):
+        run(src, "f", np.zeros(4, np.float32), np.array(4, np.int64))
+
+
+def test_strided_metadata_and_reinterpret_cast_share_the_buffer():
+    src = """
+    func.func @f(%m: memref<4x6xf32>) -> (memref<2x3xf32, strided<[6, 2], offset: 7>>, index, index, index) {
+      %base, %off, %s:2, %st:2 = memref.extract_strided_metadata %m : memref<4x6xf32> -> memref<f32>, index, index, index, index, index
+      %v = memref.reinterpret_cast %base to offset: [7], sizes: [2, 3], strides: [6, 2] : memref<f32> to memref<2x3xf32, strided<[6, 2], offset: 7>>
+      %c = arith.constant -1.0 : f32
+      %c0 = arith.constant 0 : index
+      memref.store %c, %v[%c0, %c0] : memref<2x3xf32, strided<[6, 2], offset: 7>>
+      %b2, %off2, %s2:2, %st2:2 = memref.extract_strided_metadata %v : memref<2x3xf32, strided<[6, 2], offset: 7>> -> memref<f32>, index, index, index, index, index
+      return %v, %off2, %st2#0, %st2#1 : memref<2x3xf32, strided<[6, 2], offset: 7>>, index, index, index
+    }"""
+    m = np.arange(24, dtype=np.float32).reshape(4, 6)
+    v, off, s0, s1 = run(src, "f", m)
+    np.testing.assert_array_equal(v, [[-1, 9, 11], [13, 15, 17]])
+    assert m[1, 1] == -1 and (int(off), int(s0), int(s1)) == (7, 6, 2)

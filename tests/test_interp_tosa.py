@@ -731,3 +731,32 @@ def test_rfft2d_is_the_forward_transform():
     ref = np.fft.rfft2(x.astype(np.float64))
     np.testing.assert_allclose(re, ref.real, atol=1e-4)
     np.testing.assert_allclose(im, ref.imag, atol=1e-4)
+
+
+MX_TYPES = """
+func.func @consts() -> (tensor<2x!tosa.mxint8>, tensor<2x64x!tosa.block_scaled<f8E4M3FN:f8E8M0FNU:BLOCK_SHAPE_32>>) {
+  %0 = "tosa.const"() {values = dense<tensor<2x!tosa.mxint8> : [127 : i8, -128 : i8]>} : () -> tensor<2x!tosa.mxint8>
+  %1 = "tosa.const"() <{values = dense<tensor<2x64x!tosa.block_scaled<f8E4M3FN:f8E8M0FNU:BLOCK_SHAPE_32, {1.0, 2.0, 4.0, 8.0}>> : 1.5 : f8E4M3FN>}> : () -> tensor<2x64x!tosa.block_scaled<f8E4M3FN:f8E8M0FNU:BLOCK_SHAPE_32>>
+  return %0, %1 : tensor<2x!tosa.mxint8>, tensor<2x64x!tosa.block_scaled<f8E4M3FN:f8E8M0FNU:BLOCK_SHAPE_32>>
+}
+func.func @casts(%x: tensor<2x32xf32>) -> (tensor<2x32xf32>, tensor<2x32x!tosa.mxint8>, tensor<2x1xf8E8M0FNU>, tensor<2x32xf32>) {
+  %0 = tosa.cast %x : (tensor<2x32xf32>) -> tensor<2x32x!tosa.block_scaled<!tosa.mxint8:f8E8M0FNU:BLOCK_SHAPE_32>>
+  %1 = tosa.cast %0 : (tensor<2x32x!tosa.block_scaled<!tosa.mxint8:f8E8M0FNU:BLOCK_SHAPE_32>>) -> tensor<2x32xf32>
+  %d, %s = tosa.cast_to_block_scaled %x {block_size = #tosa.block_size<BLOCK_SIZE_32> : i32} : (tensor<2x32xf32>) -> (tensor<2x32x!tosa.mxint8>, tensor<2x1xf8E8M0FNU>)
+  %2 = tosa.cast_from_block_scaled %d, %s {block_size = #tosa.block_size<BLOCK_SIZE_32> : i32} : (tensor<2x32x!tosa.mxint8>, tensor<2x1xf8E8M0FNU>) -> tensor<2x32xf32>
+  return %1, %d, %s, %2 : tensor<2x32xf32>, tensor<2x32x!tosa.mxint8>, tensor<2x1xf8E8M0FNU>, tensor<2x32xf32>
+}
+"""
+
+
+def test_mx_element_types():
+    mx, scaled = run(MX_TYPES, "consts")
+    assert mx.tolist() == [127, -128]                                   # int8 storage of value * 2^-6
+    assert scaled[0, ::32].tolist() == [1.5, 3.0] and scaled[1, ::32].tolist() == [6.0, 12.0]
+    x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(2, 32)
+    through, data, scale, back = run(MX_TYPES, "casts", x)
+    # max |x| = 3 over normal_max 127/64: scale 2^(floor(log2(3 / 1.984)) + 1) = 2
+    assert scale.astype(np.float32).ravel().tolist() == [2.0, 2.0]
+    assert data[0, 0] == -96                                            # -3 / 2 / 2^-6
+    np.testing.assert_allclose(back, x, atol=1 / 64)
+    np.testing.assert_array_equal(through, back)

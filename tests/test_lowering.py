@@ -2,6 +2,8 @@
 iree-opt accepts it, and --check-semantics finds the same numbers as the level above."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,38 @@ func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
     # %f's buffer is written in place by %a (its only user); %x is an argument: %b copies it first.
     assert lowered.count("memref.alloc") == 2
     assert lowered.count("memref.copy") == 1
+
+
+CHAIN = """
+func.func @chain(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %0 = stablehlo.multiply %x, %y : tensor<8x16xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<8x16xf32>
+  %2 = stablehlo.add %0, %1 : tensor<8x16xf32>
+  %3 = stablehlo.tanh %2 : tensor<8x16xf32>
+  %4 = stablehlo.exponential %3 : tensor<8x16xf32>
+  return %4 : tensor<8x16xf32>
+}
+"""
+
+
+@pytest.mark.oracle
+def test_elementwise_chains_fuse_into_one_generic():
+    text, _ = lower(CHAIN, "linalg")
+    assert text.count("linalg.generic") == 1
+    body = text[text.index("^bb0"):]
+    for op in ("arith.mulf", "arith.addf", "math.tanh", "math.exp"):
+        assert op in body
+    assert generic_forms([text]) is not None
+    lower(CHAIN, "llvm")  # and the fused op lowers all the way, with the same numbers
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "mlirtext" / "examples").glob("*.mlir"))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_bundled_examples_are_valid_and_lower_to_llvm_with_the_same_numbers(path):
+    text = path.read_text()
+    assert generic_forms([text]) is not None
+    lowered, report = lower(text, "llvm")
+    assert any("convert-loops-to-llvm" in line for line in report)

@@ -88,7 +88,7 @@ def test_states_with_and_row_keys(tables):
 
 
 # -- callbacks: the children each callback receives are those Lark's tree builder gives ---------
-def _children(rule, fresh: bool, spliced: int):
+def _children(rule, spliced: int):
     """Children for a reduction by `rule`: a marker per symbol, a Tree with `spliced`
     markers for each inlined `_rule` (whose children Lark splices in)."""
     out = []
@@ -139,8 +139,8 @@ def test_compiled_callbacks_shape_children_as_lark_does(lark):
     kept = 0
     for rule, mine in zip(rules, ours):
         for spliced in (0, 1, 2):
-            want = _plain(theirs[rule](_children(rule, True, spliced)))
-            children = _children(rule, True, spliced)
+            want = _plain(theirs[rule](_children(rule, spliced)))
+            children = _children(rule, spliced)
             if mine is None:  # the driver keeps the only child's value
                 assert len(children) == 1, rule
                 got = _plain(children[0])
@@ -149,3 +149,14 @@ def test_compiled_callbacks_shape_children_as_lark_does(lark):
                 got = _plain(mine(None, children))
             assert got == want, (rule, spliced)
     assert kept  # `?op_body: arith_binary`-like rules cost no call
+
+
+def test_lexer_punctuation_fast_path_matches_the_token_pattern():
+    from mlirtext.syntax.lexer import _TOKEN, Lexer
+
+    literals = {":": "COLON", "::": "DOUBLE_COLON", "-": "MINUS", "->": "ARROW"}
+    for text, stop in [(":", None), ("::", None), (":::", None), ("::", 1), ("->", None), ("->", 1),
+                       ("-", None), ("-5", None), (": i32", None), ("-> f32", None)]:
+        tok = Lexer(text, literals, stop).token(0, {})
+        m = _TOKEN.match(text, 0, len(text) if stop is None else stop)
+        assert (tok.type, tok.value, tok.end) == (literals.get(m.group(), "UNKNOWN"), m.group(), m.end()), text

@@ -49,10 +49,13 @@ DISCARDABLE_ATTR_CHECKS: dict = {}
 class VerifyError(Exception):
     """Raised by an op's verifier: what is wrong, and where if not the op itself."""
 
-    def __init__(self, message: str, span=None, notes=()):
+    def __init__(self, message: str, span=None, notes=(), also=()):
         super().__init__(message)
         self.span = span
         self.notes = list(notes)
+        #: further errors about the same op, reported after this one (MLIR follows an error
+        #: of an op's return type inference with "failed to infer returned types")
+        self.also = list(also)
 
 
 @dataclass(frozen=True)

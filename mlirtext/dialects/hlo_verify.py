@@ -23,14 +23,23 @@ VERIFIERS: dict[str, Callable[[Operation], None]] = {}
 _DEBUG = bool(os.environ.get("MLIRTEXT_HLO_DEBUG"))
 
 
+#: Ops whose every check is part of their return type inference in MLIR: an error is followed
+#: by "failed to infer returned types" (as `--verify-diagnostics` expects).
+INFERRED_ONLY = {"gather", "dynamic_gather", "if", "broadcast", "rng", "send", "topk", "async_done"}
+
+
 def verifier_for(name: str) -> Callable[[Operation], None]:
     """The check for op `name`, looked up when it runs (so declarations need no order)."""
+    inferred = name.split(".", 1)[-1] in INFERRED_ONLY and name.startswith(("stablehlo.", "mhlo."))
+
     def verify(op: Operation) -> None:
         check = VERIFIERS.get(name)
         if check is not None:
             try:
                 check(op)
-            except VerifyError:
+            except VerifyError as e:
+                if inferred:
+                    e.also.append("failed to infer returned types")
                 raise
             except (IndexError, KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
                 if _DEBUG:

@@ -45,9 +45,12 @@ _cc = dialect.ops["mhlo.custom_call"]
 dialect.op("mhlo.custom_call", _cc.summary, _cc.traits, _cc.properties + ("custom_call_schedule",),
            _cc.verify, _cc.print)
 
-# Printing: the generic form as written (iree-opt, our reference, does not know mhlo).
-for _name, _d in list(dialect.ops.items()):
-    dialect.op(_name, _d.summary, _d.traits, _d.properties, _d.verify, stablehlo.print_as_written)
+# Printing: mlir-hlo's pretty forms are stablehlo's under the `mhlo.` prefix, so the stablehlo
+# printers (given to `declare_family` above) print mhlo ops too. They read the attributes in
+# the prefix's own spelling (`#mhlo<comparison_direction GT>`, `#mhlo.conv<...>`) and fall back
+# to the generic form, keeping the source's `<{...}>` / `{...}` split, for any attribute without
+# a pretty spelling: mhlo's dense-element dimension lists (`broadcast_dimensions = dense<[0]> :
+# tensor<1xi64>`) print generic, as mlir-hlo prints them. Ops without a printer are generic.
 
 
 # ---- `mhlo.result_alias` on function arguments (mhlo's verifyRegionArgAttribute) ---------------

@@ -81,7 +81,7 @@ def _parse(text: str):
 #: Expressed type -> (smallest positive, largest finite) value: the range a scale must lie in.
 _SCALE_RANGE = {"f16": (2.0 ** -24, 65504.0), "bf16": (2.0 ** -133, 3.3895313892515355e38),
                 "f32": (2.0 ** -149, 3.4028234663852886e38), "f64": (5e-324, 1.7976931348623157e308)}
-_AXIS = re.compile(r"uniform<[^>]*?(?:<[^>]*>)?[^,<>]*?:\s*\w+\s*:\s*(-\d+)")
+_AXIS = re.compile(r"uniform<[^>,]*?(?:<[^>]*>)?[^,<>]*?:\s*\w+\s*:\s*(-\d+)")
 
 
 def check_text(text: str) -> Optional[tuple]:

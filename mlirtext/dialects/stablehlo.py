@@ -644,6 +644,23 @@ def _scalar_tensor(t):
     return t
 
 
+def _reduce_dims_attr(name: str, dims: list):
+    """stablehlo's `array<i64: ...>`; mhlo's reduce keeps `dense<[...]> : tensor<Nxi64>`."""
+    if prefix_of(name) == "mhlo":
+        return parse_dense("[" + ", ".join(map(str, dims)) + "]", T.RankedTensorType((len(dims),), T.i64))
+    return i64_array(dims)
+
+
+def _reduce_dims(op) -> list:
+    """The reduce dimensions in the attribute kind the prefix's custom syntax reads back."""
+    a = op.attributes.get("dimensions")
+    if prefix_of(op.name) == "mhlo":
+        _need(isinstance(a, DenseElementsAttr) and a.hex is None and len(a.shape) == 1
+              and a.type.element == T.i64)
+        return [int(v) for v in (list(a.values) * a.shape[0] if a.splat else a.values)]
+    return _arr(op, "dimensions")
+
+
 @dialect.rule("hlo_reduce_compact")
 def _hlo_reduce_compact(ctx, children):
     name, inputs, body_tok, dims, attrs, ftype = children
@@ -667,7 +684,7 @@ def _hlo_reduce_compact(ctx, children):
     ret = Operation(f"{prefix_of(name.value)}.return", [inner.results[0]])
     block.append(inner)
     block.append(ret)
-    attributes = {"dimensions": i64_array(_ints(dims, ctx))}
+    attributes = {"dimensions": _reduce_dims_attr(name.value, _ints(dims, ctx))}
     attributes.update(attrs or {})
     return hlo_create(ctx, name.value, operands, list(ftype.results), attributes, [Region([block])])
 
@@ -688,7 +705,7 @@ def _hlo_reducer(ctx, children):
 def _hlo_reduce_long(ctx, children):
     name, inputs, dims, attrs, ftype, _pairs, region = children
     operands = _reduce_operands(ctx, inputs, ftype)
-    attributes = {"dimensions": i64_array(_ints(dims, ctx))}
+    attributes = {"dimensions": _reduce_dims_attr(name.value, _ints(dims, ctx))}
     attributes.update(attrs or {})
     return hlo_create(ctx, name.value, operands, list(ftype.results), attributes, [region])
 
@@ -912,9 +929,11 @@ def _parts_dot_general(p, op):
     for m in _DOT_FIELD.finditer(body):
         fields[m.group(1)] = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
     _need(_DOT_FIELD.sub("", body).replace(",", "").strip() == "")
-    known = {"lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
-             "rhs_contracting_dimensions"}
-    _need(set(fields) <= known)
+    known = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+             "rhs_contracting_dimensions")
+    _need(set(fields) <= set(known))
+    # the custom form reads back in this order: a verbatim attribute in another order stays generic
+    _need(list(fields) == [k for k in known if k in fields])
     parts = []
     lb, rb = fields.get("lhs_batching_dimensions", []), fields.get("rhs_batching_dimensions", [])
     if lb or rb:
@@ -1133,7 +1152,7 @@ def _print_reduce(p, op) -> None:
     n = len(op.operands) // 2
     _need(n >= 1 and len(op.operands) == 2 * n and len(op.regions) == 1)
     inputs = ", ".join(f"({p.value(a)} init: {p.value(b)})" for a, b in zip(op.operands[:n], op.operands[n:]))
-    dims = _list_text(_arr(op, "dimensions"))
+    dims = _list_text(_reduce_dims(op))
     attrs = p.op_attr_dict(op, elide=("dimensions",))
     body = _compact_reduce_body(op)
     p.write(op.name, inputs)
@@ -1169,7 +1188,22 @@ def _print_while(p, op) -> None:
     p.region(body, print_entry_args=False)
 
 
+@custom
+def _print_complex(p, op) -> None:
+    """`%a, %b : tensor<4xcomplex<f32>>` when the operands are the parts of the result type."""
+    _need(len(op.operands) == 2 and len(op.results) == 1)
+    t = op.results[0].type
+    e = T.element_type(t)
+    _head(p, op)
+    p.write(p.op_attr_dict(op), " : ")
+    if isinstance(e, T.ComplexType) and op.operand_types == [shaped_like(t, e.element)] * 2:
+        p.write(p.type(t))
+    else:
+        p.write(_sig_func(p, op))
+
+
 PRINTERS.update({
+    "complex": _print_complex,
     "create_token": _print_nullary, "replica_id": _print_nullary, "partition_id": _print_nullary,
     "iota": _print_iota, "after_all": _print_after_all, "tuple": _print_tuple,
     "optimization_barrier": _print_barrier, "select": _print_select, "compare": _print_compare,
@@ -1177,6 +1211,11 @@ PRINTERS.update({
     "custom_call": _print_custom_call, "composite": _print_composite, "convolution": _print_convolution,
     "reduce": _print_reduce, "while": _print_while, "return": custom(_print_return),
 })
+
+
+# mhlo's own ops with stablehlo's shape: `mhlo.copy %x : T`, `mhlo.bitcast %x : (A) -> B`.
+for _short in ("add_dependency", "bitcast", "copy", "stochastic_convert"):
+    MHLO_PRINTERS[_short] = _make_printer(None, sig=_sig_same)
 
 
 # ---- chlo printers -------------------------------------------------------------------
@@ -1206,6 +1245,21 @@ def _print_top_k(p, op) -> None:
             " : ", p.type(op.operand_types[0]), " -> ", p.result_types(op.result_types) if len(op.results) != 1
             else f"({p.type(op.result_types[0])})")
 
+
+@custom
+def _print_mhlo_topk(p, op) -> None:
+    """`mhlo.topk(%x, k = 8, largest = true) : T -> (T1, T2)`."""
+    _need(len(op.operands) == 1 and len(op.results) == 2)
+    parts = [p.value(op.operands[0]), f"k = {_i64(op, 'k')}"]
+    largest = op.attributes.get("largest")
+    if largest is not None:
+        _need(isinstance(largest, IntegerAttr) and largest.type == T.i1)
+        parts.append(f"largest = {'true' if largest.value else 'false'}")
+    p.write(op.name, "(", ", ".join(parts), ")", p.op_attr_dict(op, elide=("k", "largest")), " : ",
+            p.type(op.operand_types[0]), " -> ", p.result_types(op.result_types))
+
+
+MHLO_PRINTERS["topk"] = _print_mhlo_topk
 
 CHLO_PRINTERS.update({
     "unary": _print_chlo_unary, "binary": _print_chlo_binary, "broadcast_binary": _print_chlo_broadcast,

@@ -56,6 +56,13 @@ def dtype_of(t: T.Type) -> np.dtype:
         if m and int(m.group(2)) <= 64:
             width = next(w for w in (8, 16, 32, 64) if int(m.group(2)) <= w)
             return np.dtype(f"{m.group(1)}{width // 8}")
+    if isinstance(e, T.DialectType) and e.text.startswith("quant.uniform"):
+        from .hlo_common import quant_type  # quantized values are their storage integers
+        return dtype_of(quant_type(e).storage)
+    if isinstance(e, T.DialectType) and e.text == "tosa.mxint8":  # int8 storage, value = int8 * 2^-6
+        return np.dtype(np.int8)
+    if isinstance(e, T.DialectType) and e.text.startswith("tosa.block_scaled<"):  # held dequantized
+        return np.dtype(np.float32)
     raise UnsupportedType(f"type {t} has no numpy representation")
 
 
@@ -86,6 +93,15 @@ def shape_of(t: T.Type) -> tuple:
 
 def check_value(value: np.ndarray, t: T.Type, what: str) -> np.ndarray:
     """`value` as the runtime form of type `t`, or a clear error saying what differs."""
+    if isinstance(t, T.TupleType):  # HLO tuples are Python tuples
+        if not isinstance(value, tuple) or len(value) != len(t.types):
+            raise ValueError(f"{what}: expected {t}")
+        return tuple(check_value(v, e, f"{what}, element {i}") for i, (v, e) in enumerate(zip(value, t.types)))
+    if isinstance(t, T.DialectType) and t.text in ("stablehlo.token", "mhlo.token"):
+        from .values import TOKEN
+        if value is not TOKEN:
+            raise ValueError(f"{what}: expected {t}")
+        return value
     dtype = dtype_of(t)
     arr = np.asarray(value)
     if isinstance(t, T.ShapedType):

@@ -58,7 +58,7 @@ def _map(interp, op, args):
     return [as_result(op, np.broadcast_to(v, shape), i) for i, v in enumerate(out)]
 
 
-@impl("stablehlo.composite")
+@impl("stablehlo.composite", "mhlo.composite")
 def _composite(interp, op, args):
     callee = op.attributes.get("decomposition")
     name = getattr(callee, "root", None) or getattr(callee, "value", None)

@@ -240,3 +240,13 @@ def _rng_uniform_legacy(interp, op, args):
     dt = np_dtype(op.results[0].type)
     r = _lcg_uniform(shape, a, b, dt)
     return [fit(op, np.floor(r) if dt.kind in "iu" else r)]
+
+
+@impl("mhlo.xla.rng_get_and_update_state")
+def _rng_get_and_update_state(interp, op, args):
+    """XLA's global RNG state: returns the current 128-bit state and advances it by `delta`."""
+    from .hlo_common import int_attr
+    state = getattr(interp, "rng_state", 0)
+    interp.rng_state = (state + int_attr(op, "delta", 0)) & ((1 << 128) - 1)
+    words = np.array([state & 0xFFFFFFFFFFFFFFFF, state >> 64], dtype=np.uint64)
+    return [fit(op, words)]

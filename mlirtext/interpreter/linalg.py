@@ -39,9 +39,13 @@ from .machine import InterpreterError, Return, Scope
 from .registry import IMPLS, impl
 
 
-class NotVectorizable(Exception):
+class NotVectorizable(InterpreterError):
     """Raised by an op inside a structured op's body that needs scalars (e.g. scf.if on an
-    array condition): the structured op then runs element by element."""
+    array condition): the structured op then runs element by element. (Should one escape
+    elsewhere, it is an ordinary interpreter error.)"""
+
+    def __init__(self, what: str = "value"):
+        super().__init__(f"a {what} must be a scalar here, got one value per element")
 
 
 # ---- small helpers ------------------------------------------------------------------------------
@@ -524,8 +528,21 @@ def elem_dtype(a):
     return np.asarray(a).dtype
 
 
+def strict_float_order(interp) -> bool:
+    """Whether float reductions must add in loop order (each step rounded, as the loop nest
+    of the op's definition and IREE's CPU code do) instead of ufunc / BLAS order: slower by
+    the reduction length. `interp.strict_float_order = True` or MLIRTEXT_STRICT_FLOAT_ORDER=1."""
+    flag = getattr(interp, "strict_float_order", None)
+    if flag is None:
+        import os
+        flag = os.environ.get("MLIRTEXT_STRICT_FLOAT_ORDER", "") not in ("", "0")
+    return bool(flag)
+
+
 def _reduce_vectorised(interp, op, block, gin, gout, sizes, red, keep, iotas):
     n_in = len(gin)
+    if any(np.asarray(g).dtype.kind in "fcV" for g in gout) and strict_float_order(interp):
+        return _sequential(interp, block, gin, gout, sizes, red, keep)
     plan = _plan_reduction(block, n_in, len(gout))
     if plan is None:
         return _sequential(interp, block, gin, gout, sizes, red, keep)
@@ -914,6 +931,92 @@ def _fill_rng_2d(interp, op, args):
 
 
 # ---- winograd transforms ------------------------------------------------------------------------------
-@impl("linalg.winograd_filter_transform", "linalg.winograd_input_transform", "linalg.winograd_output_transform")
-def _winograd(interp, op, args):
-    raise InterpreterError(f"'{op.name}' is not supported by the interpreter")
+# The constant matrices and scalar factors of MLIR's WinogradConv2D.cpp (the decomposition
+# that defines these ops): filter U = G g G^T, input V = B^T d B, output Y = A^T m A.
+def _w(rows, text):
+    from fractions import Fraction
+    values = [float(Fraction(v.replace("./", "/"))) for v in text.split()]  # "1./12" as in the C++ tables
+    return np.array(values, dtype=np.float64).reshape(rows, -1)
+
+
+_WINOGRAD = {  # fmr: (m, r, G, BT, AT, AT scalar factor)
+    "F_2_3": (2, 3, _w(4, "-1 0 0  1./2 -1./2 1./2  1./2 1./2 1./2  0 0 1"),
+              _w(4, "-1 0 1 0  0 -1 1 0  0 1 1 0  0 -1 0 1"),
+              _w(2, "1 1 1 0  0 -1 1 1"), 1),
+    "F_4_3": (4, 3, _w(6, "1 0 0  -1./3 1./3 -1./3  -1./3 -1./3 -1./3  1./12 -1./6 1./3  1./12 1./6 1./3  0 0 1"),
+              _w(6, "1./4 0 -5./16 0 1./16 0  0 1./4 -1./4 -1./16 1./16 0  0 -1./4 -1./4 1./16 1./16 0 "
+                    "0 1./4 -1./8 -1./4 1./8 0  0 -1./4 -1./8 1./4 1./8 0  0 1./4 0 -5./16 0 1./16"),
+              _w(4, "1./8 1./4 1./4 1./8 1./8 0  0 -1./4 1./4 -1./4 1./4 0  0 1./4 1./4 1./2 1./2 0 "
+                    "0 -1./4 1./4 -1 1 1./2"), 32),
+    "F_2_5": (2, 5, _w(6, "1 0 0 0 0  1./6 -1./6 1./6 -1./6 1./6  -1./6 -1./6 -1./6 -1./6 -1./6 "
+                          "-4./15 2./15 -1./15 1./30 -1./60  1./60 1./30 1./15 2./15 4./15  0 0 0 0 1"),
+              _w(6, "1./8 3./16 -1./4 -3./16 1./8 0  0 1./8 1./16 -5./16 1./8 0  0 -1./8 -5./16 -1./16 1./8 0 "
+                    "0 1./4 -1./8 -1./4 1./8 0  0 -1./8 -1./4 1./8 1./4 0  0 1./8 3./16 -1./4 -3./16 1./8"),
+              _w(2, "1./2 1 1 2 1 0  0 -1 1 -1 2 1./2"), 16),
+}
+
+
+def _winograd_params(op):
+    from ..dialects.linalg import WINOGRAD_FMR
+    fmr = WINOGRAD_FMR[op.attributes["fmr"].value]
+    m, r, G, BT, AT, factor = _WINOGRAD[fmr]
+    # the matrices are float constants of the element type (as the decomposition builds them)
+    return m, r, G.astype(np.float32), BT.astype(np.float32), AT.astype(np.float32), factor
+
+
+def _work_dtype(dtype):
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+@impl("linalg.winograd_filter_transform")
+def _winograd_filter(interp, op, args):
+    g, out = (np.asarray(a) for a in args)          # g: F x H x W x C -> out: aH x aW x C x F
+    m, r, G, _, _, _ = _winograd_params(op)
+    work = _work_dtype(out.dtype)
+    left, right = g.shape[1] != 1, g.shape[2] != 1
+    eye = np.ones((1, 1), work)
+    GL = G.astype(work) if left else eye
+    GR = G.astype(work) if right else eye
+    u = np.einsum("ah,fhwc,bw->abcf", GL, g.astype(work), GR)
+    return _finish(op, op.operands[1:], [out], [u.astype(out.dtype)])
+
+
+@impl("linalg.winograd_input_transform")
+def _winograd_input(interp, op, args):
+    x, out = (np.asarray(a) for a in args)          # x: N x H x W x C -> out: aH x aW x tH x tW x N x C
+    m, r, _, BT, _, _ = _winograd_params(op)
+    work = _work_dtype(out.dtype)
+    a_h, a_w, t_h, t_w = out.shape[:4]
+    left, right = a_h != 1, a_w != 1
+    step_h, step_w = (m if left else 1), (m if right else 1)
+    rows = (np.arange(t_h) * step_h)[:, None] + np.arange(a_h)[None, :]      # tH x aH
+    cols = (np.arange(t_w) * step_w)[:, None] + np.arange(a_w)[None, :]      # tW x aW
+    if rows.max() >= x.shape[1] or cols.max() >= x.shape[2]:
+        raise InterpreterError(f"the input ({x.shape[1]}x{x.shape[2]}) is too small for {t_h}x{t_w} tiles")
+    d = x.astype(work)[:, rows[:, :, None, None], cols[None, None, :, :], :]  # N x tH x aH x tW x aW x C
+    eye = np.ones((1, 1), work)
+    L = BT.astype(work) if left else eye
+    R = BT.astype(work) if right else eye   # B = BT^T: (d B)[., y] = sum_b d[., b] BT[y, b]
+    v = np.einsum("xa,ntaubc,yb->xytunc", L, d, R)
+    return _finish(op, op.operands[1:], [out], [v.astype(out.dtype)])
+
+
+@impl("linalg.winograd_output_transform")
+def _winograd_output(interp, op, args):
+    v, init = (np.asarray(a) for a in args)         # v: aH x aW x tH x tW x N x F -> init: N x H x W x F
+    m, r, _, _, AT, factor = _winograd_params(op)
+    work = _work_dtype(init.dtype)
+    a_h, a_w, t_h, t_w, n, f = v.shape
+    left, right = a_h != 1, a_w != 1
+    eye = np.ones((1, 1), work)
+    L = AT.astype(work) if left else eye
+    R = AT.astype(work) if right else eye
+    scale = (factor if left else 1) * (factor if right else 1)
+    y = np.einsum("ia,abtunf,jb->ijtunf", L, v.astype(work), R) * scale       # rows x cols x tH x tW x N x F
+    rows, cols = y.shape[0], y.shape[1]
+    tiles = y.transpose(4, 2, 0, 3, 1, 5).reshape(n, t_h * rows, t_w * cols, f)
+    out = init.astype(work).copy()
+    if t_h * rows > out.shape[1] or t_w * cols > out.shape[2]:
+        raise InterpreterError(f"the output ({out.shape[1]}x{out.shape[2]}) is too small for {t_h}x{t_w} tiles")
+    out[:, :t_h * rows, :t_w * cols, :] += tiles
+    return _finish(op, op.operands[1:], [init], [out.astype(init.dtype)])

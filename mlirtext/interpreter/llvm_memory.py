@@ -213,7 +213,7 @@ class Allocation:
     id: int
     base: int            # numeric address of byte 0
     data: np.ndarray     # uint8, the bytes
-    kind: str            # "stack", "heap", "global", "function"
+    kind: str            # "stack", "heap", "global", "function", or a caller's word ("argument")
     name: str = ""       # global or function symbol
     freed: bool = False
     readonly: bool = False
@@ -224,7 +224,8 @@ class Allocation:
 
     def describe(self) -> str:
         what = {"stack": "stack allocation (llvm.alloca)", "heap": "heap allocation",
-                "global": f"global @{self.name}", "function": f"function @{self.name}"}[self.kind]
+                "global": f"global @{self.name}", "function": f"function @{self.name}"}.get(
+            self.kind, f"{self.kind} allocation{' ' + self.name if self.name else ''}")
         if self.kind == "function":
             return what
         returned = " (its function has returned)" if self.kind == "stack" and self.freed else ""
@@ -376,6 +377,25 @@ def descriptor_struct(pieces: list) -> tuple:
     """The pieces as the `!llvm.struct<(ptr, ptr, i64, array<R x i64>, array<R x i64>)>` value."""
     rank = (len(pieces) - 3) // 2
     return (pieces[0], pieces[1], pieces[2], list(pieces[3:3 + rank]), list(pieces[3 + rank:]))
+
+
+def descriptor_type(rank: int) -> LT.LLVMStructType:
+    """`!llvm.struct<(ptr, ptr, i64, array<R x i64>, array<R x i64>)>` (rank 0: no arrays)."""
+    body = (LT.PTR, LT.PTR, T.i64)
+    if rank:
+        body += (LT.LLVMArrayType(rank, T.i64), LT.LLVMArrayType(rank, T.i64))
+    return LT.LLVMStructType(body)
+
+
+def store_descriptor(memory: Memory, pieces: list) -> Pointer:
+    """The descriptor stored in a fresh allocation, as the C interface (`_mlir_ciface_*`) passes
+    memrefs: a pointer to the descriptor struct."""
+    rank = (len(pieces) - 3) // 2
+    t = descriptor_type(rank)
+    value = descriptor_struct(pieces) if rank else (pieces[0], pieces[1], pieces[2])
+    ptr = memory.allocate(size_of(t), "heap", 8)
+    memory.store(ptr, value, t, "descriptor")
+    return ptr
 
 
 def descriptor_to_array(memory: Memory, descriptor, dtype, copy: bool = True) -> np.ndarray:

@@ -194,6 +194,29 @@ for _kind in list(_ELEMENT_DTYPES) + ["BF16"]:
     EXTERNALS[f"_mlir_ciface_printMemref{_kind}"] = _c
 
 
+def _ranked_view(interp, unranked_ptr, item: int, what: str) -> np.ndarray:
+    """A writable view of the memref an unranked descriptor {i64 rank, ptr desc} in memory denotes,
+    with elements as raw `item`-byte records."""
+    memory = _mem(interp)
+    words = memory.bytes_at(unranked_ptr, 16, what).view(np.int64)
+    rank, desc = int(words[0]), memory.pointer_at(int(words[1]))
+    fields = memory.bytes_at(desc, 8 * (3 + 2 * rank), what).view(np.int64)
+    pieces = [NULL, memory.pointer_at(int(fields[1])), int(fields[2])] + [int(x) for x in fields[3:]]
+    return descriptor_to_array(memory, pieces, np.dtype(f"V{item}"), copy=False)
+
+
+@external("memrefCopy")
+def _memref_copy(interp, op, args):
+    """memref.copy's lowering for non-contiguous memrefs: (element size, unranked src, unranked dst)."""
+    item = _u(args[0])
+    src = _ranked_view(interp, args[1], item, "memrefCopy source")
+    dst = _ranked_view(interp, args[2], item, "memrefCopy target")
+    if src.shape != dst.shape:
+        raise InterpreterError(f"memrefCopy: shapes differ ({src.shape} vs {dst.shape})")
+    dst[...] = src.copy()
+    return []
+
+
 # ---- libm ----------------------------------------------------------------------------------------------
 _LIBM = {
     "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,

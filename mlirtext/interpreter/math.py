@@ -13,7 +13,10 @@ def _erf(x):
 
 
 def _round_away(x):
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    """Round half away from zero, exactly: |x| + 0.5 would round up 0.49999997 in f32."""
+    t = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(np.asarray(x).dtype)
 
 
 _UNARY = {

@@ -27,10 +27,15 @@ def allocate(shape, dtype) -> np.ndarray:
 
 
 def root_of(a: np.ndarray) -> np.ndarray:
+    """The array owning `a`'s memory (through views and `as_strided`'s wrapper object)."""
     base = a
-    while isinstance(base.base, np.ndarray):
-        base = base.base
-    return base
+    while True:
+        b = base.base
+        if not isinstance(b, np.ndarray):
+            b = getattr(b, "base", None)  # as_strided keeps its source behind a DummyArray
+        if not isinstance(b, np.ndarray):
+            return base
+        base = b
 
 
 def _address(a: np.ndarray) -> int:
@@ -79,8 +84,14 @@ def _assume_alignment(interp, op, args):
     return [args[0]] if op.results else []
 
 
-def _index(indices):
-    return tuple(int(i) for i in indices)
+def _index(indices, buf=None):
+    idx = tuple(int(i) for i in indices)
+    if buf is not None:
+        shape = np.shape(buf)
+        if len(idx) != len(shape) or any(not 0 <= i < d for i, d in zip(idx, shape)):
+            raise InterpreterError(f"index [{', '.join(map(str, idx))}] is out of bounds of a memref of shape "
+                                   f"[{', '.join(map(str, shape))}]")
+    return idx
 
 
 @impl("memref.load")
@@ -88,13 +99,13 @@ def _load(interp, op, args):
     buf, *indices = args
     if any(np.ndim(i) for i in indices):  # inside a vectorised linalg body: a gather
         return [np.asarray(buf)[tuple(np.asarray(i, dtype=np.intp) for i in indices)]]
-    return [np.array(buf[_index(indices)])]
+    return [np.array(buf[_index(indices, buf)])]
 
 
 @impl("memref.store")
 def _store(interp, op, args):
     value, buf, *indices = args
-    buf[_index(indices)] = value
+    buf[_index(indices, buf)] = value
     return []
 
 
@@ -272,7 +283,7 @@ _ATOMIC = {
 def _atomic_rmw(interp, op, args):
     value, buf, *indices = args
     kind = ATOMIC_KINDS[op.attributes["kind"].value]
-    idx = _index(indices)
+    idx = _index(indices, buf)
     old = np.array(buf[idx])
     with np.errstate(all="ignore"):
         buf[idx] = _ATOMIC[kind](old, np.asarray(value).astype(old.dtype))

@@ -135,9 +135,17 @@ def _index_iotas(shape):
 
 
 def _region_over(interp, region, shape, dtype):
-    """The region (block arguments: one index per dim) evaluated over the whole shape at once."""
-    (value,) = interp.run_region(region, _index_iotas(shape))
-    return np.broadcast_to(np.asarray(value).astype(dtype, copy=False), shape)
+    """The region (block arguments: one index per dim) evaluated over the whole shape at once,
+    or element by element when it branches on the indices (scf.if on an array condition)."""
+    from .linalg import NotVectorizable
+    try:
+        (value,) = interp.run_region(region, _index_iotas(shape))
+        return np.broadcast_to(np.asarray(value).astype(dtype, copy=False), shape)
+    except NotVectorizable:
+        out = np.empty(shape, dtype)
+        for point in np.ndindex(*shape):
+            (out[point],) = interp.run_region(region, [np.array(i, dtype=np.int64) for i in point])
+        return out
 
 
 @impl("tensor.pad")

@@ -14,14 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.attributes import FloatAttr, IntegerAttr
-from ..ir.dense import DenseElementsAttr
+from ..ir import types as T
+from ..ir.dense import DenseElementsAttr, SelfTypedDenseAttr
 from .constants import attr_to_array
 from .dtypes import unsigned_view
 from .machine import InterpreterError, Return
 from .registry import impl
-from .tosa_common import (apply_scale_16, apply_scale_32, attr, clz, compute_float, enum, finish, first_attr, flag,
-                          int_attr, int_range, ints_attr, is_float, out_dtype, out_is_unsigned, out_type,
-                          out_width, scalar_int, signed_range)
+from .tosa_common import (apply_scale_16, apply_scale_32, attr, attr_value, clz, compute_float, enum, finish,
+                          first_attr, flag, int_attr, int_range, ints_attr, is_float, out_dtype, out_is_unsigned,
+                          out_type, out_width, scalar_int, signed_range)
 
 
 # ---- elementwise binary ---------------------------------------------------------------
@@ -206,12 +207,12 @@ def _clamp(interp, op, args):
     if lo_attr is None or hi_attr is None:
         raise InterpreterError("tosa.clamp needs min_val and max_val")
     if x.dtype.kind in "iub":
-        lo, hi = int(lo_attr.value), int(hi_attr.value)
+        lo, hi = int(attr_value(lo_attr, 'min_val')), int(attr_value(hi_attr, 'max_val'))
         info = np.iinfo(x.dtype) if x.dtype.kind != "b" else None
         if info is not None:  # bounds written for the signless type's bits
             lo, hi = max(lo, info.min), min(hi, info.max)
         return [finish(op, np.clip(x, lo, hi))]
-    lo, hi = float(lo_attr.value), float(hi_attr.value)
+    lo, hi = float(attr_value(lo_attr, 'min_val')), float(attr_value(hi_attr, 'max_val'))
     xf = compute_float(x)
     with np.errstate(all="ignore"):
         if enum(op, "nan_mode", "PROPAGATE") == "IGNORE":
@@ -225,6 +226,10 @@ def _clamp(interp, op, args):
 @impl("tosa.cast")
 def _cast(interp, op, args):
     x = np.asarray(args[0])
+    if tosa_block.is_mxint8(op.operands[0].type):
+        x = tosa_block.dequantize(x, None, 1, True)
+    if tosa_block.block_scaled_parts(out_type(op)) is not None:
+        return [tosa_block.cast_block_scaled(op, x)]
     dtype = out_dtype(op)
     if dtype.kind == "b":
         return [np.asarray(x != 0)]
@@ -306,9 +311,16 @@ def _table(interp, op, args):
 
 
 # ---- constants, identity, control flow --------------------------------------------------
+def is_mx_type(t) -> bool:
+    e = T.element_type(t) if t is not None else None
+    return isinstance(e, T.DialectType) and e.text.startswith(("tosa.mxint8", "tosa.block_scaled"))
+
+
 @impl("tosa.const")
 def _const(interp, op, args):
     value = first_attr(op, "values", "value")
+    if isinstance(value, SelfTypedDenseAttr) or is_mx_type(out_type(op)) or is_mx_type(getattr(value, "type", None)):
+        return [tosa_block.const_value(value, out_type(op))]
     if not isinstance(value, (DenseElementsAttr, IntegerAttr, FloatAttr)):
         raise InterpreterError(f"{op.name}: cannot read the value {value}")
     return [attr_to_array(value, out_type(op))]

@@ -71,9 +71,24 @@ def flag(op, name: str, default: bool = False) -> bool:
     return bool(getattr(a, "value", default))
 
 
+def attr_value(a, what: str):
+    """The number an IntegerAttr/FloatAttr holds, or a clear error naming `what`."""
+    if not isinstance(getattr(a, "value", None), (int, float)):
+        raise InterpreterError(f"{what} must be a number, got {a}")
+    return a.value
+
+
 def int_attr(op, name: str, default=None):
     a = op.attributes.get(name)
-    return default if a is None else int(a.value)
+    return default if a is None else int(attr_value(a, f"attribute '{name}'"))
+
+
+def dense_attr(op, name: str):
+    """The array a dense elements attribute `name` holds, as its own type."""
+    a = op.attributes.get(name)
+    if not isinstance(a, DenseElementsAttr):
+        raise InterpreterError(f"{op.name} needs a dense elements attribute '{name}', got {a}")
+    return attr_to_array(a, a.type)
 
 
 def ints_attr(op, name: str):
@@ -86,7 +101,7 @@ def ints_attr(op, name: str):
         return [int(v) for v in np.asarray(attr_to_array(a, a.type)).ravel()]
     items = getattr(a, "items", None)
     if items is not None:
-        return [int(i.value) for i in items]
+        return [int(attr_value(i, f"attribute '{name}'")) for i in items]
     raise InterpreterError(f"attribute '{name}' is not a list of integers: {a}")
 
 

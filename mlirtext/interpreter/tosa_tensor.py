@@ -7,12 +7,11 @@ import warnings
 import numpy as np
 
 from ..ir import types as T
-from .constants import attr_to_array
 from .dtypes import shape_of
 from .machine import InterpreterError
 from .registry import impl
-from .tosa_common import (attr, compute_float, enum, finish, first_attr, flag, int_attr, ints_attr, out_type,
-                          scalar_value)
+from .tosa_common import (attr_value, compute_float, dense_attr, enum, finish, first_attr, flag, int_attr,
+                          ints_attr, out_type, scalar_value)
 
 
 def _axis(op, x) -> int:
@@ -117,7 +116,7 @@ def _pad(interp, op, args):
         value = scalar_value(args[2])
     else:
         pad_const = first_attr(op, "pad_const", "pad_const_fp", "pad_const_int")
-        value = pad_const.value if pad_const is not None else 0
+        value = attr_value(pad_const, 'pad_const') if pad_const is not None else 0
     widths = [(pads[2 * i], pads[2 * i + 1]) for i in range(x.ndim)]
     if any(lo < 0 or hi < 0 for lo, hi in widths):
         raise InterpreterError("tosa.pad: negative padding")
@@ -175,8 +174,7 @@ def _scatter(interp, op, args):
 # ---- shape values -------------------------------------------------------------------------
 @impl("tosa.const_shape")
 def _const_shape(interp, op, args):
-    value = op.attributes["values"]
-    return [np.asarray(attr_to_array(value, value.type), np.int64).ravel()]
+    return [np.asarray(dense_attr(op, "values"), np.int64).ravel()]
 
 
 def _div_floor(a, b):
@@ -257,9 +255,8 @@ def _var_name(op) -> str:
 
 @impl("tosa.variable")
 def _variable(interp, op, args):
-    init = attr(op, "initial_value")
-    if init is not None:
-        _variables(interp)[_var_name(op)] = attr_to_array(init, init.type)
+    if "initial_value" in op.attributes:
+        _variables(interp)[_var_name(op)] = dense_attr(op, "initial_value")
     return []
 
 

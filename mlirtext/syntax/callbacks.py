@@ -54,30 +54,24 @@ def lark_shaping(rule):
     raise NotImplementedError(f"unexpected child filter {cls.__name__}")  # pragma: no cover
 
 
-def compile_rule(rule, fn: Optional[Callable]):
-    """The function `reduce(ctx, children)` for `rule`, or None when the rule's value is
-    its only child's (a `?rule` of one symbol, or a keyword rule): the driver then
-    keeps that value."""
+def rule_body(rule, fn: Optional[Callable]):
+    """The body of `reduce(ctx, c)` for `rule` as a tuple of source lines; "keep" when the
+    rule's value is its only child's (a `?rule` of one symbol, or a keyword rule: the
+    driver then keeps that value); "direct" when `fn` takes the children as they are."""
     to_include, nones_at_end, expand_single = lark_shaping(rule)
     size = len(rule.expansion)
     if size == 1 and to_include is None and (expand_single or fn is first_child):
-        return None
-    if fn is None:
-        fn = partial(_tree, callback_name(rule))
+        return "keep"
     if to_include is None:
         if not expand_single:
-            return fn
+            return "direct"
         body = ["    f = c"]
     else:
         body = _filter_body(to_include, nones_at_end)
     if expand_single:
         body.append("    if len(f) == 1:\n        return f[0]")
     body.append("    return fn(ctx, f)")
-    namespace = {"fn": fn}
-    exec("def reduce(ctx, c):\n" + "\n".join(body), namespace)
-    reduce = namespace["reduce"]
-    reduce.__qualname__ = reduce.__name__ = f"reduce_{callback_name(rule)}"
-    return reduce
+    return tuple(body)
 
 
 def _filter_body(to_include, nones_at_end) -> list[str]:
@@ -116,6 +110,39 @@ def _tree(name, ctx, children):
     return Tree(name, children)
 
 
+class CallbackCompiler:
+    """Makes each rule's `reduce(ctx, children)` (None: keep the only child) on request.
+
+    Compiling all of them up front costs a quarter of a second at start-up, and a
+    parse uses few rules: the driver asks for a rule's callback the first time it
+    reduces by that rule. Rules share shapes: each distinct body is compiled once,
+    as a factory that closes over the rule's callback."""
+
+    def __init__(self, rules, lookup: Lookup):
+        self.rules = rules
+        self.lookup = lookup
+        self.factories: dict = {}
+
+    def __call__(self, index: int):
+        rule = self.rules[index]
+        fn = self.lookup(callback_name(rule))
+        body = rule_body(rule, fn)
+        if body == "keep":
+            return None
+        if fn is None:
+            fn = partial(_tree, callback_name(rule))
+        if body == "direct":
+            return fn
+        factory = self.factories.get(body)
+        if factory is None:
+            inner = "\n".join("    " + line.replace("\n", "\n    ") for line in body)
+            namespace: dict = {}
+            exec(f"def make(fn):\n    def reduce(ctx, c):\n{inner}\n    return reduce\n", namespace)
+            factory = self.factories[body] = namespace["make"]
+        return factory(fn)
+
+
 def compile_callbacks(rules, lookup: Lookup) -> list:
-    """One `reduce(ctx, children)` (or None: keep the only child) per rule."""
-    return [compile_rule(rule, lookup(callback_name(rule))) for rule in rules]
+    """Every rule's callback at once (tests; the driver compiles them as it needs them)."""
+    compiler = CallbackCompiler(rules, lookup)
+    return [compiler(i) for i in range(len(rules))]

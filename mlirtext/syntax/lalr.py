@@ -17,7 +17,7 @@ import re
 
 from ..diagnostics import Diagnostic, DiagnosticError
 from ..ir.source import Span
-from .callbacks import compile_callbacks
+from .callbacks import CallbackCompiler
 from .context import Scope
 from .lexer import SKIP, LexError, Lexer, Tok
 
@@ -53,15 +53,26 @@ class LalrDriver:
         # A reduction `act` (negative) finds (size, origin, callback) as reductions[act].
         # The callbacks shape the children as Lark's tree builder would (child filtering,
         # `?` inlining, placeholders); None: the rule's value is its only child's.
-        callbacks = compile_callbacks(tables.rules, lookup)
-        self.reductions = [(size, origin, callback)
-                           for (size, origin), callback in zip(tables.rule_shapes(), callbacks)]
-        # state -> action row (a dict, built the first time a parse enters the state).
+        # Each starts as a stub that compiles the rule's callback on its first reduction.
+        self._compile = CallbackCompiler(tables.rules, lookup)
+        self.reductions = [(size, origin, self._stub(index, size, origin))
+                           for index, (size, origin) in enumerate(tables.rule_shapes())]
+        # state -> action row (a dict). `tables.states` builds a row the first time it is
+        # asked for; the loop reads a plain dict of the rows it has used (a subscript of an
+        # exact dict is the fastest lookup Python has).
         self.states = tables.states
+        self.rows: dict = {}
         # States from which an op can start: where recovery restarts.
         self.op_states = tables.states_with("operation")
         self.openers = frozenset(self.literals[b] for b in _OPENERS if b in self.literals)
         self.max_errors = max_errors
+
+    def _stub(self, index: int, size: int, origin: str):
+        def first_reduction(ctx, children):
+            callback = self._compile(index)
+            self.reductions[index] = (size, origin, callback)
+            return children[0] if callback is None else callback(ctx, children)
+        return first_reduction
 
     # -- the loop -----------------------------------------------------------
     def parse(self, ctx, text: str, begin: int, end: int):
@@ -77,7 +88,8 @@ class LalrDriver:
                 gc.enable()
 
     def _parse(self, ctx, text: str, begin: int, end: int):
-        states = self.states
+        states = self.rows
+        all_states = self.states
         reductions = self.reductions
         lexer = Lexer(text, self.literals, end)
         sstack = [self.start_state]
@@ -92,8 +104,12 @@ class LalrDriver:
         skip = SKIP.match
         next_token = lexer.token
         openers = self.openers
+        max_nesting = MAX_NESTING
         while True:
-            actions = states[sstack[-1]]
+            try:
+                actions = states[sstack[-1]]
+            except KeyError:
+                actions = states[sstack[-1]] = all_states[sstack[-1]]
             message = None   # set when the error is not "unexpected token"
             if virtual is not None:
                 tok, virtual = virtual, None
@@ -112,12 +128,14 @@ class LalrDriver:
                     continue
             ttype = tok.type
             while True:
-                act = actions.get(ttype)
-                if act is None:
+                try:
+                    act = actions[ttype]
+                except KeyError:
+                    act = None
                     break
                 if act >= 0:  # shift
                     # Only a stack this deep can hold MAX_NESTING brackets: the common case pays one compare.
-                    if len(sstack) > MAX_NESTING and ttype in openers and _nesting(vstack) >= MAX_NESTING:
+                    if len(sstack) > max_nesting and ttype in openers and _nesting(vstack) >= max_nesting:
                         message = f"brackets nested deeper than {MAX_NESTING} levels are not supported"
                         act = None
                         break
@@ -132,19 +150,21 @@ class LalrDriver:
                 if callback is None:  # `?a: b`: b's value and span are a's
                     sstack[-1] = goto = states[sstack[-2]][origin]
                 else:
-                    if size == 1:  # the value is replaced in place: its span stays
+                    if size == 1:  # the entry is replaced in place: its span stays
                         children = [vstack[-1]]
                         ctx.start = start = starts[-1]
                         ctx.first_end = ctx.end = stop = ends[-1]
                     elif size:
+                        # The rule's entry replaces its children's: it keeps the first
+                        # child's start and the last child's end.
                         children = vstack[-size:]
-                        del vstack[-size:]
-                        del sstack[-size:]
+                        del vstack[1 - size:]
+                        del sstack[1 - size:]
                         ctx.start = start = starts[-size]
                         ctx.first_end = ends[-size]
                         ctx.end = stop = ends[-1]
-                        del starts[-size:]
-                        del ends[-size:]
+                        del starts[1 - size:]
+                        del ends[-size:-1]
                     else:
                         children = []
                         ctx.start = ctx.first_end = ctx.end = start = stop = ends[-1] if ends else begin
@@ -165,7 +185,7 @@ class LalrDriver:
                                        start, max(stop, start + 1))
                         quiet = True
                         value = None
-                    if size == 1:
+                    if size:
                         vstack[-1] = value
                         sstack[-1] = goto = states[sstack[-2]][origin]
                     else:
@@ -176,7 +196,10 @@ class LalrDriver:
                         ends.append(stop)
                 if goto == end_state and ttype == "$END":
                     return vstack[-1]
-                actions = states[goto]
+                try:
+                    actions = states[goto]
+                except KeyError:
+                    actions = states[goto] = all_states[goto]
             if act is not None:
                 continue
             # Syntax error at `tok`.

@@ -38,6 +38,10 @@ _BARE = re.compile(r"[A-Za-z_][\w$.]*")
 #: Punctuation that is always one character (others may start `->`, `::`, `{-#`).
 _SINGLE = frozenset("()}[]<>,=?*+|")
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+#: Characters that start only a one- or two-character punctuation token (the second form).
+_PAIRS = {":": "::", "-": "->"}
+#: What a shape prefix (`_DIMS`) can start with.
+_DIMS_START = frozenset("0123456789?[*")
 _DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])[ \t]*x(?![\w$.])[ \t]*|(?:[0-9]+|\?|\[[0-9]+\])x)+")
 _BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
 _CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
@@ -166,25 +170,29 @@ class Lexer:
         """The token starting at `pos` (after whitespace was skipped)."""
         text = self.text
         stop = self.end
-        if "DIMS" in accepts:
+        first = text[pos]
+        if first in _DIMS_START and "DIMS" in accepts:
             m = _DIMS.match(text, pos, stop)
             if m:
                 return Tok("DIMS", m.group(), pos, m.end())
         # Fast paths for the most frequent tokens, by first character.
-        first = text[pos]
-        if first in _SINGLE:
-            return Tok(self.literals.get(first, "UNKNOWN"), first, pos, pos + 1)
         if first == "%":
             m = _VALUE_ID.match(text, pos, stop)
             if m is not None:
                 return Tok("VALUE_ID", m.group(), pos, m.end())
+        elif first in _SINGLE:
+            return Tok(self.literals.get(first, "UNKNOWN"), first, pos, pos + 1)
         elif first in _WORD_START:
             m = _BARE.match(text, pos, stop)
             value = m.group()
-            end = m.end()
             if value not in RAW_WORDS:
                 kw = self.literals.get(value)
-                return Tok(kw if kw is not None and kw in accepts else "BARE_ID", value, pos, end)
+                return Tok(kw if kw is not None and kw in accepts else "BARE_ID", value, pos, m.end())
+        elif first in _PAIRS:  # `:` or `::`, `-` or `->`: nothing else starts with these
+            value = _PAIRS[first]
+            if not text.startswith(value, pos, stop):
+                value = first
+            return Tok(self.literals.get(value, "UNKNOWN"), value, pos, pos + len(value))
         m = _TOKEN.match(text, pos, stop)
         if m is None:
             ch = text[pos]

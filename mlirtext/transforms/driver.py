@@ -54,7 +54,7 @@ class GreedyDriver:
         self.fold = fold
         self.worklist: list[Operation] = []
         self.queued: set[int] = set()
-        self.erased: set[int] = set()
+        self.erased: dict[int, Operation] = {}  # (holding the op keeps its id from being reused)
         self.rewriter = PatternRewriter(self._push, self._erased, self._push)
 
     def _push(self, op: Operation) -> None:
@@ -63,7 +63,7 @@ class GreedyDriver:
             self.worklist.append(op)
 
     def _erased(self, op: Operation) -> None:
-        self.erased.add(id(op))
+        self.erased[id(op)] = op
 
     def run(self, root: Operation, max_rewrites: Optional[int] = None) -> bool:
         """Rewrite everything nested under `root`; True when anything changed."""

@@ -45,6 +45,7 @@ class Bufferizer:
         self.module = module
         self.buffers: dict[Value, object] = {}   # tensor value -> memref Value or _Empty
         self.owned: set = set()                   # buffers allocated here (safe to write into)
+        self.fence: set = set()                   # owned buffers defined outside the loop being bufferized
         self.globals: dict = {}
         self.symbols = {op.sym_name for op in module.walk() if op.sym_name}
 
@@ -98,7 +99,7 @@ class Bufferizer:
         if isinstance(found, _Empty):
             return self.alloc(before, memref_of(init.type))
         source = self.buffer(init, before)
-        if source in self.owned and len(init.uses) == 1:
+        if source in self.owned and source not in self.fence and len(init.uses) == 1:
             return source
         fresh = self.alloc(before, memref_of(init.type))
         _create(before, "memref.copy", [source, fresh], [])
@@ -236,6 +237,127 @@ class Bufferizer:
             self.owned.add(result)
 
 
+    # -- scf on tensors: results and loop-carried tensors live in buffers allocated before the op ------
+    def _block(self, block, terminator) -> None:
+        for inner in list(block.ops):
+            if inner is block.ops[-1] and inner.name in ("scf.yield", "scf.condition"):
+                terminator(inner)
+            else:
+                self.op(inner)
+
+    def _into(self, before: Operation, values, targets) -> None:
+        """Copy tensor `values` into buffers `targets` (through temporaries where a value's buffer
+        is another target, so that no copy reads a buffer already overwritten)."""
+        pairs = [(self.buffer(v, before), t) for v, t in zip(values, targets)]
+        staged = []
+        for src, dst in pairs:
+            if src is dst:
+                continue
+            if src in targets:
+                tmp = self.alloc(before, dst.type)
+                _create(before, "memref.copy", [src, tmp], [])
+                src = tmp
+            staged.append((src, dst))
+        for src, dst in staged:
+            _create(before, "memref.copy", [src, dst], [])
+
+    def _scf_if(self, op: Operation) -> None:
+        tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
+        outs = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
+
+        def terminator(y: Operation) -> None:
+            self._into(y, [y.operands[i] for i in tensors], outs)
+            y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
+
+        for region in op.regions:
+            for block in region.blocks:
+                self._block(block, terminator)
+        new = _rebuilt(op, op.operands, [i for i in range(len(op.results)) if i not in tensors])
+        for i, buf in zip(tensors, outs):
+            self.buffers[op.results[i]] = buf
+
+    def _scf_while(self, op: Operation) -> None:
+        tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
+        carried = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
+        self._into(op, [op.operands[i] for i in tensors], carried)
+        before, after = (r.blocks[0] for r in op.regions)
+        for block in (before, after):
+            for i, buf in zip(tensors, carried):
+                self.buffers[block.arguments[i]] = buf
+        saved, self.fence = self.fence, self.fence | self.owned
+
+        def condition(c: Operation) -> None:
+            forwarded = c.operands[1:]
+            self._into(c, [forwarded[i] for i in tensors], carried)
+            c.set_operands([c.operands[0]] + [v for i, v in enumerate(forwarded) if i not in tensors])
+
+        def step(y: Operation) -> None:
+            self._into(y, [y.operands[i] for i in tensors], carried)
+            y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
+
+        self._block(before, condition)
+        self._block(after, step)
+        self.fence = saved
+        keep = [i for i in range(len(op.operands)) if i not in tensors]
+        for block in (before, after):
+            _drop_arguments(block, tensors)
+        _rebuilt(op, [op.operands[i] for i in keep], keep)
+        for i, buf in zip(tensors, carried):
+            self.buffers[op.results[i]] = buf
+
+
+    def _scf_for(self, op: Operation) -> None:
+        """Loop-carried tensors live in buffers allocated before the loop; the loop body may
+        write them in place (they are the loop's own)."""
+        lower, upper, step, *inits = op.operands
+        tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
+        carried = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
+        self._into(op, [inits[i] for i in tensors], carried)
+        body = op.regions[0].blocks[0]
+        for i, buf in zip(tensors, carried):
+            self.buffers[body.arguments[1 + i]] = buf
+        saved, self.fence = self.fence, (self.fence | self.owned) - set(carried)
+
+        def step_(y: Operation) -> None:
+            self._into(y, [y.operands[i] for i in tensors], carried)
+            y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
+
+        self._block(body, step_)
+        self.fence = saved
+        keep = [i for i in range(len(inits)) if i not in tensors]
+        _drop_arguments(body, [1 + i for i in tensors])
+        _rebuilt(op, [lower, upper, step, *(inits[i] for i in keep)], keep)
+        for i, buf in zip(tensors, carried):
+            self.buffers[op.results[i]] = buf
+
+    def _insert(self, op: Operation) -> None:
+        value, dest, *indices = op.operands
+        buf = self.writable(dest, op)
+        _create(op, "memref.store", [value, buf, *indices], [])
+        self.buffers[op.results[0]] = buf
+
+
+def _rebuilt(op: Operation, operands, kept_results) -> Operation:
+    """`op` again, with `operands`, the results at `kept_results` and its regions moved over."""
+    new = Operation(op.name, list(operands), [op.results[i].type for i in kept_results], dict(op.attributes),
+                    span=op.span, location=op.location)
+    new.name_span = op.name_span
+    for region in list(op.regions):
+        new.add_region(region)
+    op.regions.clear()
+    op.parent.insert_before(op, new)
+    for i, r in zip(kept_results, new.results):
+        op.results[i].replace_all_uses_with(r)
+    return new
+
+
+def _drop_arguments(block, drop) -> None:
+    """Remove the block arguments at positions `drop` (their uses are gone by now)."""
+    block.arguments = [a for i, a in enumerate(block.arguments) if i not in drop]
+    for i, a in enumerate(block.arguments):
+        a.index = i
+
+
 def _returned_twice(ret: Operation, value: Value) -> bool:
     return sum(1 for v in ret.operands if v is value) > 1
 
@@ -245,7 +367,9 @@ _HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._co
              "tensor.expand_shape": Bufferizer._reshape, "tensor.collapse_shape": Bufferizer._reshape,
              "tensor.extract_slice": Bufferizer._extract_slice, "tensor.concat": Bufferizer._concat,
              "tensor.extract": Bufferizer._extract, "tensor.cast": Bufferizer._cast, "tensor.dim": Bufferizer._dim,
-             "func.return": Bufferizer._return, "func.call": Bufferizer._call}
+             "func.return": Bufferizer._return, "func.call": Bufferizer._call,
+             "scf.if": Bufferizer._scf_if, "scf.while": Bufferizer._scf_while, "scf.for": Bufferizer._scf_for,
+             "tensor.insert": Bufferizer._insert}
 
 
 def _touches_tensors(op: Operation) -> bool:

@@ -1,15 +1,20 @@
-"""hlo -> linalg for the structured ops TOSA cannot express (exactly): pad with interior
-or negative padding, strided slices, dynamic_slice / dynamic_update_slice, gather,
-reduce with any body or several inputs, reduce_window, convolution, and compare
-with TOTALORDER.
+"""hlo -> linalg/tensor/scf for the ops TOSA cannot express (exactly): pad with interior or
+negative padding, strided slices, broadcast, dynamic_slice / dynamic_update_slice, gather,
+torch_index_select, scatter, select_and_scatter, reduce with any body or several inputs,
+reduce_window, convolution (groups, dilations, padding), dot_general on types tosa.matmul
+does not take, sort, chlo.scan, compare with TOTALORDER / UNSIGNED, and while / if / case.
 
-Each op becomes one `linalg.generic` (or a short chain of them) that says, per
-element of the result, where its value comes from: an affine indexing map where
-the access is affine, else `tensor.extract` at computed (and, as the spec says,
-clamped) indices in the body, as IREE's gather lowering does. Region bodies
-(reduce, reduce_window) are copied into the generic's body op by op, on scalars.
-These patterns run in the convert-hlo-to-tosa pass after the TOSA ones, so an op
-with an exact TOSA form always takes it.
+Each data op becomes one `linalg.generic` (or a short chain) that says, per element of the
+result, where its value comes from: an affine indexing map where the access is affine, else
+`tensor.extract` at computed (and, as the spec says, clamped) indices in the body, as IREE's
+gather lowering does. Region bodies (reduce, scatter, sort comparators, ...) are copied
+into the generic's body op by op, on scalars. Data-dependent writes (scatter,
+select_and_scatter) and orders (sort, scan) are written per result element with `scf.for`
+loops inside the body, bounded by COST_LIMIT; past it a scatter becomes `scf.for` loops
+carrying the result tensor (`tensor.insert`), which bufferization turns into in-place stores.
+Control flow becomes `scf.while` / `scf.if` on the same tensors (case: a chain of `scf.if`).
+These patterns run in the convert-hlo-to-tosa pass after the TOSA ones, so an op with an
+exact TOSA form always takes it.
 """
 from __future__ import annotations
 
@@ -247,9 +252,14 @@ def scalar_op(b: Scalar, op: Operation, args):
     return None
 
 
-def scalarize(b: Scalar, block: Block, args) -> Optional[list]:
+_ELEMENTWISE = frozenset(set(_FLOAT_UNARY) | set(_FLOAT_BINARY) | set(_INT_BINARY) |
+                         {"compare", "select", "not", "constant", "convert"})
+
+
+def scalarize(b: Scalar, block: Block, args, elementwise: bool = False) -> Optional[list]:
     """Copy HLO region `block` (ops on 0-d tensors) as scalar ops on `args`; its returned values,
-    or None when some op has no scalar form here."""
+    or None when some op has no scalar form here. With `elementwise`, the region may work on
+    tensors of any one shape as long as every op is elementwise (then it is the same per element)."""
     if len(block.arguments) != len(args):
         return None
     values = dict(zip(block.arguments, args))
@@ -260,8 +270,10 @@ def scalarize(b: Scalar, block: Block, args) -> Optional[list]:
             except KeyError:
                 return None
         if op.regions or any(v not in values for v in op.operands) or len(op.results) != 1 or \
-                not (isinstance(op.results[0].type, T.RankedTensorType) and op.results[0].type.rank == 0) or \
-                op.dialect not in ("stablehlo", "mhlo"):
+                not isinstance(op.results[0].type, T.RankedTensorType) or op.dialect not in ("stablehlo", "mhlo"):
+            return None
+        if op.results[0].type.rank != 0 and not (elementwise and _short(op) in _ELEMENTWISE and all(
+                v.type.shape == op.results[0].type.shape for v in op.operands)):
             return None
         result = scalar_op(b, op, [values[v] for v in op.operands])
         if result is None:
@@ -300,6 +312,30 @@ def broadcast_scalar(rw, op, scalar_tensor, t: T.RankedTensorType):
                         ["parallel"] * t.rank, block).result
 
 
+#: The most scalar body runs a lowering with a nested loop (scatter, sort, select_and_scatter, scan)
+#: may cost; beyond it the op is left for a lowering that writes in place (not here yet), since
+#: O(n^2) loops would make the lowered program too slow to run.
+COST_LIMIT = 1 << 18
+
+
+#: The most updates the in-place scatter loops take.
+IN_PLACE_LIMIT = 1 << 13
+
+
+def _too_costly(*counts) -> bool:
+    total = 1
+    for c in counts:
+        total *= int(c)
+    return total > COST_LIMIT
+
+
+def _size(t) -> int:
+    n = 1
+    for d in t.shape:
+        n *= d
+    return n
+
+
 class _Pattern(RewritePattern):
     """Static shapes, and element types arith works on."""
 
@@ -308,7 +344,10 @@ class _Pattern(RewritePattern):
         if not _static(*types) or not all(map(_plain, types)):
             return False
         if any(0 in t.shape for t in types):
-            return False  # empty tensors: nothing to index
+            if op.results and all(0 in r.type.shape for r in op.results):
+                rw.replace_op(op, [empty(rw, op, r.type) for r in op.results])  # no values to compute
+                return True
+            return False  # empty operands: nothing to index
         return self.rewrite(op, rw)
 
     def rewrite(self, op, rw) -> bool:
@@ -449,7 +488,7 @@ class Gather(_Pattern):
         operand_batching = dims_field(f, "operand_batching_dims")
         indices_batching = dims_field(f, "start_indices_batching_dims")
         start_map = dims_field(f, "start_index_map")
-        ivd = int_field(f, "index_vector_dim", indices.type.rank)
+        ivd = int_field(f, "index_vector_dim", 0)
         batch_dims = [d for d in range(t.rank) if d not in offset_dims]
         window_dims = [d for d in range(x.type.rank) if d not in collapsed and d not in operand_batching]
         if len(window_dims) != len(offset_dims):
@@ -706,11 +745,31 @@ class Scatter(_Pattern):
         input_batching = dims_field(f, "input_batching_dims")
         indices_batching = dims_field(f, "scatter_indices_batching_dims")
         to_operand = dims_field(f, "scatter_dims_to_operand_dims")
-        ivd = int_field(f, "index_vector_dim", indices.type.rank)
+        ivd = int_field(f, "index_vector_dim", 0)
         ushape = updates[0].type.shape
         scatter_dims = [d for d in range(len(ushape)) if d not in window_dims]
         operand_window = [d for d in range(t.rank) if d not in inserted and d not in input_batching]
         region = op.regions[0].blocks[0]
+
+        def target(c: Scalar, u):
+            """The operand index update element `u` goes to (dims no index names: 0)."""
+            where = [None] * t.rank
+            scatter_index = [u[d] for d in scatter_dims]
+            for k, d in enumerate(to_operand):
+                at = list(scatter_index)
+                if ivd < indices.type.rank:
+                    at.insert(ivd, c.c(k))
+                where[d] = c.to_index(c.extract(indices, at))
+            for od, sd in zip(input_batching, indices_batching):
+                where[od] = scatter_index[sd - (0 if sd < ivd else 1)]
+            for wd, ud in zip(operand_window, window_dims):
+                where[wd] = u[ud] if where[wd] is None else c.add(where[wd], u[ud])
+            return [c.c(0) if w is None else w for w in where]
+
+        if _too_costly(_size(t), _size(updates[0].type)):
+            if _size(updates[0].type) > IN_PLACE_LIMIT:
+                return False  # one interpreted loop step per update: too slow to check at every level
+            return self.in_place(op, rw, inputs, updates, region, target)
 
         def body(b: Scalar, ins, outs):
             here = [b.index(d) for d in range(t.rank)]
@@ -750,6 +809,40 @@ class Scatter(_Pattern):
         rw.replace_op(op, out.results)
         return True
 
+    @staticmethod
+    def in_place(op, rw, inputs, updates, region, target) -> bool:
+        """Large scatters: `scf.for` loops over the update elements, in order, carrying the
+        results as tensors; each in-bounds update reads, combines and inserts one element."""
+        t = op.results[0].type
+        top = Scalar(Block())
+
+        def step(c: Scalar, u, carried):
+            where = target(c, u)
+            inside = None
+            for d, w in enumerate(where):
+                inside = c.and_(inside, c.and_(c.cmpi(5, w, c.c(0)), c.cmpi(2, w, c.c(t.shape[d]))))
+            then, other = Block(), Block()
+            b = Scalar(then)
+            at = [b.clamp(w, 0, t.shape[d] - 1) for d, w in enumerate(where)]
+            new = scalarize(b, region, [*(b.extract(v, at) for v in carried), *(b.extract(v, u) for v in updates)])
+            if new is None:
+                return None
+            stored = [b.op("tensor.insert", [x, v, *at], v.type) for x, v in zip(new, carried)]
+            then.append(Operation("scf.yield", stored, []))
+            other.append(Operation("scf.yield", list(carried), []))
+            branch = Operation("scf.if", [inside], [v.type for v in carried], {}, [Region([then]), Region([other])])
+            c.block.append(branch)
+            return list(branch.results)
+
+        results = for_nest(top, updates[0].type.shape, list(inputs), step)
+        if results is None:
+            return False
+        for inner in list(top.block.ops):
+            inner.detach()
+            rw.insert_before(op, inner)
+        rw.replace_op(op, results)
+        return True
+
 
 class SelectAndScatter(_Pattern):
     """Per result element: start from the init value and, for every window (source element),
@@ -768,6 +861,8 @@ class SelectAndScatter(_Pattern):
             return False
         select, scatter = op.regions[0].blocks[0], op.regions[1].blocks[0]
         flat = _row_major(t.shape)
+        if _too_costly(_size(t), _size(source.type), *window):
+            return False
 
         def body(b: Scalar, ins, outs):
             here = b.c(0)
@@ -821,5 +916,370 @@ def _row_major(shape) -> list[int]:
     return strides[::-1]
 
 
+# ---- control flow -----------------------------------------------------------------------------------
+def _region_as(block: Block, arg_values, terminator) -> Optional[Block]:
+    """A copy of HLO region `block` into a new block whose arguments are `arg_values`' types
+    (or, when `arg_values` is None, no arguments and outer values used directly); the HLO
+    return becomes `terminator(new_block, returned values)`."""
+    new = Block([v.type for v in block.arguments] if arg_values is None else [t for t in arg_values])
+    mapping = dict(zip(block.arguments, new.arguments))
+    for a, b in zip(block.arguments, new.arguments):
+        b.name = a.name
+    for op in block.ops:
+        if op.name.endswith(".return") and op.dialect in ("stablehlo", "mhlo"):
+            terminator(new, [mapping.get(v, v) for v in op.operands])
+            return new
+        new.append(op.clone(mapping))
+    return None
+
+
+def _yield(block: Block, values) -> None:
+    block.append(Operation("scf.yield", list(values), []))
+
+
+def _extract_scalar(block_or_rw, value, before=None):
+    """The element of 0-d tensor `value`: appended to a block, or created before `before`."""
+    if before is None:
+        op = Operation("tensor.extract", [value], [value.type.element])
+        block_or_rw.append(op)
+        return op.results[0]
+    return block_or_rw.create(before, "tensor.extract", [value], [value.type.element]).result
+
+
+class While(RewritePattern):
+    """`scf.while` on the same (tensor) values; the condition's 0-d tensor is read as an i1."""
+    ops = _both("while")
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        if len(op.regions) != 2 or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
+            return False
+        if not _static(*(v.type for v in op.operands)):
+            return False
+        types = [v.type for v in op.operands]
+
+        def condition(block, values):
+            flag = _extract_scalar(block, values[0])
+            block.append(Operation("scf.condition", [flag, *block.arguments], []))
+
+        before = _region_as(op.regions[0].blocks[0], types, condition)
+        after = _region_as(op.regions[1].blocks[0], types, _yield)
+        if before is None or after is None:
+            return False
+        new = rw.create(op, "scf.while", op.operands, types, regions=[Region([before]), Region([after])])
+        rw.replace_op(op, new.results)
+        return True
+
+
+class If(RewritePattern):
+    ops = _both("if")
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        if len(op.regions) != 2 or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
+            return False
+        branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
+        if any(b is None for b in branches):
+            return False
+        flag = _extract_scalar(rw, op.operands[0], op)
+        new = rw.create(op, "scf.if", [flag], [r.type for r in op.results],
+                        regions=[Region([branches[0]]), Region([branches[1]])])
+        rw.replace_op(op, new.results)
+        return True
+
+
+class Case(RewritePattern):
+    """A chain of `scf.if` on `index == i`; an index out of range takes the last branch."""
+    ops = _both("case")
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        if not op.regions or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
+            return False
+        branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
+        if any(b is None for b in branches) or not _scalar_int(op.operands[0].type.element):
+            return False
+        types = [r.type for r in op.results]
+        index = _extract_scalar(rw, op.operands[0], op)
+        chain = branches[-1]
+        for i in range(len(branches) - 2, -1, -1):
+            block = Block()
+            c = Operation("arith.constant", [], [index.type], {"value": IntegerAttr(i, index.type)})
+            block.append(c)
+            eq = Operation("arith.cmpi", [index, c.results[0]], [T.i1], {"predicate": IntegerAttr(0, T.i64)})
+            block.append(eq)
+            inner = Operation("scf.if", [eq.results[0]], types, {}, [Region([branches[i]]), Region([chain])])
+            block.append(inner)
+            _yield(block, inner.results)
+            chain = block
+        # `chain` is a block computing the result: splice its ops in before `op`
+        values = None
+        for inner in list(chain.ops):
+            inner.detach()
+            if inner.name == "scf.yield":
+                values = list(inner.operands)
+                inner.drop_operand_uses()
+                continue
+            rw.insert_before(op, inner)
+        rw.replace_op(op, values)
+        return True
+
+
+# ---- contractions and index selection TOSA leaves ---------------------------------------------------
+class DotGeneral(_Pattern):
+    """A contraction generic (batch, lhs free, rhs free loops, then the contracting ones), for
+    the element types tosa.matmul does not take; narrow floats accumulate in f32 (as the
+    spec's reference does) and are rounded once at the end."""
+    ops = _both("dot_general", "dot")
+
+    def rewrite(self, op, rw) -> bool:
+        from ...dialects.hlo_attrs import dot_dims
+        lhs, rhs = op.operands
+        lt, rtype, t = lhs.type, rhs.type, op.results[0].type
+        if _short(op) == "dot":
+            if lt.rank not in (1, 2) or rtype.rank not in (1, 2):
+                return False
+            dims = {"lhs_batching_dimensions": [], "rhs_batching_dimensions": [],
+                    "lhs_contracting_dimensions": [lt.rank - 1], "rhs_contracting_dimensions": [0]}
+        else:
+            dims = dot_dims(op.attributes.get("dot_dimension_numbers"))
+        if dims is None or t.element == T.i1 or T.is_float(t.element) != T.is_float(lt.element) or \
+                T.is_float(t.element) != T.is_float(rtype.element):
+            return False
+        lb, rb = dims["lhs_batching_dimensions"], dims["rhs_batching_dimensions"]
+        lc, rc = dims["lhs_contracting_dimensions"], dims["rhs_contracting_dimensions"]
+        lf = [d for d in range(lt.rank) if d not in lb and d not in lc]
+        rf = [d for d in range(rtype.rank) if d not in rb and d not in rc]
+        nb, nl, nr = len(lb), len(lf), len(rf)
+        loops = nb + nl + nr + len(lc)
+        lexpr, rexpr = [""] * lt.rank, [""] * rtype.rank
+        for i, (a, b) in enumerate(zip(lb, rb)):
+            lexpr[a] = rexpr[b] = f"d{i}"
+        for i, a in enumerate(lf):
+            lexpr[a] = f"d{nb + i}"
+        for i, b in enumerate(rf):
+            rexpr[b] = f"d{nb + nl + i}"
+        for i, (a, b) in enumerate(zip(lc, rc)):
+            lexpr[a] = rexpr[b] = f"d{nb + nl + nr + i}"
+        acc = t.element
+        if T.is_float(acc) and acc.width < 32:
+            acc = T.f32
+        at = T.RankedTensorType(t.shape, acc)
+
+        def body(b: Scalar, ins, outs):
+            x, y = _cast_scalar(b, ins[0], acc), _cast_scalar(b, ins[1], acc)
+            if x is None or y is None:
+                return None
+            if T.is_float(acc):
+                return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [x, y], acc, _FM)], acc, _FM)]
+            return [b.op("arith.addi", [outs[0], b.op("arith.muli", [x, y], acc)], acc)]
+
+        block = generic_body([lhs, rhs], [at], body)
+        if block is None:
+            return False
+        zero = rw.create(op, "arith.constant", [], [acc], {"value": FloatAttr(0.0, acc) if T.is_float(acc)
+                                                            else IntegerAttr(0, acc)}).result
+        from ...dialects.linalg import structured_op
+        init = insert(rw, op, structured_op("linalg.fill", [zero], [empty(rw, op, at)])).result
+        kinds = ["parallel"] * (nb + nl + nr) + ["reduction"] * len(lc)
+        out = make_generic(rw, op, [lhs, rhs], [_map(loops, lexpr), _map(loops, rexpr)], [init],
+                           [_map(loops, [f"d{i}" for i in range(nb + nl + nr)])], kinds, block).result
+        if acc != t.element:
+            round_block = generic_body([at], [t], lambda b, i, o: [_cast_scalar(b, i[0], t.element)])
+            out = make_generic(rw, op, [out], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+                               ["parallel"] * t.rank, round_block).result
+        rw.replace_op(op, [out])
+        return True
+
+
+class TorchIndexSelect(_Pattern):
+    """out[i.., j.., k..] = input[i.., index[i..batch, j..], k..] (index_select along `dim`,
+    the first `batch_dims` dims shared by input and index)."""
+    ops = _both("torch_index_select")
+
+    def rewrite(self, op, rw) -> bool:
+        x, index = op.operands
+        t = op.results[0].type
+        dim = _int_attr(op.attributes.get("dim"), 0)
+        batch = _int_attr(op.attributes.get("batch_dims"), 0)
+        if not _scalar_int(index.type.element):
+            return False
+        extra = index.type.rank - batch
+
+        def body(b: Scalar, ins, outs):
+            at = [b.index(d) for d in range(batch)] + [b.index(dim + i) for i in range(extra)]
+            k = b.clamp(b.to_index(b.extract(index, at)), 0, x.type.shape[dim] - 1)
+            where = [b.index(d) for d in range(dim)] + [k] + \
+                [b.index(d - 1 + extra) for d in range(dim + 1, x.type.rank)]
+            return [b.extract(x, where)]
+
+        block = generic_body([], [t], body)
+        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        rw.replace_op(op, out.results)
+        return True
+
+
+class Sort(_Pattern):
+    """A stable sort by ranks: first each element's final position along the dimension
+    (how many elements the comparator puts before it, ties kept in order), then each result
+    element takes the element whose position it is. O(n^2) comparator calls per line."""
+    ops = _both("sort")
+
+    def rewrite(self, op, rw) -> bool:
+        inputs = list(op.operands)
+        t = inputs[0].type
+        dim = _int_attr(op.attributes.get("dimension"), -1)
+        if dim < 0:
+            dim += t.rank
+        if not op.regions or not op.regions[0].blocks:
+            return False
+        comparator = op.regions[0].blocks[0]
+        n = t.shape[dim]
+        if _too_costly(_size(t), n):
+            return False
+        rank_type = T.RankedTensorType(t.shape, T.i64)
+
+        def compare(c: Scalar, a_at, b_at):
+            args = []
+            for x in inputs:
+                args += [c.extract(x, a_at), c.extract(x, b_at)]
+            out = scalarize(c, comparator, args)
+            return None if out is None or out[0].type != T.i1 else out[0]
+
+        def ranks(b: Scalar, ins, outs):
+            here = [b.index(d) for d in range(t.rank)]
+            i = here[dim]
+
+            def count(c: Scalar, js, carried):
+                j = js[0]
+                there = list(here)
+                there[dim] = j
+                before = compare(c, here, there)     # comp(x_i, x_j)
+                after = compare(c, there, here)      # comp(x_j, x_i)
+                if before is None or after is None:
+                    return None
+                not_before = c.op("arith.xori", [before, c.const(1, T.i1)], T.i1)
+                earlier = c.cmpi(2, j, i)            # j < i
+                later = c.cmpi(4, j, i)              # j > i
+                inc = c.op("arith.ori", [c.and_(earlier, not_before), c.and_(later, after)], T.i1)
+                return [c.add(carried[0], c.op("arith.extui", [inc], T.i64))]
+
+            return for_nest(b, [n], [b.const(0, T.i64)], count)
+
+        block = generic_body([], [rank_type], ranks)
+        if block is None:
+            return False
+
+        def place(b: Scalar, ins, outs):
+            here = [b.index(d) for d in range(t.rank)]
+            p = b.op("arith.index_cast", [here[dim]], T.i64)
+
+            def find(c: Scalar, js, carried):
+                there = list(here)
+                there[dim] = js[0]
+                hit = c.cmpi(0, c.extract(position, there), p)
+                return [c.select(hit, c.extract(x, there), old) for x, old in zip(inputs, carried)]
+
+            return for_nest(b, [n], list(ins), find)
+
+        position = make_generic(rw, op, [], [], [empty(rw, op, rank_type)], [_identity(t.rank)],
+                                ["parallel"] * t.rank, block).result
+        block2 = generic_body(inputs, [r.type for r in op.results], place)
+        out = make_generic(rw, op, inputs, [_identity(t.rank)] * len(inputs), [empty(rw, op, r.type) for r in op.results],
+                           [_identity(t.rank)] * len(inputs), ["parallel"] * t.rank, block2)
+        rw.replace_op(op, out.results)
+        return True
+
+
+class Broadcast(_Pattern):
+    """`broadcast`: the operand's dims are the result's trailing ones."""
+    ops = _both("broadcast")
+
+    def rewrite(self, op, rw) -> bool:
+        x = op.operands[0]
+        t = op.results[0].type
+        lead = t.rank - x.type.rank
+        block = generic_body([x], [t], lambda b, i, o: [i[0]])
+        out = make_generic(rw, op, [x], [_map(t.rank, [f"d{lead + d}" for d in range(x.type.rank)])],
+                           [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        rw.replace_op(op, out.results)
+        return True
+
+
+class Scan(_Pattern):
+    """`chlo.scan` with an elementwise body: each output element runs the recurrence along the
+    scan dimension up to its own position (O(n^2) per line); the final carries run it all."""
+    ops = ("chlo.scan",)
+
+    def rewrite(self, op, rw) -> bool:
+        seg = op.attributes.get("operandSegmentSizes")
+        if not isinstance(seg, DenseArrayAttr) or len(seg.values) != 2 or not op.regions:
+            return False
+        n_in = seg.values[0]
+        inputs, inits = op.operands[:n_in], op.operands[n_in:]
+        n_out = len(op.results) - len(inits)
+        if not inputs or n_out < 0:
+            return False
+        t = inputs[0].type
+        dim = _int_attr(op.attributes.get("dimension"), 0)
+        reverse = "true" in str(op.attributes.get("is_reverse", "false"))
+        n = t.shape[dim]
+        if _too_costly(_size(t), n):
+            return False
+        region = op.regions[0].blocks[0]
+
+        def run(b: Scalar, here, stop_at):
+            """The recurrence at `here` (indices with the scan dim left out), up to `stop_at`
+            (an index, or None for the whole line): the outputs there and the carries."""
+            carried = [b.extract(v, here) for v in inits]
+            outs0 = [b.const(0, x.type.element) if not T.is_float(x.type.element) else b.const(0.0, x.type.element)
+                     for x in op.results[:n_out]] if n_out else []
+
+            def step(c: Scalar, ms, state):
+                j = c.sub(c.c(n - 1), ms[0]) if reverse else ms[0]
+                at = list(here)
+                at.insert(dim, j)
+                carries, outs = state[:len(inits)], state[len(inits):]
+                values = scalarize(c, region, [*(c.extract(x, at) for x in inputs), *carries], elementwise=True)
+                if values is None:
+                    return None
+                if stop_at is None:
+                    active = None
+                else:
+                    active = c.cmpi(5 if reverse else 3, j, stop_at)  # j >= i (reverse) / j <= i
+                    hit = c.cmpi(0, j, stop_at)
+                new_carries = values[n_out:]
+                new_outs = values[:n_out]
+                if active is not None:
+                    new_carries = [c.select(active, v, old) for v, old in zip(new_carries, carries)]
+                    new_outs = [c.select(hit, v, old) for v, old in zip(new_outs, outs)]
+                return [*new_carries, *new_outs]
+
+            return for_nest(b, [n], [*carried, *outs0], step)
+
+        def outputs(b: Scalar, ins, outs):
+            idx = [b.index(d) for d in range(t.rank)]
+            here = idx[:dim] + idx[dim + 1:]
+            state = run(b, here, idx[dim])
+            return None if state is None else state[len(inits):]
+
+        def carries(b: Scalar, ins, outs):
+            here = [b.index(d) for d in range(t.rank - 1)]
+            state = run(b, here, None)
+            return None if state is None else state[:len(inits)]
+
+        ct = inits[0].type if inits else None
+        blocks = [generic_body([], [r.type for r in op.results[:n_out]], outputs) if n_out else None,
+                  generic_body([], [r.type for r in op.results[n_out:]], carries) if inits else None]
+        if (n_out and blocks[0] is None) or (inits and blocks[1] is None):
+            return False
+        values = []
+        if n_out:
+            values += make_generic(rw, op, [], [], [empty(rw, op, r.type) for r in op.results[:n_out]],
+                                   [_identity(t.rank)] * n_out, ["parallel"] * t.rank, blocks[0]).results
+        if inits:
+            values += make_generic(rw, op, [], [], [empty(rw, op, r.type) for r in op.results[n_out:]],
+                                   [_identity(ct.rank)] * len(inits), ["parallel"] * ct.rank, blocks[1]).results
+        rw.replace_op(op, values)
+        return True
+
+
 PATTERNS = [Pad(), StridedSlice(), DynamicSlice(), DynamicUpdateSlice(), Gather(), Reduce(), ReduceWindow(),
-            Convolution(), Compare(), Scatter(), SelectAndScatter()]
+            Convolution(), Compare(), Scatter(), SelectAndScatter(), While(), If(), Case(), DotGeneral(), TorchIndexSelect(), Sort(), Broadcast(), Scan()]

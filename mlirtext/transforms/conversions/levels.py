@@ -20,6 +20,9 @@ _LEVEL_DIALECTS = {"hlo": {"stablehlo", "mhlo", "chlo"}, "tosa": {"tosa"}, "lina
 STEPS = {"hlo": "convert-hlo-to-tosa", "tosa": "convert-tosa-to-linalg", "linalg": "convert-linalg-to-loops",
          "loops": "convert-loops-to-llvm"}
 
+#: Optimisations run once a step has arrived at a level (besides canonicalize and cse).
+ARRIVAL = {"linalg": ["linalg-fuse-elementwise-ops"]}
+
 
 def level_of(module: Operation) -> Optional[str]:
     """The highest level whose dialects `module` uses; None when it uses none of them
@@ -44,5 +47,5 @@ def lowering_pipeline(module: Operation, target: str) -> str:
         if step is None:
             below = LEVELS[LEVELS.index(level) + 1]
             raise ValueError(f"lowering from {level} to {below} is not available yet")
-        steps += [step, "canonicalize", "cse"]
+        steps += [step, "canonicalize", "cse", *ARRIVAL.get(LEVELS[LEVELS.index(level) + 1], [])]
     return ",".join(steps)

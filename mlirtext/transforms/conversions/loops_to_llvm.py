@@ -387,6 +387,30 @@ class FunctionLowering:
         for result, value in zip(op.results, after.arguments):
             self.values[result] = value
 
+    def _while(self, op: Operation) -> None:
+        """^before(args): cond_br to ^after(forwarded) or the exit(forwarded); ^after: br ^before."""
+        before_old, after_old = (r.blocks[0] for r in op.regions)
+        before = self.new_block([convert_type(a.type) for a in before_old.arguments])
+        after = self.new_block([convert_type(a.type) for a in after_old.arguments])
+        exit_block = Block([convert_type(t) for t in op.result_types])
+        self.emit("llvm.br", [self.v(x) for x in op.operands], (), None, op, successors=[before])
+        for old, block in ((before_old, before), (after_old, after)):
+            for a, b in zip(old.arguments, block.arguments):
+                b.name = a.name
+                self.values[a] = b
+        self.block = before
+        self.lower_ops(before_old.ops[:-1])
+        cond, *forwarded = (self.v(x) for x in before_old.ops[-1].operands)
+        n = len(forwarded)
+        self.emit("llvm.cond_br", [cond, *forwarded, *forwarded], (),
+                  {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, n, n))}, op, successors=[after, exit_block])
+        self.block = after
+        self.lower_ops(after_old.ops[:-1])
+        self.emit("llvm.br", [self.v(x) for x in after_old.ops[-1].operands], (), None, op, successors=[before])
+        self.block = self.region.add_block(exit_block)
+        for result, value in zip(op.results, exit_block.arguments):
+            self.values[result] = value
+
     def _br(self, op: Operation) -> None:
         self.emit("llvm.br", [self.v(x) for x in op.operands], (), None, op,
                   successors=[self.blocks[op.successors[0]]])
@@ -440,7 +464,7 @@ _HANDLERS = {
     "memref.collapse_shape": FunctionLowering._view, "memref.expand_shape": FunctionLowering._view,
     "memref.cast": FunctionLowering._view, "memref.get_global": FunctionLowering._get_global,
     "memref.dim": FunctionLowering._dim, "memref.copy": FunctionLowering._copy,
-    "scf.for": FunctionLowering._for, "scf.if": FunctionLowering._if,
+    "scf.for": FunctionLowering._for, "scf.if": FunctionLowering._if, "scf.while": FunctionLowering._while,
     "cf.br": FunctionLowering._br, "cf.cond_br": FunctionLowering._cond_br,
     "func.return": FunctionLowering._return, "func.call": FunctionLowering._call,
 }

@@ -439,4 +439,5 @@ class ConvertTosaToLinalg(Pass):
     summary = "Lower TOSA to linalg on tensors (elementwise to linalg.generic, matmul, reductions, shapes)"
 
     def run(self, op: Operation) -> None:
-        apply_conversion(op, PATTERNS, TARGET)
+        from .tosa_structured_to_linalg import PATTERNS as STRUCTURED
+        apply_conversion(op, PATTERNS + STRUCTURED, TARGET)
