@@ -237,28 +237,32 @@ def _sign_extend(a: np.ndarray, bits: int) -> np.ndarray:
 
 # ---- floats: IEEE maximum / minimum, complex lexicographic ------------------------------------------
 def _fmax(a, b):
-    return _settle_zero_ties(np.maximum(a, b), a, b, np.bitwise_and)
+    return _settle_zero_ties(np.maximum(a, b), a, b, np.bitwise_and, wrong_zero_sign=1)
 
 
 def _fmin(a, b):
-    return _settle_zero_ties(np.minimum(a, b), a, b, np.bitwise_or)
+    return _settle_zero_ties(np.minimum(a, b), a, b, np.bitwise_or, wrong_zero_sign=0)
 
 
-def _settle_zero_ties(r, a, b, combine):
+def _settle_zero_ties(r, a, b, combine, wrong_zero_sign):
     """numpy's max/min of a (+0, -0) tie depends on the operand order; the spec has +0 > -0.
-    Only results that are zero can be such a tie, so the common case costs one compare;
-    where both operands are zeros, combining their bits settles it (and: +0 wins the max,
-    or: -0 wins the min)."""
-    zero = r == 0
-    if not zero.any():
-        return r
-    tie = zero & (a == b)
+    A result can only be wrong where it is the zero of the losing sign (-0 for max, +0 for
+    min), so the common case costs one integer compare of the result's bits; where both
+    operands are zeros, combining their bits settles it (and: +0 wins the max; or: -0 wins
+    the min)."""
+    r = np.asarray(r)
     dtype = r.dtype
     if dtype.itemsize not in (2, 4, 8):
-        return np.where(tie, np.where(np.signbit(a) == (combine is np.bitwise_and), b, a), r)
+        tie = (r == 0) & (a == b)
+        return np.where(tie, np.where(np.signbit(a) == bool(wrong_zero_sign), b, a), r)
     bits = np.dtype(f"u{dtype.itemsize}")
+    wrong = np.array(wrong_zero_sign << (8 * dtype.itemsize - 1), dtype=bits)
+    suspects = r.view(bits) == wrong
+    if not suspects.any():
+        return r
     a, b = np.broadcast_arrays(a, b)
-    out = np.array(r, copy=True)
+    tie = suspects & (a == b)
+    out = r.copy()
     out[tie] = combine(a[tie].view(bits), b[tie].view(bits)).view(dtype)
     return out
 
