@@ -29,8 +29,8 @@ def main() -> None:
     for name, what in EXAMPLES:
         path = ROOT / "mlirtext" / "examples" / name
         out += [f"## {what} (`mlirtext/examples/{name}`)", "", "```mlir", path.read_text().rstrip(), "```", ""]
-        start = LEVELS.index("linalg") if name.endswith("linalg.mlir") else \
-            LEVELS.index("linalg") if name.endswith("tosa.mlir") else 0
+        start = {"linalg": LEVELS.index("loops"), "tosa": LEVELS.index("linalg")}.get(
+            path.stem.rsplit("_", 1)[-1], 0)  # the levels below the example's own
         for level in LEVELS[start:]:
             code, text, err = opt(path, level)
             checks = [line for line in err.splitlines() if line.startswith("check-semantics:") and

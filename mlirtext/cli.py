@@ -182,7 +182,8 @@ def _run_passes(pm, result, lower_to) -> list:
     if problems or not lower_to:
         return problems
     try:
-        steps = parse_pipeline(lowering_pipeline(result.module, lower_to))
+        text = lowering_pipeline(result.module, lower_to)
+        steps = parse_pipeline(text) if text else []  # already at that level: nothing to do
     except ValueError as e:
         return [Diagnostic("error", f"--lower-to={lower_to}: {e}", result.module.span)]
     saved, pm.items = pm.items, steps

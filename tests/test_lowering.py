@@ -211,3 +211,10 @@ def test_bundled_examples_are_valid_and_lower_to_llvm_with_the_same_numbers(path
     assert generic_forms([text]) is not None
     lowered, report = lower(text, "llvm")
     assert any("convert-loops-to-llvm" in line for line in report)
+
+
+def test_lower_to_the_level_the_input_is_at_changes_nothing(tmp_path, capsys):
+    path = tmp_path / "d.mlir"
+    path.write_text(lower(CONTRACTIONS, "linalg")[0])
+    assert main(["opt", str(path), "--lower-to=linalg"]) == 0
+    assert "linalg.batch_matmul" in capsys.readouterr().out
