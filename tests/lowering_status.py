@@ -148,7 +148,8 @@ def collect(globs=None, progress=None) -> list[Outcome]:
 
 
 def iree_accepts(outcomes: list[Outcome]) -> Counter:
-    """Per level, how many lowered modules iree-opt rejects (one iree-opt run per level)."""
+    """Per level, how many lowered modules iree-opt rejects (one iree-opt run per module, so
+    that one rejection does not hide which modules it was)."""
     from .oracle import _forms
     rejected = Counter()
     for level, _ in LEVELS:

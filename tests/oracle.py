@@ -44,3 +44,38 @@ def generic_form(text: str) -> tuple[str | None, str]:
         [iree_opt_path(), "--allow-unregistered-dialect", "--mlir-print-op-generic", "-"],
         input=text, capture_output=True, text=True, timeout=120)
     return (proc.stdout if proc.returncode == 0 else None), proc.stderr
+
+
+def iree_tool(name: str) -> str:
+    """An IREE command next to this Python (a venv's bin/), else the one on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else name
+
+
+def iree_compile(text: str, workdir: Path) -> Path:
+    """`text` compiled by iree-compile for the local llvm-cpu device: the .vmfb path."""
+    src, vmfb = workdir / "prog.mlir", workdir / "prog.vmfb"
+    src.write_text(text)
+    subprocess.run([iree_tool("iree-compile"), "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
+                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    return vmfb
+
+
+def iree_run(vmfb: Path, function: str, inputs, n_outputs: int, workdir: Path) -> list:
+    """Run `function` of a compiled module with iree-run-module on `inputs` (arrays go in as
+    .npy files; a string is passed as written, e.g. "i32=5" for a scalar): its `n_outputs`
+    results as numpy arrays."""
+    import numpy as np
+    cmd = [iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={function}"]
+    for i, a in enumerate(inputs):
+        if isinstance(a, str):
+            cmd.append(f"--input={a}")
+            continue
+        path = workdir / f"{function}_in{i}.npy"
+        np.save(path, a)
+        cmd.append(f"--input=@{path}")
+    outs = [workdir / f"{function}_out{i}.npy" for i in range(n_outputs)]
+    cmd += [f"--output=@{p}" for p in outs]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    return [np.load(p) for p in outs]

@@ -10,6 +10,8 @@ import pytest
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter
 
+from .oracle import iree_compile, iree_run
+
 
 def run(src: str, *args, fn: str = "main"):
     result = parse_and_verify(src)
@@ -158,30 +160,11 @@ func.func @main(%a: tensor<6xf32>, %b: tensor<2x6xf32>) -> (tensor<2x6xf32>, ten
 
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    def tool(name):
-        beside = Path(sys.executable).parent / name
-        return str(beside) if beside.is_file() else name
     inputs = [np.array([0.25, -1.5, 3.0, 0.7, 2.5, -0.2], np.float32),
               np.arange(12, dtype=np.float32).reshape(2, 6)]
     ours = run(ORACLE_PROGRAM, *inputs)
-    src = tmp_path / "prog.mlir"
-    src.write_text(ORACLE_PROGRAM)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
-    cmd = [tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
-    for k, a in enumerate(inputs):
-        np.save(tmp_path / f"in{k}.npy", a)
-        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
-    for k in range(len(ours)):
-        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    theirs = iree_run(iree_compile(ORACLE_PROGRAM, tmp_path), "main", inputs, len(ours), tmp_path)
     for k, value in enumerate(ours):
         # IREE evaluates erf / lgamma with polynomial approximations: a few ulp apart.
-        np.testing.assert_allclose(value, np.load(tmp_path / f"out{k}.npy"), rtol=1e-5, atol=1e-6,
+        np.testing.assert_allclose(value, theirs[k], rtol=1e-5, atol=1e-6,
                                    err_msg=f"result {k}")

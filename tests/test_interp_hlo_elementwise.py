@@ -2,15 +2,13 @@
 program run by iree-run-module."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter, InterpreterError
+
+from .oracle import iree_compile, iree_run
 
 
 def run(src: str, *args, fn: str = "main"):
@@ -239,11 +237,6 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>, %i: tensor<8xi32>, %j: ten
 """
 
 
-def _iree_tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
     inputs = [np.array([0.5, -1.5, 2.5, 3.0, -0.25, 7.0, 100.0, -3.5], np.float32),
@@ -251,21 +244,8 @@ def test_matches_iree_run_module(tmp_path):
               np.array([7, -7, 7, -7, 100, 1, 0, 5], np.int32),
               np.array([2, 2, -2, -2, 3, 1, 4, -5], np.int32)]
     ours = run(ORACLE_PROGRAM, *inputs)
-    src = tmp_path / "prog.mlir"
-    src.write_text(ORACLE_PROGRAM)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([_iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
-    cmd = [_iree_tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
-    for k, a in enumerate(inputs):
-        np.save(tmp_path / f"in{k}.npy", a)
-        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
-    for k in range(len(ours)):
-        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-    for k, value in enumerate(ours):
-        theirs = np.load(tmp_path / f"out{k}.npy")
+    results = iree_run(iree_compile(ORACLE_PROGRAM, tmp_path), "main", inputs, len(ours), tmp_path)
+    for k, (value, theirs) in enumerate(zip(ours, results)):
         if value.dtype.kind == "f":
             np.testing.assert_allclose(value, theirs, rtol=2e-7, err_msg=f"result {k}")
         else:

@@ -7,6 +7,8 @@ import pytest
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter, InterpreterError
 
+from .oracle import iree_compile, iree_run
+
 
 def run(src: str, *args, fn: str = "main"):
     result = parse_and_verify(src)
@@ -218,32 +220,13 @@ func.func @main(%a: tensor<3x4xf32>, %b: tensor<4xf32>, %i: tensor<i32>) -> (ten
 
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    def tool(name):
-        beside = Path(sys.executable).parent / name
-        return str(beside) if beside.is_file() else name
     inputs = [np.arange(12, dtype=np.float32).reshape(3, 4), np.array([1, 2, 3, 4], np.float32),
               np.array(5, np.int32)]
     ours = run(ORACLE_PROGRAM, *inputs)
-    src = tmp_path / "prog.mlir"
-    src.write_text(ORACLE_PROGRAM)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
-    cmd = [tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
-    for k, a in enumerate(inputs[:2]):
-        np.save(tmp_path / f"in{k}.npy", a)
-        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
-    cmd.append("--input=i32=5")
-    for k in range(len(ours)):
-        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    vmfb = iree_compile(ORACLE_PROGRAM, tmp_path)
+    theirs = iree_run(vmfb, "main", [*inputs[:2], "i32=5"], len(ours), tmp_path)
     for k, value in enumerate(ours):
-        np.testing.assert_allclose(value, np.load(tmp_path / f"out{k}.npy"), rtol=1e-6, err_msg=f"result {k}")
+        np.testing.assert_allclose(value, theirs[k], rtol=1e-6, err_msg=f"result {k}")
 
 
 RNG_PROGRAM = """
@@ -262,27 +245,8 @@ func.func @main(%s: tensor<2xui64>, %t: tensor<4xi32>) -> (tensor<2xui64>, tenso
 
 @pytest.mark.oracle
 def test_rng_bit_generator_matches_iree_run_module(tmp_path):
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    def tool(name):
-        beside = Path(sys.executable).parent / name
-        return str(beside) if beside.is_file() else name
     inputs = [np.array([12345678901, 77], np.uint64), np.array([5, 6, 7, 8], np.int32)]
     ours = run(RNG_PROGRAM, *inputs)
-    src = tmp_path / "rng.mlir"
-    src.write_text(RNG_PROGRAM)
-    vmfb = tmp_path / "rng.vmfb"
-    subprocess.run([tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
-    cmd = [tool("iree-run-module"), f"--module={vmfb}", "--function=main"]
-    for k, a in enumerate(inputs):
-        np.save(tmp_path / f"in{k}.npy", a)
-        cmd.append(f"--input=@{tmp_path / f'in{k}.npy'}")
-    for k in range(len(ours)):
-        cmd.append(f"--output=@{tmp_path / f'out{k}.npy'}")
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    theirs = iree_run(iree_compile(RNG_PROGRAM, tmp_path), "main", inputs, len(ours), tmp_path)
     for k, value in enumerate(ours):
-        np.testing.assert_array_equal(value, np.load(tmp_path / f"out{k}.npy"), err_msg=f"result {k}")
+        np.testing.assert_array_equal(value, theirs[k], err_msg=f"result {k}")

@@ -5,15 +5,14 @@ and (marked `oracle`) against iree-compile + iree-run-module on the same inputs.
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter
+
+from .oracle import iree_compile, iree_run
 
 RNG = np.random.default_rng(7)
 
@@ -528,30 +527,12 @@ ORACLE_INPUTS = {
 }
 
 
-def _iree_tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
 @pytest.mark.oracle
 def test_structured_ops_match_iree_run_module(tmp_path):
-    src = tmp_path / "prog.mlir"
-    src.write_text(ORACLE)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([_iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    vmfb = iree_compile(ORACLE, tmp_path)
     for name, args in ORACLE_INPUTS.items():
         (ours,) = run(ORACLE, name, *args)
-        cmd = [_iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
-        for i, a in enumerate(args):
-            path = tmp_path / f"{name}_in{i}.npy"
-            np.save(path, a)
-            cmd.append(f"--input=@{path}")
-        out = tmp_path / f"{name}_out.npy"
-        cmd.append(f"--output=@{out}")
-        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-        theirs = np.load(out)
+        (theirs,) = iree_run(vmfb, name, args, 1, tmp_path)
         if ours.dtype.kind == "f":
             np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=name)
         else:

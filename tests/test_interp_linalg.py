@@ -2,15 +2,13 @@
 space (maps, reductions, fallbacks), named ops against naive loops, pack/unpack, tensor ops."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter, InterpreterError
+
+from .oracle import iree_compile, iree_run
 
 RNG = np.random.default_rng(7)
 
@@ -663,19 +661,9 @@ func.func @unpack(%a: tensor<3x2x3x4xi32>) -> tensor<5x7xi32> {
 """
 
 
-def _iree_tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
-    src = tmp_path / "prog.mlir"
-    src.write_text(ORACLE)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([_iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    vmfb = iree_compile(ORACLE, tmp_path)
     x = f32(4, 9)
     x[1, 3] = x[1, 7] = 50.0  # a tie: the first index wins
     inputs = {"mm": [i8(5, 7), i8(7, 3), RNG.integers(-9, 9, (5, 3)).astype(np.int32)],
@@ -686,15 +674,7 @@ def test_matches_iree_run_module(tmp_path):
               "unpack": [np.arange(72, dtype=np.int32).reshape(3, 2, 3, 4)]}
     for name, args in inputs.items():
         (ours,) = run(ORACLE, name, *args)
-        cmd = [_iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
-        for i, a in enumerate(args):
-            path = tmp_path / f"{name}_in{i}.npy"
-            np.save(path, a)
-            cmd.append(f"--input=@{path}")
-        out = tmp_path / f"{name}_out.npy"
-        cmd.append(f"--output=@{out}")
-        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-        theirs = np.load(out)
+        (theirs,) = iree_run(vmfb, name, args, 1, tmp_path)
         if ours.dtype.kind == "f":
             np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=name)
         else:

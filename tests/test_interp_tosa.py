@@ -4,14 +4,14 @@ an oracle on the same programs."""
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.interpreter import Interpreter, InterpreterError
+
+from .oracle import iree_tool
 
 nan = float("nan")
 
@@ -518,11 +518,6 @@ def _oracle_inputs():
     }
 
 
-def _tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
     result = parse_and_verify(ORACLE)
@@ -530,13 +525,13 @@ def test_matches_iree_run_module(tmp_path):
     src = tmp_path / "tosa.mlir"
     src.write_text(to_text(result))       # TOSA 1.0 keyword syntax, as iree-compile 3.13 reads it
     vmfb = tmp_path / "tosa.vmfb"
-    subprocess.run([_tool("iree-compile"), "--iree-hal-target-device=local",
+    subprocess.run([iree_tool("iree-compile"), "--iree-hal-target-device=local",
                     "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
                     str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
     interp = Interpreter(result.module)
     for name, args in _oracle_inputs().items():
         ours = interp.call(name, args)
-        cmd = [_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
+        cmd = [iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
         for i, a in enumerate(args):
             np.save(tmp_path / f"{name}_in{i}.npy", a)
             cmd.append(f"--input=@{tmp_path / f'{name}_in{i}.npy'}")

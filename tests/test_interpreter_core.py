@@ -1,15 +1,13 @@
 """The reference interpreter on the core dialects, against iree-run-module on the same inputs."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter, InterpreterError
+
+from .oracle import iree_compile, iree_run
 
 PROGRAM = """
 func.func @ints(%a: tensor<6xi32>, %b: tensor<6xi32>) -> (tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi1>) {
@@ -73,33 +71,15 @@ def test_argument_errors_name_the_argument():
         Interpreter(module).call("nope", [])
 
 
-def _iree_tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
 @pytest.mark.oracle
 def test_matches_iree_run_module(tmp_path):
-    src = tmp_path / "prog.mlir"
-    src.write_text(PROGRAM)
-    vmfb = tmp_path / "prog.vmfb"
-    subprocess.run([_iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                    "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=generic",
-                    str(src), "-o", str(vmfb)], check=True, capture_output=True, timeout=300)
+    vmfb = iree_compile(PROGRAM, tmp_path)
     for name, args in INPUTS.items():
         if name == "scalars":  # iree-run-module takes no .npy for scalars; checked by hand above
             continue
         ours = _ours(name)
-        cmd = [_iree_tool("iree-run-module"), f"--module={vmfb}", f"--function={name}"]
-        for i, a in enumerate(args):
-            path = tmp_path / f"{name}_in{i}.npy"
-            np.save(path, a)
-            cmd.append(f"--input=@{path}")
-        for i in range(len(ours)):
-            cmd.append(f"--output=@{tmp_path / f'{name}_out{i}.npy'}")
-        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
-        for i, value in enumerate(ours):
-            theirs = np.load(tmp_path / f"{name}_out{i}.npy")
+        results = iree_run(vmfb, name, args, len(ours), tmp_path)
+        for i, (value, theirs) in enumerate(zip(ours, results)):
             if value.dtype.kind == "f":
                 np.testing.assert_allclose(value, theirs, rtol=1e-6, err_msg=f"{name} result {i}")
             else:

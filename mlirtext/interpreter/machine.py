@@ -1,11 +1,11 @@
 """The interpreter loop: functions, blocks, regions and the terminators that leave them."""
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from typing import Optional
 
-import numpy as np
 
 from ..ir.attributes import StringAttr
 from ..ir.core import Block, Operation, Region
@@ -74,8 +74,10 @@ class Interpreter:
         self.failures: list = []
 
     @staticmethod
+    @functools.cache
     def load_semantics() -> None:
-        """Import every semantics module (each registers its ops on import)."""
+        """Import every semantics module (each registers its ops on import), once: folding
+        calls this for every op it evaluates."""
         for module_name in SEMANTICS:
             importlib.import_module(f"{__package__}.{module_name}")
 

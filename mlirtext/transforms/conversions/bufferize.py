@@ -272,7 +272,7 @@ class Bufferizer:
         for region in op.regions:
             for block in region.blocks:
                 self._block(block, terminator)
-        new = _rebuilt(op, op.operands, [i for i in range(len(op.results)) if i not in tensors])
+        _rebuilt(op, op.operands, [i for i in range(len(op.results)) if i not in tensors])
         for i, buf in zip(tensors, outs):
             self.buffers[op.results[i]] = buf
 
@@ -375,8 +375,7 @@ _HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._co
 def _touches_tensors(op: Operation) -> bool:
     if op.dialect == "tensor":
         return True  # (a tensor.extract of a function argument reads its memref)
-    return any(isinstance(v.type, T.RankedTensorType) for v in (*op.operands, *op.results)) or \
-        op.name == "func.return" and any(isinstance(v.type, T.RankedTensorType) for v in op.operands)
+    return any(isinstance(v.type, T.RankedTensorType) for v in (*op.operands, *op.results))
 
 
 def _create(before: Operation, name: str, operands, result_types, attributes=None) -> Value | None:

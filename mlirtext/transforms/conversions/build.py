@@ -91,3 +91,30 @@ def elementwise_generic(rw, op: Operation, inputs, out_type: T.RankedTensorType,
     init = empty(rw, op, out_type)
     generic = Operation("linalg.generic", [*inputs, init], [out_type], attrs, [Region([block])])
     return insert(rw, op, generic)
+
+
+# ---- names and shapes the conversions share --------------------------------------------------------
+def hlo_names(*names: str) -> tuple[str, ...]:
+    """`add` -> ("stablehlo.add", "mhlo.add"): patterns convert both spellings."""
+    return tuple(f"{prefix}.{n}" for n in names for prefix in ("stablehlo", "mhlo"))
+
+
+def short_name(op: Operation) -> str:
+    """The op name without its dialect: `stablehlo.add` -> `add`."""
+    return op.name.split(".", 1)[1]
+
+
+def all_static(*types) -> bool:
+    """Ranked tensors with static shapes (what the lowerings handle)."""
+    return all(isinstance(t, T.RankedTensorType) and t.has_static_shape for t in types)
+
+
+def dims_text(rank: int) -> str:
+    """`d0, d1, ...`: the dimension list of an affine map."""
+    return ", ".join(f"d{i}" for i in range(rank))
+
+
+def scalar_const(rw, before: Operation, value, t: T.Type) -> Value:
+    """An `arith.constant` scalar of type `t`."""
+    attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
+    return rw.create(before, "arith.constant", (), [t], {"value": attr}).result

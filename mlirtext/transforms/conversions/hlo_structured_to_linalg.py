@@ -25,21 +25,9 @@ from ...ir import types as T
 from ...ir.attributes import ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
-from .build import FASTMATH_NONE, empty, insert
+from .build import FASTMATH_NONE, all_static, dims_text, empty, hlo_names, insert, short_name
 
 _FM = {"fastmath": FASTMATH_NONE}
-
-
-def _both(*names: str) -> tuple[str, ...]:
-    return tuple(f"{prefix}.{n}" for n in names for prefix in ("stablehlo", "mhlo"))
-
-
-def _short(op: Operation) -> str:
-    return op.name.split(".", 1)[1]
-
-
-def _static(*types) -> bool:
-    return all(isinstance(t, T.RankedTensorType) and t.has_static_shape for t in types)
 
 
 def _plain(t: T.Type) -> bool:
@@ -52,12 +40,8 @@ def _is_int(t: T.Type) -> bool:
     return isinstance(t, T.IntegerType)
 
 
-def _dims(n: int) -> str:
-    return ", ".join(f"d{i}" for i in range(n))
-
-
 def _map(n: int, exprs) -> OpaqueAttr:
-    return OpaqueAttr(f"affine_map<({_dims(n)}) -> ({', '.join(exprs)})>")
+    return OpaqueAttr(f"affine_map<({dims_text(n)}) -> ({', '.join(exprs)})>")
 
 
 def _identity(n: int) -> OpaqueAttr:
@@ -211,7 +195,7 @@ def _cast_scalar(b: Scalar, x, dst: T.Type):
 
 def scalar_op(b: Scalar, op: Operation, args):
     """The scalar form of HLO op `op` (on 0-d tensors) applied to `args`; None if unknown."""
-    kind = _short(op)
+    kind = short_name(op)
     rt = T.element_type(op.results[0].type) if op.results else None
     if rt is not None and not _plain(rt):
         return None
@@ -272,7 +256,7 @@ def scalarize(b: Scalar, block: Block, args, elementwise: bool = False) -> Optio
         if op.regions or any(v not in values for v in op.operands) or len(op.results) != 1 or \
                 not isinstance(op.results[0].type, T.RankedTensorType) or op.dialect not in ("stablehlo", "mhlo"):
             return None
-        if op.results[0].type.rank != 0 and not (elementwise and _short(op) in _ELEMENTWISE and all(
+        if op.results[0].type.rank != 0 and not (elementwise and short_name(op) in _ELEMENTWISE and all(
                 v.type.shape == op.results[0].type.shape for v in op.operands)):
             return None
         result = scalar_op(b, op, [values[v] for v in op.operands])
@@ -341,7 +325,7 @@ class _Pattern(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
-        if not _static(*types) or not all(map(_plain, types)):
+        if not all_static(*types) or not all(map(_plain, types)):
             return False
         if any(0 in t.shape for t in types):
             if op.results and all(0 in r.type.shape for r in op.results):
@@ -357,7 +341,7 @@ class _Pattern(RewritePattern):
 # ---- data movement ----------------------------------------------------------------------------------
 class Pad(_Pattern):
     """out[i] = x[(i - lo) / (interior + 1)] where that is a whole in-range index, else the pad value."""
-    ops = _both("pad")
+    ops = hlo_names("pad")
 
     def rewrite(self, op, rw) -> bool:
         x, value = op.operands
@@ -397,7 +381,7 @@ class Pad(_Pattern):
 
 class StridedSlice(_Pattern):
     """A slice TOSA has no form for (strides): an affine read of the operand."""
-    ops = _both("slice")
+    ops = hlo_names("slice")
 
     def rewrite(self, op, rw) -> bool:
         x = op.operands[0]
@@ -428,7 +412,7 @@ def _start_indices(rw, op, starts, limits):
 
 
 class DynamicSlice(_Pattern):
-    ops = _both("dynamic_slice")
+    ops = hlo_names("dynamic_slice")
 
     def rewrite(self, op, rw) -> bool:
         x, *starts = op.operands
@@ -444,7 +428,7 @@ class DynamicSlice(_Pattern):
 
 
 class DynamicUpdateSlice(_Pattern):
-    ops = _both("dynamic_update_slice")
+    ops = hlo_names("dynamic_update_slice")
 
     def rewrite(self, op, rw) -> bool:
         x, update, *starts = op.operands
@@ -474,7 +458,7 @@ class DynamicUpdateSlice(_Pattern):
 class Gather(_Pattern):
     """Per result element: its batch index picks a start index vector (clamped so the slice
     fits), its offset index the place in the slice (StableHLO's gather, batching dims too)."""
-    ops = _both("gather")
+    ops = hlo_names("gather")
 
     def rewrite(self, op, rw) -> bool:
         x, indices = op.operands
@@ -519,7 +503,7 @@ class Gather(_Pattern):
 class Reduce(_Pattern):
     """Any reduce TOSA's reductions do not cover: a reduction generic whose body is the region's,
     on accumulators that start as the init values."""
-    ops = _both("reduce")
+    ops = hlo_names("reduce")
 
     def rewrite(self, op, rw) -> bool:
         n = len(op.operands) // 2
@@ -562,7 +546,7 @@ class ReduceWindow(_Pattern):
     """Pad (and base-dilate) with the init values, then reduce each window: loops over the
     result and the window (its extent given by a `tensor.empty` of the window's shape, as
     linalg's pooling ops do), the body the region's."""
-    ops = _both("reduce_window")
+    ops = hlo_names("reduce_window")
 
     def rewrite(self, op, rw) -> bool:
         n = len(op.operands) // 2
@@ -599,7 +583,7 @@ class Convolution(_Pattern):
     """Pad (and lhs-dilate) the input with zeros, then one reduction generic: loops over the
     result's dims, the kernel's input features and its window; feature and batch groups pick
     the input's feature / batch through `floordiv` in its indexing map."""
-    ops = _both("convolution")
+    ops = hlo_names("convolution")
 
     def rewrite(self, op, rw) -> bool:
         x, k = op.operands
@@ -690,7 +674,7 @@ def _zero_dense(e: T.Type):
 # ---- elementwise ops TOSA leaves ----------------------------------------------------------------
 class Compare(_Pattern):
     """TOTALORDER and UNSIGNED compares (TOSA has neither)."""
-    ops = _both("compare")
+    ops = hlo_names("compare")
 
     def rewrite(self, op, rw) -> bool:
         from .build import elementwise_generic
@@ -731,7 +715,7 @@ class Scatter(_Pattern):
     """Per result element: start from the operand's value and walk every update element in
     order, applying the update computation where the update's target is this element (the
     spec's sequential semantics; targets out of bounds match nothing)."""
-    ops = _both("scatter")
+    ops = hlo_names("scatter")
 
     def rewrite(self, op, rw) -> bool:
         n = (len(op.operands) - 1) // 2
@@ -848,7 +832,7 @@ class SelectAndScatter(_Pattern):
     """Per result element: start from the init value and, for every window (source element),
     find the element the select region picks (scanning the window in order, padding
     excluded); where that is this element, apply the scatter region with the source value."""
-    ops = _both("select_and_scatter")
+    ops = hlo_names("select_and_scatter")
 
     def rewrite(self, op, rw) -> bool:
         x, source, init = op.operands
@@ -948,12 +932,12 @@ def _extract_scalar(block_or_rw, value, before=None):
 
 class While(RewritePattern):
     """`scf.while` on the same (tensor) values; the condition's 0-d tensor is read as an i1."""
-    ops = _both("while")
+    ops = hlo_names("while")
 
     def match_and_rewrite(self, op, rw) -> bool:
         if len(op.regions) != 2 or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
             return False
-        if not _static(*(v.type for v in op.operands)):
+        if not all_static(*(v.type for v in op.operands)):
             return False
         types = [v.type for v in op.operands]
 
@@ -971,7 +955,7 @@ class While(RewritePattern):
 
 
 class If(RewritePattern):
-    ops = _both("if")
+    ops = hlo_names("if")
 
     def match_and_rewrite(self, op, rw) -> bool:
         if len(op.regions) != 2 or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
@@ -988,7 +972,7 @@ class If(RewritePattern):
 
 class Case(RewritePattern):
     """A chain of `scf.if` on `index == i`; an index out of range takes the last branch."""
-    ops = _both("case")
+    ops = hlo_names("case")
 
     def match_and_rewrite(self, op, rw) -> bool:
         if not op.regions or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
@@ -1027,13 +1011,13 @@ class DotGeneral(_Pattern):
     """A contraction generic (batch, lhs free, rhs free loops, then the contracting ones), for
     the element types tosa.matmul does not take; narrow floats accumulate in f32 (as the
     spec's reference does) and are rounded once at the end."""
-    ops = _both("dot_general", "dot")
+    ops = hlo_names("dot_general", "dot")
 
     def rewrite(self, op, rw) -> bool:
         from ...dialects.hlo_attrs import dot_dims
         lhs, rhs = op.operands
         lt, rtype, t = lhs.type, rhs.type, op.results[0].type
-        if _short(op) == "dot":
+        if short_name(op) == "dot":
             if lt.rank not in (1, 2) or rtype.rank not in (1, 2):
                 return False
             dims = {"lhs_batching_dimensions": [], "rhs_batching_dimensions": [],
@@ -1092,7 +1076,7 @@ class DotGeneral(_Pattern):
 class TorchIndexSelect(_Pattern):
     """out[i.., j.., k..] = input[i.., index[i..batch, j..], k..] (index_select along `dim`,
     the first `batch_dims` dims shared by input and index)."""
-    ops = _both("torch_index_select")
+    ops = hlo_names("torch_index_select")
 
     def rewrite(self, op, rw) -> bool:
         x, index = op.operands
@@ -1120,7 +1104,7 @@ class Sort(_Pattern):
     """A stable sort by ranks: first each element's final position along the dimension
     (how many elements the comparator puts before it, ties kept in order), then each result
     element takes the element whose position it is. O(n^2) comparator calls per line."""
-    ops = _both("sort")
+    ops = hlo_names("sort")
 
     def rewrite(self, op, rw) -> bool:
         inputs = list(op.operands)
@@ -1190,7 +1174,7 @@ class Sort(_Pattern):
 
 class Broadcast(_Pattern):
     """`broadcast`: the operand's dims are the result's trailing ones."""
-    ops = _both("broadcast")
+    ops = hlo_names("broadcast")
 
     def rewrite(self, op, rw) -> bool:
         x = op.operands[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
+from ...ir.core import Block
 from ..rewriter import RewritePattern
 from .build import FASTMATH_NONE, Body, elementwise_generic
 
@@ -133,7 +134,6 @@ class ElementwiseToLinalg(RewritePattern):
 
 
 def _probe(op):
-    from ...ir.core import Block
     return Block([T.element_type(v.type) for v in op.operands])
 
 

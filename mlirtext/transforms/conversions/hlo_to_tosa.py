@@ -19,19 +19,7 @@ from ...ir.core import Operation
 from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
-from .build import i32_array, tensor_of, tosa_const, tosa_enum, tosa_shape
-
-
-def _both(*names: str) -> tuple[str, ...]:
-    return tuple(f"{prefix}.{n}" for n in names for prefix in ("stablehlo", "mhlo"))
-
-
-def _short(op: Operation) -> str:
-    return op.name.split(".", 1)[1]
-
-
-def _static(*types) -> bool:
-    return all(isinstance(t, T.RankedTensorType) and t.has_static_shape for t in types)
+from .build import all_static, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
 
 
 def _elt(value) -> T.Type:
@@ -57,7 +45,7 @@ class _Pattern(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
-        if not _static(*types) or any(map(_unsigned, types)):
+        if not all_static(*types) or any(map(_unsigned, types)):
             return False
         return self.rewrite(op, rw)
 
@@ -77,21 +65,21 @@ _SHIFTS = {"shift_left": "tosa.logical_left_shift", "shift_right_logical": "tosa
 
 
 class UnaryFloat(_Pattern):
-    ops = _both(*_UNARY_FLOAT)
+    ops = hlo_names(*_UNARY_FLOAT)
 
     def rewrite(self, op, rw) -> bool:
         if not T.is_float(_elt(op.operands[0])):
             return False
-        new = rw.create(op, _UNARY_FLOAT[_short(op)], op.operands, [_result_type(op)], location_of=op)
+        new = rw.create(op, _UNARY_FLOAT[short_name(op)], op.operands, [_result_type(op)], location_of=op)
         rw.replace_op(op, new.results)
         return True
 
 
 class Binary(_Pattern):
-    ops = _both(*_BINARY, "maximum", "minimum", "divide")
+    ops = hlo_names(*_BINARY, "maximum", "minimum", "divide")
 
     def rewrite(self, op, rw) -> bool:
-        kind, elt = _short(op), _elt(op.operands[0])
+        kind, elt = short_name(op), _elt(op.operands[0])
         if kind == "power" and not T.is_float(elt):
             return False
         if _is_bool(elt) and kind in ("add", "subtract"):
@@ -113,7 +101,7 @@ class Binary(_Pattern):
 
 
 class Multiply(_Pattern):
-    ops = _both("multiply")
+    ops = hlo_names("multiply")
 
     def rewrite(self, op, rw) -> bool:
         if _is_bool(op.results[0].type):
@@ -127,10 +115,10 @@ class Multiply(_Pattern):
 
 
 class Bitwise(_Pattern):
-    ops = _both(*_BITWISE, *_SHIFTS, "not", "add")
+    ops = hlo_names(*_BITWISE, *_SHIFTS, "not", "add")
 
     def rewrite(self, op, rw) -> bool:
-        kind = _short(op)
+        kind = short_name(op)
         boolean = _is_bool(op.operands[0].type)
         if kind == "add":
             if not boolean:
@@ -151,13 +139,13 @@ class Bitwise(_Pattern):
 
 
 class AbsNegate(_Pattern):
-    ops = _both("abs", "negate")
+    ops = hlo_names("abs", "negate")
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
         if T.element_type(op.operands[0].type) != t.element or isinstance(t.element, T.ComplexType):
             return False
-        if _short(op) == "abs":
+        if short_name(op) == "abs":
             new = rw.create(op, "tosa.abs", op.operands, [t])
         else:
             zero = tensor_of([1], t.element)
@@ -172,7 +160,7 @@ _GREATER = {"GT": ("tosa.greater", False), "GE": ("tosa.greater_equal", False),
 
 
 class Compare(_Pattern):
-    ops = _both("compare")
+    ops = hlo_names("compare")
 
     def rewrite(self, op, rw) -> bool:
         direction = enum_word(op.attributes.get("comparison_direction"))
@@ -197,7 +185,7 @@ class Compare(_Pattern):
 
 
 class Select(_Pattern):
-    ops = _both("select")
+    ops = hlo_names("select")
 
     def rewrite(self, op, rw) -> bool:
         pred, a, b = op.operands
@@ -212,7 +200,7 @@ class Select(_Pattern):
 
 
 class Clamp(_Pattern):
-    ops = _both("clamp")
+    ops = hlo_names("clamp")
 
     def rewrite(self, op, rw) -> bool:
         from ..constants import constant_value
@@ -232,7 +220,7 @@ class Clamp(_Pattern):
 
 
 class Convert(_Pattern):
-    ops = _both("convert")
+    ops = hlo_names("convert")
 
     def rewrite(self, op, rw) -> bool:
         src, dst = _elt(op.operands[0]), _result_type(op).element
@@ -249,7 +237,7 @@ class Convert(_Pattern):
 
 # ---- constants and shapes ---------------------------------------------------------------------
 class Constant(_Pattern):
-    ops = _both("constant")
+    ops = hlo_names("constant")
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
@@ -261,7 +249,7 @@ class Constant(_Pattern):
 
 
 class Iota(_Pattern):
-    ops = _both("iota")
+    ops = hlo_names("iota")
 
     def rewrite(self, op, rw) -> bool:
         from ...interpreter.dtypes import dtype_of
@@ -278,7 +266,7 @@ class Iota(_Pattern):
 
 
 class Reshape(_Pattern):
-    ops = _both("reshape")
+    ops = hlo_names("reshape")
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
@@ -288,7 +276,7 @@ class Reshape(_Pattern):
 
 
 class Transpose(_Pattern):
-    ops = _both("transpose")
+    ops = hlo_names("transpose")
 
     def rewrite(self, op, rw) -> bool:
         perm = int_list(op.attributes.get("permutation"))
@@ -300,7 +288,7 @@ class Transpose(_Pattern):
 class BroadcastInDim(_Pattern):
     """Transpose the operand's dims into result order, reshape to the result's rank with
     ones, then tile: exact (no arithmetic touches the values)."""
-    ops = _both("broadcast_in_dim")
+    ops = hlo_names("broadcast_in_dim")
 
     def rewrite(self, op, rw) -> bool:
         x = op.operands[0]
@@ -325,7 +313,7 @@ class BroadcastInDim(_Pattern):
 
 
 class Slice(_Pattern):
-    ops = _both("slice")
+    ops = hlo_names("slice")
 
     def rewrite(self, op, rw) -> bool:
         start = int_list(op.attributes.get("start_indices"))
@@ -340,7 +328,7 @@ class Slice(_Pattern):
 
 
 class Concatenate(_Pattern):
-    ops = _both("concatenate")
+    ops = hlo_names("concatenate")
 
     def rewrite(self, op, rw) -> bool:
         dim = op.attributes.get("dimension")
@@ -351,7 +339,7 @@ class Concatenate(_Pattern):
 
 
 class Reverse(_Pattern):
-    ops = _both("reverse")
+    ops = hlo_names("reverse")
 
     def rewrite(self, op, rw) -> bool:
         x = op.operands[0]
@@ -380,13 +368,13 @@ def reduction_kind(op: Operation):
     if ret.operands != [body.results[0]] or set(body.operands) != set(block.arguments) or \
             len(body.operands) != 2:
         return None
-    return _short(body)
+    return short_name(body)
 
 
 class Reduce(_Pattern):
     """One TOSA reduction per reduced dim (keeping it as 1), a reshape to the result, and
     the init value combined in unless it is the reduction's identity."""
-    ops = _both("reduce")
+    ops = hlo_names("reduce")
 
     def rewrite(self, op, rw) -> bool:
         from ...dialects.common import splat_value
@@ -425,13 +413,13 @@ class Reduce(_Pattern):
 class DotGeneral(_Pattern):
     """Transpose each side to (batch, free, contracting) / (batch, contracting, free), flatten to
     rank 3, `tosa.matmul`, and reshape to StableHLO's result order (batch, lhs free, rhs free)."""
-    ops = _both("dot_general", "dot")
+    ops = hlo_names("dot_general", "dot")
 
     def rewrite(self, op, rw) -> bool:
         from ...dialects.hlo_attrs import dot_dims
         lhs, rhs = op.operands
         lt, rt, t = lhs.type, rhs.type, _result_type(op)
-        if _short(op) == "dot":
+        if short_name(op) == "dot":
             if lt.rank != 2 or rt.rank not in (1, 2):
                 return False
             dims = {"lhs_batching_dimensions": [], "rhs_batching_dimensions": [],

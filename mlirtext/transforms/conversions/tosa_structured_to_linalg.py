@@ -10,15 +10,13 @@ Registered into convert-tosa-to-linalg after the other TOSA patterns.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...dialects.hlo_attrs import int_list
 from ...ir import types as T
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
-from .build import empty, insert
-from .hlo_structured_to_linalg import (_FM, Scalar, _identity, _map, _static, generic_body, make_generic,
+from .build import all_static, empty, insert
+from .hlo_structured_to_linalg import (_FM, Scalar, _identity, _map, generic_body, make_generic,
                                        _extract_scalar)
 
 
@@ -70,7 +68,7 @@ class Pad(RewritePattern):
         x, shape, pad_const = op.operands
         t = op.results[0].type
         pads = _shape_values(shape)
-        if pads is None or not _static(x.type, t, pad_const.type) or any(p < 0 for p in pads) or 0 in x.type.shape:
+        if pads is None or not all_static(x.type, t, pad_const.type) or any(p < 0 for p in pads) or 0 in x.type.shape:
             return False
         zero = rw.create(op, "arith.constant", (), [T.index], {"value": IntegerAttr(0, T.index)}).result
         index = [zero] * pad_const.type.rank
@@ -89,7 +87,7 @@ class MaxPool2d(RewritePattern):
         stride = int_list(op.attributes.get("stride"))
         pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
         e = t.element
-        if kernel is None or stride is None or not _static(x.type, t) or "IGNORE" in str(op.attributes.get("nan_mode", "")):
+        if kernel is None or stride is None or not all_static(x.type, t) or "IGNORE" in str(op.attributes.get("nan_mode", "")):
             return False
         if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
             return False
@@ -121,7 +119,7 @@ class Gather(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         values, indices = op.operands
         t = op.results[0].type
-        if not _static(values.type, indices.type, t):
+        if not all_static(values.type, indices.type, t):
             return False
 
         def body(b: Scalar, ins, outs):
@@ -211,7 +209,7 @@ class Table(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x, table = op.operands
         t = op.results[0].type
-        if not _static(x.type, table.type, t) or x.type.element not in (T.i8, T.i16):
+        if not all_static(x.type, table.type, t) or x.type.element not in (T.i8, T.i16):
             return False
         n = table.type.shape[0]
         wide = x.type.element == T.i16
@@ -279,7 +277,7 @@ class Conv2d(RewritePattern):
         stride = int_list(op.attributes.get("stride")) or [1, 1]
         dil = int_list(op.attributes.get("dilation")) or [1, 1]
         e = t.element
-        if not _static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
+        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
             return False
         if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
             return False
@@ -311,7 +309,7 @@ class Conv2d(RewritePattern):
                             ["parallel"] * acc_t.rank, init_block).result
         out = make_generic(rw, op, [x, w], [in_map, w_map], [init], [out_map], kinds, block).result
         if depthwise:
-            from ...ir.attributes import ArrayAttr, DenseArrayAttr
+            from ...ir.attributes import ArrayAttr
             groups = ArrayAttr(tuple(ArrayAttr(tuple(IntegerAttr(i) for i in g)) for g in ([0], [1], [2], [3, 4])))
             out = rw.create(op, "tensor.collapse_shape", [out], [t], {"reassociation": groups}).result
         rw.replace_op(op, [out])

@@ -9,41 +9,27 @@ that keeps the reduced dimension; shape ops become tensor ops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 from ...dialects.linalg import structured_op
 from ...ir import types as T
-from ...ir.attributes import ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr
+from ...ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region
 from ..constants import constant_value
 from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
-from .build import tensor_of
+from .build import all_static, dims_text, scalar_const, tensor_of
 
 from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
-
-
-def _static(*types) -> bool:
-    return all(isinstance(t, T.RankedTensorType) and t.has_static_shape for t in types)
 
 
 def _i64_array(values) -> DenseArrayAttr:
     return DenseArrayAttr(T.i64, tuple(int(v) for v in values))
 
 
-def _scalar_const(rw, before, value, t: T.Type):
-    attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
-    return rw.create(before, "arith.constant", (), [t], {"value": attr}).result
-
-
 def _filled(rw, before, value, t: T.RankedTensorType):
-    scalar = _scalar_const(rw, before, value, t.element)
+    scalar = scalar_const(rw, before, value, t.element)
     return insert(rw, before, structured_op("linalg.fill", [scalar], [empty(rw, before, t)])).result
-
-
-def _dims(rank: int) -> str:
-    return ", ".join(f"d{i}" for i in range(rank))
 
 
 # ---- scalar bodies of TOSA's elementwise ops --------------------------------------------------------
@@ -213,7 +199,7 @@ class Elementwise(RewritePattern):
                 return b.op("arith.select", args, args[1].type)
         else:
             build = ELEMENTWISE[op.name]
-        if not _static(t, *(v.type for v in inputs)) or any(v.type.rank != t.rank for v in inputs):
+        if not all_static(t, *(v.type for v in inputs)) or any(v.type.rank != t.rank for v in inputs):
             return False
         probe = Block([T.element_type(v.type) for v in inputs])
         if build(Body(probe), probe.arguments, op) is None:
@@ -249,7 +235,7 @@ class Reshape(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x = op.operands[0]
         src, dst = x.type, op.results[0].type
-        if not _static(src, dst):
+        if not all_static(src, dst):
             return False
         if src.rank == 0 or dst.rank == 0:
             name = "tensor.expand_shape" if src.rank == 0 else "tensor.collapse_shape"
@@ -280,7 +266,7 @@ class Transpose(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if not _static(t):
+        if not all_static(t):
             return False
         perms = list(op.attributes["perms"].values)
         new = insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [empty(rw, op, t)],
@@ -297,7 +283,7 @@ class Tile(RewritePattern):
         x = op.operands[0]
         t = op.results[0].type
         multiples = _shape_values(op.operands[1])
-        if multiples is None or not _static(x.type, t) or \
+        if multiples is None or not all_static(x.type, t) or \
                 any(m != 1 and s != 1 for m, s in zip(multiples, x.type.shape)):
             return False
         generic = elementwise_generic(rw, op, [x], t, lambda b, args: args[0])
@@ -311,7 +297,7 @@ class MatMul(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         a, b, a_zp, b_zp = op.operands
         t = op.results[0].type
-        if not (_is_zero_const(a_zp) and _is_zero_const(b_zp)) or not _static(t):
+        if not (_is_zero_const(a_zp) and _is_zero_const(b_zp)) or not all_static(t):
             return False
         init = _filled(rw, op, 0, t)
         new = insert(rw, op, structured_op("linalg.batch_matmul", [a, b], [init]))
@@ -334,7 +320,7 @@ class Reduce(RewritePattern):
         x = op.operands[0]
         t = op.results[0].type
         axis = op.attributes["axis"].value
-        if not _static(x.type, t):
+        if not all_static(x.type, t):
             return False
         float_name, int_name, identity = _REDUCE[op.name]
         elt = t.element
@@ -385,7 +371,7 @@ class Slice(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         start, size = _shape_values(op.operands[1]), _shape_values(op.operands[2])
         t = op.results[0].type
-        if start is None or size is None or not _static(t):
+        if start is None or size is None or not all_static(t):
             return False
         rank = len(start)
         attrs = {"static_offsets": _i64_array(start), "static_sizes": _i64_array(size),
@@ -401,7 +387,7 @@ class Concat(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if not _static(t, *(v.type for v in op.operands)):
+        if not all_static(t, *(v.type for v in op.operands)):
             return False
         new = rw.create(op, "tensor.concat", op.operands, [t], {"dim": IntegerAttr(op.attributes["axis"].value)})
         rw.replace_op(op, new.results)
@@ -414,11 +400,11 @@ class Reverse(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x = op.operands[0]
         t = op.results[0].type
-        if not _static(t):
+        if not all_static(t):
             return False
         axis = op.attributes["axis"].value
         exprs = [f"-d{i} + {t.shape[i] - 1}" if i == axis else f"d{i}" for i in range(t.rank)]
-        in_map = OpaqueAttr(f"affine_map<({_dims(t.rank)}) -> ({', '.join(exprs)})>")
+        in_map = OpaqueAttr(f"affine_map<({dims_text(t.rank)}) -> ({', '.join(exprs)})>")
         generic = elementwise_generic(rw, op, [x], t, lambda b, args: args[0])
         generic.attributes["indexing_maps"] = ArrayAttr((in_map, generic.attributes["indexing_maps"].items[1]))
         rw.replace_op(op, generic.results)
