@@ -37,15 +37,22 @@ def build_argparser() -> argparse.ArgumentParser:
     opt.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="accepted for mlir-opt compatibility (unknown ops are always allowed)")
     _add_pass_arguments(opt)
-    run = sub.add_parser("run", help="run a function on the reference interpreter (like iree-run-module)")
-    run.add_argument("input", help="an .mlir file, or - for standard input")
+    run = sub.add_parser("run", help="run a function: an .mlir on the interpreter, or a .vmpack (or an .mlir "
+                                     "compiled in memory) on the VM (like iree-run-module)")
+    run.add_argument("input", help="an .mlir file, a .vmpack module file, or - for standard input")
     run.add_argument("--function", help="the function to run (default: the module's only public one)")
     run.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
                      help="an argument: 2x3xf32=1 2 3 4 5 6, f32=0.5, 7, or @x.npy (repeat per argument)")
     run.add_argument("--output", dest="outputs", action="append", default=[], metavar="DEST",
                      help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
-    run.add_argument("--device", default="reference", choices=["reference"],
-                     help="where to run (the VM issue adds compiled devices)")
+    run.add_argument("--device", default=None, choices=["reference", "local-sync", "local-task"],
+                     help="reference: the interpreter (default for .mlir); local-sync / local-task: native "
+                          "kernels on the VM, one by one / on a thread pool (default for .vmpack); an .mlir "
+                          "is then compiled in memory for llvm-cpu")
+    run.add_argument("--print-statistics", action="store_true",
+                     help="report dispatches, time and peak memory of the run on stderr (VM devices)")
+    from .vm.commands import add_arguments as add_vm_commands
+    add_vm_commands(sub)
     chk = sub.add_parser("check", help="run a test file's functions and report their check.* assertions")
     chk.add_argument("input", help="an .mlir file, or - for standard input")
     chk.add_argument("--split-input-file", action="store_true",
@@ -53,6 +60,11 @@ def build_argparser() -> argparse.ArgumentParser:
     chk.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
                      help="stop a function that runs longer than this (default 60; 0 = no limit)")
     chk.add_argument("-q", "--quiet", action="store_true", help="print only failing functions and the summary")
+    lsp = sub.add_parser("lsp", help="start the language server on standard input/output (for editors)")
+    # Clients name their transport (vscode-languageclient appends --stdio); stdio is the only one.
+    lsp.add_argument("--stdio", action="store_true", help="talk over standard input/output (the default)")
+    from .targets.commands import add_arguments as add_target_commands
+    add_target_commands(sub)
     return parser
 
 
@@ -252,6 +264,25 @@ def _public_functions(module) -> list[str]:
 
 
 def cmd_run(args) -> int:
+    from .vm.commands import run_compiled
+    if args.device in ("local-sync", "local-task") or args.input.endswith(".vmpack") or \
+            _starts_like_module_file(args.input):
+        return run_compiled(args)
+    return cmd_interpret(args)
+
+
+def _starts_like_module_file(path: str) -> bool:
+    from .vm.commands import MODULE_FILE_MAGIC
+    if path == "-":
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MODULE_FILE_MAGIC
+    except OSError:
+        return False
+
+
+def cmd_interpret(args) -> int:
     from . import api
     from .interpreter import Interpreter, InterpreterError
     from .interpreter.abi import ABI_ATTR, signature
@@ -326,6 +357,15 @@ def cmd_check(args) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_lsp() -> int:
+    try:
+        from mlirtext_server.server import main as lsp_main
+    except ImportError:  # running from a checkout: the server package sits in server/
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
+        from mlirtext_server.server import main as lsp_main
+    return lsp_main()
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
@@ -336,6 +376,14 @@ def main(argv=None) -> int:
             return cmd_run(args)
         if args.command == "check":
             return cmd_check(args)
+        if args.command == "translate":
+            from .targets.commands import cmd_translate
+            return cmd_translate(args)
+        if args.command == "lsp":
+            return cmd_lsp()
+        if args.command in ("compile", "dump"):
+            from .vm import commands
+            return commands.cmd_compile(args) if args.command == "compile" else commands.cmd_dump(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -42,6 +42,7 @@ class _Verifier:
         self.diagnostics: list[Diagnostic] = []
         self.op_index: dict[int, dict[int, int]] = {}   # id(block) -> {id(op): position}
         self.dominators: dict[int, dict[int, set]] = {}  # id(region) -> {id(block): dominator ids}
+        self.symbol_tables: dict[int, dict] = {}          # id(table op) -> {name: op}, for calls
 
     def run(self, module: Operation) -> list[Diagnostic]:
         self._op(module)
@@ -251,7 +252,7 @@ class _Verifier:
         if not isinstance(callee, SymbolRefAttr):
             return  # reported by func.call's own rules
         table = symbol_table_of(op.parent_op, _is_table) if op.parent_op is not None else None
-        target = resolve_symbol(table, callee) if table is not None and callee is not None else None
+        target = resolve_symbol(table, callee, self.symbol_tables) if table is not None and callee is not None else None
         if target is None or target.name != "func.func":
             self.error(op, f"'{str(callee)[1:]}' does not reference a valid function")
             return

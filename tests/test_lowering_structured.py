@@ -220,8 +220,8 @@ def test_while_loop_and_branches_at_the_loops_level():
 def test_large_scatters_update_in_place_with_loops_on_tensors(monkeypatch):
     """Past the cost bound a scatter becomes scf.for loops carrying the result tensor
     (tensor.insert per update), bufferized to in-place stores."""
-    from mlirtext.transforms.conversions import hlo_structured_to_linalg
-    monkeypatch.setattr(hlo_structured_to_linalg, "COST_LIMIT", 0)
+    from mlirtext.transforms.conversions import hlo_generic
+    monkeypatch.setattr(hlo_generic, "COST_LIMIT", 0)
     program = SCATTER_SORT.split("  %zero =")[0].replace(
         "-> (tensor<5x3xi32>, tensor<4x6xf32>, tensor<2x5xf32>, tensor<2x5xi32>)", "-> tensor<5x3xi32>") + \
         "  return %s : tensor<5x3xi32>\n}\n"

@@ -31,6 +31,56 @@ def signature(fn) -> T.FunctionType:
     return function_type(fn)
 
 
+def reinterpret_bits(array, element: T.IntegerType, dtype: np.dtype) -> np.ndarray:
+    """The integers whose `element.width` low bits are those of `array`'s, as `element` reads
+    them: signless as two's complement (255 : ui8 is -1 : i8), unsigned as 0 .. 2^w-1."""
+    array = np.asarray(array)
+    width = element.width
+    if width == 1:
+        return array.astype(dtype)
+    if width == 64:
+        bits = array.astype(np.int64 if array.dtype.kind == "i" else np.uint64).view(np.uint64)
+        return bits.view(np.uint64 if element.is_unsigned else np.int64).astype(dtype)
+    bits = array.astype(np.int64) & ((1 << width) - 1)
+    if not element.is_unsigned:
+        bits = np.where(bits >= 1 << (width - 1), bits - (1 << width), bits)
+    return bits.astype(dtype)
+
+
+def _signedness_differs(source: T.Type, own: T.Type) -> bool:
+    """`source` (from the reflection) holds unsigned integers where `own` has signless ones."""
+    a, b = T.element_type(source), T.element_type(own)
+    return isinstance(a, T.IntegerType) and isinstance(b, T.IntegerType) and a.is_unsigned and \
+        not b.is_unsigned and a.width == b.width
+
+
+def to_own_types(args: list, source_types, own_types) -> list:
+    """Arguments given as the source signature's unsigned arrays, as the bits of the signless
+    types the lowered function takes (other arguments as they are)."""
+    out = []
+    for value, source, own in zip(args, source_types, own_types):
+        if _signedness_differs(source, own) and not isinstance(value, tuple):
+            value = reinterpret_bits(check_value(value, source, "argument"), T.element_type(own), dtype_of(own))
+        out.append(value)
+    return out
+
+
+def to_source_types(results: list, source_types, own_types) -> list:
+    """Results of a lowered function's signless types, read back as the source's unsigned ones."""
+    return [reinterpret_bits(value, T.element_type(source), dtype_of(source))
+            if _signedness_differs(source, own) and not isinstance(value, tuple) else value
+            for value, source, own in zip(results, source_types, own_types)]
+
+
+def reflected(fn):
+    """The `mlirtext.abi` signature of a func.func whose own signature is its signless form,
+    or None (no reflection, or the same types)."""
+    attr = fn.attributes.get(ABI_ATTR)
+    if not (isinstance(attr, TypeAttr) and isinstance(attr.type, T.FunctionType)):
+        return None
+    return attr.type
+
+
 def call_lowered(interp, fn, args: list) -> list:
     """Run llvm.func `fn` (with reflection) on tensor values."""
     from .llvm import call_function, memory_of
@@ -45,6 +95,8 @@ def call_lowered(interp, fn, args: list) -> list:
             array = np.ascontiguousarray(check_value(value, t, f"argument {i} of @{name}"))
         except ValueError as e:
             raise InterpreterError(str(e), fn.span) from None
+        if _is_unsigned(t):  # the lowered function reads the signless bits
+            array = np.ascontiguousarray(reinterpret_bits(array, _signless_of(t), dtype_of(_signless_of(t))))
         if not isinstance(t, T.ShapedType):
             pointers.append(array)
             continue
@@ -61,5 +113,17 @@ def call_lowered(interp, fn, args: list) -> list:
         dtype = dtype_of(t)
         count = int(np.prod(t.shape, dtype=np.int64))
         raw = memory.bytes_at(ptr, count * dtype.itemsize, "result").copy()
+        if _is_unsigned(t):  # written as signless bits
+            signless = _signless_of(t)
+            raw = reinterpret_bits(raw.view(dtype_of(signless)), T.element_type(t), dtype)
         values.append(raw.view(dtype).reshape(t.shape))
     return values
+
+
+def _is_unsigned(t: T.Type) -> bool:
+    e = T.element_type(t)
+    return isinstance(e, T.IntegerType) and e.is_unsigned
+
+
+def _signless_of(t: T.Type) -> T.IntegerType:
+    return T.IntegerType(T.element_type(t).width)

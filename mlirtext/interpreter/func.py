@@ -18,4 +18,4 @@ def _call(interp, op, args):
         from .runtime_calls import RUNTIME  # printMemrefF32, printF32, rtclock, ... (runner utils)
         if name in RUNTIME:
             return RUNTIME[name](interp, op, args)
-    return interp.call(name, args)
+    return interp.call(name, args, reflect=False)  # a call inside the program: its own types

@@ -89,8 +89,10 @@ class Interpreter:
             raise InterpreterError(f"no function named '@{name}' (functions: {known})")
         return fn
 
-    def call(self, name: str, args: list) -> list:
-        """Run function `name` on `args` (checked against its signature)."""
+    def call(self, name: str, args: list, reflect: bool = True) -> list:
+        """Run function `name` on `args` (checked against its signature). With `reflect`
+        (callers outside the program), a lowered function takes and returns the values of its
+        source signature (`mlirtext.abi`): unsigned arrays pass as their signless bits."""
         from ..dialects.func import function_type
         fn = self.function(name)
         if fn.name == "llvm.func":
@@ -100,6 +102,12 @@ class Interpreter:
             from .llvm import call_entry
             return call_entry(self, fn, args)
         ftype = function_type(fn)
+        if reflect:
+            from .abi import reflected, to_own_types, to_source_types
+            source = reflected(fn)
+            if source is not None and len(source.inputs) == len(args) == len(ftype.inputs):
+                args = to_own_types(args, source.inputs, ftype.inputs)
+                return to_source_types(self.call(name, args, reflect=False), source.results, ftype.results)
         if len(args) != len(ftype.inputs):
             raise InterpreterError(f"@{name} takes {len(ftype.inputs)} argument(s), got {len(args)}", fn.span)
         checked = []

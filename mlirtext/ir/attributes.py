@@ -75,7 +75,9 @@ class FloatAttr(Attribute):
             body = format_float(self.value)
         else:
             body = float_bits_hex(self.value, str(self.type)) or format_float(self.value)
-        return body if self.type == f64 and self.hex is None else f"{body} : {self.type}"
+        # a bare hex literal would read back as an integer: non-finite f64 values keep their type
+        bare = self.type == f64 and self.hex is None and math.isfinite(self.value)
+        return body if bare else f"{body} : {self.type}"
 
 
 def escape_string(value: str) -> str:

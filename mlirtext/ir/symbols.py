@@ -29,13 +29,26 @@ def symbols_in(table: Operation) -> dict[str, Operation]:
     return out
 
 
-def resolve_symbol(table: Operation, ref: SymbolRefAttr) -> Optional[Operation]:
-    """The op `@a::@b` names, starting from symbol table `table`."""
-    target = symbols_in(table).get(ref.root)
+def resolve_symbol(table: Operation, ref: SymbolRefAttr, cache: Optional[dict] = None) -> Optional[Operation]:
+    """The op `@a::@b` names, starting from symbol table `table`.
+
+    `cache` (id(table) -> its symbols), kept by a caller that resolves many
+    references in IR it does not change, makes each lookup O(1) instead of a
+    scan of the table: verifying a module of n functions that call each other
+    is then linear, not quadratic."""
+    def symbols(t: Operation) -> dict[str, Operation]:
+        if cache is None:
+            return symbols_in(t)
+        found = cache.get(id(t))
+        if found is None:
+            found = cache[id(t)] = symbols_in(t)
+        return found
+
+    target = symbols(table).get(ref.root)
     for name in ref.nested:
         if target is None:
             return None
-        target = symbols_in(target).get(name)
+        target = symbols(target).get(name)
     return target
 
 

@@ -330,6 +330,21 @@ class Bufferizer:
         for i, buf in zip(tensors, carried):
             self.buffers[op.results[i]] = buf
 
+    def _barrier(self, op: Operation) -> None:
+        """`util.optimization_barrier` only stops folding, which nothing does across buffers:
+        each tensor result is its operand's buffer (a copy when the operand is read again
+        later, so that writing in place through the result cannot change it)."""
+        for operand, result in zip(op.operands, op.results):
+            if not isinstance(result.type, T.RankedTensorType):
+                result.replace_all_uses_with(operand)
+                continue
+            buf = self.buffer(operand, op)
+            if len(operand.uses) > 1:
+                fresh = self.alloc(op, memref_of(result.type))
+                _create(op, "memref.copy", [buf, fresh], [])
+                buf = fresh
+            self.buffers[result] = buf
+
     def _insert(self, op: Operation) -> None:
         value, dest, *indices = op.operands
         buf = self.writable(dest, op)
@@ -369,7 +384,7 @@ _HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._co
              "tensor.extract": Bufferizer._extract, "tensor.cast": Bufferizer._cast, "tensor.dim": Bufferizer._dim,
              "func.return": Bufferizer._return, "func.call": Bufferizer._call,
              "scf.if": Bufferizer._scf_if, "scf.while": Bufferizer._scf_while, "scf.for": Bufferizer._scf_for,
-             "tensor.insert": Bufferizer._insert}
+             "tensor.insert": Bufferizer._insert, "util.optimization_barrier": Bufferizer._barrier}
 
 
 def _touches_tensors(op: Operation) -> bool:

@@ -4,17 +4,24 @@ As IREE does, an op that cannot become TOSA goes straight to `linalg.generic`
 in the same pass: float `divide`, `remainder`, `atan2`, `sqrt`, `cbrt`,
 `log_plus_one`, `exponential_minus_one`, `tan`, rounding, `sign`,
 `is_finite`, `popcnt`, `count_leading_zeros`, float -> int `convert`
-(StableHLO truncates) and `clamp` with bounds that are not constants. The
-scalar body is arith/math on the element type. These patterns run after the
-TOSA ones, so an op with a TOSA form always takes it.
+(StableHLO truncates), `clamp` with bounds that are not constants, integer
+`negate` (wrapping; tosa.negate saturates), integer `power`, `chlo.mulhi`,
+same-width `bitcast_convert`, and TOTALORDER / UNSIGNED compares. The scalar
+body is arith/math on the element type. These patterns run after the TOSA
+ones, so an op with a TOSA form always takes it. Ops on unsigned integers are
+`hlo_unsigned`'s (their patterns are listed here too).
 """
 from __future__ import annotations
 
+from ...dialects.hlo_attrs import enum_word
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Block
 from ..rewriter import RewritePattern
-from .build import FASTMATH_NONE, Body, elementwise_generic
+from .build import FASTMATH_NONE, Body, elementwise_generic, hlo_names
+from .hlo_generic import _Pattern
+from .hlo_scalar import Scalar, compare_scalar
+from .hlo_unsigned import PATTERNS as UNSIGNED, guarded_shift, integer_power, multiply_high
 
 _FM = {"fastmath": FASTMATH_NONE}
 
@@ -93,6 +100,37 @@ def _clamp(b: Body, args, t):
     return None
 
 
+def _integer_binary(build):
+    def body(b: Body, args, t):
+        return build(b, *args, t, False) if isinstance(t, T.IntegerType) and t != T.i1 else None
+    return body
+
+
+def _shift(name: str):
+    """Shifts by any amount, as StableHLO defines them (arith's are poison from the width on)."""
+    build = guarded_shift(name)
+
+    def body(b: Body, args, t):
+        return build(b, *args, t) if isinstance(t, T.IntegerType) and t != T.i1 else None
+    return body
+
+
+def _negate(b: Body, args, t):
+    """0 - x, wrapping (tosa.negate saturates: -(-128) would be 127)."""
+    if not isinstance(t, T.IntegerType):
+        return None
+    return b.op("arith.subi", [b.const(0, t), args[0]], t)
+
+
+def _bitcast_convert(b: Body, args, t):
+    """The same bits as another type of the same width (arith.bitcast)."""
+    x = args[0]
+    width = lambda e: e.width if isinstance(e, T.IntegerType) else T.FLOAT_WIDTHS.get(getattr(e, "name", ""))
+    if width(x.type) is None or width(x.type) != width(t) or T.i1 in (x.type, t):
+        return None
+    return x if x.type == t else b.op("arith.bitcast", [x], t)
+
+
 BODIES = {
     "divide": _float_binary("arith.divf"), "atan2": _float_binary("math.atan2"),
     "remainder": _remainder,
@@ -103,6 +141,10 @@ BODIES = {
     "sign": _sign, "is_finite": _is_finite,
     "popcnt": _int_unary("math.ctpop"), "count_leading_zeros": _int_unary("math.ctlz"),
     "convert": _convert, "clamp": _clamp,
+    "mulhi": _integer_binary(multiply_high), "power": _integer_binary(integer_power), "negate": _negate,
+    "bitcast_convert": _bitcast_convert,
+    "shift_left": _shift("arith.shli"), "shift_right_logical": _shift("arith.shrui"),
+    "shift_right_arithmetic": _shift("arith.shrsi"),
 }
 
 
@@ -112,7 +154,7 @@ def _signless_or_float(t: T.Type) -> bool:
 
 
 class ElementwiseToLinalg(RewritePattern):
-    ops = tuple(f"{prefix}.{name}" for name in BODIES for prefix in ("stablehlo", "mhlo"))
+    ops = tuple(f"{prefix}.{name}" for name in BODIES for prefix in ("stablehlo", "mhlo")) + ("chlo.mulhi",)
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
@@ -137,4 +179,24 @@ def _probe(op):
     return Block([T.element_type(v.type) for v in op.operands])
 
 
-PATTERNS = [ElementwiseToLinalg()]
+class Compare(_Pattern):
+    """TOTALORDER and UNSIGNED compares (TOSA has neither)."""
+    ops = hlo_names("compare")  # (unsigned compares are UnsignedElementwise's)
+
+    def rewrite(self, op, rw) -> bool:
+        a, c = op.operands
+        t = op.results[0].type
+        direction = enum_word(op.attributes.get("comparison_direction"))
+        kind = enum_word(op.attributes.get("compare_type"))
+        if a.type.rank != t.rank or c.type.rank != t.rank:
+            return False
+        probe = Scalar(Block([a.type.element, c.type.element]))
+        if compare_scalar(probe, direction, kind, *probe.block.arguments) is None:
+            return False
+        generic = elementwise_generic(rw, op, [a, c], t,
+                                      lambda b, args: compare_scalar(Scalar(b.block), direction, kind, *args))
+        rw.replace_op(op, generic.results)
+        return True
+
+
+PATTERNS = [ElementwiseToLinalg(), Compare(), *UNSIGNED]

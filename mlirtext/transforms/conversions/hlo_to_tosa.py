@@ -60,8 +60,6 @@ _UNARY_FLOAT = {"exponential": "tosa.exp", "log": "tosa.log", "tanh": "tosa.tanh
 _BINARY = {"add": "tosa.add", "subtract": "tosa.sub", "power": "tosa.pow"}
 _BITWISE = {"and": ("tosa.bitwise_and", "tosa.logical_and"), "or": ("tosa.bitwise_or", "tosa.logical_or"),
             "xor": ("tosa.bitwise_xor", "tosa.logical_xor")}
-_SHIFTS = {"shift_left": "tosa.logical_left_shift", "shift_right_logical": "tosa.logical_right_shift",
-           "shift_right_arithmetic": "tosa.arithmetic_right_shift"}
 
 
 class UnaryFloat(_Pattern):
@@ -85,7 +83,9 @@ class Binary(_Pattern):
         if _is_bool(elt) and kind in ("add", "subtract"):
             return False  # StableHLO's boolean add is `or`: the Bitwise pattern handles it
         attrs = {}
-        if kind in ("maximum", "minimum"):
+        if kind in ("maximum", "minimum") and _is_bool(elt):
+            name = "tosa.logical_or" if kind == "maximum" else "tosa.logical_and"  # true > false
+        elif kind in ("maximum", "minimum"):
             name = f"tosa.{kind}"
             if T.is_float(elt):
                 attrs["nan_mode"] = tosa_enum("nan_mode", "PROPAGATE")
@@ -115,7 +115,7 @@ class Multiply(_Pattern):
 
 
 class Bitwise(_Pattern):
-    ops = hlo_names(*_BITWISE, *_SHIFTS, "not", "add")
+    ops = hlo_names(*_BITWISE, "not", "add")
 
     def rewrite(self, op, rw) -> bool:
         kind = short_name(op)
@@ -126,14 +126,9 @@ class Bitwise(_Pattern):
             name = "tosa.logical_or"  # StableHLO: a boolean add is a logical or
         elif kind == "not":
             name = "tosa.logical_not" if boolean else "tosa.bitwise_not"
-        elif kind in _SHIFTS:
-            if boolean:
-                return False
-            name = _SHIFTS[kind]
         else:
             name = _BITWISE[kind][1 if boolean else 0]
-        attrs = {"round": IntegerAttr(0, T.i1)} if name == "tosa.arithmetic_right_shift" else {}
-        new = rw.create(op, name, op.operands, [_result_type(op)], attrs)
+        new = rw.create(op, name, op.operands, [_result_type(op)])
         rw.replace_op(op, new.results)
         return True
 
@@ -147,6 +142,8 @@ class AbsNegate(_Pattern):
             return False
         if short_name(op) == "abs":
             new = rw.create(op, "tosa.abs", op.operands, [t])
+        elif T.is_integer(t.element):
+            return False  # tosa.negate saturates (-(-128) is 127), StableHLO wraps: hlo_to_linalg
         else:
             zero = tensor_of([1], t.element)
             zps = [tosa_const(rw, op, 0, zero), tosa_const(rw, op, 0, zero)]
@@ -482,5 +479,6 @@ class ConvertHloToTosa(Pass):
 
     def run(self, op: Operation) -> None:
         from .hlo_structured_to_linalg import PATTERNS as STRUCTURED
+        from .hlo_op_lowerings import PATTERNS as OTHER_OPS
         from .hlo_to_linalg import PATTERNS as TO_LINALG
-        apply_conversion(op, PATTERNS + TO_LINALG + STRUCTURED, TARGET)
+        apply_conversion(op, PATTERNS + TO_LINALG + STRUCTURED + OTHER_OPS, TARGET)

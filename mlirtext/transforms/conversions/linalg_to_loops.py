@@ -1,4 +1,6 @@
-"""linalg -> loops: bufferize, then turn each linalg op on memrefs into an `scf.for` nest.
+"""linalg -> loops: decompose what has no loop form of its own (softmax, pack/unpack, arith on
+whole tensors: `linalg_decompose`), bufferize, then turn each linalg op on memrefs into an
+`scf.for` nest.
 
 Every structured op is read as what it is underneath (indexing maps, iterator
 types, a scalar body): the loop nest walks its iteration space, loads each
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...dialects.affine_maps import AffineMap, evaluate, parse_map
-from ...dialects.linalg import segments
+from ...dialects.linalg import _named_maps as named_maps, segments
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Block, Operation, Region, Value
@@ -50,6 +52,8 @@ def structured(op: Operation) -> Structured:
     ins, outs = segments(op)
     out_rank = outs[0].type.rank
     body = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
+    if op.name in ("linalg.pack", "linalg.unpack", "linalg.softmax"):
+        raise ValueError("only static shapes and tile sizes are decomposed into loops yet")
     if op.name == "linalg.fill":
         maps = [_projection(out_rank, []), _identity(out_rank)]
     elif op.name == "linalg.copy":
@@ -66,8 +70,11 @@ def structured(op: Operation) -> Structured:
         reduced = set(op.attributes["dimensions"].values)
         kept = [d for d in range(rank) if d not in reduced]
         maps = [_identity(rank)] * len(ins) + [_projection(rank, kept)] * len(outs)
-    elif "indexing_maps" in op.attributes:
-        maps = [_map(str(a)) for a in op.attributes["indexing_maps"].items]
+    elif (found := named_maps(op)) is not None:
+        # indexing_maps the op carries, else the dialect's table of named-op maps
+        # (LinalgNamedStructuredOps.yaml: contractions, convolutions and poolings with
+        # their strides / dilations applied)
+        maps = found
     elif all(getattr(v.type, "shape", None) == outs[0].type.shape for v in (*ins, *outs)):
         maps = [_identity(out_rank)] * (len(ins) + len(outs))  # elementwise named ops, linalg.map
     else:
@@ -215,6 +222,8 @@ class ConvertLinalgToLoops(Pass):
     anchor = "builtin.module"
 
     def run(self, module: Operation) -> None:
+        from .linalg_decompose import decompose
+        decompose(module)
         bufferize_module(module)
         for op in [o for o in module.walk() if is_structured(o)]:
             try:

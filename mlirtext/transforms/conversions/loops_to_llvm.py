@@ -5,9 +5,10 @@ Conventions (stated, as MLIR's `--finalize-memref-to-llvm` has its own):
   strides and offset are static, so they live in the types and become
   constants in the address arithmetic (`offset + sum(index * stride)`).
 - `index` is `i64`. Allocation is `malloc`, deallocation `free`.
-- A function keeps its signature from before bufferization as reflection,
-  `mlirtext.abi` (set by the linalg -> loops step), which tells callers how
-  to pass tensors as pointers and read results back. Several results come back
+- A function keeps its source signature as reflection, `mlirtext.abi` (set by
+  the first step that changes it: hlo -> tosa where unsigned integers become
+  signless, else linalg -> loops), which tells callers how to pass tensors as
+  pointers and read results back. Several results come back
   as one `!llvm.struct` of them.
 
 Each function is rewritten as a whole: its blocks are walked in order, loop and
@@ -26,6 +27,7 @@ from ...ir.core import Block, Operation, Region, Value
 from ...ir.dense import DenseElementsAttr
 from ..passes import Pass, PassFailure, register
 from .bufferize import strides_of
+from .narrow_floats import NarrowFloats, bits_of, involves, is_narrow, storage
 
 PTR = T.make_dialect_type("llvm.ptr")
 I64 = T.i64
@@ -50,6 +52,11 @@ _INTRINSIC_UNARY = {"math.exp": "llvm.intr.exp", "math.exp2": "llvm.intr.exp2", 
                     "math.roundeven": "llvm.intr.roundeven", "math.trunc": "llvm.intr.trunc",
                     "math.sin": "llvm.intr.sin", "math.cos": "llvm.intr.cos", "math.tan": "llvm.intr.tan",
                     "math.tanh": "llvm.intr.tanh", "math.ctpop": "llvm.intr.ctpop"}
+#: math ops without an LLVM intrinsic: calls to libm (the name for f64; f32 adds `f`).
+_LIBM = {"math.expm1": "expm1", "math.log1p": "log1p", "math.atan2": "atan2", "math.cbrt": "cbrt",
+         "math.erf": "erf", "math.erfc": "erfc", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+         "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
+         "math.atanh": "atanh"}
 _CASTS = {"arith.extf": "llvm.fpext", "arith.truncf": "llvm.fptrunc", "arith.sitofp": "llvm.sitofp",
           "arith.uitofp": "llvm.uitofp", "arith.fptosi": "llvm.fptosi", "arith.fptoui": "llvm.fptoui",
           "arith.extsi": "llvm.sext", "arith.extui": "llvm.zext", "arith.trunci": "llvm.trunc",
@@ -59,6 +66,8 @@ _CASTS = {"arith.extf": "llvm.fpext", "arith.truncf": "llvm.fptrunc", "arith.sit
 def convert_type(t: T.Type) -> T.Type:
     if isinstance(t, T.IndexType):
         return I64
+    if is_narrow(t):  # f8 / f6 / f4: their bits, in an integer of the same width
+        return storage(t)
     if isinstance(t, T.MemRefType):
         return PTR
     return t
@@ -75,6 +84,8 @@ def layout(t: T.MemRefType) -> tuple[list[int], int]:
 
 
 def element_bytes(t: T.Type) -> int:
+    if is_narrow(t):
+        return 1
     if isinstance(t, T.FloatType):
         return {"f16": 2, "bf16": 2, "f32": 4, "f64": 8}.get(t.name) or _unsupported(f"element type {t}")
     if isinstance(t, (T.IntegerType,)):
@@ -138,8 +149,9 @@ class FunctionLowering:
         for key in ("sym_visibility",):
             if key in self.fn.attributes and self.fn.attributes[key] == StringAttr("private"):
                 attrs["linkage"] = OpaqueAttr("#llvm.linkage<private>")
-        if "mlirtext.abi" in self.fn.attributes:
-            attrs["mlirtext.abi"] = self.fn.attributes["mlirtext.abi"]
+        for key, value in self.fn.attributes.items():  # reflection (mlirtext.abi, mlirtext.out_params)
+            if key.startswith("mlirtext."):
+                attrs[key] = value
         new = Operation("llvm.func", (), (), attrs, [self.region], span=self.fn.span, location=self.fn.location)
         new.name_span = self.fn.name_span
         old_blocks = self.fn.regions[0].blocks if self.fn.regions else []
@@ -163,6 +175,9 @@ class FunctionLowering:
                 raise PassFailure(f"failed to legalize '{op.name}' to llvm: {e}", op.name_span or op.span) from None
 
     def lower(self, op: Operation) -> None:
+        if involves(op):  # arithmetic on a float type LLVM lacks: computed in f32
+            NarrowFloats(self).lower(op)
+            return
         handler = _HANDLERS.get(op.name)
         name = op.name
         if handler is not None:
@@ -195,6 +210,8 @@ class FunctionLowering:
         t = convert_type(op.results[0].type)
         if isinstance(attr, IntegerAttr) and isinstance(attr.type, T.IndexType):
             attr = IntegerAttr(attr.value, I64)
+        if isinstance(attr, FloatAttr) and is_narrow(attr.type):
+            attr = IntegerAttr(_signed_bits(bits_of(attr.value, attr.type), t.width), t)
         if not isinstance(attr, (IntegerAttr, FloatAttr)):
             raise ValueError("only scalar constants exist at the loops level")
         new = self.emit("llvm.mlir.constant", (), [t], {"value": attr}, op)
@@ -248,6 +265,33 @@ class FunctionLowering:
         one = self.emit("llvm.zext", [fix], [t], None, op).result
         self.map_results(op, self.emit("llvm.sub", [q, one], [t], None, op))
 
+    def _ctlz(self, op: Operation) -> None:
+        t = op.results[0].type
+        self.map_results(op, self.emit("llvm.intr.ctlz", [self.v(op.operands[0])], [t],
+                                       {"is_zero_poison": IntegerAttr(0, T.i1)}, op))
+
+    def _isfinite(self, op: Operation) -> None:
+        """|x| != inf, ordered (false for NaN)."""
+        x = self.v(op.operands[0])
+        magnitude = self.emit("llvm.intr.fabs", [x], [x.type], None, op).result
+        self.map_results(op, self.emit("llvm.fcmp", [magnitude, self.const(float("inf"), x.type, op)], [T.i1],
+                                       {"predicate": IntegerAttr(6, T.i64)}, op))  # one
+
+    def _libm(self, op: Operation) -> None:
+        """A call to the C math library, as MLIR's math-to-libm does (`expm1f` for f32,
+        `expm1` for f64; f16 and bf16 are computed in f32)."""
+        t = op.results[0].type
+        work = t if t in (T.f32, T.f64) else T.f32
+        args = [self.v(x) for x in op.operands]
+        if work != t:
+            args = [self.emit("llvm.fpext", [a], [work], None, op).result for a in args]
+        name = _LIBM[op.name] + ("f" if work == T.f32 else "")
+        self.module.declare(name, work, [work] * len(args))
+        value = self.emit("llvm.call", args, [work], _call_attrs(name, len(args)), op)
+        if work != t:
+            value = self.emit("llvm.fptrunc", [value.result], [t], None, op)
+        self.map_results(op, value)
+
     # -- memory --------------------------------------------------------------------------------------
     def address(self, memref: Value, indices, origin) -> Value:
         """Pointer to element `indices` (lowered i64 values) of `memref` (an original value)."""
@@ -264,7 +308,7 @@ class FunctionLowering:
         if linear is None:
             return self.v(memref)
         return self.emit("llvm.getelementptr", [self.v(memref), linear], [PTR],
-                         {"elem_type": TypeAttr(memref.type.element),
+                         {"elem_type": TypeAttr(convert_type(memref.type.element)),
                           "rawConstantIndices": DenseArrayAttr(T.i32, (GEP_DYNAMIC,))}, origin).result
 
     def _load(self, op: Operation) -> None:
@@ -318,7 +362,7 @@ class FunctionLowering:
 
     def offset_ptr(self, memref: Value, offset: int, origin) -> Value:
         return self.emit("llvm.getelementptr", [self.v(memref), self.const(offset, I64, origin)], [PTR],
-                         {"elem_type": TypeAttr(memref.type.element),
+                         {"elem_type": TypeAttr(convert_type(memref.type.element)),
                           "rawConstantIndices": DenseArrayAttr(T.i32, (GEP_DYNAMIC,))}, origin).result
 
     def copy_loops(self, src: Value, dst: Value, origin: Operation) -> None:
@@ -328,7 +372,8 @@ class FunctionLowering:
             loops.append(self.open_loop(self.const(0, I64, origin), self.const(extent, I64, origin),
                                         self.const(1, I64, origin), origin))
         ivs = [loop.iv for loop in loops]
-        value = self.emit("llvm.load", [self.address(src, ivs, origin)], [src.type.element], None, origin).result
+        value = self.emit("llvm.load", [self.address(src, ivs, origin)], [convert_type(src.type.element)], None,
+                          origin).result
         self.emit("llvm.store", [value, self.address(dst, ivs, origin)], (), None, origin)
         for loop in reversed(loops):
             self.close_loop(loop, origin)
@@ -441,6 +486,22 @@ class FunctionLowering:
         self.map_results(op, call)
 
 
+def _signed_bits(bits: int, width: int) -> int:
+    return bits - (1 << width) if bits >= 1 << (width - 1) else bits
+
+
+def _narrow_bits(value: DenseElementsAttr, t: T.MemRefType, count: int):
+    """A dense f8 / f6 / f4 initializer as the integers holding its bits."""
+    import numpy as np
+    from ...interpreter.constants import array_to_attr, attr_to_array
+    width = t.element.width
+    bits = np.asarray(attr_to_array(value, T.RankedTensorType(t.shape, t.element))).reshape(-1).view(np.uint8)
+    bits = (bits.astype(np.int64) & ((1 << width) - 1))
+    signed = np.where(bits >= 1 << (width - 1), bits - (1 << width), bits)
+    st = storage(t.element)
+    return array_to_attr(np.broadcast_to(signed, (count,)).astype(np.int8), T.RankedTensorType((count,), st))
+
+
 def _call_attrs(callee: str, n: int) -> dict:
     return {"callee": SymbolRefAttr(callee), "op_bundle_sizes": DenseArrayAttr(T.i32, ()),
             "operandSegmentSizes": DenseArrayAttr(T.i32, (n, 0))}
@@ -458,6 +519,8 @@ _HANDLERS = {
     "arith.index_cast": FunctionLowering._index_cast, "arith.index_castui": FunctionLowering._index_cast,
     "arith.negf": FunctionLowering._negf, "arith.floordivsi": FunctionLowering._floordivsi,
     "math.rsqrt": FunctionLowering._rsqrt, "math.absi": FunctionLowering._absi,
+    "math.ctlz": FunctionLowering._ctlz, "math.isfinite": FunctionLowering._isfinite,
+    **{name: FunctionLowering._libm for name in _LIBM},
     "memref.load": FunctionLowering._load, "memref.store": FunctionLowering._store,
     "memref.alloc": FunctionLowering._alloc, "memref.alloca": FunctionLowering._alloc,
     "memref.dealloc": FunctionLowering._dealloc, "memref.subview": FunctionLowering._view,
@@ -496,12 +559,14 @@ class ModuleLowering:
         t = op.attributes["type"].type
         value = op.attributes.get("initial_value")
         count = t.num_elements
-        array = T.make_dialect_type(f"llvm.array<{count} x {t.element}>")
+        array = T.make_dialect_type(f"llvm.array<{count} x {convert_type(t.element)}>")
         attrs = {"sym_name": op.attributes["sym_name"], "linkage": OpaqueAttr("#llvm.linkage<private>"),
                  "global_type": TypeAttr(array), "addr_space": IntegerAttr(0, T.i32)}
         if "constant" in op.attributes:
             attrs["constant"] = UnitAttr()
-        if isinstance(value, DenseElementsAttr):
+        if isinstance(value, DenseElementsAttr) and is_narrow(t.element):
+            attrs["value"] = _narrow_bits(value, t, count)
+        elif isinstance(value, DenseElementsAttr):
             flat = T.RankedTensorType((count,), t.element)
             attrs["value"] = DenseElementsAttr(flat, value.values, value.splat, value.hex)
         return Operation("llvm.mlir.global", (), (), attrs, span=op.span, location=op.location)

@@ -1,5 +1,9 @@
-"""tosa -> linalg for the structured and control-flow ops: max_pool2d, pad, gather,
-while_loop and cond_if.
+"""tosa -> linalg for the structured and control-flow ops: max_pool2d, avg_pool2d, conv2d,
+depthwise_conv2d, conv3d, transpose_conv2d, pad, gather, table, while_loop and cond_if.
+
+`avg_pool2d` and `conv3d` use linalg's named ops (`pooling_nhwc_sum`,
+`conv_3d_ndhwc_dhwcf`) as MLIR's tosa-to-linalg does; `transpose_conv2d` is one
+reduction generic over the output that reads the input where the stride lands.
 
 `max_pool2d` pads with the lowest value (as TOSA defines it) and reduces each
 window with a generic whose window extent comes from a `tensor.empty` of the
@@ -16,8 +20,9 @@ from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
 from .build import all_static, empty, insert
-from .hlo_structured_to_linalg import (_FM, Scalar, _identity, _map, generic_body, make_generic,
-                                       _extract_scalar)
+from .hlo_control_to_scf import _extract_scalar
+from .hlo_generic import _identity, _map, generic_body, make_generic
+from .hlo_scalar import _FM, Scalar
 
 
 def _shape_values(value):
@@ -110,6 +115,104 @@ class MaxPool2d(RewritePattern):
                            [_map(6, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 2, block)
         rw.replace_op(op, out.results)
         return True
+
+
+def _i64_dense(values):
+    """`dense<[...]> : tensor<Nxi64>`, as linalg's conv / pooling ops hold strides and dilations."""
+    import numpy as np
+    from ...interpreter.constants import array_to_attr
+    return array_to_attr(np.array(values, np.int64), T.RankedTensorType((len(values),), T.i64))
+
+
+def _splat_int(value):
+    from ...dialects.common import splat_value
+    from ..constants import constant_value
+    found = splat_value(constant_value(value))
+    return None if found is None else int(found)
+
+
+class AvgPool2d(RewritePattern):
+    """As MLIR's tosa-to-linalg: the zero-padded input summed over each window by
+    `linalg.pooling_nhwc_sum` in the accumulator type, then divided by the number of
+    window elements inside the unpadded input (counted from the output index). Integers
+    subtract the input zero point per counted element and divide as TOSA's
+    reciprocal_scale / apply_scale_32 do, then add the output zero point and clamp."""
+    ops = ("tosa.avg_pool2d",)
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        x, x_zp, out_zp = op.operands
+        t = op.results[0].type
+        kernel, stride = int_list(op.attributes.get("kernel")), int_list(op.attributes.get("stride"))
+        pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
+        acc = op.attributes["acc_type"].type
+        e = t.element
+        if kernel is None or stride is None or not all_static(x.type, t):
+            return False
+        integer = not T.is_float(e)
+        zps = (_splat_int(x_zp), _splat_int(out_zp)) if integer else (0, 0)
+        if integer and (None in zps or not (isinstance(acc, T.IntegerType) and acc.width == 32)):
+            return False
+        from ...dialects.linalg import structured_op
+        if any(pad):
+            x = padded(rw, op, x, [0, pad[0], pad[2], 0], [0, pad[1], pad[3], 0],
+                       _scalar_const(rw, op, 0, x.type.element))
+        acc_t = T.RankedTensorType(t.shape, acc)
+        init = insert(rw, op, structured_op("linalg.fill", [_scalar_const(rw, op, 0, acc)],
+                                            [empty(rw, op, acc_t)])).result
+        window = empty(rw, op, T.RankedTensorType(tuple(kernel), acc))
+        sums = insert(rw, op, structured_op("linalg.pooling_nhwc_sum", [x, window], [init],
+                                            {"strides": _i64_dense(stride), "dilations": _i64_dense([1, 1])})).result
+        sizes = op.operands[0].type.shape[1:3]
+
+        def count(b: Scalar):
+            """Window elements inside the input at this output position (index)."""
+            total = None
+            for j in range(2):
+                start = b.sub(b.mul(b.index(1 + j), b.c(stride[j])), b.c(pad[2 * j]))
+                end = b.add(start, b.c(kernel[j]))
+                inside = b.sub(b.op("arith.minsi", [end, b.c(sizes[j])], T.index),
+                               b.op("arith.maxsi", [start, b.c(0)], T.index))
+                total = inside if total is None else b.mul(total, inside)
+            return total
+
+        def body(b: Scalar, ins, outs):
+            n = count(b)
+            if not integer:
+                size = b.op("arith.sitofp", [b.op("arith.index_cast", [n], T.i64)], acc)
+                q = b.op("arith.divf", [ins[0], size], acc, _FM)
+                return [q if acc == e else b.op("arith.truncf", [q], e)]
+            n64 = b.op("arith.index_cast", [n], T.i64)
+            total = b.op("arith.extsi", [ins[0]], T.i64)
+            if zps[0]:
+                total = b.op("arith.subi", [total, b.op("arith.muli", [n64, b.const(zps[0], T.i64)], T.i64)], T.i64)
+            total = _wrap32(b, total)
+            # reciprocal_scale(n): k = 32 - clz(n - 1), multiplier = ((1 << 30) + 1 << k) / n, shift = 30 + k
+            nm1 = b.op("arith.trunci", [b.op("arith.subi", [n64, b.const(1, T.i64)], T.i64)], T.i32)
+            k = b.op("arith.subi", [b.const(32, T.i64), b.op("arith.extui", [b.op("math.ctlz", [nm1], T.i32)],
+                                                                 T.i64)], T.i64)
+            multiplier = b.op("arith.divsi", [b.op("arith.shli", [b.const((1 << 30) + 1, T.i64), k], T.i64), n64],
+                              T.i64)
+            shift = b.op("arith.addi", [b.const(30, T.i64), k], T.i64)
+            rounding = b.op("arith.shli", [b.const(1, T.i64), b.op("arith.subi", [shift, b.const(1, T.i64)], T.i64)],
+                            T.i64)
+            scaled = b.op("arith.shrsi", [b.op("arith.addi", [b.op("arith.muli", [total, multiplier], T.i64),
+                                                              rounding], T.i64), shift], T.i64)
+            value = b.op("arith.addi", [_wrap32(b, scaled), b.const(zps[1], T.i64)], T.i64)
+            low, high = -(1 << (e.width - 1)), (1 << (e.width - 1)) - 1
+            value = b.op("arith.minsi", [b.op("arith.maxsi", [value, b.const(low, T.i64)], T.i64),
+                                         b.const(high, T.i64)], T.i64)
+            return [b.op("arith.trunci", [value], e)]
+
+        block = generic_body([acc_t], [t], body)
+        out = make_generic(rw, op, [sums], [_identity(4)], [empty(rw, op, t)], [_identity(4)], ["parallel"] * 4,
+                           block)
+        rw.replace_op(op, out.results)
+        return True
+
+
+def _wrap32(b: Scalar, v):
+    """An i64 value wrapped to i32 and sign-extended back (TOSA's acc_t is i32)."""
+    return b.op("arith.extsi", [b.op("arith.trunci", [v], T.i32)], T.i64)
 
 
 class Gather(RewritePattern):
@@ -316,4 +419,90 @@ class Conv2d(RewritePattern):
         return True
 
 
-PATTERNS = [Pad(), MaxPool2d(), Gather(), WhileLoop(), CondIf(), Table(), Conv2d()]
+class Conv3d(RewritePattern):
+    """As MLIR's tosa-to-linalg: weights (O, D, H, W, I) transposed to (D, H, W, I, O), the bias
+    broadcast as the init, and `linalg.conv_3d_ndhwc_dhwcf` on the zero-padded input (zero
+    points must be zero)."""
+    ops = ("tosa.conv3d",)
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        x, w, bias, x_zp, w_zp = op.operands
+        t = op.results[0].type
+        pad = int_list(op.attributes.get("pad")) or [0] * 6
+        stride = int_list(op.attributes.get("stride")) or [1, 1, 1]
+        dil = int_list(op.attributes.get("dilation")) or [1, 1, 1]
+        e = t.element
+        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
+            return False
+        if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
+            return False
+        if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
+            return False
+        from ...dialects.linalg import structured_op
+        from .tosa_to_linalg import _i64_array
+        o, kd, kh, kw, i = w.type.shape
+        wt = T.RankedTensorType((kd, kh, kw, i, o), w.type.element)
+        w = insert(rw, op, structured_op("linalg.transpose", [w], [empty(rw, op, wt)],
+                                         {"permutation": _i64_array([1, 2, 3, 4, 0])})).result
+        if any(pad):
+            x = padded(rw, op, x, [0, pad[0], pad[2], pad[4], 0], [0, pad[1], pad[3], pad[5], 0],
+                       _scalar_const(rw, op, 0, x.type.element))
+        bias_map = _map(5, ["0" if bias.type.shape[0] == 1 else "d4"])
+        init_block = generic_body([bias], [t], lambda b, i, o: [_widen(b, i[0], e)])
+        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [_identity(5)], ["parallel"] * 5,
+                            init_block).result
+        out = insert(rw, op, structured_op("linalg.conv_3d_ndhwc_dhwcf", [x, w], [init],
+                                           {"strides": _i64_dense(stride), "dilations": _i64_dense(dil)}))
+        rw.replace_op(op, out.results)
+        return True
+
+
+class TransposeConv2d(RewritePattern):
+    """out[n, oy, ox, oc] = bias[oc] + sum over (ky, kx, ic) of x[n, iy, ix, ic] * w[oc, ky, kx, ic]
+    where oy = iy * stride_y + ky + out_pad_top (and likewise for x): one reduction generic over
+    the output that reads x where (oy - top - ky) is a multiple of the stride inside the input
+    (zero points must be zero)."""
+    ops = ("tosa.transpose_conv2d",)
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        x, w, bias, x_zp, w_zp = op.operands
+        t = op.results[0].type
+        out_pad = int_list(op.attributes.get("out_pad")) or [0, 0, 0, 0]
+        stride = int_list(op.attributes.get("stride")) or [1, 1]
+        e = t.element
+        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
+            return False
+        if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
+            return False
+        if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
+            return False
+        sizes = x.type.shape[1:3]
+        zero = _scalar_const(rw, op, 0, x.type.element)
+
+        def body(b: Scalar, ins, outs):
+            valid, where = None, [b.index(0)]
+            for j in range(2):  # output dim 1 + j, kernel loop 4 + j
+                r = b.sub(b.sub(b.index(1 + j), b.c(out_pad[2 * j])), b.index(4 + j))
+                i = b.op("arith.divsi", [r, b.c(stride[j])], T.index)
+                exact = b.cmpi(0, b.op("arith.remsi", [r, b.c(stride[j])], T.index), b.c(0))
+                inside = b.and_(b.cmpi(5, r, b.c(0)), b.cmpi(2, i, b.c(sizes[j])))
+                valid = b.and_(valid, b.and_(exact, inside))
+                where.append(b.clamp(i, 0, sizes[j] - 1))
+            where.append(b.index(6))
+            value = b.select(valid, b.extract(x, where), zero)
+            return [_mul_add(b, outs[0], value, ins[0])]
+
+        block = generic_body([w], [t], body)
+        bias_map = _map(4, ["0" if bias.type.shape[0] == 1 else "d3"])
+        init_block = generic_body([bias], [t], lambda b, i, o: [_widen(b, i[0], e)])
+        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [_identity(4)], ["parallel"] * 4,
+                            init_block).result
+        # loops (n, oy, ox, oc, ky, kx, ic)
+        out = make_generic(rw, op, [w], [_map(7, ["d3", "d4", "d5", "d6"])], [init],
+                           [_map(7, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 3, block)
+        rw.replace_op(op, out.results)
+        return True
+
+
+PATTERNS = [Pad(), MaxPool2d(), AvgPool2d(), Gather(), WhileLoop(), CondIf(), Table(), Conv2d(), Conv3d(),
+            TransposeConv2d()]

@@ -129,9 +129,23 @@ def _logical_shift_right(b: Body, args, op):
 
 
 def _arith_shift_right(b: Body, args, op):
-    if op.attributes.get("round") not in (None, IntegerAttr(0, T.i1)):
-        return None
-    return b.op("arith.shrsi", args, args[0].type)
+    """With `round`, TOSA adds the last bit shifted out: a >> s, plus 1 where s > 0 and
+    bit s-1 of a is set (as MLIR's tosa-to-linalg does)."""
+    a, amount = args
+    t = a.type
+    shifted = b.op("arith.shrsi", [a, amount], t)
+    if op.attributes.get("round") in (None, IntegerAttr(0, T.i1)):
+        return shifted
+    one, zero = b.const(1, t), b.const(0, t)
+    positive = b.op("arith.cmpi", [amount, zero], T.i1, {"predicate": IntegerAttr(4, T.i64)})  # sgt
+    last = b.op("arith.shrsi", [a, b.op("arith.subi", [amount, one], t)], t)
+    last_set = b.op("arith.trunci", [b.op("arith.andi", [last, one], t)], T.i1)
+    carry = b.op("arith.extui", [b.op("arith.andi", [positive, last_set], T.i1)], t)
+    return b.op("arith.addi", [shifted, carry], t)
+
+
+def _clz(b: Body, args, op):
+    return b.op("math.ctlz", args, args[0].type)
 
 
 def _bitwise_not(b: Body, args, op):
@@ -164,7 +178,7 @@ ELEMENTWISE = {
     "tosa.logical_and": _same("arith.andi"), "tosa.logical_or": _same("arith.ori"),
     "tosa.logical_xor": _same("arith.xori"), "tosa.logical_not": _bitwise_not,
     "tosa.logical_left_shift": _same("arith.shli"), "tosa.logical_right_shift": _logical_shift_right,
-    "tosa.arithmetic_right_shift": _arith_shift_right,
+    "tosa.arithmetic_right_shift": _arith_shift_right, "tosa.clz": _clz,
     "tosa.greater": _compare(2, 4), "tosa.greater_equal": _compare(3, 5), "tosa.equal": _compare(1, 0),
     "tosa.exp": _same("math.exp", True), "tosa.log": _same("math.log", True),
     "tosa.tanh": _same("math.tanh", True), "tosa.floor": _same("math.floor", True),
@@ -173,6 +187,28 @@ ELEMENTWISE = {
     "tosa.sigmoid": _sigmoid, "tosa.reciprocal": _reciprocal, "tosa.abs": _abs,
     "tosa.clamp": _clamp, "tosa.cast": _cast,
 }
+
+
+def _constant_shift(value) -> int | None:
+    from ...dialects.common import splat_value
+    shift = splat_value(constant_value(value))
+    return None if shift is None else int(shift)
+
+
+def _mul(shift: int):
+    """TOSA's MUL: integers multiply in the result type (i32 from i8/i16 operands); with a
+    shift the product is formed in i64 and rounded: (a * b + (1 << (shift - 1))) >> shift."""
+    def build(b: Body, args, op):
+        t = op.results[0].type.element
+        if T.is_float(t):
+            return b.op("arith.mulf", args, t, {"fastmath": FASTMATH_NONE})
+        if shift == 0:
+            x, y = (v if v.type == t else b.op("arith.extsi", [v], t) for v in args)
+            return b.op("arith.muli", [x, y], t)
+        x, y = (b.op("arith.extsi", [v], T.i64) for v in args)
+        product = b.op("arith.addi", [b.op("arith.muli", [x, y], T.i64), b.const(1 << (shift - 1), T.i64)], T.i64)
+        return b.op("arith.trunci", [b.op("arith.shrsi", [product, b.const(shift, T.i64)], T.i64)], t)
+    return build
 
 
 def _is_zero_const(value) -> bool:
@@ -187,11 +223,13 @@ class Elementwise(RewritePattern):
         t = op.results[0].type
         inputs = list(op.operands)
         if op.name == "tosa.mul":
-            if not _is_zero_const(inputs[2]):
-                return False  # a non-zero shift rounds: not yet
-            inputs, build = inputs[:2], _float_or_int("arith.mulf", "arith.muli")
+            shift = _constant_shift(inputs[2]) if len(inputs) > 2 else 0
+            if shift is None:
+                return False  # a shift known only at run time: not yet
+            inputs, build = inputs[:2], _mul(shift)
         elif op.name == "tosa.negate":
-            if not (_is_zero_const(inputs[1]) and _is_zero_const(inputs[2])):
+            floats = T.is_float(t.element)  # float zero points are zero by definition
+            if not floats and not (_is_zero_const(inputs[1]) and _is_zero_const(inputs[2])):
                 return False  # zero points: not yet
             inputs, build = inputs[:1], _negate
         elif op.name == "tosa.select":

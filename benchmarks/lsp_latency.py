@@ -1,0 +1,222 @@
+"""Language-server latency through the protocol, on a generated 20,000-line file.
+
+    PYTHONPATH=. python benchmarks/lsp_latency.py [--lines 20000] [--positions 200]
+
+Starts `python -m mlirtext lsp` as a subprocess and talks LSP to it over stdio
+(pygls' client), measuring what an editor sees:
+
+* open: didOpen to the first publishDiagnostics;
+* hover and definition: p50 / p95 over N positions on values, ops and symbols;
+* edit: a one-line change (didChange, incremental) to the diagnostics of that version;
+* lowered-form hover: the first hover on an op (levels computed) and a cached one.
+
+For contrast it also times, in this process, one full parse + verify of the same
+text: what a server that re-parses the whole file on every change pays per edit.
+Targets (issue 7): hover/definition p95 < 20 ms, edit -> diagnostics < 200 ms, open < 2 s.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types as T
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def generate(lines: int) -> str:
+    """Functions of 10 lines each (elementwise hlo ops and a call to the previous one)."""
+    out = ["// generated for benchmarks/lsp_latency.py", "!t = tensor<4x8xf32>", ""]
+    i = 0
+    while len(out) < lines - 10:
+        call = (f"  %5 = call @f{i - 1}(%4, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>"
+                if i else "  %5 = stablehlo.negate %4 : tensor<4x8xf32>")
+        out += [f"func.func @f{i}(%arg0: !t, %arg1: tensor<4x8xf32>) -> tensor<4x8xf32> {{",
+                "  %0 = stablehlo.add %arg0, %arg1 : tensor<4x8xf32>",
+                "  %1 = stablehlo.multiply %0, %arg1 : tensor<4x8xf32>",
+                "  %2 = stablehlo.exponential %1 : tensor<4x8xf32>",
+                "  %3 = stablehlo.subtract %2, %0 : tensor<4x8xf32>",
+                "  %4 = stablehlo.maximum %3, %arg0 : tensor<4x8xf32>",
+                call,
+                "  return %5 : tensor<4x8xf32>",
+                "}", ""]
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def percentile(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+class Bench:
+    def __init__(self):
+        self.client = LanguageClient("lsp-latency", "1")
+        self.diagnostics: dict = {}
+        self.events: dict = {}
+
+        @self.client.feature(T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: T.PublishDiagnosticsParams):
+            self.diagnostics[params.uri] = (params.version, params.diagnostics, time.perf_counter())
+            event = self.events.get(params.uri)
+            if event is not None:
+                event.set()
+
+    async def wait_version(self, uri: str, version: int, timeout: float = 120):
+        deadline = time.perf_counter() + timeout
+        while True:
+            got = self.diagnostics.get(uri)
+            if got is not None and (got[0] is None or got[0] >= version):
+                return got
+            event = self.events[uri] = asyncio.Event()
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError(f"no diagnostics for version {version}")
+            try:
+                await asyncio.wait_for(event.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+
+async def run(lines: int, positions: int, seed: int) -> dict:
+    text = generate(lines)
+    bench = Bench()
+    client = bench.client
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'server'}"}
+    await client.start_io(sys.executable, "-m", "mlirtext", "lsp", env=env)
+    await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities()))
+    client.initialized(T.InitializedParams())
+    uri = "file:///benchmark/generated.mlir"
+    out: dict = {"lines": text.count("\n"), "functions": text.count("func.func")}
+
+    started = time.perf_counter()
+    client.text_document_did_open(T.DidOpenTextDocumentParams(
+        text_document=T.TextDocumentItem(uri=uri, language_id="mlir", version=1, text=text)))
+    version, diags, at = await bench.wait_version(uri, 1)
+    out["open_to_diagnostics_s"] = at - started
+    assert not diags, diags[:3]
+
+    # Positions on values, op names and symbols, spread over the file.
+    rng = random.Random(seed)
+    all_lines = text.split("\n")
+    candidates = []
+    for n, line in enumerate(all_lines):
+        # Op names are left out here: their hover includes lowered forms, measured below.
+        for needle, delta in (("%0", 1), ("@f", 2), ("%arg1", 2), ("%4", 1), ("tensor<4x8xf32>", 8)):
+            col = line.find(needle)
+            if col != -1:
+                candidates.append(T.Position(line=n, character=col + delta))
+    picks = rng.sample(candidates, positions)
+    ident = T.TextDocumentIdentifier(uri=uri)
+
+    async def timed(make_request):
+        t = time.perf_counter()
+        result = await make_request()
+        return time.perf_counter() - t, result
+
+    # Warm up once (first-use costs: imports, caches), as an editor's first hover would.
+    await client.text_document_hover_async(T.HoverParams(text_document=ident, position=picks[0]))
+    hover_times, def_times, empty = [], [], 0
+    for pos in picks:
+        # Hover on op names would include lowered forms: measure them separately below.
+        p = T.Position(line=pos.line, character=pos.character)
+        dt, result = await timed(lambda: client.text_document_hover_async(T.HoverParams(text_document=ident,
+                                                                                          position=p)))
+        hover_times.append(dt)
+        empty += result is None
+        dt, result = await timed(lambda: client.text_document_definition_async(
+            T.DefinitionParams(text_document=ident, position=p)))
+        def_times.append(dt)
+    out.update(hover_p50_s=percentile(hover_times, 50), hover_p95_s=percentile(hover_times, 95),
+               definition_p50_s=percentile(def_times, 50), definition_p95_s=percentile(def_times, 95),
+               hover_empty=empty)
+
+    # One-line edits: break an op name in a function in the middle, then repair it.
+    edit_times = []
+    target_line = next(n for n in range(len(all_lines) // 2, len(all_lines))
+                       if "stablehlo.add" in all_lines[n])
+    col = all_lines[target_line].index("stablehlo.add") + len("stablehlo.")
+    for k in range(10):
+        await asyncio.sleep(0.3)  # a pause in typing, as between two real edits
+        broken = k % 2 == 0
+        change = T.TextDocumentContentChangePartial(
+            range=T.Range(start=T.Position(line=target_line, character=col),
+                          end=T.Position(line=target_line, character=col + 3)),
+            text="axd" if broken else "add")
+        started = time.perf_counter()
+        client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=2 + k), content_changes=[change]))
+        version, diags, at = await bench.wait_version(uri, 2 + k)
+        assert bool(diags) == broken, (k, diags)
+        edit_times.append(at - started)
+    out.update(edit_to_diagnostics_p50_s=percentile(edit_times, 50),
+               edit_to_diagnostics_max_s=max(edit_times))
+
+    # Lowered forms: the first hover on an op, then until every level is shown, then cached.
+    op_line = next(n for n in range(len(all_lines) // 3, len(all_lines)) if "stablehlo.exponential" in all_lines[n])
+    pos = T.Position(line=op_line, character=all_lines[op_line].index("stablehlo.") + 3)
+    dt, first = await timed(lambda: client.text_document_hover_async(T.HoverParams(text_document=ident,
+                                                                                     position=pos)))
+    out["lowered_first_hover_s"] = dt
+    out["lowered_levels_in_first_hover"] = first.contents.value.count("```mlir")
+    started = time.perf_counter() - dt
+    while "llvm:" not in first.contents.value and time.perf_counter() - started < 60:
+        await asyncio.sleep(0.05)
+        first = await client.text_document_hover_async(T.HoverParams(text_document=ident, position=pos))
+    out["lowered_all_levels_s"] = time.perf_counter() - started
+    other = next(n for n in range(op_line + 20, len(all_lines)) if "stablehlo.exponential" in all_lines[n])
+    pos2 = T.Position(line=other, character=all_lines[other].index("stablehlo.") + 3)
+    dt, cached = await timed(lambda: client.text_document_hover_async(T.HoverParams(text_document=ident,
+                                                                                      position=pos2)))
+    out["lowered_cached_hover_s"] = dt
+    out["lowered_levels_in_cached_hover"] = cached.contents.value.count("```mlir")
+
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+    # Contrast: one whole-file parse + verify in this process.
+    from mlirtext import api
+    started = time.perf_counter()
+    api.parse_and_verify(text, "generated.mlir")
+    out["full_reparse_s"] = time.perf_counter() - started
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lines", type=int, default=20000)
+    parser.add_argument("--positions", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    r = asyncio.run(run(args.lines, args.positions, args.seed))
+    print(f"file: {r['lines']} lines, {r['functions']} functions")
+    print(f"open -> first diagnostics:      {r['open_to_diagnostics_s']:.2f} s   (target < 2 s)")
+    print(f"hover p50 / p95:                {ms(r['hover_p50_s'])} / {ms(r['hover_p95_s'])}   (target p95 < 20 ms)"
+          f"   [{args.positions} positions, {r['hover_empty']} without a result]")
+    print(f"definition p50 / p95:           {ms(r['definition_p50_s'])} / {ms(r['definition_p95_s'])}"
+          "   (target p95 < 20 ms)")
+    print(f"one-line edit -> diagnostics:   p50 {ms(r['edit_to_diagnostics_p50_s'])}, "
+          f"max {ms(r['edit_to_diagnostics_max_s'])}   (target < 200 ms)")
+    print(f"lowered-form hover, first:      {ms(r['lowered_first_hover_s'])} "
+          f"({r['lowered_levels_in_first_hover']} of 4 levels shown; all 4 after "
+          f"{r['lowered_all_levels_s']:.2f} s)")
+    print(f"lowered-form hover, cached:     {ms(r['lowered_cached_hover_s'])} "
+          f"({r['lowered_levels_in_cached_hover']} levels)")
+    print(f"contrast: whole-file parse + verify (what a full re-parse per edit costs): "
+          f"{r['full_reparse_s']:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

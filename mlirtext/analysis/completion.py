@@ -1,0 +1,59 @@
+"""Completion: op and dialect names, values and block labels in scope, types, symbols, aliases."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .document import Document
+from .index import BLOCK, VALUE, piece_index
+
+_WORD = re.compile(r"[%^@#!]?[\w$.\-]*$")
+_TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index", "tensor<", "memref<",
+          "vector<", "complex<", "!llvm.ptr"]
+
+
+@lru_cache(maxsize=1)
+def op_names() -> tuple:
+    from ..dialects import DIALECTS
+    return tuple(sorted((name, d.summary) for dialect in DIALECTS for name, d in dialect.ops.items()))
+
+
+def complete(doc: Document, offset: int) -> list[tuple[str, str, str]]:
+    """(label, kind, detail); kinds: "operation", "module" (a dialect), "variable",
+    "label", "function", "constant" (an alias), "type"."""
+    line_start = doc.text.rfind("\n", 0, offset) + 1
+    before = doc.text[line_start:offset]
+    word = _WORD.search(before).group()
+    sigil = word[:1]
+    piece = doc.piece_at(offset)
+    if sigil == "%" and piece is not None:
+        local = offset - piece.base
+        seen = {}
+        for e in piece_index(piece).entries:
+            if e.kind == VALUE and e.is_def and e.start < local and e.obj.name:
+                seen[f"%{e.obj.name}"] = str(e.obj.type)
+        return [(name, "variable", t) for name, t in seen.items()]
+    if sigil == "^" and piece is not None:
+        labels = {f"^{e.obj.label}" for e in piece_index(piece).entries if e.kind == BLOCK and e.obj.label}
+        return [(label, "label", "block") for label in sorted(labels)]
+    if sigil == "@" and piece is not None:
+        chunk = doc.chunk_of(piece)
+        return [(f"@{name}", "function", str(op.attributes.get("function_type", op.name)))
+                for name, (_, op) in sorted(chunk.symbols.items())]
+    if sigil in "#!" and word and piece is not None:
+        chunk = doc.chunk_of(piece)
+        items = [(name, "constant", "alias") for name in sorted(chunk.aliases) if name.startswith(sigil)]
+        if sigil == "!":
+            items.append(("!llvm.ptr", "type", "LLVM pointer"))
+        return items
+    stripped = before[:len(before) - len(word)].rstrip()
+    if stripped.endswith((":", "->", "<", ",", "(")) and not re.search(r"=\s*$", stripped):
+        if stripped.endswith((",", "(")) and "=" in before and ":" not in before:
+            pass  # operand lists: fall through to values/ops below
+        else:
+            return [(t, "type", "builtin type") for t in _TYPES]
+    if "." in word:
+        dialect = word.split(".", 1)[0]
+        return [(name, "operation", summary) for name, summary in op_names() if name.startswith(dialect + ".")]
+    dialects = sorted({name.split(".", 1)[0] for name, _ in op_names()})
+    return [(d, "module", "dialect") for d in dialects] + [(n, "operation", s) for n, s in op_names()]

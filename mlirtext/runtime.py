@@ -1,0 +1,81 @@
+"""mlirtext's runtime API, shaped like `iree.runtime`:
+
+    from mlirtext import runtime
+    m = runtime.load_module("mlp.vmpack", device="local-task")   # a path, or the file's bytes
+    y = m.main(x, w1, b1, w2, b2)                                  # numpy in, numpy out
+
+Each exported function is an attribute; it returns one array, or a tuple for several results.
+Devices: "local-task" (native kernels on a thread pool), "local-sync" (native, one by one),
+"reference" (the interpreter). `compile_file`/`compile_text` make module files in memory.
+Errors (a bad file, a wrong input) raise `runtime.VMError` with a message for the user.
+"""
+from __future__ import annotations
+
+import os
+
+from .vm.devices import DEVICES
+from .vm.vm import Function, LoadedModule, VMError
+
+__all__ = ["load_module", "compile_text", "compile_file", "Module", "VMError", "DEVICES"]
+
+
+class BoundFunction:
+    """An exported function as a Python callable (one array, or a tuple for several results)."""
+
+    def __init__(self, fn: Function):
+        self.vm_function = fn
+        self.__name__ = fn.name
+
+    def __call__(self, *args):
+        results = self.vm_function(*args)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def __repr__(self) -> str:
+        return f"<mlirtext function @{self.__name__}>"
+
+
+class Module:
+    def __init__(self, loaded: LoadedModule):
+        self.vm_module = loaded
+        for name, fn in loaded.functions.items():
+            setattr(self, name, BoundFunction(fn))
+
+    def __getitem__(self, name: str) -> BoundFunction:
+        return BoundFunction(self.vm_module.function(name))
+
+    @property
+    def exports(self) -> list[str]:
+        return list(self.vm_module.functions)
+
+    @property
+    def device(self) -> str:
+        return self.vm_module.device.name
+
+
+def load_module(path_or_bytes, device: str = "local-task") -> Module:
+    """Load a module file (a path or its bytes) for `device`."""
+    if isinstance(path_or_bytes, (str, os.PathLike)):
+        try:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise VMError(f"cannot open module file '{path_or_bytes}': {e.strerror}") from None
+    else:
+        data = path_or_bytes
+    return Module(LoadedModule(data, device))
+
+
+def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:
+    """A module file (bytes) for MLIR `text`; CompileFailed (with diagnostics) when it cannot be compiled."""
+    from .api import parse_and_verify
+    from .vm.compiler import CompileFailed, compile_module
+    from .vm.modfile import pack
+    result = parse_and_verify(text, filename)
+    if not result.ok:
+        raise CompileFailed([d for d in result.diagnostics if d.severity == "error"] or result.diagnostics)
+    return pack(compile_module(result.module, target))
+
+
+def compile_file(path: str, target: str = "llvm-cpu") -> bytes:
+    with open(path, encoding="utf-8") as f:
+        return compile_text(f.read(), target, path)

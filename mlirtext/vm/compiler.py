@@ -1,0 +1,218 @@
+"""`mlirtext compile`: a tensor-level module to the parts of a module file.
+
+    parse + verify -> inline -> lower to linalg (with elementwise fusion)
+      -> form-dispatch-regions (+ fusion inside each dispatch)
+      -> host programs (one per public function) with their memory plans
+      -> kernels: the dispatch functions, as MLIR (the reference device interprets it) and,
+         for llvm-cpu, bufferized in destination-passing style, lowered to llvm, translated to
+         LLVM IR and compiled to an object file for the host CPU
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic
+from ..ir.attributes import StringAttr
+from ..ir.core import Operation
+from .planner import plan_memory
+from .program import CompileError, build_host_program, type_record
+
+TARGETS = ("llvm-cpu", "reference")
+
+#: The kernels' lowering (on a module of dispatch functions at the linalg level). The
+#: polynomial approximation of transcendentals is added when it is available.
+#: (Workgroup distribution, see workgroups.py, happens between the first two steps.)
+KERNEL_PIPELINE = ("linalg-interchange-for-vectors", "convert-linalg-to-loops", "canonicalize", "cse",
+                   "results-to-out-params", "@approx", "convert-loops-to-llvm", "canonicalize", "cse")
+
+
+class CompileFailed(Exception):
+    """Diagnostics of a failed compile (each printed MLIR-style)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class Compiled:
+    """Everything a module file holds, before it is packed."""
+    target: str
+    programs: list                      # HostProgram
+    constants: dict                     # name -> numpy array
+    kernels: dict                       # kernel name -> {"inputs": [records], "outputs": [records]}
+    host_mlir: str = ""                 # the module after dispatch formation (for inspection)
+    reference_mlir: str = ""            # the dispatch functions (linalg on tensors)
+    llvm_ir: str = ""                   # optimised LLVM IR of the kernels (llvm-cpu)
+    object_code: bytes = b""            # ELF object of the kernels (llvm-cpu)
+    timings: dict = field(default_factory=dict)
+
+
+def _run(module: Operation, pipeline: str, stage: str) -> None:
+    from ..transforms.pass_manager import PassManager
+    from ..transforms.pipeline import PipelineError, parse_pipeline
+    if not pipeline:
+        return
+    try:
+        items = parse_pipeline(pipeline)
+    except PipelineError as e:
+        raise CompileFailed([Diagnostic("error", f"{stage}: {e.format()}")]) from None
+    problems = PassManager(items).run(module)
+    if problems:
+        for d in problems:
+            d.message = f"{stage}: {d.message}"
+        raise CompileFailed(problems)
+
+
+def _kernel_pipeline() -> str:
+    from ..transforms.passes import load_passes
+    approx = "math-polynomial-approximation" in load_passes()
+    return ",".join(p for p in KERNEL_PIPELINE if p != "@approx" or approx).replace("@approx", 
+                                                                                      "math-polynomial-approximation")
+
+
+def form_dispatches(module: Operation, fold: bool = True) -> None:
+    """Lower `module` (in place) to linalg and outline its dispatches. `fold=False` leaves out
+    canonicalize (which folds computations on constants away: test programs keep their kernels)."""
+    from ..dialects.func import function_type
+    from ..ir import types as T
+    from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
+    level = level_of(module)
+    if level is None and any(isinstance(t, T.MemRefType) for op in module.walk() if op.name == "func.func"
+                             for t in (*function_type(op).inputs, *function_type(op).results)):
+        level = "loops"  # a bufferized signature, even without loops in the body
+    if level is not None and LEVELS.index(level) > LEVELS.index("linalg"):
+        raise CompileFailed([Diagnostic("error", f"compile takes a module on tensors (hlo, tosa or linalg "
+                                        f"level); this one is at the {level} level", module.span)])
+    _run(module, "inline,symbol-dce", "inline")
+    try:
+        to_linalg = lowering_pipeline(module, "linalg")
+    except ValueError as e:
+        raise CompileFailed([Diagnostic("error", str(e), module.span)]) from None
+    tidy = "canonicalize,cse" if fold else "cse"
+    if not fold:
+        to_linalg = ",".join(p for p in to_linalg.split(",") if p != "canonicalize")
+    _run(module, to_linalg, "lowering to linalg")
+    _run(module, f"linalg-fuse-elementwise-ops,{tidy},form-dispatch-regions,linalg-fuse-elementwise-ops,{tidy}",
+         "dispatch formation")
+
+
+def kernel_module(module: Operation) -> Operation:
+    """A copy of `module` with only the dispatch functions (public: they are the kernels) and
+    what they call."""
+    from ..transforms.dispatch import is_dispatch_function
+    copy = module.clone()
+    body = copy.regions[0].blocks[0]
+    for op in list(body.ops):
+        if op.name == "func.func" and is_dispatch_function(op):
+            op.attributes.pop("sym_visibility", None)
+        elif op.name == "func.func" and op.attributes.get("sym_visibility") != StringAttr("private"):
+            op.erase() if not any(r.uses for r in op.results) else None
+    return copy
+
+
+def host_functions(module: Operation) -> list[Operation]:
+    from ..transforms.dispatch import is_dispatch_function
+    return [op for op in module.regions[0].blocks[0].ops if op.name == "func.func" and op.regions
+            and op.regions[0].blocks and not is_dispatch_function(op)
+            and op.attributes.get("sym_visibility") != StringAttr("private")]
+
+
+def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int = 3, fold: bool = True) -> Compiled:
+    """Compile a parsed, verified module (consumed: it is lowered in place)."""
+    from ..dialects.func import function_type
+    from ..syntax.printer import print_module
+    from ..transforms.dispatch import is_dispatch_function
+    if target not in TARGETS:
+        raise CompileFailed([Diagnostic("error", f"unknown target '{target}' (targets: {', '.join(TARGETS)})")])
+    timings = {}
+    start = time.perf_counter()
+    sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
+    form_dispatches(module, fold)
+    timings["dispatch formation"] = time.perf_counter() - start
+    constants: dict = {}
+    programs = []
+    try:
+        for fn in host_functions(module):
+            prog = build_host_program(fn, constants, sources.get(fn.sym_name))
+            plan_memory(prog)
+            programs.append(prog)
+        kernels = {}
+        for op in module.regions[0].blocks[0].ops:
+            if op.name == "func.func" and is_dispatch_function(op):
+                ftype = function_type(op)
+                kernels[op.sym_name] = {"inputs": [type_record(t) for t in ftype.inputs],
+                                        "outputs": [type_record(t) for t in ftype.results]}
+    except CompileError as e:
+        raise CompileFailed([Diagnostic("error", str(e), e.span)]) from None
+    if not programs:
+        raise CompileFailed([Diagnostic("error", "the module has no public function to export", module.span)])
+    kernels_mod = kernel_module(module)
+    out = Compiled(target, programs, constants, kernels, host_mlir=print_module(module),
+                   reference_mlir=print_module(kernels_mod), timings=timings)
+    if target == "llvm-cpu" and kernels:
+        _native(kernels_mod, out, opt_level)
+    return out
+
+
+def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
+    from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
+    from ..targets.llvm_ir import TranslateError, translate_module
+    from .ukernels import DESCRIPTION, is_batched, matmul_ir, matmul_shape, split_of
+    from .workgroups import distribute, plan
+    start = time.perf_counter()
+    steps = _kernel_pipeline().split(",")
+    functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
+                 and op.sym_name in out.kernels}
+    matmuls = {name: (shape, is_batched(fn)) for name, fn in functions.items()
+               if (shape := matmul_shape(fn)) is not None}   # (before interchange rewrites them)
+    _run(kernels_mod, steps[0], "kernel lowering")
+    splits = {name: plan(fn) for name, fn in functions.items()}
+    _run(kernels_mod, steps[1], "kernel lowering")
+    for name, split in splits.items():
+        if split is not None and distribute(functions[name], *split):
+            out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1]}
+    micro = {}
+    for name, (shape, batched) in matmuls.items():
+        axis = split_of(batched, out.kernels[name].get("workgroups"))
+        if axis != "n":
+            micro[name] = matmul_ir(name, *shape, axis)
+            out.kernels[name]["implementation"] = DESCRIPTION
+    _run(kernels_mod, ",".join(steps[2:]), "kernel lowering")
+    body = kernels_mod.regions[0].blocks[0]
+    for op in [op for op in body.ops if op.sym_name in micro]:  # the micro-kernel replaces its loops
+        op.erase()
+    out.timings["kernel lowering"] = time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        ir_text = translate_module(kernels_mod)
+    except TranslateError as e:
+        raise CompileFailed([Diagnostic("error", f"translation to LLVM IR: {e}", getattr(e, "span", None))]) \
+            from None
+    ir_text = _no_alias(ir_text, out.kernels) + "".join(micro.values())
+    out.timings["translation"] = time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        native = compile_llvm_ir(ir_text, opt_level=opt_level, name="kernels")
+    except CodegenError as e:
+        raise CompileFailed([Diagnostic("error", f"llvm-cpu code generation: {e}")]) from None
+    out.timings["llvm codegen"] = time.perf_counter() - start
+    missing = [k for k in out.kernels if k not in native.functions]
+    if missing:
+        raise CompileFailed([Diagnostic("error", f"llvm-cpu: kernels missing from the object: {missing}")])
+    out.llvm_ir = native.llvm_ir
+    out.object_code = native.object_code
+
+
+def _no_alias(ir_text: str, kernels) -> str:
+    """Mark the kernels' buffer parameters `noalias`: the VM never passes one buffer twice or an
+    output that overlaps an input, and knowing it lets LLVM keep output values in registers
+    across reduction loops and vectorise without runtime overlap checks."""
+    import re
+    lines = ir_text.split("\n")
+    for i, line in enumerate(lines):
+        m = re.match(r"define [^@]*@([\w.$]+)\(", line)
+        if m and m.group(1) in kernels:
+            lines[i] = re.sub(r"\bptr (?!noalias)", "ptr noalias ", line)
+    return "\n".join(lines)

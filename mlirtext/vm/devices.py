@@ -1,0 +1,201 @@
+"""Devices: where the kernels of a module run.
+
+- `reference`: the kernels' MLIR (linalg on tensors) on mlirtext's interpreter; slow, obviously right.
+- `local-sync`: the native kernels (llvm-cpu), one after another on the calling thread.
+- `local-task`: the native kernels on a thread pool: dispatches whose inputs are ready and whose
+  buffers are free run at the same time (ctypes releases the GIL for the call).
+
+A device turns each kernel into a callable `(inputs, outputs) -> None` that writes the outputs in
+place; `execute(steps, waves)` runs a host program's dispatches, in order or wave by wave.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+DEVICES = ("local-task", "local-sync", "reference")
+
+_SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+            "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
+            "ui8": ctypes.c_uint8, "ui16": ctypes.c_uint16, "ui32": ctypes.c_uint32, "ui64": ctypes.c_uint64,
+            "si8": ctypes.c_int8, "si16": ctypes.c_int16, "si32": ctypes.c_int32, "si64": ctypes.c_int64}
+
+
+class DeviceError(Exception):
+    """A device cannot run this module (and why)."""
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+class ReferenceDevice:
+    name = "reference"
+
+    def __init__(self, kernels_mlir: str, kernels: dict):
+        from ..api import parse_and_verify
+        from ..interpreter import Interpreter
+        result = parse_and_verify(kernels_mlir, "kernels.mlir")
+        if not result.ok:
+            raise DeviceError("the module's reference kernels do not parse: " +
+                              "; ".join(d.message for d in result.diagnostics[:3]))
+        self.interp = Interpreter(result.module)
+        self.kernels = kernels
+        self.lock = threading.Lock()  # the interpreter keeps per-run state
+
+    def kernel(self, name: str):
+        interp, lock = self.interp, self.lock
+
+        from ..interpreter import InterpreterError
+
+        def run(inputs, outputs) -> None:
+            with lock:
+                try:
+                    results = interp.call(name, [np.asarray(a) for a in inputs])
+                except InterpreterError as e:
+                    raise DeviceError(f"reference kernel @{name}: {e}") from None
+            for out, value in zip(outputs, results):
+                np.copyto(out, np.asarray(value).reshape(out.shape), casting="unsafe")
+        return run
+
+    def execute(self, steps, waves) -> None:
+        for step in steps:
+            step()
+
+
+class LocalSyncDevice:
+    name = "local-sync"
+
+    def __init__(self, object_code: bytes, kernels: dict):
+        from ..targets.llvm_cpu import load_object
+        try:
+            self.library = load_object(object_code)
+        except Exception as e:  # noqa: BLE001 - a bad object is refused, never a crash
+            raise DeviceError(f"the llvm-cpu executable cannot be loaded: {e}") from None
+        self.kernels = kernels
+
+    def kernel(self, name: str):
+        spec = self.kernels[name]
+        argtypes = []
+        converters = []   # per input: None (a buffer: its address) or a ctypes scalar type
+        for rec in spec["inputs"]:
+            if rec["shape"] is None:
+                ctype = _SCALARS.get(rec["element"])
+                if ctype is None:
+                    raise DeviceError(f"kernel @{name}: scalar {rec['element']} arguments are not supported "
+                                      "natively (run it with --device=reference)")
+                argtypes.append(ctype)
+                converters.append(ctype)
+            else:
+                argtypes.append(ctypes.c_void_p)
+                converters.append(None)
+        groups = spec.get("workgroups")
+        if groups:  # the row range [begin, end) of the split axis
+            argtypes += [ctypes.c_int64, ctypes.c_int64]
+        argtypes += [ctypes.c_void_p] * len(spec["outputs"])
+        try:
+            fn = ctypes.CFUNCTYPE(None, *argtypes)(self.library.address(name))
+        except KeyError:
+            raise DeviceError(f"the llvm-cpu executable has no kernel @{name}") from None
+        count = groups["count"] if groups else 0
+        whole = (0, count) if groups else ()
+
+        def run(inputs, outputs, rows=None) -> None:
+            if all(c is None for c in converters):
+                args = [_address(a) for a in inputs]
+            else:
+                args = [_address(a) if c is None else c(np.asarray(a)[()].item()) for a, c in zip(inputs, converters)]
+            fn(*args, *(rows if rows is not None else whole), *[_address(o) for o in outputs])
+        run.workgroups = count
+        return run
+
+    def execute(self, steps, waves) -> None:
+        for step in steps:
+            step()
+
+
+class LocalTaskDevice(LocalSyncDevice):
+    name = "local-task"
+    _pool = None
+    _pool_lock = threading.Lock()
+
+    def __init__(self, object_code: bytes, kernels: dict, workers: int | None = None):
+        super().__init__(object_code, kernels)
+        self.workers = workers or os.cpu_count() or 1
+
+    @classmethod
+    def pool(cls, workers: int) -> ThreadPoolExecutor:
+        with cls._pool_lock:
+            if cls._pool is None:
+                cls._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mlirtext-task")
+            return cls._pool
+
+    def execute(self, steps, waves) -> None:
+        """Wave by wave: the dispatches of one wave do not depend on each other, and a dispatch
+        split into workgroups (`steps[i].chunks`) is shared out too."""
+        for wave in waves:
+            tasks = [t for i in wave for t in getattr(steps[i], "chunks", None) or (steps[i],)]
+            if len(tasks) == 1 or self.workers == 1:
+                for t in tasks:
+                    t()
+                continue
+            pool = self.pool(self.workers)
+            futures = [pool.submit(t) for t in tasks[1:]]
+            tasks[0]()  # the calling thread takes a share of the work
+            for f in futures:
+                f.result()
+
+
+def make_device(name: str, module_file):
+    manifest = module_file.manifest
+    kernels = manifest["kernels"]
+    executables = manifest["executables"]
+    if name == "reference":
+        ref = executables.get("reference")
+        if ref is None:
+            raise DeviceError("the module file has no reference executable")
+        return ReferenceDevice(module_file.entry(ref["kernels"]).decode(), kernels)
+    if name in ("local-sync", "local-task"):
+        exe = executables.get("llvm-cpu")
+        if exe is None:
+            if not kernels:
+                return _NoKernels()
+            raise DeviceError(f"the module file has no llvm-cpu executable (compiled for target "
+                              f"'{manifest.get('target')}'); use --device=reference or recompile with "
+                              "--target=llvm-cpu")
+        _check_cpu(exe)
+        code = module_file.entry(exe["object"])
+        return (LocalTaskDevice if name == "local-task" else LocalSyncDevice)(code, kernels)
+    raise DeviceError(f"unknown device '{name}' (devices: {', '.join(DEVICES)})")
+
+
+class _NoKernels:
+    """A module whose functions dispatch nothing (they only reshape or return their inputs)."""
+    name = "local-sync"
+
+    def kernel(self, name):
+        raise DeviceError(f"no kernel @{name}")
+
+    def execute(self, steps, waves) -> None:
+        for step in steps:
+            step()
+
+
+def _check_cpu(exe: dict) -> None:
+    """Native code built for features this CPU lacks would die on an illegal instruction: refuse it."""
+    import llvmlite.binding as llvm
+    from ..targets.llvm_cpu import host_target_machine
+    host_target_machine()  # initialises LLVM's native target
+    if exe.get("triple") and exe["triple"].split("-")[0] != llvm.get_process_triple().split("-")[0]:
+        raise DeviceError(f"the llvm-cpu executable is for {exe['triple']}, this machine is "
+                          f"{llvm.get_process_triple()}")
+    have = {k for k, v in llvm.get_host_cpu_features().items() if v}
+    missing = sorted(set(exe.get("features", [])) - have)
+    if missing:
+        raise DeviceError(f"the llvm-cpu executable was built for a CPU with features this one lacks "
+                          f"({', '.join(missing[:6])}{'...' if len(missing) > 6 else ''}); recompile it here "
+                          "or use --device=reference")

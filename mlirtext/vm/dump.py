@@ -1,0 +1,71 @@
+"""`mlirtext dump FILE.vmpack`: a module file's sections, as `iree-dump-module` prints a .vmfb."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .modfile import ModuleFile
+from .program import HostProgram, describe, listing
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 10240 else f"{n / 1024:.1f} KiB" if n < 10 * 1024 * 1024 else f"{n / 1048576:.1f} MiB"
+
+
+def _kernel_kinds(ir: str) -> dict:
+    """Per kernel in the optimised LLVM IR: its vector widths (whether the loops vectorised)."""
+    kinds: dict = {}
+    for m in re.finditer(r"define [^@]*@(\w+)\(.*?\n}\n", ir, re.S):
+        widths = sorted(set(re.findall(r"<(\d+ x (?:float|double|i\d+))>", m.group(0))))
+        kinds[m.group(1)] = ", ".join(widths) if widths else "scalar"
+    return kinds
+
+
+def dump(mf: ModuleFile, show_ir: bool = False) -> str:
+    m = mf.manifest
+    out = [f"//===== {m['format']} version {m['version']} ({m.get('producer', '?')}), target {m.get('target')}, "
+           f"{_size(mf.size)} =====", "", "//----- Exports -----"]
+    for e in m["exports"]:
+        ins = ", ".join((f"%{r['name']}: " if r.get("name") else "") + describe(r) for r in e["inputs"])
+        out.append(f"@{e['name']}({ins}) -> ({', '.join(describe(r) for r in e['results'])})"
+                   f"    peak memory {_size(e.get('peak_bytes', 0))}")
+    out += ["", "//----- Host programs -----"]
+    for e in m["exports"]:
+        prog = HostProgram.from_json(mf.json(e["program"]))
+        out.append(listing(prog))
+        p = prog.plan
+        out.append(f"  // memory plan: {p['buffers']} buffers in {len(p['slots'])} pool slots "
+                   f"({_size(p['pool_bytes'])}) + results {_size(p['result_bytes'])}; peak {_size(p['peak_bytes'])} "
+                   f"(without reuse {_size(p['without_reuse_bytes'])})")
+        out.append("")
+    out.append("//----- Constants -----")
+    if not m["constants"]:
+        out.append("(none)")
+    for name, c in m["constants"].items():
+        n = int(np.prod(c["shape"], dtype=np.int64)) * np.dtype(c["dtype"]).itemsize
+        out.append(f"@{name}: {'x'.join(map(str, c['shape'])) or 'scalar'} {np.dtype(c['dtype']).name}  "
+                   f"{_size(n)}  ({c['path']})")
+    out += ["", "//----- Executables -----"]
+    for target, exe in m["executables"].items():
+        paths = [v for k, v in exe.items() if isinstance(v, str) and v in mf.entries]
+        sizes = ", ".join(f"{p} {_size(len(mf.entry(p)))}" for p in paths)
+        extra = f" {exe.get('triple', '')} cpu={exe.get('cpu', '')}" if target == "llvm-cpu" else ""
+        out.append(f"{target} ({exe['format']}){extra}: {sizes}")
+    kinds = _kernel_kinds(mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()) \
+        if "llvm-cpu" in m["executables"] else {}
+    out += ["", "//----- Kernels -----"]
+    for name, k in m["kernels"].items():
+        sig = f"({', '.join(describe(r) for r in k['inputs'])}) -> ({', '.join(describe(r) for r in k['outputs'])})"
+        how = k.get("implementation", "generated loops")
+        if k.get("workgroups"):
+            how += f", workgroups: {k['workgroups']['count']} on output axis {k['workgroups']['axis']}"
+        vec = f", vectors: {kinds[name]}" if name in kinds else ""
+        out.append(f"@{name}{sig}  [{how}{vec}]")
+    if show_ir:
+        out += ["", "//----- Reference kernels (MLIR) -----",
+                mf.entry(m["executables"]["reference"]["kernels"]).decode()]
+        if "llvm-cpu" in m["executables"]:
+            out += ["//----- llvm-cpu kernels (LLVM IR) -----",
+                    mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,316 @@
+"""The VM: a loaded module file, its exported functions, and the loop that runs a host program.
+
+Loading checks the file (modfile.read_module_file), then every host program against the kernels'
+bindings (each buffer a dispatch reads or writes has the kernel's shape and type), and only then
+links native code. A call checks its inputs against the signature (count, shape, element type,
+naming the argument), takes its transient buffers from the memory plan's pool (one arena per
+function, reused between calls), fresh buffers for its results, and hands the dispatches to the
+device.
+"""
+from __future__ import annotations
+
+import io
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .devices import DeviceError, make_device
+from .modfile import ModuleFileError, read_module_file
+from ..ir import types as T
+from .program import describe, record_dtype, record_type, storage
+
+
+class VMError(Exception):
+    """A call or a load that cannot proceed, with a message for the user."""
+
+
+@dataclass
+class Statistics:
+    calls: int = 0
+    dispatches: int = 0
+    seconds: float = 0.0
+
+
+class Function:
+    """One exported function: `f(*arrays)` returns its results (a list)."""
+
+    def __init__(self, export: dict, program: dict, module: "LoadedModule"):
+        self.name = export["name"]
+        self.inputs = program["inputs"]
+        self.results = program["results"]
+        self.program = program
+        self.plan = program["plan"]
+        self.module = module
+        self.stats = Statistics()
+        self._arena = None
+        self._arena_lock = threading.Lock()
+        self._prepare()
+
+    # -- load time --------------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Check the program against the kernels' bindings; precompute the per-call work."""
+        kernels = self.module.manifest["kernels"]
+        device = self.module.device
+        self._slots = {i["dst"]: i["slot"] for i in self.program["instructions"] if i["op"] == "alloc"}
+        recs: dict = {i: (tuple(storage(r)["shape"] or ()), record_dtype(storage(r)))
+                      for i, r in enumerate(self.inputs)}
+        self.setup = []            # (kind, dst, payload) for constants, allocs and views
+        self.dispatches = []       # (kernel callable, input regs, output regs, name)
+        root, writer = {}, {}
+        slot_users: dict = {}
+        self.returns = []          # (register, copy?) per result
+        deps = []
+        for ins in self.program["instructions"]:
+            op = ins["op"]
+            if op == "constant":
+                array = self.module.constants[ins["name"]]
+                recs[ins["dst"]] = (array.shape, array.dtype)
+                self.setup.append(("constant", ins["dst"], array))
+            elif op == "alloc":
+                shape, dtype = tuple(ins["shape"]), record_dtype(ins)
+                recs[ins["dst"]] = (shape, dtype)
+                root[ins["dst"]] = ins["dst"]
+                offset = self.plan["offsets"][ins["slot"]] if ins["slot"] >= 0 else -1
+                self.setup.append(("alloc", ins["dst"], (shape, dtype, offset, ins["slot"])))
+            elif op == "view":
+                shape, dtype = recs[ins["src"]]
+                new = tuple(ins["shape"])
+                if int(np.prod(new, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
+                    raise VMError(f"module file: @{self.name}: a view changes the element count")
+                recs[ins["dst"]] = (new, dtype)
+                if ins["src"] in root:
+                    root[ins["dst"]] = root[ins["src"]]
+                self.setup.append(("view", ins["dst"], (ins["src"], new)))
+            elif op == "dispatch":
+                spec = kernels[ins["kernel"]]
+                for regs, want, what in ((ins["ins"], spec["inputs"], "input"), (ins["outs"], spec["outputs"], "output")):
+                    for j, (r, rec) in enumerate(zip(regs, want)):
+                        if recs[r] != (tuple(rec["shape"] or ()), record_dtype(rec)):
+                            raise VMError(f"module file: @{self.name}: {what} {j} of @{ins['kernel']} is "
+                                          f"{recs[r]}, the kernel takes {describe(rec)}")
+                index = len(self.dispatches)
+                mine = set()
+                for r in ins["ins"]:
+                    if r in root:
+                        mine.add(writer.get(root[r]))
+                        slot = self._slot_of(root[r])
+                        if slot >= 0:
+                            slot_users.setdefault(slot, set()).add(index)
+                for r in ins["outs"]:
+                    writer[r] = index
+                    slot = self._slot_of(r)
+                    if slot >= 0:  # the slot's previous occupants must be done with it
+                        mine |= slot_users.get(slot, set())
+                        slot_users[slot] = {index}
+                mine.discard(None)
+                mine.discard(index)
+                deps.append(mine)
+                self.dispatches.append((device.kernel(ins["kernel"]), ins["ins"], ins["outs"], ins["kernel"]))
+            elif op == "return":
+                seen = set()
+                for r in ins["values"]:
+                    own = r in root and self._slot_of(root[r]) < 0 and root[r] not in seen
+                    if own:
+                        seen.add(root[r])
+                    self.returns.append((r, not own))
+        self.waves = _waves(deps)
+        workers = getattr(device, "workers", 1)
+        self.chunks = []
+        for kernel, ins, outs, _ in self.dispatches:
+            nbytes = sum(int(np.prod(recs[r][0], dtype=np.int64)) * recs[r][1].itemsize for r in (*ins, *outs))
+            self.chunks.append(_chunks(getattr(kernel, "workgroups", 0), workers, nbytes))
+        self.registers = self.program["registers"]
+        self.in_views = [_storage_view(r) for r in self.inputs]
+        self.out_views = [_result_view(r) for r in self.results]
+
+    def _slot_of(self, alloc_reg: int) -> int:
+        return self._slots.get(alloc_reg, -1)
+
+    # -- call time --------------------------------------------------------------------------------
+    def check_inputs(self, args) -> list:
+        if len(args) != len(self.inputs):
+            raise VMError(f"@{self.name} takes {len(self.inputs)} argument(s) "
+                          f"({', '.join(describe(r) for r in self.inputs) or 'none'}), got {len(args)}")
+        out = []
+        for i, (value, rec) in enumerate(zip(args, self.inputs)):
+            what = f"argument {i}" + (f" (%{rec['name']})" if rec.get("name") else "") + f" of @{self.name}"
+            dtype = record_dtype(rec)
+            if rec["shape"] is None:
+                a = np.asarray(value)
+                if a.ndim != 0:
+                    raise VMError(f"{what}: expected a scalar {rec['element']}, got shape "
+                                  f"{'x'.join(map(str, a.shape))}")
+                if a.dtype != dtype:
+                    if a.dtype.kind in "biu" and dtype.kind in "biu" or a.dtype.kind == dtype.kind == "f" or \
+                            (a.dtype.kind in "biu" and dtype.kind == "f" and isinstance(value, (int, float))):
+                        a = a.astype(dtype)
+                    else:
+                        raise VMError(f"{what}: expected {rec['element']}, got {a.dtype}")
+                out.append(self.in_views[i](a))
+                continue
+            if not isinstance(value, np.ndarray):
+                raise VMError(f"{what}: expected a numpy array ({describe(rec)}), got {type(value).__name__}")
+            if tuple(value.shape) != tuple(rec["shape"]):
+                raise VMError(f"{what}: expected {describe(rec)}, got shape "
+                              f"{'x'.join(map(str, value.shape)) or 'a scalar'}")
+            if value.dtype != dtype:
+                raise VMError(f"{what}: expected element type {rec['element']} ({dtype.name}), got {value.dtype.name}")
+            out.append(self.in_views[i](np.ascontiguousarray(value)))
+        return out
+
+    def _take_arena(self):
+        if not self._arena_lock.acquire(blocking=False):
+            return _new_arena(self.plan["pool_bytes"]), False   # a concurrent call: its own arena
+        if self._arena is None:
+            self._arena = _new_arena(self.plan["pool_bytes"])
+        return self._arena, True
+
+    def __call__(self, *args):
+        start = time.perf_counter()
+        inputs = self.check_inputs(args)
+        regs = [None] * self.registers
+        regs[:len(inputs)] = inputs
+        arena, held = self._take_arena()
+        try:
+            for kind, dst, payload in self.setup:
+                if kind == "view":
+                    regs[dst] = regs[payload[0]].reshape(payload[1])
+                elif kind == "alloc":
+                    shape, dtype, offset, _slot = payload
+                    if offset < 0:
+                        regs[dst] = np.empty(shape, dtype)
+                    else:
+                        count = int(np.prod(shape, dtype=np.int64))
+                        regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
+                else:
+                    regs[dst] = payload
+            steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], chunks)
+                     for (k, ins, outs, _), chunks in zip(self.dispatches, self.chunks)]
+            try:
+                self.module.device.execute(steps, self.waves)
+            except DeviceError as e:
+                raise VMError(str(e)) from None
+            results = [view(np.array(regs[r], copy=True) if copy else regs[r])
+                       for (r, copy), view in zip(self.returns, self.out_views)]
+        finally:
+            if held:
+                self._arena_lock.release()
+        self.stats.calls += 1
+        self.stats.dispatches += len(self.dispatches)
+        self.stats.seconds += time.perf_counter() - start
+        return results
+
+
+def _identity(a):
+    return a
+
+
+def _storage_view(rec: dict):
+    """Caller's value -> the kernels' (same bits: a signless view, a reshape)."""
+    if "storage" not in rec:
+        return _identity
+    dtype, shape = record_dtype(rec["storage"]), tuple(rec["storage"]["shape"] or ())
+    return lambda a: a.view(dtype).reshape(shape) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype).reshape(shape)
+
+
+def _result_view(rec: dict):
+    """Kernels' result -> the caller's type; integers narrower than their storage (i2, i4, ...)
+    get their upper bits from the sign (or zero) as the interpreter keeps them."""
+    from ..interpreter.dtypes import wrap_to_width
+    dtype, shape = record_dtype(rec), tuple(rec["shape"] or ())
+    elt = record_type(rec)
+    odd = isinstance(T.element_type(elt), T.IntegerType) and T.element_type(elt).width not in (1, 8, 16, 32, 64)
+
+    def view(a):
+        if a.dtype != dtype:
+            a = a.view(dtype) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype)
+        if a.shape != shape:
+            a = a.reshape(shape)
+        return wrap_to_width(a, elt) if odd else a
+    return view
+
+
+def _step(kernel, ins, outs, chunks):
+    def step() -> None:
+        kernel(ins, outs)
+    if chunks:
+        step.chunks = [lambda rows=rows: kernel(ins, outs, rows) for rows in chunks]
+    return step
+
+
+#: A dispatch touching fewer bytes than this runs whole: splitting it costs more than it saves.
+SPLIT_BYTES = 256 * 1024
+
+
+def _chunks(count: int, workers: int, nbytes: int) -> list:
+    """Row ranges for `workers` threads (none when the dispatch is too small to share)."""
+    if count < 2 or workers < 2 or nbytes < SPLIT_BYTES:
+        return []
+    parts = min(workers, count)
+    bounds = [count * i // parts for i in range(parts + 1)]
+    return [(bounds[i], bounds[i + 1]) for i in range(parts)]
+
+
+def _new_arena(nbytes: int) -> np.ndarray:
+    raw = np.empty(nbytes + 64, np.uint8)
+    skip = (-raw.__array_interface__["data"][0]) % 64
+    return raw[skip:skip + nbytes]
+
+
+def _waves(deps: list) -> list:
+    """Dispatches grouped by depth in the dependency graph: each wave only needs earlier waves."""
+    depth = []
+    for mine in deps:
+        depth.append(1 + max((depth[d] for d in mine), default=-1))
+    waves: dict = {}
+    for i, d in enumerate(depth):
+        waves.setdefault(d, []).append(i)
+    return [waves[d] for d in sorted(waves)]
+
+
+class LoadedModule:
+    """A module file loaded for one device; exported functions by name."""
+
+    def __init__(self, data: bytes, device: str = "local-task"):
+        try:
+            self.file = read_module_file(data)
+        except ModuleFileError as e:
+            raise VMError(str(e)) from None
+        self.manifest = self.file.manifest
+        self.constants = {}
+        for name, info in self.manifest["constants"].items():
+            try:
+                array = np.load(io.BytesIO(self.file.entry(info["path"])), allow_pickle=False)
+            except (ValueError, OSError, KeyError) as e:
+                raise VMError(f"module file: constant {name} cannot be read ({e})") from None
+            if array.dtype.kind == "V" and info.get("dtype_name"):  # bf16 & co: .npy stores raw bytes
+                try:
+                    import ml_dtypes
+                    array = array.view(getattr(ml_dtypes, info["dtype_name"]))
+                except (ImportError, AttributeError):
+                    raise VMError(f"module file: constant {name} is {info['dtype_name']}, which needs the "
+                                  "ml_dtypes package") from None
+            array.setflags(write=False)
+            self.constants[name] = np.ascontiguousarray(array)
+        try:
+            self.device = make_device(device, self.file)
+        except DeviceError as e:
+            raise VMError(str(e)) from None
+        self.functions = {}
+        for export in self.manifest["exports"]:
+            try:
+                self.functions[export["name"]] = Function(export, self.file.json(export["program"]), self)
+            except DeviceError as e:
+                raise VMError(str(e)) from None
+            except (KeyError, IndexError, TypeError, ValueError) as e:
+                raise VMError(f"module file: the host program of @{export.get('name')} is malformed "
+                              f"({type(e).__name__}: {e})") from None
+
+    def function(self, name: str) -> Function:
+        f = self.functions.get(name.lstrip("@"))
+        if f is None:
+            raise VMError(f"the module has no exported function @{name.lstrip('@')} "
+                          f"(exports: {', '.join('@' + n for n in self.functions) or 'none'})")
+        return f

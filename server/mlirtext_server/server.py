@@ -1,0 +1,474 @@
+"""The protocol layer: pygls handlers of a few lines each over `mlirtext.analysis`.
+
+Threads: analysis of a document version runs on one worker thread (versions are
+analysed in order, and a request is answered from the newest finished version);
+lowering, running and pipelines run on another pool, so they never hold up hover.
+Every handler is wrapped by `safe`: an exception is logged and answered with an
+empty result, never sent to the client as a traceback.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import gc
+import inspect
+import logging
+import sys
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
+
+from lsprotocol import types as T
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from mlirtext.analysis import (actions, commands, completion, inlay, lowered_forms, navigation, outline,
+                               signature, tokens)
+from mlirtext.analysis.document import Document
+from mlirtext.analysis.hover import hover as hover_at
+from mlirtext.analysis.workspace import Workspace, uri_to_path
+
+from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, lsp_symbol,
+                      workspace_edit)
+
+log = logging.getLogger("mlirtext_server")
+
+#: Changes closer together than this are analysed once (diagnostics follow typing).
+DEBOUNCE_S = 0.1
+#: After this long without an analysis, garbage from old versions is collected.
+IDLE_COLLECT_S = 5.0
+#: How long a hover waits for an op's lowered forms before answering with the levels done.
+LOWERED_WAIT_S = 0.25
+
+
+#: The id of the request being handled (visible in the tasks its handler starts).
+CURRENT_REQUEST: contextvars.ContextVar = contextvars.ContextVar("mlirtext_request", default=None)
+
+
+class MlirProtocol(LanguageServerProtocol):
+    """Passes `$/cancelRequest` on to long commands. pygls runs `workspace/executeCommand`
+    through an inner task of its own, which a cancel of the request does not reach."""
+
+    def _handle_request(self, msg_id, method_name, params):
+        token = CURRENT_REQUEST.set(msg_id)
+        try:
+            return super()._handle_request(msg_id, method_name, params)
+        finally:
+            CURRENT_REQUEST.reset(token)
+
+    def _handle_cancel_notification(self, msg_id):
+        event = self._server.cancel_events.get(msg_id)
+        if event is not None:
+            event.set()
+        super()._handle_cancel_notification(msg_id)
+
+
+class MlirServer(LanguageServer):
+    def __init__(self):
+        super().__init__("mlirtext", "0.1.0", text_document_sync_kind=T.TextDocumentSyncKind.Incremental,
+                         protocol_cls=MlirProtocol)
+        self.cancel_events: dict = {}   # request id or progress token -> threading.Event
+        self.ws = Workspace()
+        self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlirtext-analysis")
+        self.work_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mlirtext-work")
+        self.lowered = lowered_forms.LoweredForms(self.work_pool)
+        self.pending: dict[str, asyncio.Future] = {}
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.last_change: dict[str, float] = {}
+        self.idle_timer: Optional[asyncio.TimerHandle] = None
+
+    # -- analysis scheduling --------------------------------------------------------------
+    def schedule(self, uri: str, delay: float) -> None:
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        loop = asyncio.get_running_loop()
+        if delay <= 0:
+            self._start(uri)
+        else:
+            self.timers[uri] = loop.call_later(delay, self._start, uri)
+
+    def _start(self, uri: str) -> None:
+        self.timers.pop(uri, None)
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._analyse(uri))
+        self.pending[uri] = task
+
+    async def _analyse(self, uri: str) -> Optional[Document]:
+        try:
+            text_doc = self.workspace.get_text_document(uri)
+            text, version = text_doc.source, text_doc.version or 0
+        except Exception:  # noqa: BLE001 - closed meanwhile
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            doc = await loop.run_in_executor(self.analysis_pool, self._open_frozen, uri, text, version)
+        except Exception:  # noqa: BLE001 - logged; requests keep the previous version
+            log.exception("error while analysing %s", uri)
+            return self.ws.get(uri)
+        self._schedule_idle_collect()
+        if uri in self.workspace.text_documents:
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(
+                uri=uri, version=version, diagnostics=[lsp_diagnostic(doc, d) for d in doc.diagnostics]))
+        return doc
+
+    def _open_frozen(self, uri: str, text: str, version: int) -> Document:
+        """Analyse, then move what exists to the collector's permanent generation: a full
+        collection over a big document's IR takes ~0.4 s and would land on a keystroke."""
+        doc = self.ws.open(uri, text, version)
+        gc.freeze()
+        return doc
+
+    def _schedule_idle_collect(self) -> None:
+        """Collect what earlier versions left behind once the user pauses (IDLE_COLLECT_S)."""
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
+        self.idle_timer = asyncio.get_running_loop().call_later(IDLE_COLLECT_S, self._idle_collect)
+
+    def _idle_collect(self) -> None:
+        self.idle_timer = None
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+    async def document(self, uri: str) -> Optional[Document]:
+        """The newest analysed version of `uri`, after the analysis of a pending edit."""
+        if uri in self.timers:
+            self.schedule(uri, 0)
+        task = self.pending.get(uri)
+        if task is not None and not task.done():
+            await asyncio.shield(task)
+        doc = self.ws.get(uri)
+        if doc is None and uri in self.workspace.text_documents:
+            self.schedule(uri, 0)
+            await asyncio.shield(self.pending[uri])
+            doc = self.ws.get(uri)
+        return doc
+
+
+server = MlirServer()
+
+
+def safe(default=None):
+    """Log a handler's exception and answer `default` instead."""
+    def wrap(fn):
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def run_async(ls, *params):
+                try:
+                    return await fn(ls, *params)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # noqa: BLE001
+                    log.exception("error in %s", fn.__name__)
+                    return default() if callable(default) else default
+            return run_async
+
+        @functools.wraps(fn)
+        def run(ls, *params):
+            try:
+                return fn(ls, *params)
+            except Exception:  # noqa: BLE001
+                log.exception("error in %s", fn.__name__)
+                return default() if callable(default) else default
+        return run
+    return wrap
+
+
+def offset_of(doc: Document, position: T.Position) -> int:
+    return doc.lines.offset(position.line, position.character)
+
+
+# -- lifecycle and synchronisation ---------------------------------------------------------
+@server.feature(T.INITIALIZE)
+@safe()
+def initialize(ls: MlirServer, params: T.InitializeParams):
+    roots = [uri_to_path(f.uri) for f in params.workspace_folders or []]
+    if not roots and params.root_uri:
+        roots = [uri_to_path(params.root_uri)]
+    ls.ws.roots = [r for r in roots if r]
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_OPEN)
+@safe()
+def did_open(ls: MlirServer, params: T.DidOpenTextDocumentParams):
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
+@safe()
+def did_change(ls: MlirServer, params: T.DidChangeTextDocumentParams):
+    # The first change after a pause is analysed at once; the changes of a burst of
+    # typing that follow it wait until the typing pauses for DEBOUNCE_S.
+    uri = params.text_document.uri
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    quiet = now - ls.last_change.get(uri, -1e9) > DEBOUNCE_S
+    ls.last_change[uri] = now
+    task = ls.pending.get(uri)
+    ls.schedule(uri, 0 if quiet and (task is None or task.done()) else DEBOUNCE_S)
+
+
+@server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
+@safe()
+def did_close(ls: MlirServer, params: T.DidCloseTextDocumentParams):
+    uri = params.text_document.uri
+    timer = ls.timers.pop(uri, None)
+    if timer is not None:
+        timer.cancel()
+    ls.ws.close(uri)
+    ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+# -- hover and navigation ------------------------------------------------------------------
+@server.feature(T.TEXT_DOCUMENT_HOVER)
+@safe()
+async def hover(ls: MlirServer, params: T.HoverParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return None
+    offset = offset_of(doc, params.position)
+    op = lowered_forms.op_at(doc, offset)
+    if op is not None:
+        entry = ls.lowered.request(op)
+        if entry is not None and not entry.done:
+            try:
+                await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(entry.future)), LOWERED_WAIT_S)
+            except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - show the levels done
+                pass
+    found = hover_at(doc, offset, ls.lowered.section)
+    if found is None:
+        return None
+    text, start, end = found
+    return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=clean(text)),
+                   range=lsp_range(doc, start, end))
+
+
+@server.feature(T.TEXT_DOCUMENT_DEFINITION)
+@safe(list)
+async def definition(ls: MlirServer, params: T.DefinitionParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return []
+    return [lsp_location(loc) for loc in navigation.definition(ls.ws, doc, offset_of(doc, params.position))]
+
+
+@server.feature(T.TEXT_DOCUMENT_REFERENCES)
+@safe(list)
+async def references(ls: MlirServer, params: T.ReferenceParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return []
+    found = navigation.references(ls.ws, doc, offset_of(doc, params.position),
+                                  params.context.include_declaration if params.context else True)
+    return [lsp_location(loc) for loc in found]
+
+
+@server.feature(T.TEXT_DOCUMENT_PREPARE_RENAME)
+@safe()
+async def prepare_rename(ls: MlirServer, params: T.PrepareRenameParams):
+    doc = await ls.document(params.text_document.uri)
+    found = navigation.prepare_rename(doc, offset_of(doc, params.position)) if doc else None
+    if found is None:
+        return None
+    start, end, text = found
+    return T.PrepareRenamePlaceholder(range=lsp_range(doc, start, end), placeholder=clean(text))
+
+
+@server.feature(T.TEXT_DOCUMENT_RENAME)
+@safe()
+async def rename(ls: MlirServer, params: T.RenameParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return None
+    edits = navigation.rename(ls.ws, doc, offset_of(doc, params.position), params.new_name)
+    if isinstance(edits, str):
+        ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=edits))
+        return None
+    return workspace_edit(ls.ws, edits)
+
+
+# -- outline, tokens, hints, completion, signatures ----------------------------------------------
+@server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@safe(list)
+async def document_symbol(ls: MlirServer, params: T.DocumentSymbolParams):
+    doc = await ls.document(params.text_document.uri)
+    return [lsp_symbol(doc, s) for s in outline.document_symbols(doc)] if doc else []
+
+
+@server.feature(T.WORKSPACE_SYMBOL)
+@safe(list)
+async def workspace_symbol(ls: MlirServer, params: T.WorkspaceSymbolParams):
+    loop = asyncio.get_running_loop()
+    found = await loop.run_in_executor(ls.work_pool, outline.workspace_symbols, ls.ws, params.query)
+    return [T.WorkspaceSymbol(name=clean(name), kind=SYMBOL_KINDS[kind], location=lsp_location(loc),
+                              container_name=clean(container)) for name, kind, loc, container in found]
+
+
+@server.feature(T.TEXT_DOCUMENT_FOLDING_RANGE)
+@safe(list)
+async def folding_range(ls: MlirServer, params: T.FoldingRangeParams):
+    doc = await ls.document(params.text_document.uri)
+    return [T.FoldingRange(start_line=a, end_line=b, kind=kind) for a, b, kind in outline.folding_ranges(doc)] \
+        if doc else []
+
+
+@server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, T.SemanticTokensRegistrationOptions(
+    legend=T.SemanticTokensLegend(token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS),
+    full=True))
+@safe(lambda: T.SemanticTokens(data=[]))
+async def semantic_tokens(ls: MlirServer, params: T.SemanticTokensParams):
+    doc = await ls.document(params.text_document.uri)
+    return T.SemanticTokens(data=tokens.encode(doc) if doc else [])
+
+
+@server.feature(T.TEXT_DOCUMENT_INLAY_HINT)
+@safe(list)
+async def inlay_hint(ls: MlirServer, params: T.InlayHintParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return []
+    start = offset_of(doc, params.range.start)
+    end = offset_of(doc, params.range.end)
+    return [T.InlayHint(position=T.Position(*doc.lines.position(at)), label=clean(label),
+                        kind=T.InlayHintKind.Type, padding_left=True)
+            for at, label in inlay.type_hints(doc, start, end)]
+
+
+@server.feature(T.TEXT_DOCUMENT_COMPLETION, T.CompletionOptions(trigger_characters=[".", "%", "^", "@", "!", "#"]))
+@safe(list)
+async def complete(ls: MlirServer, params: T.CompletionParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return []
+    items = completion.complete(doc, offset_of(doc, params.position))
+    return T.CompletionList(is_incomplete=False, items=[
+        T.CompletionItem(label=clean(label), kind=COMPLETION_KINDS[kind], detail=clean(detail) if detail else None)
+        for label, kind, detail in items])
+
+
+@server.feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, T.SignatureHelpOptions(trigger_characters=["(", ","]))
+@safe()
+async def signature_help(ls: MlirServer, params: T.SignatureHelpParams):
+    doc = await ls.document(params.text_document.uri)
+    found = signature.signature_at(doc, offset_of(doc, params.position)) if doc else None
+    if found is None:
+        return None
+    label, params_labels, active = found
+    return T.SignatureHelp(signatures=[T.SignatureInformation(
+        label=clean(label), parameters=[T.ParameterInformation(label=clean(p)) for p in params_labels])],
+        active_signature=0, active_parameter=active)
+
+
+# -- code actions and commands -----------------------------------------------------------------
+@server.feature(T.TEXT_DOCUMENT_CODE_ACTION, T.CodeActionOptions(
+    code_action_kinds=[T.CodeActionKind.RefactorRewrite, T.CodeActionKind.QuickFix], resolve_provider=False))
+@safe(list)
+async def code_action(ls: MlirServer, params: T.CodeActionParams):
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return []
+    start = offset_of(doc, params.range.start)
+    end = offset_of(doc, params.range.end)
+    out = []
+    for title, kind, args in actions.available(doc, start, end):
+        out.append(T.CodeAction(title=clean(title), kind=kind, command=T.Command(
+            title=clean(title), command="mlirtext.applyAction", arguments=[doc.uri, doc.version, *args])))
+    for title, edits in actions.quick_fixes(doc, start, end):
+        out.append(T.CodeAction(title=clean(title), kind=T.CodeActionKind.QuickFix,
+                                edit=workspace_edit(ls.ws, {doc.uri: edits})))
+    return out
+
+
+@server.command("mlirtext.applyAction")
+@safe()
+async def apply_action(ls: MlirServer, *args):
+    """Compute a code action's edit off the main thread, then ask the client to apply it."""
+    uri, version, *rest = args
+    doc = await ls.document(uri)
+    if doc is None:
+        return None
+    loop = asyncio.get_running_loop()
+    result = await loop.run_in_executor(ls.work_pool, actions.compute, doc, *rest)
+    if isinstance(result, str):
+        ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Error, message=clean(result)))
+        return {"applied": False, "message": result}
+    edit = workspace_edit(ls.ws, {uri: result})
+    answer = await ls.workspace_apply_edit_async(T.ApplyWorkspaceEditParams(edit=edit, label=rest[0]))
+    return {"applied": bool(getattr(answer, "applied", False)), "edit": ls.protocol._converter.unstructure(edit)}
+
+
+async def _long_command(ls: MlirServer, title: str, fn, *args):
+    """Run `fn(*args, cancelled=event, report=callback)` on the work pool with $/progress."""
+    import threading
+    token = str(uuid.uuid4())
+    cancelled = threading.Event()
+    request = CURRENT_REQUEST.get()
+    ls.cancel_events[token] = cancelled   # the client's cancel button on the progress
+    if request is not None:
+        ls.cancel_events[request] = cancelled
+    loop = asyncio.get_running_loop()
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), 2)
+        progress = True
+        ls.work_done_progress.begin(token, T.WorkDoneProgressBegin(title=title, cancellable=True))
+    except Exception:  # noqa: BLE001 - a client without progress support still gets the answer
+        progress = False
+
+    def report(message: str) -> None:
+        if progress:
+            loop.call_soon_threadsafe(ls.work_done_progress.report, token,
+                                      T.WorkDoneProgressReport(message=clean(message)))
+    future = loop.run_in_executor(ls.work_pool, functools.partial(fn, *args, cancelled=cancelled, report=report))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        cancelled.set()  # the worker stops at its next check
+        raise
+    finally:
+        ls.cancel_events.pop(token, None)
+        ls.cancel_events.pop(request, None)
+        if progress:
+            ls.work_done_progress.end(token, T.WorkDoneProgressEnd(
+                message="cancelled" if cancelled.is_set() else "done"))
+
+
+@server.feature(T.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+@safe()
+def progress_cancel(ls: MlirServer, params: T.WorkDoneProgressCancelParams):
+    event = ls.cancel_events.get(params.token)
+    if event is not None:
+        event.set()
+
+
+@server.command("mlirtext.run")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def run_command(ls: MlirServer, *args):
+    """[uri, function name, inputs (list of iree-run-module strings) or None, seed]"""
+    uri, function, *rest = list(args) + [None] * (2 - len(args))
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    inputs = rest[0] if rest else None
+    seed = rest[1] if len(rest) > 1 and rest[1] is not None else 0
+    return await _long_command(ls, f"Running @{function}", commands.run_function, doc, function, inputs, seed)
+
+
+@server.command("mlirtext.pipeline")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def pipeline_command(ls: MlirServer, *args):
+    """[uri, function name or None (the whole module), chunk index (default 0)]"""
+    uri, function, *rest = list(args) + [None] * (2 - len(args))
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    chunk = rest[0] if rest and rest[0] is not None else None
+    return await _long_command(ls, "Lowering pipeline", commands.pipeline, doc, function, chunk)
+
+
+def main(argv=None) -> int:
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
+                        format="mlirtext-lsp: %(levelname)s: %(message)s")
+    server.start_io()
+    return 0

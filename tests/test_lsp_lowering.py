@@ -1,0 +1,217 @@
+"""Lowered forms in hover, code actions (lower, fold) and the run / pipeline commands,
+end to end through the real server."""
+from __future__ import annotations
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as T
+from pytest_lsp import LanguageClient
+
+from tests.lsp_support import ROOT, SERVER, offset_at, open_and_wait, position_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MLP = (ROOT / "mlirtext" / "examples" / "mlp_stablehlo.mlir").read_text()
+
+TWO_FUNCS = """\
+// A comment before the function: the lowering edit must leave it alone.
+func.func @scale(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<2.0> : tensor<4xf32>
+  %0 = stablehlo.multiply %x, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// A comment between the functions.
+func.func @other(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %c1 = arith.constant dense<1> : tensor<4xi32>
+  %c2 = arith.constant dense<2> : tensor<4xi32>
+  %s = arith.addi %c1, %c2 : tensor<4xi32>
+  %0 = arith.addi %x, %s : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+// trailing comment
+"""
+
+applied: list = []
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def client(lsp_client: LanguageClient):
+    @lsp_client.feature(T.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: T.ApplyWorkspaceEditParams):
+        applied.append(params.edit)
+        return T.ApplyWorkspaceEditResult(applied=True)
+
+    await lsp_client.initialize_session(T.InitializeParams(capabilities=T.ClientCapabilities(
+        window=T.WindowClientCapabilities(work_done_progress=True),
+        workspace=T.WorkspaceClientCapabilities(apply_edit=True))))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def apply(text: str, edits: list[T.TextEdit]) -> str:
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset_at(text, e.range.start)] + e.new_text + text[offset_at(text, e.range.end):]
+    return text
+
+
+async def hover(client, uri, pos) -> str:
+    result = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=pos))
+    return result.contents.value if result else ""
+
+
+async def test_hover_shows_lowered_forms_at_each_level(client: LanguageClient):
+    uri = "file:///tmp/mlp.mlir"
+    assert list(await open_and_wait(client, uri, MLP)) == []
+    pos = position_of(MLP, "stablehlo.add %0", 2)
+    text = ""
+    for _ in range(100):  # the first hover may show only the levels done so far
+        text = await hover(client, uri, pos)
+        if "llvm:" in text or "stops" in text:
+            break
+    assert "**Lowered forms** (from hlo)" in text
+    for level, op in (("tosa", "tosa.add"), ("linalg", "linalg.generic"), ("loops", "scf.for"),
+                      ("llvm", "llvm.fadd")):
+        assert f"{level}:\n```mlir\n" in text and op in text, level
+    # A second op with the same text (another add on the same types) is served from the cache.
+    text2 = await hover(client, uri, position_of(MLP, "stablehlo.add %3", 2))
+    assert "llvm:" in text2 and "llvm.fadd" in text2
+
+
+async def code_actions(client, uri, text, needle):
+    pos = position_of(text, needle)
+    found = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=T.Range(start=pos, end=pos),
+        context=T.CodeActionContext(diagnostics=[])))
+    return [_as_action(a) for a in found]
+
+
+def _as_action(a):
+    """lsprotocol's client decodes `(Command | CodeAction)[]` by trying Command first, which
+    turns a CodeAction's nested command into its repr; read it back."""
+    if isinstance(a, T.Command) and isinstance(a.command, str) and a.command.startswith("{"):
+        import ast
+        inner = ast.literal_eval(a.command)
+        return T.CodeAction(title=a.title, command=T.Command(**inner))
+    return a
+
+
+async def test_lower_function_action_replaces_exactly_the_function(client: LanguageClient):
+    uri = "file:///tmp/two.mlir"
+    assert list(await open_and_wait(client, uri, TWO_FUNCS)) == []
+    actions = await code_actions(client, uri, TWO_FUNCS, "stablehlo.multiply")
+    titles = [a.title for a in actions]
+    assert "Lower @scale to tosa (next level)" in titles and "Lower @scale to loops" in titles
+    assert "Fold constants in @scale" in titles and "Lower module to linalg" in titles
+    action = next(a for a in actions if a.title == "Lower @scale to linalg")
+    applied.clear()
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=action.command.command, arguments=action.command.arguments))
+    assert result["applied"] is True
+    edits = applied[-1].changes[uri]
+    assert len(edits) == 1
+    new = apply(TWO_FUNCS, edits)
+    start = TWO_FUNCS.index("func.func @scale")
+    end = TWO_FUNCS.index("}\n", start) + 1
+    assert new[:start] == TWO_FUNCS[:start]               # byte-identical before ...
+    assert new.endswith(TWO_FUNCS[end:])                   # ... and after the function
+    lowered = new[start:len(new) - len(TWO_FUNCS[end:])]
+    assert "linalg.generic" in lowered and "stablehlo" not in lowered and "func.func @scale" in lowered
+
+
+async def test_fold_constants_action(client: LanguageClient):
+    uri = "file:///tmp/two.mlir"
+    actions = await code_actions(client, uri, TWO_FUNCS, "%s = arith.addi")
+    action = next(a for a in actions if a.title == "Fold constants in @other")
+    applied.clear()
+    await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=action.command.command, arguments=action.command.arguments))
+    new = apply(TWO_FUNCS, applied[-1].changes[uri])
+    assert "dense<3>" in new and "%c1" not in new
+    assert new.startswith(TWO_FUNCS[:TWO_FUNCS.index("func.func @other")])
+
+
+async def test_run_command_with_inputs_and_random_inputs(client: LanguageClient):
+    uri = "file:///tmp/two.mlir"
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.run", arguments=[uri, "scale", ["4xf32=1 2 3 4"]]))
+    assert result["outputs"] == ["4xf32=2 4 6 8"], result
+    assert result["seconds"] >= 0
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.run", arguments=[uri, "other"]))
+    assert len(result["inputs"]) == 1 and result["outputs"][0].startswith("4xi32=")
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.run", arguments=[uri, "nope"]))
+    assert "no function named @nope" in result["error"]
+
+
+async def test_pipeline_command(client: LanguageClient):
+    uri = "file:///tmp/mlp.mlir"
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.pipeline", arguments=[uri, "mlp"]))
+    assert result["error"] is None, result["error"]
+    levels = [l["level"] for l in result["levels"]]
+    assert levels == ["hlo", "tosa", "linalg", "loops", "llvm"]
+    assert result["levels"][0]["op_counts"]["stablehlo"]["stablehlo.add"] == 2
+    assert "llvm" in result["levels"][-1]["op_counts"]
+    assert any(p["pass"] == "convert-hlo-to-tosa" for p in result["levels"][1]["passes"])
+    assert all(p["seconds"] >= 0 for l in result["levels"] for p in l["passes"])
+
+
+async def test_quick_fix_sets_the_inferred_result_type(client: LanguageClient):
+    text = ("func.func @f(%x: tensor<2x3xf32>) {\n"
+            "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x2xf32>\n"
+            "  return\n}\n")
+    uri = "file:///tmp/quickfix.mlir"
+    diagnostics = await open_and_wait(client, uri, text)
+    assert "inferred type(s) 'tensor<3x2xf32>'" in diagnostics[0].message
+    pos = position_of(text, "stablehlo.transpose")
+    found = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), range=T.Range(start=pos, end=pos),
+        context=T.CodeActionContext(diagnostics=list(diagnostics))))
+    fix = next(a for a in found if isinstance(a, T.CodeAction) and a.kind == T.CodeActionKind.QuickFix)
+    assert apply(text, fix.edit.changes[uri]) == text.replace("-> tensor<2x2xf32>", "-> tensor<3x2xf32>")
+
+
+async def test_long_commands_report_progress(client: LanguageClient):
+    client.progress_reports.clear()
+    uri = "file:///tmp/mlp.mlir"
+    await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.pipeline", arguments=[uri, None]))
+    reports = [r for values in client.progress_reports.values() for r in values]
+    assert any(isinstance(r, T.WorkDoneProgressBegin) and r.title == "Lowering pipeline" for r in reports)
+    assert any(isinstance(r, T.WorkDoneProgressEnd) for r in reports)
+
+
+async def test_cancelling_a_pipeline_stops_it(client: LanguageClient):
+    import asyncio
+    import time
+    body = "".join(f"  %{i + 1} = stablehlo.add %{i}, %{i} : tensor<8x8xf32>\n" for i in range(40))
+    text = "".join(f"func.func @f{k}(%0: tensor<8x8xf32>) -> tensor<8x8xf32> {{\n{body}"
+                   f"  return %40 : tensor<8x8xf32>\n}}\n" for k in range(40))
+    uri = "file:///tmp/cancel.mlir"
+    assert list(await open_and_wait(client, uri, text)) == []
+    client.progress_reports.clear()
+    started = time.monotonic()
+    future = client.protocol.send_request("workspace/executeCommand", T.ExecuteCommandParams(
+        command="mlirtext.pipeline", arguments=[uri, None]), msg_id="pipeline-to-cancel")
+    await asyncio.sleep(0.5)
+    client.protocol.notify("$/cancelRequest", T.CancelParams(id="pipeline-to-cancel"))
+    try:
+        answer = await asyncio.wrap_future(future)
+        assert answer["error"] == "cancelled"
+    except Exception as e:  # noqa: BLE001 - an error response is also a fine answer to a cancel
+        assert "cancel" in str(e).lower()
+    # The worker stops at its next pass boundary and says so in its progress.
+    for _ in range(200):
+        ends = [r for values in client.progress_reports.values() for r in values
+                if isinstance(r, T.WorkDoneProgressEnd)]
+        if ends:
+            break
+        await asyncio.sleep(0.05)
+    assert ends and ends[0].message == "cancelled"
+    assert time.monotonic() - started < 20
+    h = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=uri), position=position_of(text, "%3 =", 1)))
+    assert "`%3`" in h.contents.value

@@ -1,0 +1,173 @@
+"""Native code for the host CPU (`mlirtext.targets`): every example and benchmark program compiled
+(native pipeline: polynomial approximation, O3, vectorised) and called with numpy arrays gives what
+the interpreter gives; a sample of the corpus functions that reach llvm does too; a few agree with
+iree-run-module; bad objects and bad arguments are refused without a crash."""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlirtext import api
+from mlirtext.interpreter import Interpreter
+from mlirtext.targets.llvm_cpu import CompileError, compile_llvm_ir, load_object
+from mlirtext.targets.native import compile_module, load_module_functions
+from mlirtext.targets.native_call import NativeCallError
+
+from .native_status import compare, native_outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted((ROOT / "mlirtext" / "examples").glob("*.mlir")) + \
+    sorted((ROOT / "benchmarks" / "programs").glob("*.mlir"))
+#: Programs without long reductions: each output element is the same scalar arithmetic natively and in
+#: the interpreter, so they agree to the polynomial approximation's ulp bound.
+ELEMENTWISE = {"elementwise", "softmax_stablehlo"}  # (8-wide rows: the same sums in both)
+
+
+def parse(path: Path):
+    result = api.parse_and_verify(path.read_text(), str(path))
+    assert result.ok
+    return result.module
+
+
+def inputs_for(signature, seed=0):
+    rng = np.random.default_rng(seed)
+    from mlirtext.interpreter.dtypes import dtype_of
+    out = []
+    for t in signature.inputs:
+        dtype = dtype_of(t)
+        shape = tuple(getattr(t, "shape", ()))
+        if dtype.kind == "f":
+            out.append(rng.standard_normal(shape).astype(dtype))
+        else:
+            out.append(rng.integers(-50, 50, shape).astype(dtype))
+    return out
+
+
+def close(got, want) -> str:
+    """'' when `got` equals `want` within float rounding of a different summation order."""
+    if got.dtype.kind != "f":
+        return "" if np.array_equal(got, want) else "integers differ"
+    scale = max(1.0, float(np.max(np.abs(want))))
+    err = float(np.max(np.abs(got.astype(np.float64) - want)))
+    return "" if err <= 2e-5 * scale else f"max |diff| {err:.3g} (scale {scale:.3g})"
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_native_equals_interpreter(path):
+    module = parse(path)
+    fns = load_module_functions(module)
+    for name, fn in fns.items():
+        args = inputs_for(fn.signature, seed=1)
+        got = fn(*args)
+        want = Interpreter(module).call(name, args)
+        if path.stem in ELEMENTWISE:
+            assert compare(got, [np.asarray(w) for w in want], ulps=8) == ""
+        else:
+            for g, w in zip(got, want, strict=True):
+                assert close(g, np.asarray(w)) == ""
+
+
+def test_elementwise_loop_vectorises_without_libm_calls():
+    compiled = compile_module(parse(ROOT / "mlirtext" / "examples" / "softmax_stablehlo.mlir"))
+    ir = compiled.native.llvm_ir
+    assert "x float>" in ir          # a vector loop (<4 x float>, <8 x float>, ...)
+    assert "@expf" not in ir and "@llvm.exp." not in ir
+    assert compiled.native.functions == ["softmax"]
+
+
+def test_corpus_sample_runs_natively():
+    from tests import corpus
+    from tests.lowering_status import collect
+    if not corpus.available():
+        pytest.skip("corpus not available")
+    outcomes = [o for o in collect(["stablehlo/stablehlo__tests__interpret__add.mlir",
+                                    "stablehlo/stablehlo__tests__interpret__exponential*.mlir",
+                                    "stablehlo/stablehlo__tests__interpret__tanh*.mlir"]) if o.reached == "llvm"]
+    assert len(outcomes) >= 12
+    failures = [(o.function, why) for o in outcomes if (why := native_outcome(o))]
+    assert not failures
+    # with polynomial approximation the checks (the tests' own tolerances) still pass
+    approx = [o for o in outcomes if "exponential" in o.file or "tanh" in o.file]
+    assert approx and not [(o.function, why) for o in approx if (why := native_outcome(o, approx=True))]
+
+
+def test_wrong_arguments_name_the_argument():
+    fns = load_module_functions(parse(ROOT / "mlirtext" / "examples" / "softmax_stablehlo.mlir"))
+    fn = fns["softmax"]
+    with pytest.raises(NativeCallError, match="argument 0 of @softmax: expected tensor<2x8xf32>, got shape 3x8"):
+        fn(np.zeros((3, 8), np.float32))
+    with pytest.raises(NativeCallError, match="takes 1 argument"):
+        fn()
+
+
+def test_malformed_objects_are_refused_not_crashing():
+    obj = compile_llvm_ir("define i32 @twice(i32 %x) {\n  %y = shl i32 %x, 1\n  ret i32 %y\n}\n").object_code
+    for bad in (b"", b"not an object" * 8, obj[: len(obj) // 2], obj[:70]):
+        with pytest.raises(CompileError):
+            load_object(bad)
+    assert load_object(obj).function("twice", ctypes.c_int32, ctypes.c_int32)(21) == 42
+    with pytest.raises(CompileError, match="does not verify"):
+        compile_llvm_ir("define i32 @f(i1 %c) {\nentry:\n  br i1 %c, label %a, label %b\na:\n  %x = add i32 1, 2\n"
+                        "  br label %b\nb:\n  ret i32 %x\n}\n")
+    with pytest.raises(CompileError, match="does not parse"):
+        compile_llvm_ir("define i32 @f( {")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("stem", ["mlp_stablehlo", "softmax_stablehlo"])
+def test_native_matches_iree_run_module(stem, tmp_path):
+    from .oracle import iree_compile, iree_run
+    path = ROOT / "mlirtext" / "examples" / f"{stem}.mlir"
+    module = parse(path)
+    (name, fn), = load_module_functions(module).items()
+    args = inputs_for(fn.signature, seed=3)
+    (got,) = fn(*args)
+    vmfb = iree_compile(path.read_text(), tmp_path)
+    (want,) = iree_run(vmfb, name, args, 1, tmp_path)
+    assert close(got, want.astype(np.float64)) == ""
+
+
+MULTI = """func.func @main(%x: tensor<4xf32>, %n: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<i1>) {
+  %0 = stablehlo.exponential %x : tensor<4xf32>
+  %1 = stablehlo.add %n, %n : tensor<4xi32>
+  %c = stablehlo.constant dense<true> : tensor<i1>
+  return %0, %1, %c : tensor<4xf32>, tensor<4xi32>, tensor<i1>
+}
+"""
+
+
+def test_several_results_come_back_through_the_c_wrapper():
+    """A struct of three pointers is returned in registers no C caller reads: the call goes through
+    the `_mlirtext_results_` wrapper that stores it."""
+    result = api.parse_and_verify(MULTI, "multi.mlir")
+    fn = load_module_functions(result.module)["main"]
+    x, n = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int32)
+    e, doubled, flag = fn(x, n)
+    np.testing.assert_allclose(e, np.exp(x), rtol=3e-7)
+    np.testing.assert_array_equal(doubled, 2 * n)
+    assert flag.dtype == np.bool_ and flag.shape == () and bool(flag)
+
+
+SHIFTS = """
+func.func @main(%a: tensor<6xi32>, %b: tensor<6xi32>) -> (tensor<6xi32>, tensor<6xi32>, tensor<6xi32>) {
+  %0 = stablehlo.shift_left %a, %b : tensor<6xi32>
+  %1 = stablehlo.shift_right_logical %a, %b : tensor<6xi32>
+  %2 = stablehlo.shift_right_arithmetic %a, %b : tensor<6xi32>
+  return %0, %1, %2 : tensor<6xi32>, tensor<6xi32>, tensor<6xi32>
+}
+"""
+
+
+def test_shifts_by_the_width_or_more_are_defined_natively():
+    """StableHLO gives 0 (or the sign, shifting right arithmetically) for amounts >= the width or
+    negative; arith and LLVM shifts are poison there, so the lowering must guard them."""
+    module = api.parse_and_verify(SHIFTS).module
+    a = np.array([-8, 5, -8, 7, 1, -3], np.int32)
+    b = np.array([1, 31, 32, -1, 40, 2], np.int32)
+    got = load_module_functions(module)["main"](a, b)
+    want = [[-16, -2147483648, 0, 0, 0, -12], [2147483644, 0, 0, 0, 0, 1073741823], [-4, 0, -1, 0, 0, -1]]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, np.array(w, np.int32))

@@ -1,0 +1,134 @@
+"""Dispatch formation, destination-passing kernels, loop interchange and workgroups."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlirtext import runtime
+from mlirtext.api import parse_and_verify
+from mlirtext.syntax.printer import print_module
+from mlirtext.transforms.pass_manager import PassManager
+from mlirtext.transforms.pipeline import parse_pipeline
+
+from .test_vm_programs import ROOT, inputs_for, module_file
+
+
+def run_passes(text: str, pipeline: str):
+    result = parse_and_verify(text)
+    assert result.ok, result.diagnostics
+    problems = PassManager(parse_pipeline(pipeline)).run(result.module)
+    assert not problems, [p.message for p in problems]
+    return result.module
+
+
+def test_host_keeps_only_calls_views_constants_and_return():
+    from mlirtext.vm.compiler import form_dispatches
+    result = parse_and_verify((ROOT / "benchmarks" / "programs" / "mlp.mlir").read_text())
+    form_dispatches(result.module)
+    host = [op for op in result.module.regions[0].blocks[0].ops if op.sym_name == "main"][0]
+    kinds = {op.name for op in host.regions[0].blocks[0].ops}
+    assert kinds <= {"func.call", "tensor.collapse_shape", "tensor.expand_shape", "arith.constant", "func.return"}
+    callees = [str(op.attributes["callee"]) for op in host.regions[0].blocks[0].ops if op.name == "func.call"]
+    assert callees == ["@main_dispatch_0", "@main_dispatch_1", "@main_dispatch_2", "@main_dispatch_3"]
+    text = print_module(result.module)
+    # The matmul's zero fill is in its dispatch; the relu's broadcast zero constant is recomputed there.
+    matmul = text[text.index("func.func private @main_dispatch_0("):text.index("func.func private @main_dispatch_1(")]
+    assert "linalg.fill" in matmul and "linalg.batch_matmul" in matmul
+
+
+def test_results_to_out_params_writes_in_place():
+    text = """func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, f32) {
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %c = arith.constant 1.5 : f32
+  return %s, %c : tensor<4xf32>, f32
+}"""
+    module = run_passes(text, "convert-linalg-to-loops,results-to-out-params")
+    out = print_module(module)
+    assert "%out0: memref<4xf32>, %out1: memref<f32>) attributes" in out  # no results left
+    assert "memref.alloc" not in out  # the sum is computed straight into %out0
+    assert "memref.store %c, %out1[]" in out and "    return\n" in out
+    assert "mlirtext.out_params = 2" in out
+    llvm = print_module(run_passes(text, "convert-linalg-to-loops,results-to-out-params,convert-loops-to-llvm"))
+    assert "mlirtext.out_params = 2" in llvm and "llvm.func @f(%a: !llvm.ptr, %b: !llvm.ptr, %out0: !llvm.ptr, %out1: !llvm.ptr) attributes" in llvm
+
+
+def test_interchange_makes_the_matmul_loop_vectorise_and_keeps_results_exact():
+    from mlirtext.vm.modfile import read_module_file
+    mf = read_module_file(module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir"))
+    ir = mf.entry("executables/llvm-cpu/kernels.ll").decode()
+    matmul = ir[ir.index("@main_dispatch_0("):]
+    matmul = matmul[:matmul.index("\n}\n")]
+    assert "x float>" in matmul, "the matmul kernel has no vector loop"
+    # Integer-valued floats: every partial sum is exact, so any summation order gives the same bits.
+    rng = np.random.default_rng(0)
+    x = rng.integers(-4, 5, (4, 8)).astype(np.float32)
+    w = rng.integers(-4, 5, (8, 16)).astype(np.float32)
+    b = rng.integers(-4, 5, 16).astype(np.float32)
+    data = module_file(ROOT / "mlirtext" / "examples" / "dense_linalg.mlir")
+    got = runtime.load_module(data, device="local-sync").dense(x, w, b)
+    assert np.array_equal(got, np.maximum(x @ w + b, 0))
+
+
+@pytest.mark.parametrize("name", ["mlp", "conv", "softmax", "attention"])
+def test_workgroups_split_dispatches_and_give_identical_bits(name):
+    from mlirtext.vm.modfile import read_module_file
+    path = ROOT / "benchmarks" / "programs" / f"{name}.mlir"
+    data = module_file(path)
+    kernels = read_module_file(data).manifest["kernels"]
+    assert any(k.get("workgroups") for k in kernels.values())
+    task = runtime.load_module(data, device="local-task")
+    fn = task.vm_module.functions["main"]
+    assert any(fn.chunks), "no dispatch is shared between threads"
+    args = inputs_for(fn, seed=3)
+    assert np.array_equal(task.main(*args), runtime.load_module(data, device="local-sync").main(*args))
+
+
+def test_independent_dispatches_share_a_wave():
+    text = """func.func @two(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.exponential %a : tensor<256x256xf32>
+  %1 = stablehlo.tanh %b : tensor<256x256xf32>
+  %2 = stablehlo.dot_general %0, %1, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %2 : tensor<256x256xf32>
+}"""
+    m = runtime.load_module(runtime.compile_text(text), device="local-task")
+    fn = m.vm_module.functions["two"]
+    assert [len(w) for w in fn.waves][0] == 2  # exp and tanh run side by side
+    a = np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32) * 0.1
+    ref = runtime.load_module(runtime.compile_text(text), device="reference").two(a, a)
+    got = m.two(a, a)
+    assert np.allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("batch,m,n,k", [(0, 13, 32, 7), (3, 10, 48, 16), (1, 9, 16, 1)])
+def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
+    from mlirtext.vm.modfile import read_module_file
+    from mlirtext.vm.ukernels import DESCRIPTION
+    if batch:
+        a_t, b_t, c_t = f"tensor<{batch}x{m}x{k}xf32>", f"tensor<{batch}x{k}x{n}xf32>", f"tensor<{batch}x{m}x{n}xf32>"
+        dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]"
+    else:
+        a_t, b_t, c_t = f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>", f"tensor<{m}x{n}xf32>"
+        dims = "contracting_dims = [1] x [0]"
+    text = f"""func.func @mm(%a: {a_t}, %b: {b_t}) -> {c_t} {{
+  %0 = stablehlo.dot_general %a, %b, {dims} : ({a_t}, {b_t}) -> {c_t}
+  return %0 : {c_t}
+}}"""
+    data = runtime.compile_text(text)
+    kernels = read_module_file(data).manifest["kernels"]
+    assert [k_["implementation"] for k_ in kernels.values() if k_.get("implementation")] == [DESCRIPTION]
+    rng = np.random.default_rng(0)
+    a = rng.integers(-3, 4, ([batch] if batch else []) + [m, k]).astype(np.float32)
+    b = rng.integers(-3, 4, ([batch] if batch else []) + [k, n]).astype(np.float32)
+    module = runtime.load_module(data, device="local-sync")
+    assert np.array_equal(module.mm(a, b), a @ b)  # integer-valued: exact in any order
+    # The kernel run piecewise over its workgroup range gives the same (each piece its own rows).
+    fn = module.vm_module.functions["mm"]
+    (kernel, ins, outs, name), = [d for d in fn.dispatches if kernels[d[3]].get("implementation")]
+    count = kernels[name]["workgroups"]["count"]
+    out = np.full(a.shape[:-1] + (n,), np.nan, np.float32)
+    bounds = [0, count // 3, count // 3 + 1, count]
+    for lo, hi in zip(bounds, bounds[1:]):
+        kernel([a.reshape(fn.inputs[0]["shape"]), b.reshape(fn.inputs[1]["shape"])],
+               [out.reshape(kernels[name]["outputs"][0]["shape"])], (lo, hi))
+    assert np.array_equal(out, a @ b)

@@ -1,0 +1,74 @@
+// The pipeline view's behaviour: switch between side-by-side and stepped layouts,
+// and follow a click on an op to the same value in every level (named results keep
+// their names through lowering; `loc(...)` positions, when the text has them) and
+// to the source line in the editor. The HTML itself is rendered by the extension.
+(function () {
+  const vscode = acquireVsCodeApi();
+  const levels = document.getElementById('levels');
+  const modeButtons = document.querySelectorAll('.mode button');
+  const stepButtons = document.querySelectorAll('.steps button');
+  const columns = document.querySelectorAll('.level');
+  const state = vscode.getState() || { mode: 'side', col: 0 };
+
+  function show(mode, col) {
+    state.mode = mode;
+    state.col = Math.max(0, Math.min(col, columns.length - 1));
+    vscode.setState(state);
+    levels.classList.toggle('side', mode === 'side');
+    levels.classList.toggle('step', mode === 'step');
+    modeButtons.forEach((b) => b.classList.toggle('on', b.dataset.mode === mode));
+    stepButtons.forEach((b) => b.classList.toggle('on', mode === 'step' && Number(b.dataset.col) === state.col));
+    columns.forEach((c) => c.classList.toggle('current', Number(c.dataset.col) === state.col));
+    if (mode === 'side' && columns[state.col]) {
+      columns[state.col].scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    }
+  }
+
+  modeButtons.forEach((b) => b.addEventListener('click', () => show(b.dataset.mode, state.col)));
+  stepButtons.forEach((b) => b.addEventListener('click', () => show(state.mode === 'side' ? 'side' : 'step', Number(b.dataset.col))));
+  document.addEventListener('keydown', (e) => {
+    if (state.mode !== 'step') return;
+    if (e.key === 'ArrowRight') show('step', state.col + 1);
+    if (e.key === 'ArrowLeft') show('step', state.col - 1);
+  });
+
+  levels.addEventListener('click', (e) => {
+    const line = e.target.closest('.ln.op');
+    if (!line) return;
+    document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked'));
+    line.classList.add('picked');
+    const defs = (line.dataset.defs || '').split(' ').filter(Boolean);
+    const loc = line.dataset.loc;
+    const matches = [];
+    document.querySelectorAll('.ln.op').forEach((other) => {
+      if (other === line) return;
+      const otherDefs = (other.dataset.defs || '').split(' ');
+      if ((loc && other.dataset.loc === loc) || defs.some((d) => otherDefs.includes(d))) {
+        other.classList.add('hl');
+        matches.push(other);
+      }
+    });
+    // Bring the first match of each column into view, inside that column only.
+    const seen = new Set();
+    matches.forEach((m) => {
+      const col = m.closest('.level');
+      if (seen.has(col)) return;
+      seen.add(col);
+      const pre = col.querySelector('pre.code');
+      pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - pre.clientHeight / 3);
+    });
+    const column = line.closest('.level');
+    vscode.postMessage({
+      type: 'reveal',
+      level: column.dataset.level,
+      source: column.dataset.source === '1',
+      line: Number(line.dataset.line),
+      defs,
+      loc,
+      op: line.dataset.op,
+      text: line.textContent,
+    });
+  });
+
+  show(state.mode, state.col);
+})();

@@ -1,0 +1,66 @@
+/** Run function: ask for inputs (or none: random), run on the server, log outputs and time. */
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { executeServerCommand, serverUri } from '../protocol';
+import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLine, runCommandArguments } from '../runInputs';
+import { MlirServer } from '../serverProcess';
+import { activeMlirEditor, targetFunction } from './target';
+
+export const RUN_SERVER_COMMAND = 'mlirtext.run';
+
+/**
+ * `inputs` given (an array, possibly empty for random) skips the input box: for
+ * keybindings and other extensions calling `mlirtext.runFunction`.
+ */
+export async function runCommand(
+  server: MlirServer,
+  results: vscode.OutputChannel,
+  fnName?: string,
+  inputs?: string[],
+): Promise<RunResult | undefined> {
+  const editor = activeMlirEditor();
+  if (!editor) {
+    return undefined;
+  }
+  const fn = await targetFunction(editor, fnName);
+  if (!fn) {
+    return undefined;
+  }
+  const client = await server.require('run a function');
+  if (!client) {
+    return undefined;
+  }
+  let given = inputs && inputs.length > 0 ? inputs : undefined;
+  if (inputs === undefined) {
+    const template = inputTemplate(fn.argTypes);
+    const line = await vscode.window.showInputBox({
+      title: `Run @${fn.name}`,
+      prompt: `Inputs in iree-run-module syntax, separated by ';' (or as --input=... flags). Empty: random inputs.`,
+      placeHolder: template || 'e.g. 2x3xf32=1 2 3 4 5 6; 4xi32=7',
+      ignoreFocusOut: true,
+    });
+    if (line === undefined) {
+      return undefined; // cancelled
+    }
+    given = parseInputsLine(line);
+  }
+  const file = path.basename(editor.document.fileName);
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Window, title: `Running @${fn.name}` },
+    () =>
+      executeServerCommand<RunResult | null>(
+        client,
+        RUN_SERVER_COMMAND,
+        runCommandArguments(serverUri(client, editor.document), fn.name, given),
+      ),
+  );
+  const answer: RunResult = result ?? { function: fn.name, error: 'the server did not answer (see its log)' };
+  results.append(formatRunResult({ function: fn.name, ...answer }, file, given === undefined));
+  results.show(true);
+  if (answer.error) {
+    void vscode.window.showErrorMessage(`mlirtext: @${fn.name}: ${answer.error}`);
+  } else {
+    void vscode.window.setStatusBarMessage(`mlirtext: @${fn.name} ran in ${formatSeconds(answer.seconds)}`, 8000);
+  }
+  return answer;
+}

@@ -1,0 +1,51 @@
+/**
+ * The mlirtext extension: the `mlir` language (grammar and configuration come from
+ * package.json), the language server client, and the commands and pipeline view
+ * built on the server's code actions and `workspace/executeCommand` commands.
+ */
+import * as vscode from 'vscode';
+import { lowerCommand } from './commands/lower';
+import { PipelineView } from './commands/pipeline';
+import { runCommand } from './commands/run';
+import { MlirServer } from './serverProcess';
+
+let server: MlirServer | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<object> {
+  const log = vscode.window.createOutputChannel('mlirtext language server');
+  const results = vscode.window.createOutputChannel('mlirtext run');
+  server = new MlirServer(log);
+  const pipeline = new PipelineView(context.extensionUri, server);
+  const s = server;
+  context.subscriptions.push(
+    log,
+    results,
+    server,
+    pipeline,
+    // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
+    // `mlirtext.applyAction`), which the language client registers itself.
+    vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),
+    vscode.commands.registerCommand('mlirtext.lowerFunctionTo', (level?: string) => lowerCommand(s, 'pick', level)),
+    vscode.commands.registerCommand('mlirtext.lowerModuleTo', (level?: string) => lowerCommand(s, 'module', level)),
+    vscode.commands.registerCommand('mlirtext.runFunction', (fn?: string, inputs?: string[]) => runCommand(s, results, fn, inputs)),
+    vscode.commands.registerCommand('mlirtext.showPipeline', (fn?: string) => pipeline.show(fn)),
+    vscode.commands.registerCommand('mlirtext.restartServer', async () => {
+      await s.restart();
+      if (s.state === 'running') {
+        void vscode.window.setStatusBarMessage('mlirtext: language server restarted', 5000);
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('mlirtext.server')) {
+        void s.restart();
+      }
+    }),
+  );
+  // Not awaited: activation must not wait on a Python import; commands wait for the start.
+  void server.start();
+  return { serverState: () => s.state };
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+}

@@ -1,0 +1,72 @@
+/** What the server's `mlirtext.pipeline` command answers, and sums over it. Pure. */
+
+export interface PassTime {
+  pass: string;
+  seconds: number;
+}
+
+export interface PipelineLevel {
+  level: string;
+  text: string;
+  /** {dialect: {op name: count}} */
+  op_counts: Record<string, Record<string, number>>;
+  /** The passes that produced this level from the one before (empty for the first). */
+  passes: PassTime[];
+}
+
+export interface PipelineResult {
+  function?: string | null;
+  levels?: PipelineLevel[];
+  /** Set when lowering stopped part way (the levels before it are still there) or failed outright. */
+  error?: string | null;
+  /** LLVM IR text of the llvm level, when the server's targets package made it. */
+  target?: string | null;
+}
+
+export interface DialectCount {
+  dialect: string;
+  count: number;
+}
+
+/** Ops per dialect of one level, largest first; builtin/func last (they are the frame, not the work). */
+export function dialectCounts(level: PipelineLevel): DialectCount[] {
+  const out = Object.entries(level.op_counts ?? {}).map(([dialect, ops]) => ({
+    dialect,
+    count: Object.values(ops).reduce((a, b) => a + b, 0),
+  }));
+  const frame = (d: string) => (d === 'func' || d === 'builtin' ? 1 : 0);
+  return out.sort((a, b) => frame(a.dialect) - frame(b.dialect) || b.count - a.count || a.dialect.localeCompare(b.dialect));
+}
+
+export function totalOps(level: PipelineLevel): number {
+  return dialectCounts(level).reduce((a, d) => a + d.count, 0);
+}
+
+export function levelSeconds(level: PipelineLevel): number {
+  return (level.passes ?? []).reduce((a, p) => a + (p.seconds || 0), 0);
+}
+
+/** Every dialect that appears at some level, in first-appearance order (the chart legend). */
+export function allDialects(levels: PipelineLevel[]): string[] {
+  const seen: string[] = [];
+  for (const level of levels) {
+    for (const { dialect } of dialectCounts(level)) {
+      if (!seen.includes(dialect)) {
+        seen.push(dialect);
+      }
+    }
+  }
+  return seen;
+}
+
+/** The colour family of a dialect: the level it belongs to, so a bar shows the flow from top to bottom. */
+export function dialectFamily(dialect: string): string {
+  if (['stablehlo', 'mhlo', 'chlo'].includes(dialect)) return 'hlo';
+  if (dialect === 'tosa') return 'tosa';
+  if (['linalg', 'tensor', 'bufferization'].includes(dialect)) return 'linalg';
+  if (['scf', 'memref', 'affine', 'cf', 'vector'].includes(dialect)) return 'loops';
+  if (dialect === 'llvm') return 'llvm';
+  if (['arith', 'math', 'index', 'complex'].includes(dialect)) return 'arith';
+  if (['func', 'builtin'].includes(dialect)) return 'frame';
+  return 'other';
+}

@@ -1,0 +1,180 @@
+/**
+ * Starting, stopping and restarting the language server process (through
+ * vscode-languageclient), with a check before the start that the chosen
+ * interpreter can import mlirtext, so a missing install is a clear message and
+ * not a client that silently fails to connect.
+ */
+import { execFile } from 'child_process';
+import * as vscode from 'vscode';
+import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { PYTHON_EXTENSION_ID, PythonApiLike, interpreterFromPythonApi } from './pythonInterpreter';
+import {
+  ServerCommand,
+  installCommand,
+  notFoundMessage,
+  notImportableMessage,
+  probeCommand,
+  resolveServerCommand,
+  shellQuote,
+  startFailedMessage,
+} from './serverCommand';
+
+/** Importing mlirtext on a loaded machine can take a few seconds; past this it is taken as broken. */
+const PROBE_TIMEOUT_MS = 30_000;
+
+export type ServerState = 'disabled' | 'starting' | 'running' | 'failed' | 'stopped';
+
+export class MlirServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private _state: ServerState = 'stopped';
+  private failure: string | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(private readonly log: vscode.OutputChannel) {}
+
+  get state(): ServerState {
+    return this._state;
+  }
+
+  /** The running client, or undefined after telling the user why there is none. */
+  async require(what: string): Promise<LanguageClient | undefined> {
+    if (this.starting) {
+      await this.starting;
+    }
+    if (this.client && this._state === 'running') {
+      return this.client;
+    }
+    const why =
+      this._state === 'disabled'
+        ? 'the language server is turned off (setting mlirtext.server.enabled); highlighting still works'
+        : this.failure ?? 'the language server is not running (see the "mlirtext language server" output)';
+    const choice = await vscode.window.showErrorMessage(`mlirtext: cannot ${what}: ${why}`, 'Open Settings', 'Show Log');
+    if (choice === 'Open Settings') {
+      void vscode.commands.executeCommand('workbench.action.openSettings', 'mlirtext.server');
+    } else if (choice === 'Show Log') {
+      this.log.show(true);
+    }
+    return undefined;
+  }
+
+  start(): Promise<void> {
+    this.starting = this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this._state = 'stopped';
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (e) {
+        this.log.appendLine(`[client] stopping the server: ${String(e)}`);
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+
+  private async doStart(): Promise<void> {
+    const config = vscode.workspace.getConfiguration('mlirtext.server');
+    if (!config.get<boolean>('enabled', true)) {
+      this._state = 'disabled';
+      this.log.appendLine('[client] mlirtext.server.enabled is false: highlighting only, no language server');
+      return;
+    }
+    this._state = 'starting';
+    this.failure = undefined;
+    const server = resolveServerCommand(
+      { path: config.get<string>('path', ''), args: config.get<string[]>('args', []) },
+      await selectedPythonInterpreter(this.log),
+    );
+    this.log.appendLine(`[client] server command (${server.source}): ${shellQuote([server.command, ...server.args])}`);
+    const problem = await this.probe(server);
+    if (problem) {
+      this.fail(problem, server);
+      return;
+    }
+    const serverOptions: ServerOptions = {
+      command: server.command,
+      args: server.args,
+      // No `transport`: the library would append `--stdio`, which `mlirtext lsp` does not take (stdio is its only mode).
+      options: { env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ language: 'mlir' }],
+      outputChannel: this.log,
+      traceOutputChannel: this.log,
+      // A crash restarts the server a few times (the library's default); after that the log says why.
+    };
+    const client = new LanguageClient('mlirtext', 'mlirtext language server', serverOptions, clientOptions);
+    try {
+      await client.start();
+      this.client = client;
+      this._state = 'running';
+      this.log.appendLine('[client] language server running');
+    } catch (e) {
+      this.fail(startFailedMessage(server, e instanceof Error ? e.message : String(e)), server);
+    }
+  }
+
+  /** undefined when the server can start; else the message that says why not and how to fix it. */
+  private probe(server: ServerCommand): Promise<string | undefined> {
+    const probe = probeCommand(server);
+    if (!probe) {
+      return Promise.resolve(undefined); // a console script: its own start error is the message
+    }
+    return new Promise((resolve) => {
+      execFile(probe.command, probe.args, { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+        if (!error) {
+          resolve(undefined);
+        } else if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          resolve(notFoundMessage(server, `${probe.command}: not found`));
+        } else if (error.killed) {
+          resolve(`mlirtext language server: '${shellQuote([probe.command, ...probe.args])}' did not finish in ${PROBE_TIMEOUT_MS / 1000} s`);
+        } else {
+          resolve(notImportableMessage(server, String(stderr)));
+        }
+      });
+    });
+  }
+
+  private fail(message: string, server: ServerCommand): void {
+    this._state = 'failed';
+    this.failure = message;
+    this.log.appendLine(`[client] ${message}`);
+    const install = installCommand(server);
+    void vscode.window.showErrorMessage(message, 'Copy Install Command', 'Open Settings', 'Show Log').then((choice) => {
+      if (choice === 'Copy Install Command') {
+        void vscode.env.clipboard.writeText(install);
+      } else if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'mlirtext.server');
+      } else if (choice === 'Show Log') {
+        this.log.show(true);
+      }
+    });
+  }
+}
+
+/** The Python extension's interpreter for the active file, when that extension is installed. */
+async function selectedPythonInterpreter(log: vscode.OutputChannel): Promise<string[] | undefined> {
+  const extension = vscode.extensions.getExtension<PythonApiLike>(PYTHON_EXTENSION_ID);
+  if (!extension) {
+    return undefined;
+  }
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    return await interpreterFromPythonApi(api, vscode.window.activeTextEditor?.document.uri);
+  } catch (e) {
+    log.appendLine(`[client] the Python extension did not give an interpreter: ${String(e)}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,177 @@
+// Helpers that drive the VS Code workbench in the page: open a file, find a token on
+// screen, read the cursor position, the output panel and webviews. Selectors are
+// scoped to `.part.editor` / `.part.panel` (newer builds add a chat panel with its own
+// `.view-lines`).
+
+const EDITOR = '.part.editor .monaco-editor:not(.embedded-editor)';
+
+export async function sleep(ms) {
+  await new Promise((r) => setTimeout(r, ms));
+}
+
+/** Poll `fn` until it returns a truthy value; the last value (or error) explains a timeout. */
+export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 250) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}` + (last ? ` (last: ${String(last).slice(0, 300)})` : ''));
+}
+
+/** Run a command from the palette by its exact title (clicked, so a longer title that sorts first is not taken). */
+export async function runCommand(page, title) {
+  const input = page.locator('.quick-input-widget input');
+  // F1 can be lost while focus moves (out of a webview's frame, say): open the palette again until it shows.
+  await waitFor('the command palette', async () => {
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: 3000 });
+    await input.fill(`>${title}`, { timeout: 3000 });
+    return true;
+  }, 20_000, 300);
+  const row = page.locator('.quick-input-list .monaco-list-row', {
+    has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
+  });
+  await waitFor(`"${title}" in the command palette`, async () => (await row.count()) > 0, 15_000).catch(async (e) => {
+    const shown = await page.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
+    throw new Error(`${e.message}; the palette shows: ${shown.slice(0, 6).join(' | ')}`);
+  });
+  await row.first().click();
+}
+
+export async function openFile(page, name) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(name);
+  await waitFor(`${name} in quick open`, async () =>
+    (await page.locator('.quick-input-list .monaco-list-row').first().textContent())?.includes(name),
+  );
+  await page.keyboard.press('Enter');
+  await waitFor(`${name} open in the editor`, async () =>
+    (await page.locator('.part.editor .tab.active').first().textContent())?.includes(name),
+  );
+  await page.locator(`${EDITOR} .view-lines`).first().waitFor({ state: 'visible' });
+}
+
+/** The editor's visible lines as plain text (the rendering uses non-breaking spaces). */
+export async function editorLines(page) {
+  return page.evaluate((sel) => {
+    const lines = [...document.querySelectorAll(`${sel} .view-lines .view-line`)];
+    return lines
+      .map((l) => ({ top: parseFloat(l.style.top) || 0, text: l.textContent.replace(/\u00a0/g, ' ') }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text);
+  }, EDITOR);
+}
+
+/**
+ * Where `token` is drawn on the first visible line containing `lineHas` (default:
+ * the token itself), found with a DOM Range over the line's text, and the colour of
+ * the span that draws its first character.
+ */
+export async function tokenBox(page, token, lineHas = token, occurrence = 0) {
+  return page.evaluate(
+    ({ sel, token, lineHas, occurrence }) => {
+      for (const line of document.querySelectorAll(`${sel} .view-lines .view-line`)) {
+        const text = line.textContent.replace(/\u00a0/g, ' ');
+        if (!text.includes(lineHas)) continue;
+        let at = -1;
+        for (let i = 0; i <= occurrence; i++) at = text.indexOf(token, at + 1);
+        if (at < 0) continue;
+        const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+        let offset = 0;
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const len = node.textContent.length;
+          if (at < offset + len) {
+            const range = document.createRange();
+            range.setStart(node, at - offset);
+            range.setEnd(node, Math.min(len, at - offset + token.length));
+            const r = range.getBoundingClientRect();
+            const span = node.parentElement;
+            return { x: r.left, y: r.top, width: r.width, height: r.height, color: getComputedStyle(span).color };
+          }
+          offset += len;
+        }
+      }
+      return null;
+    },
+    { sel: EDITOR, token, lineHas, occurrence },
+  );
+}
+
+/** Click in the middle of a token's first characters: puts the cursor there. */
+export async function clickToken(page, token, lineHas, occurrence = 0) {
+  const box = await waitFor(`"${token}" on screen`, () => tokenBox(page, token, lineHas, occurrence));
+  await page.mouse.click(box.x + Math.min(box.width / 2, 6), box.y + box.height / 2);
+  return box;
+}
+
+/** The cursor as the status bar shows it: {line, column}, 1-based. */
+export async function cursor(page) {
+  const text = await page.locator('[id="status.editor.selection"]').first().textContent();
+  const m = /Ln (\d+), Col (\d+)/.exec(text ?? '');
+  return m ? { line: Number(m[1]), column: Number(m[2]) } : null;
+}
+
+/** The text of the output panel's editor. */
+export async function panelText(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.part.panel .view-lines .view-line')]
+      .sort((a, b) => (parseFloat(a.style.top) || 0) - (parseFloat(b.style.top) || 0))
+      .map((l) => l.textContent.replace(/\u00a0/g, ' '))
+      .join('\n'),
+  );
+}
+
+/** The frame of a webview whose document holds `selector` (webviews nest two iframes deep). */
+export async function webviewFrame(page, selector) {
+  return waitFor(`a webview with ${selector}`, async () => {
+    for (const frame of page.frames()) {
+      try {
+        if (await frame.$(selector)) return frame;
+      } catch {
+        // a frame navigating meanwhile
+      }
+    }
+    return null;
+  }, 90_000, 500);
+}
+
+export async function notifications(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.notifications-toasts .notification-toast, .notification-list-item')].map((n) =>
+      n.textContent.replace(/\u00a0/g, ' '),
+    ),
+  );
+}
+
+/**
+ * Replace the user settings through the settings.json editor, as a user would: the
+ * workbench applies them at once (a write to the file from outside is not always
+ * noticed by code-server's file watcher on a loaded machine).
+ */
+export async function editUserSettings(page, settings) {
+  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  await waitFor('settings.json in the editor', async () =>
+    (await page.locator('.part.editor .tab.active').first().textContent())?.includes('settings.json'),
+  );
+  await page.locator(`${EDITOR} .view-lines`).first().click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  // One line, typed at once (the run's settings turn auto-closing and auto-indent off).
+  await page.keyboard.insertText(JSON.stringify(settings));
+  const typed = (await editorLines(page)).join('').trim();
+  if (typed !== JSON.stringify(settings)) {
+    throw new Error(`settings.json reads: ${typed.slice(0, 200)}`);
+  }
+  await page.keyboard.press('Control+S');
+  await waitFor('settings.json saved', async () => (await page.locator('.part.editor .tab.active.dirty').count()) === 0);
+  await runCommand(page, 'View: Close Editor');
+}
