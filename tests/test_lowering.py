@@ -218,3 +218,22 @@ def test_lower_to_the_level_the_input_is_at_changes_nothing(tmp_path, capsys):
     path.write_text(lower(CONTRACTIONS, "linalg")[0])
     assert main(["opt", str(path), "--lower-to=linalg"]) == 0
     assert "linalg.batch_matmul" in capsys.readouterr().out
+
+
+EMPTY_TENSORS = """
+func.func @main(%a: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x0xf32>) {
+  %e = stablehlo.constant dense<> : tensor<2x0xf32>
+  %c = stablehlo.concatenate %e, %a, %e, dim = 1 : (tensor<2x0xf32>, tensor<2x3xf32>, tensor<2x0xf32>) -> tensor<2x3xf32>
+  %n = stablehlo.negate %e : tensor<2x0xf32>
+  return %c, %n : tensor<2x3xf32>, tensor<2x0xf32>
+}
+"""
+
+
+@pytest.mark.oracle
+def test_empty_tensors_never_reach_tosa():
+    """TOSA has no empty tensors (iree-opt rejects them): an empty result is a tensor.empty,
+    and concatenate drops its empty operands."""
+    text, _ = lower(EMPTY_TENSORS, "tosa")
+    assert "tosa.concat" not in text and "tensor<2x0xf32>" in text and "tensor.empty" in text
+    assert generic_forms([text]) is not None

@@ -19,7 +19,7 @@ from ...ir.core import Operation
 from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
-from .build import all_static, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
+from .build import all_static, empty, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
 
 
 def _elt(value) -> T.Type:
@@ -39,15 +39,40 @@ def _unsigned(t: T.Type) -> bool:
     return isinstance(e, T.IntegerType) and e.is_unsigned
 
 
+def _has_elements(t: T.Type) -> bool:
+    return not isinstance(t, T.RankedTensorType) or 0 not in t.shape
+
+
 class _Pattern(RewritePattern):
-    """A pattern for ranked, statically shaped ops on signless/signed types (what TOSA can
-    express: it has no unsigned integers)."""
+    """A pattern for ranked, statically shaped ops on signless/signed types with at least one
+    element (what TOSA can express: no unsigned integers, no empty tensors)."""
 
     def match_and_rewrite(self, op, rw) -> bool:
         types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
-        if not all_static(*types) or any(map(_unsigned, types)):
+        if not all_static(*types) or any(map(_unsigned, types)) or not all(map(_has_elements, types)):
             return False
         return self.rewrite(op, rw)
+
+
+#: Ops whose effects matter even when their results are empty.
+_EFFECTFUL = frozenset({"custom_call", "infeed", "outfeed", "send", "recv", "all_reduce", "all_gather",
+                        "all_to_all", "collective_permute", "collective_broadcast", "reduce_scatter",
+                        "after_all", "create_token", "rng_bit_generator"})
+
+
+class EmptyResults(RewritePattern):
+    """A pure hlo op whose results are all empty tensors computes nothing: each result is a
+    `tensor.empty` (TOSA has no empty tensors, and linalg has nothing to do). Tried after
+    every pattern for a named op."""
+
+    def match_and_rewrite(self, op, rw) -> bool:
+        if op.dialect not in HLO_DIALECTS or op.regions or short_name(op) in _EFFECTFUL or not op.results:
+            return False
+        types = [r.type for r in op.results]
+        if not all(isinstance(t, T.RankedTensorType) and all_static(t) and not _has_elements(t) for t in types):
+            return False
+        rw.replace_op(op, [empty(rw, op, t) for t in types])
+        return True
 
     def rewrite(self, op, rw) -> bool:
         raise NotImplementedError
@@ -324,13 +349,23 @@ class Slice(_Pattern):
         return True
 
 
-class Concatenate(_Pattern):
+class Concatenate(RewritePattern):
+    """tosa.concat of the operands that have elements (empty ones add nothing, and TOSA has
+    no empty tensors)."""
     ops = hlo_names("concatenate")
 
-    def rewrite(self, op, rw) -> bool:
+    def match_and_rewrite(self, op, rw) -> bool:
+        t = op.results[0].type
+        inputs = [v for v in op.operands if _has_elements(v.type)]
+        types = [t, *(v.type for v in op.operands)]
+        if not all_static(*types) or any(map(_unsigned, types)) or not _has_elements(t):
+            return False
+        if len(inputs) == 1:
+            rw.replace_op(op, inputs)
+            return True
         dim = op.attributes.get("dimension")
         axis = dim.value if isinstance(dim, IntegerAttr) else int_list(dim)[0]
-        new = rw.create(op, "tosa.concat", op.operands, [_result_type(op)], {"axis": IntegerAttr(axis, T.i32)})
+        new = rw.create(op, "tosa.concat", inputs, [_result_type(op)], {"axis": IntegerAttr(axis, T.i32)})
         rw.replace_op(op, new.results)
         return True
 
@@ -464,7 +499,7 @@ def _to_rank3(rw, op, value, order: list[int], shape3: list[int]):
 
 PATTERNS = [UnaryFloat(), Binary(), Multiply(), Bitwise(), AbsNegate(), Compare(), Select(), Clamp(),
             Convert(), Constant(), Iota(), Reshape(), Transpose(), BroadcastInDim(), Slice(),
-            Concatenate(), Reverse(), Reduce(), DotGeneral()]
+            Concatenate(), Reverse(), Reduce(), DotGeneral(), EmptyResults()]
 
 HLO_DIALECTS = frozenset({"stablehlo", "mhlo", "chlo"})
 TARGET = ConversionTarget("tosa", legal_dialects=frozenset({"tosa", "func", "builtin", "arith", "math",
