@@ -9,6 +9,8 @@ from pytest_lsp import LanguageClient
 
 from tests.lsp_support import CORPUS, ROOT, SERVER, open_and_wait, position_of, range_text
 
+NEEDS_CORPUS = pytest.mark.skipif(not CORPUS.is_dir(), reason="the corpus is not next to the project")
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BROKEN = """\
@@ -70,6 +72,7 @@ async def test_broken_function_is_diagnosed_and_the_others_still_work(client: La
         [(9, "%y"), (10, "%y"), (11, "%y")]
 
 
+@NEEDS_CORPUS
 async def test_corpus_file_navigation_and_hover(client: LanguageClient):
     path = CORPUS / "stablehlo" / "stablehlo__tests__interpret__while.mlir"
     text = path.read_text()
@@ -90,6 +93,7 @@ async def test_corpus_file_navigation_and_hover(client: LanguageClient):
     assert defs[0].range.start.line == text[:text.index("%arg1 = ")].count("\n")
 
 
+@NEEDS_CORPUS
 async def test_corpus_invalid_file_reports_every_chunk_with_related_information(client: LanguageClient):
     from mlirtext import api
     path = CORPUS / "mlir-hlo" / "tests__Dialect__mhlo__verifier_while_op.mlir"
