@@ -286,7 +286,7 @@ def cmd_interpret(args) -> int:
     from . import api
     from .interpreter import Interpreter, InterpreterError
     from .interpreter.abi import ABI_ATTR, signature
-    from .values import ValueError_, format_results, parse_input, write_output
+    from .values import ValueError_
     got = read_input(args.input)
     if isinstance(got, Diagnostic):
         _emit([got])
@@ -312,10 +312,7 @@ def cmd_interpret(args) -> int:
             ftype = builtin_signature(fn)
         else:
             ftype = signature(fn)
-        if len(args.inputs) != len(ftype.inputs):
-            raise ValueError_(f"@{fn_name} takes {len(ftype.inputs)} argument(s) "
-                              f"({', '.join(map(str, ftype.inputs)) or 'none'}); {len(args.inputs)} --input given")
-        inputs = [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(args.inputs, ftype.inputs))]
+        inputs = parse_inputs(args, fn_name.lstrip("@"), ftype.inputs)
         print(f"EXEC @{fn_name.lstrip('@')}", flush=True)  # before the run, whose own prints follow
         outputs = interp.call(fn_name.lstrip("@"), inputs)
     except ValueError_ as e:
@@ -324,14 +321,29 @@ def cmd_interpret(args) -> int:
     except InterpreterError as e:
         _emit([Diagnostic("error", str(e), e.span)])
         return 1
+    return print_outputs(args, outputs, ftype.results)
+
+
+def parse_inputs(args, fn_name: str, types) -> list:
+    """The `--input` values for a function taking `types` (ValueError_ on a wrong count or value)."""
+    from .values import ValueError_, parse_input
+    if len(args.inputs) != len(types):
+        raise ValueError_(f"@{fn_name} takes {len(types)} argument(s) "
+                          f"({', '.join(map(str, types)) or 'none'}); {len(args.inputs)} --input given")
+    return [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(args.inputs, types))]
+
+
+def print_outputs(args, outputs, types) -> int:
+    """Print the results as iree-run-module does, or write them where `--output` says; the exit code."""
+    from .values import ValueError_, format_results, write_output
     if not args.outputs:
-        print(format_results(outputs, ftype.results))
+        print(format_results(outputs, types))
         return 0
     if len(args.outputs) > len(outputs):
         _emit([Diagnostic("error", f"{len(args.outputs)} --output given for {len(outputs)} results")])
         return 1
     try:
-        for spec, value, t in zip(args.outputs, outputs, ftype.results):
+        for spec, value, t in zip(args.outputs, outputs, types):
             shown = write_output(spec, value, t)
             if shown is not None:
                 print(shown)

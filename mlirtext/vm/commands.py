@@ -120,7 +120,8 @@ def cmd_dump(args) -> int:
 
 def run_compiled(args) -> int:
     """`mlirtext run` on a module file, or on an .mlir compiled in memory for a compiled device."""
-    from ..values import ValueError_, format_results, parse_input, write_output
+    from ..cli import parse_inputs, print_outputs
+    from ..values import ValueError_
     from .modfile import pack
     from .program import record_type
     from .vm import LoadedModule, VMError
@@ -153,10 +154,7 @@ def run_compiled(args) -> int:
             fn = module.function(args.function)
         types_in = [record_type(r) for r in fn.inputs]
         types_out = [record_type(r) for r in fn.results]
-        if len(args.inputs) != len(types_in):
-            raise ValueError_(f"@{fn.name} takes {len(types_in)} argument(s) "
-                              f"({', '.join(map(str, types_in)) or 'none'}); {len(args.inputs)} --input given")
-        inputs = [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(args.inputs, types_in))]
+        inputs = parse_inputs(args, fn.name, types_in)
         print(f"EXEC @{fn.name}", flush=True)
         start = time.perf_counter()
         outputs = fn(*inputs)
@@ -173,21 +171,7 @@ def run_compiled(args) -> int:
           f"({len(fn.waves)} waves)\n")
         w(f"// memory: peak {p['peak_bytes']} bytes (pool {p['pool_bytes']} in {len(p['slots'])} slots + results "
           f"{p['result_bytes']}; without reuse {p['without_reuse_bytes']})\n")
-    if not args.outputs:
-        print(format_results(outputs, types_out))
-        return 0
-    if len(args.outputs) > len(outputs):
-        _emit([Diagnostic("error", f"{len(args.outputs)} --output given for {len(outputs)} results")])
-        return 1
-    try:
-        for spec, value, t in zip(args.outputs, outputs, types_out):
-            shown = write_output(spec, value, t)
-            if shown is not None:
-                print(shown)
-    except ValueError_ as e:
-        _emit([Diagnostic("error", str(e))])
-        return 1
-    return 0
+    return print_outputs(args, outputs, types_out)
 
 
 def add_arguments(sub) -> None:
