@@ -147,16 +147,18 @@ def collect(globs=None, progress=None) -> list[Outcome]:
     return outcomes
 
 
-def iree_accepts(outcomes: list[Outcome]) -> Counter:
-    """Per level, how many lowered modules iree-opt rejects (one iree-opt run per module, so
-    that one rejection does not hide which modules it was)."""
-    from .oracle import _forms
-    rejected = Counter()
+def iree_rejections(outcomes: list[Outcome]) -> list[tuple[str, Outcome, str]]:
+    """(level, outcome, iree-opt's first error) for every lowered module iree-opt rejects
+    (one iree-opt run per module, so that one rejection does not hide another)."""
+    from .oracle import generic_form
+    rejected = []
     for level, _ in LEVELS:
-        texts = [o.texts[level] for o in outcomes if level in o.texts]
-        for text in texts:
-            if _forms([text], ["--mlir-print-op-generic"]) is None:
-                rejected[level] += 1
+        for o in outcomes:
+            if level in o.texts:
+                accepted, stderr = generic_form(o.texts[level])
+                if accepted is None:
+                    first = next((line for line in stderr.splitlines() if "error" in line), stderr[:200])
+                    rejected.append((level, o, first.strip()))
     return rejected
 
 
@@ -179,8 +181,11 @@ def main(argv=None) -> None:
         counts = [sum(names.index(o.reached) >= i for o in mine) for i in range(len(names))]
         print(f"{group}: " + ", ".join(f"{n} {c}" for n, c in zip(names[1:], counts[1:])) + f" (of {len(mine)})")
     if args.iree:
-        rejected = iree_accepts(outcomes)
-        print("iree-opt rejects: " + (", ".join(f"{k} {v}" for k, v in rejected.items()) or "none"))
+        rejected = iree_rejections(outcomes)
+        per_level = Counter(level for level, _, _ in rejected)
+        print("iree-opt rejects: " + (", ".join(f"{k} {v}" for k, v in per_level.items()) or "none"))
+        for level, o, error in rejected:
+            print(f"  {level}: {o.file} @{o.function}: {error}")
     reasons = Counter(o.stopped_by for o in outcomes if o.reached != "llvm")
     print("\nwhat stops the others:")
     for reason, n in reasons.most_common(args.top or None):
