@@ -159,6 +159,71 @@ async def test_pipeline_command(client: LanguageClient):
     assert all(p["seconds"] >= 0 for l in result["levels"] for p in l["passes"])
 
 
+async def test_run_command_on_a_native_device_compiles_once(client: LanguageClient):
+    uri = "file:///tmp/two.mlir"
+
+    async def run(device):
+        return await client.workspace_execute_command_async(T.ExecuteCommandParams(
+            command="mlirtext.run", arguments=[uri, "scale", ["4xf32=1 2 3 4"], 0, device]))
+    first = await run("local-sync")
+    assert first["outputs"] == ["4xf32=2 4 6 8"] and first["device"] == "local-sync", first
+    assert first["compile_seconds"] > 0 and first["calls"] >= 1 and "warm-up" in first["timing"]
+    again = await run("local-task")   # the same function text: the module file is cached
+    assert again["outputs"] == ["4xf32=2 4 6 8"] and again["device"] == "local-task"
+    assert again["compile_seconds"] is None
+    assert (await run("reference"))["compile_seconds"] is None
+    bad = await run("tpu")
+    assert bad == {"error": "unknown device 'tpu' (devices: reference, local-sync, local-task)"}
+
+
+async def test_run_devices_compares_each_device_with_the_reference(client: LanguageClient):
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.runDevices", arguments=["file:///tmp/mlp.mlir", "mlp", None, 3]))
+    runs = {r["device"]: r for r in result["runs"]}
+    assert list(runs) == ["reference", "local-sync", "local-task"], result
+    assert len(result["inputs"]) == 5
+    for device in ("local-sync", "local-task"):
+        r = runs[device]
+        assert r["error"] is None and r["match"] is True and 0 <= r["max_diff"] < 1e-5, r
+        assert r["seconds"] > 0 and r["outputs"][0].startswith("4x4xf32=")
+    assert runs["reference"]["match"] is None and runs["reference"]["seconds"] > 0
+    # A function that does not compile for llvm-cpu: the reference still runs, the others say why.
+    text = ("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+            "  %0 = stablehlo.add %x, %x : tensor<?xf32>\n  return %0 : tensor<?xf32>\n}\n")
+    await open_and_wait(client, "file:///tmp/dynamic.mlir", text)
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.runDevices", arguments=["file:///tmp/dynamic.mlir", "f", ["3xf32=1 2 3"]]))
+    runs = {r["device"]: r for r in result["runs"]}
+    assert runs["reference"]["outputs"] == ["3xf32=2 4 6"], result
+    assert runs["local-sync"]["error"], result
+
+
+async def test_pipeline_gives_each_printed_op_its_source_line(client: LanguageClient):
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.pipeline", arguments=["file:///tmp/mlp.mlir", "mlp"]))
+    source = MLP.split("\n")
+    first_dot = next(i for i, l in enumerate(source) if "%0 = stablehlo.dot_general" in l)
+    add = next(i for i, l in enumerate(source) if "%2 = stablehlo.add" in l)
+    for level in result["levels"]:
+        lines = level["text"].rstrip("\n").split("\n")
+        assert len(level["origins"]) == len(lines), level["level"]
+        from_source = [o for o in level["origins"] if o is not None]
+        assert from_source and all(0 <= o < len(source) for o in from_source)
+        assert first_dot in from_source, level["level"]
+        # From linalg on, elementwise fusion merges the add into the maximum after it: one origin.
+        assert (add in from_source) == (level["level"] in ("hlo", "tosa")), level["level"]
+    hlo, tosa = result["levels"][0], result["levels"][1]
+    for text, origin in zip(hlo["text"].split("\n"), hlo["origins"]):   # the source level maps onto itself
+        if origin is not None:
+            assert text.strip()[:20] == source[origin].strip()[:20]
+    matmuls = [o for t, o in zip(tosa["text"].split("\n"), tosa["origins"]) if "tosa.matmul" in t]
+    assert matmuls[0] == first_dot and len(matmuls) == 2
+    # Lowered by the whole module too: offsets in the document, the same lines.
+    whole = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.pipeline", arguments=["file:///tmp/mlp.mlir", None]))
+    assert whole["levels"][1]["origins"] == tosa["origins"]
+
+
 async def test_quick_fix_sets_the_inferred_result_type(client: LanguageClient):
     text = ("func.func @f(%x: tensor<2x3xf32>) {\n"
             "  %0 = stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x2xf32>\n"

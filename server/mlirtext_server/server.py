@@ -445,14 +445,25 @@ def progress_cancel(ls: MlirServer, params: T.WorkDoneProgressCancelParams):
 @server.command("mlirtext.run")
 @safe(lambda: {"error": "internal error (see the server log)"})
 async def run_command(ls: MlirServer, *args):
-    """[uri, function name, inputs (list of iree-run-module strings) or None, seed]"""
-    uri, function, *rest = list(args) + [None] * (2 - len(args))
+    """[uri, function name, inputs (list of iree-run-module strings) or None, seed, device]"""
+    uri, function, inputs, seed, device = (list(args) + [None] * 5)[:5]
     doc = await ls.document(uri)
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
-    inputs = rest[0] if rest else None
-    seed = rest[1] if len(rest) > 1 and rest[1] is not None else 0
-    return await _long_command(ls, f"Running @{function}", commands.run_function, doc, function, inputs, seed)
+    return await _long_command(ls, f"Running @{function} on {device or 'reference'}", commands.run_function,
+                               doc, function, inputs, seed or 0, device or "reference")
+
+
+@server.command("mlirtext.runDevices")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def run_devices_command(ls: MlirServer, *args):
+    """[uri, function name, inputs or None, seed]: the function on every device, against the reference."""
+    uri, function, inputs, seed = (list(args) + [None] * 4)[:4]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    return await _long_command(ls, f"Running @{function} on each device", commands.run_on_devices,
+                               doc, function, inputs, seed or 0)
 
 
 @server.command("mlirtext.pipeline")

@@ -1,7 +1,9 @@
 // The pipeline view's behaviour: switch between side-by-side and stepped layouts,
-// and follow a click on an op to the same value in every level (named results keep
-// their names through lowering; `loc(...)` positions, when the text has them) and
-// to the source line in the editor. The HTML itself is rendered by the extension.
+// follow a click on an op to its source op and what that became in every level (the
+// server gives each line the source line its op came from; without one, named
+// results, which keep their names through lowering) and to the source line in the
+// editor, and put in the device runs when the extension sends them. The HTML itself
+// is rendered by the extension.
 (function () {
   const vscode = acquireVsCodeApi();
   const levels = document.getElementById('levels');
@@ -38,12 +40,14 @@
     document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked'));
     line.classList.add('picked');
     const defs = (line.dataset.defs || '').split(' ').filter(Boolean);
-    const loc = line.dataset.loc;
+    const origin = line.dataset.origin;
     const matches = [];
     document.querySelectorAll('.ln.op').forEach((other) => {
       if (other === line) return;
-      const otherDefs = (other.dataset.defs || '').split(' ');
-      if ((loc && other.dataset.loc === loc) || defs.some((d) => otherDefs.includes(d))) {
+      const same = origin !== undefined
+        ? other.dataset.origin === origin
+        : defs.some((d) => (other.dataset.defs || '').split(' ').includes(d));
+      if (same) {
         other.classList.add('hl');
         matches.push(other);
       }
@@ -64,11 +68,18 @@
       source: column.dataset.source === '1',
       line: Number(line.dataset.line),
       defs,
-      loc,
+      origin: origin === undefined ? undefined : Number(origin),
       op: line.dataset.op,
       text: line.textContent,
     });
   });
 
+  window.addEventListener('message', (e) => {
+    if (e.data && e.data.type === 'devices') {
+      document.getElementById('device-runs').querySelector('.body').innerHTML = e.data.html;
+    }
+  });
+
   show(state.mode, state.col);
+  vscode.postMessage({ type: 'ready' });
 })();

@@ -42,9 +42,9 @@ export function inputTemplate(argTypes: string[]): string {
   return spelled.map((s) => `${s}=0`).join('; ');
 }
 
-/** Arguments of the server command `mlirtext.run`: [uri, function, inputs or null, seed]. */
-export function runCommandArguments(uri: string, fn: string, inputs: string[] | undefined, seed = 0): unknown[] {
-  return [uri, fn, inputs ?? null, seed];
+/** Arguments of the server command `mlirtext.run`: [uri, function, inputs or null, seed, device]. */
+export function runCommandArguments(uri: string, fn: string, inputs: string[] | undefined, seed = 0, device = 'reference'): unknown[] {
+  return [uri, fn, inputs ?? null, seed, device];
 }
 
 /** Arguments of the server command `mlirtext.pipeline`: [uri, function or null (the module), chunk or null]. */
@@ -58,7 +58,13 @@ export interface RunResult {
   inputs?: string[];
   outputs?: string[];
   text?: string;
+  /** The median of `calls` calls after a warm-up (`timing` says so in words). */
   seconds?: number;
+  device?: string;
+  calls?: number;
+  timing?: string;
+  /** Set when this run compiled the module for a native device (null: cached, or interpreted). */
+  compile_seconds?: number | null;
   error?: string;
 }
 
@@ -85,9 +91,13 @@ export function formatRunResult(result: RunResult, file: string, randomInputs: b
   if (result.error) {
     return `@${result.function ?? '?'} in ${file}: error: ${result.error}\n`;
   }
-  const lines = [`@${result.function} in ${file} (${randomInputs ? 'random inputs, seed 0' : 'given inputs'})`];
+  const on = result.device ? ` on ${result.device}` : '';
+  const lines = [`@${result.function} in ${file}${on} (${randomInputs ? 'random inputs, seed 0' : 'given inputs'})`];
   (result.inputs ?? []).forEach((v, i) => lines.push(`  input[${i}]:  ${clip(v)}`));
   (result.outputs ?? []).forEach((v, i) => lines.push(`  result[${i}]: ${clip(v, 2000)}`));
-  lines.push(`  time: ${formatSeconds(result.seconds)}`);
+  lines.push(`  time: ${formatSeconds(result.seconds)}${result.timing ? ` (${result.timing})` : ''}`);
+  if (result.compile_seconds) {
+    lines.push(`  compile: ${formatSeconds(result.compile_seconds)} (once; later runs reuse the module)`);
+  }
   return lines.join('\n') + '\n';
 }

@@ -2,29 +2,39 @@
 import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
 import { definedValues, definitionLine, findFunctions } from '../functions';
 import { PipelineResult } from '../pipeline/model';
-import { RenderContext, renderMessage, renderPipeline } from '../pipeline/render';
+import { RenderContext, renderDeviceRuns, renderMessage, renderPipeline } from '../pipeline/render';
 import { executeServerCommand, serverUri } from '../protocol';
-import { RunResult, pipelineCommandArguments, runCommandArguments } from '../runInputs';
+import { pipelineCommandArguments } from '../runInputs';
 import { MlirServer } from '../serverProcess';
 import { activeMlirEditor, targetFunction } from './target';
 
 export const PIPELINE_SERVER_COMMAND = 'mlirtext.pipeline';
+export const RUN_DEVICES_SERVER_COMMAND = 'mlirtext.runDevices';
 
-/** Clicks in the view, as media/pipeline.js posts them. */
-interface RevealMessage {
-  type: 'reveal';
-  source: boolean;
-  defs: string[];
-  loc?: string;
-  text?: string;
-}
+/** What media/pipeline.js posts: it is ready for messages, or an op was clicked. */
+type ViewMessage =
+  | { type: 'ready' }
+  | {
+      type: 'reveal';
+      source: boolean;
+      defs: string[];
+      /** The document line (0-based) of the clicked op's source op, when the server knew it. */
+      origin?: number;
+      text?: string;
+    };
 
 export class PipelineView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private document: vscode.TextDocument | undefined;
   private fnName: string | undefined;
+  /** The device runs of the view now shown, once they are done, and whether its script listens yet. */
+  private devices: DeviceRunsResult | undefined;
+  private viewReady = false;
+  /** The show() whose answers the view waits for (a newer one makes older answers stale). */
+  private current: symbol | undefined;
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer) {}
 
@@ -48,14 +58,30 @@ export class PipelineView implements vscode.Disposable {
     panel.webview.html = renderMessage(`@${fn.name}`, 'Lowering through every level…', this.context(panel));
     panel.reveal(vscode.ViewColumn.Beside, true);
     const uri = serverUri(client, editor.document);
-    // Both run on the server's work pool side by side; the run is a bonus, the pipeline is the view.
-    const [pipeline, run] = await Promise.all([
-      executeServerCommand<PipelineResult | null>(client, PIPELINE_SERVER_COMMAND, pipelineCommandArguments(uri, fn.name)),
-      executeServerCommand<RunResult | null>(client, 'mlirtext.run', runCommandArguments(uri, fn.name, undefined)).catch(
-        (e) => ({ error: String(e) }) as RunResult,
-      ),
-    ]);
-    if (this.panel !== panel) {
+    // Both run on the server's work pool side by side. The levels are the view: they show as
+    // soon as they are done; the device runs (a compile, then timed calls) join them when ready.
+    this.devices = undefined;
+    this.viewReady = false;
+    const shown = Symbol(fn.name);
+    this.current = shown;
+    void executeServerCommand<DeviceRunsResult | null>(
+      client,
+      RUN_DEVICES_SERVER_COMMAND,
+      runDevicesCommandArguments(uri, fn.name, undefined),
+    )
+      .catch((e) => ({ error: String(e) }))
+      .then((devices) => {
+        if (this.current === shown) {
+          this.devices = devices ?? { error: 'the server did not answer (see its log)' };
+          this.postDevices();
+        }
+      });
+    const pipeline = await executeServerCommand<PipelineResult | null>(
+      client,
+      PIPELINE_SERVER_COMMAND,
+      pipelineCommandArguments(uri, fn.name),
+    );
+    if (this.panel !== panel || this.current !== shown) {
       return pipeline ?? undefined; // closed meanwhile
     }
     if (!pipeline || (!pipeline.levels?.length && pipeline.error)) {
@@ -66,9 +92,16 @@ export class PipelineView implements vscode.Disposable {
       ...this.context(panel),
       fn: fn.name,
       file: path.basename(editor.document.fileName),
-      run: run ?? undefined,
+      devices: this.devices,
     });
     return pipeline;
+  }
+
+  /** The device runs into the shown view, once both they and the view's script are there. */
+  private postDevices(): void {
+    if (this.panel && this.viewReady && this.devices) {
+      void this.panel.webview.postMessage({ type: 'devices', html: renderDeviceRuns(this.devices) });
+    }
   }
 
   dispose(): void {
@@ -85,7 +118,14 @@ export class PipelineView implements vscode.Disposable {
       localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media')],
     });
     panel.onDidDispose(() => (this.panel = undefined));
-    panel.webview.onDidReceiveMessage((m: RevealMessage) => this.reveal(m));
+    panel.webview.onDidReceiveMessage((m: ViewMessage) => {
+      if (m.type === 'ready') {
+        this.viewReady = true;
+        this.postDevices();
+      } else if (m.type === 'reveal') {
+        void this.reveal(m);
+      }
+    });
     this.panel = panel;
     return panel;
   }
@@ -102,8 +142,8 @@ export class PipelineView implements vscode.Disposable {
   }
 
   /** A clicked op: show where it is defined in the source document, when names or locations say. */
-  private async reveal(message: RevealMessage): Promise<void> {
-    if (message.type !== 'reveal' || !this.document || !this.fnName) {
+  private async reveal(message: Extract<ViewMessage, { type: 'reveal' }>): Promise<void> {
+    if (!this.document || !this.fnName) {
       return;
     }
     const text = this.document.getText();
@@ -112,11 +152,9 @@ export class PipelineView implements vscode.Disposable {
       return;
     }
     const lines = text.split(/\r?\n/);
-    let line: number | undefined;
-    if (message.loc) {
-      line = Number(message.loc.split(':')[0]) - 1;
-    }
-    // The source level keeps every name as written; lower levels only keep named values.
+    // The op's source position, as lowering kept it; else (an op made from nothing in the
+    // source) a named value it defines. The source level keeps every name as written.
+    let line: number | undefined = message.origin;
     const names = message.source && message.text ? definedValues(message.text) : message.defs;
     for (const name of names) {
       line ??= definitionLine(lines, fn, name);

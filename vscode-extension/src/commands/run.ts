@@ -1,6 +1,7 @@
 /** Run function: ask for inputs (or none: random), run on the server, log outputs and time. */
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { Device, configuredDevice, deviceChoices } from '../devices';
 import { executeServerCommand, serverUri } from '../protocol';
 import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLine, runCommandArguments } from '../runInputs';
 import { MlirServer } from '../serverProcess';
@@ -9,7 +10,8 @@ import { activeMlirEditor, targetFunction } from './target';
 export const RUN_SERVER_COMMAND = 'mlirtext.run';
 
 /**
- * `inputs` given (an array, possibly empty for random) skips the input box: for
+ * `inputs` given (an array, possibly empty for random) skips the input box, and
+ * `device` the device pick (default: the `mlirtext.run.device` setting): for
  * keybindings and other extensions calling `mlirtext.runFunction`.
  */
 export async function runCommand(
@@ -17,6 +19,7 @@ export async function runCommand(
   results: vscode.OutputChannel,
   fnName?: string,
   inputs?: string[],
+  device?: string,
 ): Promise<RunResult | undefined> {
   const editor = activeMlirEditor();
   if (!editor) {
@@ -44,14 +47,18 @@ export async function runCommand(
     }
     given = parseInputsLine(line);
   }
+  const chosen = device ?? (inputs === undefined ? await pickDevice(fn.name) : configuredDevice(defaultDevice()));
+  if (chosen === undefined) {
+    return undefined; // cancelled
+  }
   const file = path.basename(editor.document.fileName);
   const result = await vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Window, title: `Running @${fn.name}` },
+    { location: vscode.ProgressLocation.Window, title: `Running @${fn.name} on ${chosen}` },
     () =>
       executeServerCommand<RunResult | null>(
         client,
         RUN_SERVER_COMMAND,
-        runCommandArguments(serverUri(client, editor.document), fn.name, given),
+        runCommandArguments(serverUri(client, editor.document), fn.name, given, 0, chosen),
       ),
   );
   const answer: RunResult = result ?? { function: fn.name, error: 'the server did not answer (see its log)' };
@@ -60,7 +67,21 @@ export async function runCommand(
   if (answer.error) {
     void vscode.window.showErrorMessage(`mlirtext: @${fn.name}: ${answer.error}`);
   } else {
-    void vscode.window.setStatusBarMessage(`mlirtext: @${fn.name} ran in ${formatSeconds(answer.seconds)}`, 8000);
+    void vscode.window.setStatusBarMessage(`mlirtext: @${fn.name} ran in ${formatSeconds(answer.seconds)} on ${chosen}`, 8000);
   }
   return answer;
+}
+
+function defaultDevice(): unknown {
+  return vscode.workspace.getConfiguration('mlirtext.run').get('device');
+}
+
+/** The device to run on: a quick pick with the setting's device first (Enter takes it). */
+async function pickDevice(fnName: string): Promise<Device | undefined> {
+  const picked = await vscode.window.showQuickPick(deviceChoices(configuredDevice(defaultDevice())), {
+    title: `Run @${fnName} on`,
+    placeHolder: 'the device (the default is the mlirtext.run.device setting)',
+    ignoreFocusOut: true,
+  });
+  return picked?.label;
 }

@@ -56,12 +56,6 @@ export function namedDefinitions(line: string): string[] {
     .filter((s) => !/^%\d+$/.test(s));
 }
 
-/** A `loc("file":line:col)` on the line, as "line:col" (the source position it came from). */
-export function sourceLocation(line: string): string | undefined {
-  const m = /loc\("[^"]*":(\d+):(\d+)\)/.exec(line);
-  return m ? `${m[1]}:${m[2]}` : undefined;
-}
-
 /** The op a line holds (`stablehlo.add`), for the op's tooltip and the click. */
 export function opName(line: string): string | undefined {
   const m = /^\s*(?:(?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?\s*=\s*)?"?([a-z_][\w$]*\.[A-Za-z_][\w$.]*)/.exec(line);

@@ -12,6 +12,8 @@ export interface PipelineLevel {
   op_counts: Record<string, Record<string, number>>;
   /** The passes that produced this level from the one before (empty for the first). */
   passes: PassTime[];
+  /** Per line of `text`: the document line (0-based) of the source op the op starting there came from. */
+  origins?: (number | null)[];
 }
 
 export interface PipelineResult {

@@ -1,11 +1,13 @@
 /**
  * The pipeline view's HTML: a summary, a bar of op counts per dialect for each
- * level, the time of each pass, the run result, then the text of every level
- * (side by side, or one at a time). Everything is rendered here from the server's
- * answer; the webview script only switches layouts and follows clicks. Pure.
+ * level, the time of each pass, the run on each device, then the text of every
+ * level (side by side, or one at a time). Everything is rendered here from the
+ * server's answers; the webview script only switches layouts, follows clicks and
+ * puts in the device runs when they arrive after the levels. Pure.
  */
-import { RunResult, clip, formatSeconds } from '../runInputs';
-import { escapeHtml, highlightLine, namedDefinitions, opName, sourceLocation } from './highlight';
+import { DeviceRun, DeviceRunsResult, formatDiff, speedup } from '../devices';
+import { clip, formatSeconds } from '../runInputs';
+import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
 import {
   PipelineLevel,
   PipelineResult,
@@ -21,8 +23,8 @@ export interface RenderContext {
   fn?: string;
   /** The document's file name, for the title. */
   file: string;
-  /** The run of the function on the source level, when it ran (or its error). */
-  run?: RunResult;
+  /** The function's runs on each device, when they are done before the levels (else they come later). */
+  devices?: DeviceRunsResult;
   /** Webview resource origin and a per-render nonce (the content security policy). */
   cspSource: string;
   nonce: string;
@@ -38,6 +40,8 @@ export interface Column {
   detail: string;
   /** The first column is the source: clicking its lines reveals them in the editor. */
   source: boolean;
+  /** Per line of `text`: the document line (0-based) of the source op the op there came from. */
+  origins: (number | null)[];
 }
 
 export function columns(result: PipelineResult): Column[] {
@@ -48,9 +52,10 @@ export function columns(result: PipelineResult): Column[] {
     text: level.text,
     detail: `${totalOps(level)} ops` + (i > 0 ? ` · ${formatSeconds(levelSeconds(level))}` : ' · source'),
     source: i === 0,
+    origins: level.origins ?? [],
   }));
   if (result.target) {
-    cols.push({ id: 'llvm-ir', title: 'LLVM IR', text: result.target, detail: 'target code', source: false });
+    cols.push({ id: 'llvm-ir', title: 'LLVM IR', text: result.target, detail: 'target code', source: false, origins: [] });
   }
   return cols;
 }
@@ -77,14 +82,13 @@ export function renderPipeline(result: PipelineResult, ctx: RenderContext): stri
   <div class="stats">
     <span class="stat"><b>${levels.length}</b> levels</span>
     <span class="stat"><b>${formatSeconds(lowering)}</b> lowering</span>
-    ${ctx.run && !ctx.run.error ? `<span class="stat"><b>${formatSeconds(ctx.run.seconds)}</b> run</span>` : ''}
   </div>
 </header>
 ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.error)}</div>` : ''}
 <section class="panels">
   <div class="panel" id="op-chart"><h2>Ops per dialect</h2>${renderChart(levels)}</div>
   <div class="panel" id="pass-times"><h2>Time per pass</h2>${renderPassTimes(levels)}</div>
-  <div class="panel" id="run-result"><h2>Run</h2>${renderRun(ctx.run)}</div>
+  <div class="panel" id="device-runs"><h2>Run on each device</h2><div class="body">${renderDeviceRuns(ctx.devices)}</div></div>
 </section>
 <nav class="bar">
   <span class="mode">
@@ -94,7 +98,7 @@ ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.err
   <span class="steps">${cols
     .map((c, i) => `<button class="step fam-${familyOfLevel(c.id)}" data-col="${i}">${escapeHtml(c.title)}</button>`)
     .join('')}</span>
-  <span class="hint">click an op: its named values in every level, and the source line in the editor</span>
+  <span class="hint">click an op: the source op it came from and what that became at every level, and its line in the editor</span>
 </nav>
 <main class="levels side" id="levels">
 ${cols.map((c, i) => renderColumn(c, i)).join('\n')}
@@ -148,17 +152,53 @@ export function renderPassTimes(levels: PipelineLevel[]): string {
     .join('')}</table>`;
 }
 
-export function renderRun(run: RunResult | undefined): string {
-  if (!run) {
-    return '<p class="muted">not run</p>';
+/**
+ * The function on each device with the same inputs: the time (median after a warm-up),
+ * how much faster than the reference, and whether the outputs match the reference's
+ * (with the largest difference). `undefined`: still running.
+ */
+export function renderDeviceRuns(result: DeviceRunsResult | undefined): string {
+  if (!result) {
+    return '<p class="muted pending">running on reference, local-sync and local-task…</p>';
   }
-  if (run.error) {
-    return `<p class="error">${escapeHtml(run.error)}</p>`;
+  if (result.error) {
+    return `<p class="error">${escapeHtml(result.error)}</p>`;
   }
-  const outs = (run.outputs ?? [])
-    .map((o, i) => `<div class="value"><span class="muted">result[${i}]</span> <code>${escapeHtml(clip(o, 300))}</code></div>`)
-    .join('');
-  return `<p class="muted">random inputs (seed 0), reference interpreter, source level</p>${outs}<p><b>${formatSeconds(run.seconds)}</b></p>`;
+  const runs = result.runs ?? [];
+  const reference = runs.find((r) => r.device === 'reference' && !r.error);
+  const rows = runs.map((r) => renderDeviceRow(r, reference)).join('');
+  const first = reference?.outputs?.[0] ?? runs.find((r) => r.outputs?.length)?.outputs?.[0];
+  return (
+    `<table class="devices">${rows}</table>` +
+    (first ? `<div class="value"><span class="muted">result[0]</span> <code>${escapeHtml(clip(first, 200))}</code></div>` : '') +
+    '<p class="muted small">random inputs (seed 0), the same on every device; time: median of several calls after a warm-up</p>'
+  );
+}
+
+function renderDeviceRow(run: DeviceRun, reference: DeviceRun | undefined): string {
+  const name = `<td class="dev">${escapeHtml(run.device)}</td>`;
+  if (run.error && run.seconds === undefined) {
+    return `<tr class="device" data-device="${escapeHtml(run.device)}" data-match="error">${name}<td colspan="3" class="error">${escapeHtml(clip(run.error, 300))}</td></tr>`;
+  }
+  let verdict: string;
+  let state: string;
+  if (run.device === 'reference') {
+    verdict = '<span class="muted">reference</span>';
+    state = 'reference';
+  } else if (run.match) {
+    verdict = `<span class="ok">✓ matches</span> <span class="muted">max |Δ| ${formatDiff(run.max_diff)}</span>`;
+    state = 'yes';
+  } else {
+    verdict = `<span class="bad">✗ differs</span> <span class="muted">${run.error ? escapeHtml(run.error) : `max |Δ| ${formatDiff(run.max_diff)}`}</span>`;
+    state = 'no';
+  }
+  const faster = speedup(run, reference);
+  const compiled = run.compile_seconds ? ` title="compiled in ${formatSeconds(run.compile_seconds)}"` : '';
+  return (
+    `<tr class="device" data-device="${escapeHtml(run.device)}" data-match="${state}">${name}` +
+    `<td class="num"${compiled}>${formatSeconds(run.seconds)}</td>` +
+    `<td class="num muted">${faster}</td><td>${verdict}</td></tr>`
+  );
 }
 
 export function renderColumn(col: Column, index: number): string {
@@ -166,11 +206,11 @@ export function renderColumn(col: Column, index: number): string {
   const body = lines
     .map((line, n) => {
       const defs = namedDefinitions(line);
-      const loc = sourceLocation(line);
+      const origin = col.origins[n];
       const op = opName(line);
       const attrs =
         (defs.length ? ` data-defs="${escapeHtml(defs.join(' '))}"` : '') +
-        (loc ? ` data-loc="${loc}"` : '') +
+        (typeof origin === 'number' ? ` data-origin="${origin}"` : '') +
         (op ? ` data-op="${escapeHtml(op)}"` : '');
       return `<div class="ln${op ? ' op' : ''}" data-line="${n}"${attrs}>${highlightLine(line) || ' '}</div>`;
     })

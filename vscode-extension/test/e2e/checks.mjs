@@ -100,7 +100,7 @@ export const checks = [
     },
   },
   {
-    name: 'Run function shows the expected numbers',
+    name: 'Run function on a picked device shows the expected numbers',
     async run({ page }) {
       await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
       await runCommand(page, 'mlirtext: Run Function');
@@ -108,17 +108,23 @@ export const checks = [
       await waitFor('the inputs box', async () => (await input.getAttribute('placeholder'))?.includes('4x8xf32=0'));
       await input.fill(MLP_INPUTS);
       await page.keyboard.press('Enter');
-      const text = await waitFor('the result in the "mlirtext run" output', async () => {
+      // Then the device: the setting's default (reference) is offered first; pick a compiled one.
+      await waitFor('the device pick', async () => (await input.getAttribute('placeholder'))?.includes('device'));
+      await input.fill('local-task');
+      await waitFor('local-task first in the pick', async () =>
+        (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().textContent())?.trim() === 'local-task');
+      await page.keyboard.press('Enter');
+      const text = await waitFor('the local-task result in the "mlirtext run" output', async () => {
         const t = await panelText(page);
-        return t.includes(MLP_OUTPUT) ? t : null;
-      }, 60_000);
+        return t.includes('on local-task') && t.includes(MLP_OUTPUT) ? t : null;
+      }, 90_000);
       const time = /time: (.*)/.exec(text)?.[1];
-      return `${MLP_OUTPUT} in ${time}`;
+      return `local-task: ${MLP_OUTPUT} in ${time}`;
     },
   },
   {
     name: 'pipeline view renders every level',
-    async run({ page, out }) {
+    async run({ page }) {
       await openFile(page, MLP);
       await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
       await runCommand(page, 'mlirtext: Show Pipeline');
@@ -129,9 +135,8 @@ export const checks = [
       }
       const rows = await frame.$$eval('#op-chart .row', (els) => els.map((e) => e.dataset.level));
       const passes = await frame.$$eval('#pass-times tr', (els) => els.length);
-      const run = await frame.$eval('#run-result', (e) => e.textContent);
-      if (rows.length !== 5 || passes < 4 || !/result\[0\]\s*4x4xf32=/.test(run)) {
-        throw new Error(`chart rows ${rows}, ${passes} pass rows, run panel: ${run}`);
+      if (rows.length !== 5 || passes < 4) {
+        throw new Error(`chart rows ${rows}, ${passes} pass rows`);
       }
       // A click on a named value's op marks the same value at the other levels.
       await frame.click('article[data-level="hlo"] .ln[data-defs="%zero"]');
@@ -147,8 +152,35 @@ export const checks = [
         throw new Error(`stepped mode on tosa shows: ${shown.join(', ')}`);
       }
       await frame.click('#mode-side');
-      // The view alone, at full size, for the screenshots in both theme kinds.
-      await runCommand(page, 'View: Hide Panel');
+      return `columns ${levels.join(' ')}; %zero marked in ${marked.join(' ')}`;
+    },
+  },
+  {
+    name: 'pipeline view shows the run on each device against the reference',
+    async run({ page, out }) {
+      const frame = await webviewFrame(page, '#device-runs');
+      // The runs come after the levels (a compile, then timed calls): wait for the rows.
+      const runs = await waitFor('a row per device', async () => {
+        const got = await frame.$$eval('#device-runs tr.device', (els) => els.map((e) =>
+          ({ device: e.dataset.device, match: e.dataset.match, text: [...e.cells].map((c) => c.textContent).join(' ') })));
+        return got.length === 3 ? got : null;
+      }, 90_000);
+      const devices = runs.map((r) => r.device).join(' ');
+      const native = runs.filter((r) => r.device !== 'reference');
+      if (devices !== 'reference local-sync local-task' || native.some((r) => r.match !== 'yes')) {
+        throw new Error(`device rows: ${JSON.stringify(runs)}`);
+      }
+      const result = await frame.$eval('#device-runs .value', (e) => e.textContent);
+      if (!/result\[0\]\s*4x4xf32=/.test(result)) {
+        throw new Error(`device panel result: ${result}`);
+      }
+      // The view alone, at full size, for the screenshots in both theme kinds (a click
+      // scrolls its column sideways: back to the start of the lines).
+      await frame.evaluate(() => [document.getElementById('levels'), ...document.querySelectorAll('pre.code')]
+        .forEach((e) => (e.scrollLeft = 0)));
+      if (await page.locator('.part.panel').isVisible()) {
+        await runCommand(page, 'View: Hide Panel'); // (the run's output, when the checks before ran)
+      }
       await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
       await runCommand(page, 'View: Toggle Maximize Editor Group');
       await frame.evaluate(() => window.scrollTo(0, 0));
@@ -168,7 +200,35 @@ export const checks = [
       await waitFor('the dark theme', async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0);
       await runCommand(page, 'View: Toggle Maximize Editor Group');
       await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
-      return `columns ${levels.join(' ')}; %zero marked in ${marked.join(' ')}`;
+      return runs.map((r) => r.text.replace(/\s+/g, ' ').trim()).join('; ');
+    },
+  },
+  {
+    name: 'clicking an op highlights its source op at every level and in the editor',
+    async run({ page, workspace }) {
+      const frame = await webviewFrame(page, 'article.level');
+      const lines = readFileSync(join(workspace, MLP), 'utf8').split('\n');
+      const dotLine = lines.findIndex((l) => l.includes('%0 = stablehlo.dot_general')) + 1;
+      // The first matmul at tosa came from the first dot_general.
+      await frame.click('article[data-level="tosa"] .ln.op:has-text("tosa.matmul")');
+      const marked = await frame.$$eval('.ln.hl', (els) =>
+        els.map((e) => ({ level: e.closest('article').dataset.level, text: e.textContent })));
+      const levels = [...new Set(marked.map((m) => m.level))];
+      const source = marked.filter((m) => m.level === 'hlo').map((m) => m.text);
+      if (JSON.stringify(levels) !== '["hlo","tosa","linalg","loops","llvm"]' || source.length !== 1
+        || !source[0].includes('%0 = stablehlo.dot_general')) {
+        throw new Error(`marked: ${JSON.stringify(marked.slice(0, 8))}`);
+      }
+      // The click scrolled the columns sideways: back to the source column, for the screenshot.
+      await frame.evaluate(() => [document.getElementById('levels'), ...document.querySelectorAll('pre.code')]
+        .forEach((e) => (e.scrollLeft = 0)));
+      await runCommand(page, 'View: Focus First Editor Group');
+      const at = await waitFor(`the editor on line ${dotLine}`, async () => {
+        const c = await cursor(page);
+        return c && c.line === dotLine ? c : null;
+      });
+      const perLevel = levels.map((l) => `${l} ${marked.filter((m) => m.level === l).length}`).join(', ');
+      return `marked ops per level: ${perLevel}; editor at Ln ${at.line}`;
     },
   },
   {

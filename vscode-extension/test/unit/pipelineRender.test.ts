@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { escapeHtml, highlightLine, namedDefinitions, opName, sourceLocation } from '../../src/pipeline/highlight';
+import { escapeHtml, highlightLine, namedDefinitions, opName } from '../../src/pipeline/highlight';
 import { PipelineResult, allDialects, dialectCounts, dialectFamily, levelSeconds, totalOps } from '../../src/pipeline/model';
-import { columns, renderChart, renderPassTimes, renderPipeline, renderRun } from '../../src/pipeline/render';
+import { columns, renderChart, renderDeviceRuns, renderPassTimes, renderPipeline } from '../../src/pipeline/render';
 
 // Trimmed from a real `mlirtext.pipeline` answer for @mlp (mlirtext/examples/mlp_stablehlo.mlir).
 const RESULT: PipelineResult & { levels: PipelineResult['levels'] & object } = {
@@ -15,6 +15,7 @@ const RESULT: PipelineResult & { levels: PipelineResult['levels'] & object } = {
       text: 'func.func @mlp(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %zero = stablehlo.constant dense<0.0> : tensor<4xf32>\n  %0 = stablehlo.add %x, %zero : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n',
       op_counts: { func: { 'func.func': 1, 'func.return': 1 }, stablehlo: { 'stablehlo.add': 1, 'stablehlo.constant': 1 } },
       passes: [],
+      origins: [1, 2, 3, 4, null],
     },
     {
       level: 'tosa',
@@ -24,6 +25,7 @@ const RESULT: PipelineResult & { levels: PipelineResult['levels'] & object } = {
         { pass: 'convert-hlo-to-tosa', seconds: 0.1 },
         { pass: 'canonicalize', seconds: 0.005 },
       ],
+      origins: [1, 2, 3, 4, null],
     },
   ],
 };
@@ -51,8 +53,17 @@ test('one column per level, then the target code', () => {
   assert.equal(columns({ ...RESULT, target: null }).length, 2);
 });
 
-test('the page: every level, the chart, the passes, the run, and a script only with the nonce', () => {
-  const html = renderPipeline(RESULT, { ...CTX, run: { outputs: ['4xf32=1 1 1 1'], seconds: 0.001 } });
+const DEVICE_RUNS = {
+  function: 'mlp',
+  runs: [
+    { device: 'reference', outputs: ['4xf32=1 1 1 1'], seconds: 0.004, match: null, max_diff: null, error: null },
+    { device: 'local-sync', outputs: ['4xf32=1 1 1 1'], seconds: 0.0002, compile_seconds: 0.4, match: true, max_diff: 7.2e-7, error: null },
+    { device: 'local-task', outputs: ['4xf32=1 1 1 2'], seconds: 0.001, match: false, max_diff: 1, error: null },
+  ],
+};
+
+test('the page: every level, the chart, the passes, the device runs, and a script only with the nonce', () => {
+  const html = renderPipeline(RESULT, { ...CTX, devices: DEVICE_RUNS });
   for (const level of ['hlo', 'tosa', 'llvm-ir']) {
     assert.match(html, new RegExp(`<article class="level[^"]*" data-col="\\d" data-level="${level}"`));
   }
@@ -65,10 +76,24 @@ test('the page: every level, the chart, the passes, the run, and a script only w
   assert.doesNotMatch(html, /https?:\/\//); // self-contained: nothing from the network
 });
 
-test('lines carry what a click follows: named results and op names', () => {
+test('lines carry what a click follows: source lines, named results and op names', () => {
   const html = renderPipeline(RESULT, CTX);
-  assert.match(html, /<div class="ln op" data-line="1" data-defs="%zero" data-op="tosa.const">/);
-  assert.match(html, /<div class="ln op" data-line="2" data-op="stablehlo.add">/); // %0 is renumbered at each level
+  assert.match(html, /<div class="ln op" data-line="1" data-defs="%zero" data-origin="2" data-op="tosa.const">/);
+  assert.match(html, /<div class="ln op" data-line="2" data-origin="3" data-op="stablehlo.add">/); // %0 is renumbered at each level
+  assert.match(html, /<div class="ln" data-line="4">}<\/div>/); // no op, no origin
+  assert.doesNotMatch(html.slice(html.indexOf('data-level="llvm-ir"')), /data-origin/); // target code: none known
+});
+
+test('device runs: time, speed-up over the reference, match with the largest difference', () => {
+  const html = renderDeviceRuns(DEVICE_RUNS);
+  assert.match(html, /data-device="reference" data-match="reference"><td class="dev">reference<\/td><td class="num">4\.00 ms/);
+  assert.match(html, /data-device="local-sync" data-match="yes">.*title="compiled in 400\.0 ms">200 µs<\/td><td class="num muted">20×<\/td>.*✓ matches.*max \|Δ\| 7\.2e-7/);
+  assert.match(html, /data-device="local-task" data-match="no">.*✗ differs.*max \|Δ\| 1</);
+  assert.match(html, /result\[0\]<\/span> <code>4xf32=1 1 1 1<\/code>/); // the reference's
+  assert.match(renderDeviceRuns(undefined), /class="muted pending">running on/);
+  assert.match(renderDeviceRuns({ error: 'no <fn>' }), /<p class="error">no &lt;fn&gt;<\/p>/);
+  const failed = renderDeviceRuns({ runs: [{ device: 'local-sync', error: 'cannot compile for llvm-cpu: dynamic shape' }] });
+  assert.match(failed, /data-match="error"><td class="dev">local-sync<\/td><td colspan="3" class="error">cannot compile/);
 });
 
 test('the chart scales bars to the largest level and labels wide segments', () => {
@@ -79,10 +104,6 @@ test('the chart scales bars to the largest level and labels wide segments', () =
   assert.match(renderPassTimes([RESULT.levels[0]]), /no passes ran/);
 });
 
-test('the run panel: results, or the error', () => {
-  assert.match(renderRun({ error: 'no <input>' }), /<p class="error">no &lt;input&gt;<\/p>/);
-  assert.match(renderRun(undefined), /not run/);
-});
 
 test('highlighting escapes the text and classes each token', () => {
   const line = '  %0 = stablehlo.add %x, %zero : tensor<4xf32> // a < b';
@@ -94,10 +115,9 @@ test('highlighting escapes the text and classes each token', () => {
   assert.match(html, /<span class="t-cm">\/\/ a &lt; b<\/span>/);
 });
 
-test('what a line says about itself: named results, op, location', () => {
+test('what a line says about itself: named results, op', () => {
   assert.deepEqual(namedDefinitions('  %h, %1, %c:2 = foo.bar'), ['%h', '%c']);
   assert.equal(opName('  %0 = "stablehlo.add"(%a, %b) : ...'), 'stablehlo.add');
   assert.equal(opName('  linalg.yield %0 : f32'), 'linalg.yield');
   assert.equal(opName('  ^bb1:'), undefined);
-  assert.equal(sourceLocation('  %0 = tosa.add %a, %b loc("m.mlir":7:8)'), '7:8');
 });

@@ -29,9 +29,15 @@ test('the template spells each argument as iree-run-module does', () => {
   assert.equal(inputTemplate(['tensor<?x4xf32>', 'f32']), '');
 });
 
-test('server command arguments: [uri, fn, inputs|null, seed] and [uri, fn|null, chunk|null]', () => {
-  assert.deepEqual(runCommandArguments('file:///a.mlir', 'mlp', undefined), ['file:///a.mlir', 'mlp', null, 0]);
-  assert.deepEqual(runCommandArguments('file:///a.mlir', 'mlp', ['f32=1'], 3), ['file:///a.mlir', 'mlp', ['f32=1'], 3]);
+test('server command arguments: [uri, fn, inputs|null, seed, device] and [uri, fn|null, chunk|null]', () => {
+  assert.deepEqual(runCommandArguments('file:///a.mlir', 'mlp', undefined), ['file:///a.mlir', 'mlp', null, 0, 'reference']);
+  assert.deepEqual(runCommandArguments('file:///a.mlir', 'mlp', ['f32=1'], 3, 'local-task'), [
+    'file:///a.mlir',
+    'mlp',
+    ['f32=1'],
+    3,
+    'local-task',
+  ]);
   assert.deepEqual(pipelineCommandArguments('file:///a.mlir', 'mlp'), ['file:///a.mlir', 'mlp', null]);
   assert.deepEqual(pipelineCommandArguments('file:///a.mlir', undefined, 2), ['file:///a.mlir', null, 2]);
 });
@@ -54,4 +60,20 @@ test('the run log lists inputs, results and time; an error says what failed', ()
   assert.match(text, /result\[0\]: 4xf32=2 2 2 2/);
   assert.match(text, /time: 2\.00 ms/);
   assert.equal(formatRunResult({ function: 'f', error: 'boom' }, 'a.mlir', true), '@f in a.mlir: error: boom\n');
+});
+
+test('a run on a device says which, how the time was taken, and the compile when there was one', () => {
+  const run = {
+    function: 'f',
+    outputs: ['f32=1'],
+    seconds: 0.0002,
+    device: 'local-task',
+    timing: 'median of 5 calls after a warm-up',
+    compile_seconds: 0.37,
+  };
+  const text = formatRunResult(run, 'a.mlir', true);
+  assert.match(text, /^@f in a\.mlir on local-task \(random inputs, seed 0\)/);
+  assert.match(text, /time: 200 µs \(median of 5 calls after a warm-up\)/);
+  assert.match(text, /compile: 370\.0 ms/);
+  assert.doesNotMatch(formatRunResult({ ...run, compile_seconds: null }, 'a.mlir', true), /compile/);
 });
