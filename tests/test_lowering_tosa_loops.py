@@ -137,11 +137,26 @@ func.func @main(%a: tensor<6xf8E5M2FNUZ>, %b: tensor<6xf8E4M3FN>, %x: tensor<6xf
 }
 """
 
+# Named elementwise ops that current MLIR no longer reads (linalg.elementwise replaced them).
+REMOVED_ELEMENTWISE = """
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %c: tensor<2x3xi1>) -> tensor<2x3xf32> {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %s = linalg.add ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %n = linalg.negf ins(%s : tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %m = linalg.max ins(%n, %a : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = linalg.select ins(%c, %m, %b : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>)
+       outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+"""
+
 PROGRAMS = {"tosa_pool_conv": TOSA_POOL_CONV, "tosa_rounding": TOSA_ROUNDING, "linalg_named": LINALG_NAMED,
-            "decomposed": DECOMPOSED, "libm": LIBM, "narrow_floats": NARROW_FLOATS}
+            "decomposed": DECOMPOSED, "libm": LIBM, "narrow_floats": NARROW_FLOATS,
+            "removed_elementwise": REMOVED_ELEMENTWISE}
 LEVELS = {"tosa_pool_conv": ("linalg", "loops", "llvm"), "tosa_rounding": ("linalg", "loops", "llvm"),
           "linalg_named": ("loops", "llvm"), "decomposed": ("loops", "llvm"),
-          "libm": ("tosa", "linalg", "loops", "llvm"), "narrow_floats": ("loops", "llvm")}
+          "libm": ("tosa", "linalg", "loops", "llvm"), "narrow_floats": ("loops", "llvm"),
+          "removed_elementwise": ("loops", "llvm")}
 GONE = {"tosa": "stablehlo.", "linalg": "tosa.", "loops": "linalg.", "llvm": "memref."}
 
 
@@ -167,11 +182,32 @@ def _lowered(text: str, level: str) -> str:
 def test_every_level_is_accepted_by_iree_opt():
     texts = [_lowered(PROGRAMS[name], level) for name in sorted(PROGRAMS) for level in LEVELS[name]]
     texts.append(_lowered(MICROSCALING, "llvm"))
+    texts.append(_converted_to_linalg(REMOVED_ELEMENTWISE))
     assert generic_forms(texts) is not None, "iree-opt rejected a lowered module"
 
 
 def _run(text, args):
     return Interpreter(parse_and_verify(text).module).call("main", [np.array(a) for a in args])
+
+
+def _converted_to_linalg(text: str) -> str:
+    """`text` (already at the linalg level) through the conversion into the linalg level."""
+    from mlirtext.syntax.printer import print_module
+    from mlirtext.transforms.pass_manager import PassManager
+    from mlirtext.transforms.pipeline import parse_pipeline
+    module = parse_and_verify(text).module
+    assert not PassManager(parse_pipeline("convert-tosa-to-linalg")).run(module)
+    return print_module(module)
+
+
+def test_removed_elementwise_named_ops_become_generics_at_the_linalg_level():
+    text = _converted_to_linalg(REMOVED_ELEMENTWISE)
+    assert text.count("linalg.generic") == 4
+    assert not any(f"linalg.{n} " in text for n in ("add", "negf", "max", "select"))
+    a, b = np.float32([[1, -2, 3], [0.5, 4, -1]]), np.float32([[2, 2, -5], [1, -8, 0]])
+    c = np.array([[True, False, True], [False, True, True]])
+    want = np.where(c, np.maximum(-(a + b), a), b)
+    np.testing.assert_array_equal(_run(text, [a, b, c])[0], want)
 
 
 def test_tosa_pools_and_convolutions_become_linalg_named_ops():

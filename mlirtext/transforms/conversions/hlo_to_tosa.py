@@ -516,4 +516,5 @@ class ConvertHloToTosa(Pass):
         from .hlo_structured_to_linalg import PATTERNS as STRUCTURED
         from .hlo_op_lowerings import PATTERNS as OTHER_OPS
         from .hlo_to_linalg import PATTERNS as TO_LINALG
-        apply_conversion(op, PATTERNS + TO_LINALG + STRUCTURED + OTHER_OPS, TARGET)
+        from .linalg_generalize import PATTERNS as GENERALIZE
+        apply_conversion(op, PATTERNS + TO_LINALG + STRUCTURED + OTHER_OPS + GENERALIZE, TARGET)

@@ -463,5 +463,6 @@ class ConvertTosaToLinalg(Pass):
     summary = "Lower TOSA to linalg on tensors (elementwise to linalg.generic, matmul, reductions, shapes)"
 
     def run(self, op: Operation) -> None:
+        from .linalg_generalize import PATTERNS as GENERALIZE
         from .tosa_structured_to_linalg import PATTERNS as STRUCTURED
-        apply_conversion(op, PATTERNS + STRUCTURED, TARGET)
+        apply_conversion(op, PATTERNS + STRUCTURED + GENERALIZE, TARGET)
