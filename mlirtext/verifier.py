@@ -56,16 +56,22 @@ class _Verifier:
         self.diagnostics.append(d)
 
     # -- per op -----------------------------------------------------------------
-    def _op(self, op: Operation) -> None:
+    def _op(self, op: Operation, reachable: Optional[bool] = None) -> None:
+        """Verify `op` and what it holds; `reachable`: whether its block is reachable from
+        its region's entry, when the caller knows."""
         definition = lookup(op.name)
         block = op.parent
         # As MLIR: operands of ops in blocks unreachable from the entry are not checked.
-        operands = op.operands if block is None or self._reachable(block) else ()
+        if reachable is None:
+            reachable = block is None or self._reachable(block)
+        operands = op.operands if reachable else ()
+        index = None
         for i, value in enumerate(operands):
             # Fast path, the common case: defined above in the same block.
             if block is not None:
                 if type(value) is OpResult and value.op.parent is block:
-                    index = self._index(block)
+                    if index is None:
+                        index = self._index(block)
                     if index[id(value.op)] < index[id(op)]:
                         continue
                 elif type(value) is BlockArgument and value.block is block:
@@ -98,15 +104,16 @@ class _Verifier:
                     self.error(op, f"could not be verified (internal error: {type(e).__name__}: {e})")
             if definition.has(SYMBOL_TABLE):
                 self._symbol_table(op)
-        if DISCARDABLE_ATTR_CHECKS:
+        if DISCARDABLE_ATTR_CHECKS and op.attributes:
             self._dialect_attrs(op)
         if op.name == "func.call":
             self._call(op)
         for region in op.regions:
             self._cfg(op, region)
             for block in region.blocks:
+                reachable = self._reachable(block)
                 for inner in block.ops:
-                    self._op(inner)
+                    self._op(inner, reachable)
 
     def _dialect_attrs(self, op: Operation) -> None:
         """The checks dialects register for their discardable attributes, on the op and on

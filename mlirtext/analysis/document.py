@@ -19,6 +19,7 @@ from ..diagnostics import Diagnostic
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation, Region
 from ..ir.source import SourceFile, Span
+from ..syntax.gc_pause import gc_paused
 from .pieces import resplit_pieces, split_pieces
 from .positions import LineIndex
 
@@ -122,27 +123,17 @@ PIECE_CACHE = _PieceCache()
 
 def parse_piece(text: str, name: str, attr_aliases: dict, type_aliases: dict) -> ParsedPiece:
     """Parse one piece with the aliases earlier pieces defined already in scope."""
-    from ..dialects import DIALECTS
-    from ..syntax import parser as P
-    from ..syntax.context import ParseContext
+    from ..syntax.parser import ParseResult, parse
     source = SourceFile(name, text)
-    ctx = ParseContext(source, DIALECTS)
-    ctx.attr_aliases.update(attr_aliases)
-    ctx.type_aliases.update(type_aliases)
     try:
-        with P._LOCK:
-            P._driver().parse(ctx, text, 0, len(text))
-        ctx.finish()
-        module = P._top_module(ctx, source, 0, len(text))
+        result = parse(text, name, source=source, attr_aliases=attr_aliases, type_aliases=type_aliases)
     except Exception as e:  # noqa: BLE001 - a parser bug must not take the document down
-        ctx.diagnostics.append(Diagnostic("error", f"internal error while parsing: {type(e).__name__}: {e}",
-                                          Span(source, 0, min(len(text), 1))))
-        module = None
-    ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)
-    result = P.ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, ctx.file_metadata,
-                           0, len(text))
-    own_attr = {k: v for k, v in ctx.attr_aliases.items() if k not in attr_aliases}
-    own_type = {k: v for k, v in ctx.type_aliases.items() if k not in type_aliases}
+        from ..syntax.context import AsmState
+        result = ParseResult(None, source, [Diagnostic(
+            "error", f"internal error while parsing: {type(e).__name__}: {e}", Span(source, 0, min(len(text), 1)))],
+            AsmState(), end=len(text))
+    own_attr = {k: v for k, v in result.aliases if k.startswith("#")}
+    own_type = {k: v for k, v in result.aliases if k.startswith("!")}
     return ParsedPiece(text, source, result, own_attr, own_type)
 
 
@@ -256,7 +247,7 @@ class Document:
         self.filename = filename or uri
         self.text = text
         self.version = version
-        with ANALYSIS_LOCK:
+        with ANALYSIS_LOCK, gc_paused():
             layout = _relayout(previous, text)
             chunks, pieces = [], []
             for index, (cs, ce, bounds) in enumerate(layout):

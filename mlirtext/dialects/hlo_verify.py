@@ -1282,6 +1282,8 @@ def _bounded_compatible(inferred, actual) -> bool:
 
 
 def check_inferred_bounded(op, inferred) -> None:
+    if list(inferred) == op.result_types:
+        return  # exactly the inferred types: compatible, and within their own bounds
     check_inferred(op, inferred)
     for a, b in zip(inferred, op.result_types):
         if not _bounded_compatible(a, b):
@@ -1330,6 +1332,8 @@ def verify_result_accuracy(op) -> None:
 
 def _elementwise(op):
     types = op.operand_types + op.result_types
+    if types and types.count(types[0]) == len(types):
+        return  # one type throughout (the common case): none of the checks below can fail
     if not same_shapes(types):
         fail("requires the same shape for all operands and results")
     tensors = [t for t in types if is_tensor(t)]

@@ -320,6 +320,8 @@ _KWARGS = {
 
 def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
     prefix, short = prefix_of(name), short_of(name)
+    if not kwargs and short != "dot_general":
+        return {}  # most ops (and the parse's hot path) have none
     table = _KWARGS.get(short, {})
     attrs: dict = {}
     dot: dict = {}

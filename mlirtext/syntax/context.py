@@ -121,7 +121,7 @@ class ParseContext:
             value = scope.defs.get(name)
             if value is not None:
                 break
-            if name in scope.poisoned or name.split("#", 1)[0] in scope.poisoned:
+            if scope.poisoned and (name in scope.poisoned or name.split("#", 1)[0] in scope.poisoned):
                 return Value(type, name)
             scope = scope.parent
         else:
@@ -131,7 +131,7 @@ class ParseContext:
                 self.scope.forward[name] = (value, self.token_span(tok))
             else:
                 value = fwd[0]
-        if value.type != type:
+        if value.type is not type and value.type != type:  # types are shared: mostly the same object
             raise DiagnosticError(Diagnostic(
                 "error", f"use of value '%{name}' expects different type than prior uses: "
                 f"'{type}' vs '{value.type}'", self.token_span(tok)).note(
@@ -147,14 +147,14 @@ class ParseContext:
 
     def define(self, name: str, value: Value, span: Span) -> None:
         scope = self.scope
-        value.name = name.split("#", 1)[0]
+        value.name = name.partition("#")[0]
         value.span = span
         prior = scope.defs.get(name)
         if prior is not None:
             raise DiagnosticError(Diagnostic(
                 "error", f"redefinition of SSA value '%{name}'", span).note(
                     "previously defined here", prior.span))
-        fwd = scope.forward.pop(name, None)
+        fwd = scope.forward.pop(name, None) if scope.forward else None
         if fwd is not None:
             placeholder, use_span = fwd
             if placeholder.type != value.type:
@@ -181,7 +181,8 @@ class ParseContext:
         return scope.current
 
     def append_op(self, op: Operation) -> None:
-        self.current_block().append(op)
+        block = self.scope.current
+        (self.current_block() if block is None else block).append(op)
 
     def set_entry_args(self, args: list) -> None:
         """Arguments (name token, type, loc) for the entry block of the next region."""

@@ -1,6 +1,8 @@
 """Callbacks for the core grammar (`grammars/core.lark`): ops, regions, types, attributes."""
 from __future__ import annotations
 
+import re
+
 from ..dialects.base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALECT_TYPE_CHECKS,
                              TENSOR_ENCODING_CHECKS, Dialect)
 from ..ir import types as T
@@ -62,27 +64,30 @@ def _operation(ctx, children):
         if names:
             ctx.poison(tok.value[1:] for tok, _ in names)
         return None
-    op.span = ctx.span()
+    source = ctx.source
+    op.span = Span(source, ctx.start, ctx.end)
     if loc is not None:
         op.location = LocationAttr(loc)
     if names:
-        wanted = sum(count for _, count in names)
-        if wanted != len(op.results):
+        results = op.results
+        wanted = names[0][1] if len(names) == 1 else sum(count for _, count in names)
+        if wanted != len(results):
             ctx.poison(tok.value[1:] for tok, _ in names)
             op._drop_all_uses()
-            raise ctx.fail(f"operation defines {len(op.results)} results but was provided "
+            raise ctx.fail(f"operation defines {len(results)} results but was provided "
                            f"{wanted} to bind", names[0][0])
         index = 0
+        define = ctx.define
         for tok, count in names:
             base = tok.value[1:]
-            span = ctx.token_span(tok)
+            span = Span(source, tok.start, tok.end)
             if count == 1:
-                ctx.define(base, op.results[index], span)
-                ctx.define(f"{base}#0", op.results[index], span)  # `%0#0` names it too, as in MLIR
+                define(base, results[index], span)
+                define(base + "#0", results[index], span)  # `%0#0` names it too, as in MLIR
             else:
                 for i in range(count):
-                    ctx.define(f"{base}#{i}", op.results[index + i], span)
-                ctx.scope.defs[base] = op.results[index]
+                    define(f"{base}#{i}", results[index + i], span)
+                ctx.scope.defs[base] = results[index]
             index += count
     ctx.append_op(op)
     return None
@@ -226,6 +231,41 @@ def _tensor_type(ctx, children):
         if problem is not None:
             raise ctx.fail(problem)
     return T.RankedTensorType(shape, element, encoding)
+
+
+#: SHAPED_TYPE text -> its type: a file spells the same few types thousands of times.
+_SHAPED_TYPES: dict = {}
+_SHAPED_PARTS = re.compile(r"(\w+)<((?:(?:[0-9]+|\?)x)*)(.*)>")
+
+
+@rule("simple_shaped_type")
+def _simple_shaped_type(ctx, children):
+    """`tensor<4x?xf32>` lexed as one token (see SHAPED_TYPE in the lexer): the type, and the
+    errors at the places, that the spelled-out tensor/memref/vector rules give."""
+    tok = children[0]
+    t = _SHAPED_TYPES.get(tok.value)
+    if t is None:
+        t = _shaped_from_token(ctx, tok)
+        if len(_SHAPED_TYPES) >= 4096:
+            _SHAPED_TYPES.clear()
+        _SHAPED_TYPES[tok.value] = t
+    return t
+
+
+def _shaped_from_token(ctx, tok):
+    kind, dims, name = _SHAPED_PARTS.fullmatch(tok.value).groups()
+    element = T.scalar_type_from_name(name)  # the lexer made sure it is one
+    shape = tuple(T.DYNAMIC if d == "?" else int(d) for d in dims.split("x")[:-1])
+    if kind == "tensor":
+        return T.RankedTensorType(shape, element, None)
+    if kind == "memref":
+        return T.MemRefType(shape, element, None, None)
+    if not shape:
+        raise ctx.fail("vector types must have at least one dimension")
+    if None in shape:
+        at = tok.start + len("vector<")
+        raise ctx.fail("vector types must have static dimensions", Span(ctx.source, at, at + len(dims)))
+    return T.VectorType(shape, element, ())
 
 
 @rule("memref_type")

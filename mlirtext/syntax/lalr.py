@@ -12,14 +12,13 @@ ourselves buys three things Lark's own loop does not give:
 """
 from __future__ import annotations
 
-import gc
 import re
 
-from ..diagnostics import Diagnostic, DiagnosticError
-from ..ir.source import Span
+from ..diagnostics import DiagnosticError
 from .callbacks import CallbackCompiler
 from .context import Scope
-from .lexer import SKIP, LexError, Lexer, Tok
+from .gc_pause import gc_paused
+from .lexer import SKIP, SKIP_START, LexError, Lexer, Tok
 
 #: How named terminals read in "expected ..." messages.
 TERMINAL_NAMES = {
@@ -30,6 +29,10 @@ TERMINAL_NAMES = {
     "DIALECT_TYPE": "type", "LOC": "loc(...)", "FILE_METADATA": "{-# ... #-}",
     "$END": "end of input",
 }
+
+#: Terminals that are one-token forms of what other terminals spell out (SHAPED_TYPE is
+#: `tensor` `<` ... `>`): "expected" lists name the long form only.
+_SHORTHANDS = frozenset(("SHAPED_TYPE",))
 
 #: Runs of braces are one match: recovering over a 5 MB line of `}` must not loop per character.
 _BRACE_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|\{+|\}+|\n')
@@ -77,15 +80,8 @@ class LalrDriver:
     # -- the loop -----------------------------------------------------------
     def parse(self, ctx, text: str, begin: int, end: int):
         """Parse text[begin:end]; callbacks build IR in `ctx`; errors go to ctx.diagnostics."""
-        # A parse allocates many objects and frees few: the cycle collector would walk
-        # the growing IR again and again for nothing. It runs after the parse instead.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             return self._parse(ctx, text, begin, end)
-        finally:
-            if collecting:
-                gc.enable()
 
     def _parse(self, ctx, text: str, begin: int, end: int):
         states = self.rows
@@ -102,6 +98,7 @@ class LalrDriver:
         virtual = None       # a '}' supplied at end of input to close a region
         end_state = self.end_state
         skip = SKIP.match
+        skip_start = SKIP_START
         next_token = lexer.token
         openers = self.openers
         max_nesting = MAX_NESTING
@@ -144,7 +141,16 @@ class LalrDriver:
                     starts.append(tok.start)
                     ends.append(tok.end)
                     quiet = False
-                    pos = skip(text, tok.end, end).end()
+                    # Skip what follows: most tokens are followed by one space or by none,
+                    # and checking for that is much cheaper than running SKIP.
+                    pos = tok.end
+                    if pos < end:
+                        if text[pos] == " ":
+                            pos += 1
+                            if pos < end and text[pos] in skip_start:
+                                pos = skip(text, pos, end).end()
+                        elif text[pos] in skip_start:
+                            pos = skip(text, pos, end).end()
                     break
                 size, origin, callback = reductions[act]
                 if callback is None:  # `?a: b`: b's value and span are a's
@@ -285,7 +291,8 @@ class LalrDriver:
         return None
 
     def _message(self, actions, tok: Tok) -> str:
-        expected = sorted({self._describe(s) for s in actions if s.isupper() or s == "$END"})
+        expected = sorted({self._describe(s) for s in actions
+                           if (s.isupper() and s not in _SHORTHANDS) or s == "$END"})
         found = "end of input" if tok.type == "$END" else f"'{_clip(tok.value)}'"
         if len(expected) == 1:
             return f"expected {expected[0]}, found {found}"

@@ -8,6 +8,11 @@ handled here by asking the parser which terminals it can take next:
 * a shape prefix (`4x?x` in `tensor<4x?xf32>`) is lexed as `DIMS` only where the
   parser accepts a shape, so `0xf32` is a hex integer anywhere else.
 
+One more contextual token is there for speed: where the parser takes a type, a
+plain shaped type (`tensor<4x?xf32>`, `memref<8xi32>`, `vector<4xf32>`: dims and
+a scalar element, nothing else) is one `SHAPED_TYPE` token instead of five. It
+means, and reports errors, exactly as the spelled-out tokens do.
+
 Constructs with free-form bodies (`dense<...>`, `affine_map<...>`,
 `#dialect<...>`, `!dialect.type<...>`, `loc(...)`, `{-# ... #-}`) are taken as
 one token by bracket matching; their bodies are parsed by the code that gives
@@ -17,10 +22,13 @@ from __future__ import annotations
 
 import re
 
-
+from ..ir.types import scalar_type_from_name
 
 #: Whitespace and comments; always matches (maybe empty) so callers need no None check.
 SKIP = re.compile(r"(?:\s+|//[^\n]*)*")
+#: The characters SKIP can start with: where the next one is not among them, SKIP would
+#: match nothing. (`\s` is `str.isspace()`, whose characters all lie below U+3001.)
+SKIP_START = frozenset(c for c in map(chr, range(0x3001)) if c.isspace()) | {"/"}
 _TOKEN = re.compile(r"""
     (?P<VALUE_ID>%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?)
   | (?P<SYMBOL>@(?:[A-Za-z_$.\-][\w$.\-]*|"(?:[^"\\\n]|\\.)*"))
@@ -43,6 +51,11 @@ _PAIRS = {":": "::", "-": "->"}
 #: What a shape prefix (`_DIMS`) can start with.
 _DIMS_START = frozenset("0123456789?[*")
 _DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])[ \t]*x(?![\w$.])[ \t]*|(?:[0-9]+|\?|\[[0-9]+\])x)+")
+#: `tensor<4x?xf32>`, `memref<8xi32>`, `vector<4xf32>`: dims and a scalar element, no
+#: spaces, no encoding or layout. Where the parser takes a type this is one SHAPED_TYPE token
+#: instead of five: shaped types are near half the tokens of typical MLIR.
+_SHAPED_WORDS = frozenset(("tensor", "memref", "vector"))
+_SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:(?:[0-9]+|\?)x)*([A-Za-z_][\w$.]*)>")
 _BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
 _CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
 
@@ -186,6 +199,12 @@ class Lexer:
             m = _BARE.match(text, pos, stop)
             value = m.group()
             if value not in RAW_WORDS:
+                if value in _SHAPED_WORDS and "SHAPED_TYPE" in accepts:
+                    shaped = _SHAPED_TYPE.match(text, pos, stop)
+                    # Anything but a scalar element (`tensor<4xf3>`) takes the long way, which
+                    # reports it where and when it always has.
+                    if shaped is not None and scalar_type_from_name(shaped.group(1)) is not None:
+                        return Tok("SHAPED_TYPE", shaped.group(), pos, shaped.end())
                 kw = self.literals.get(value)
                 return Tok(kw if kw is not None and kw in accepts else "BARE_ID", value, pos, m.end())
         elif first in _PAIRS:  # `:` or `::`, `-` or `->`: nothing else starts with these

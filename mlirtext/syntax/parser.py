@@ -10,6 +10,7 @@ from typing import Optional
 from ..diagnostics import Diagnostic, has_errors
 from ..dialects import DIALECTS, grammar_names
 from ..ir.core import Block, Operation, Region
+from ..ir.resources import inline_dense_resources
 from ..ir.source import SourceFile, Span
 from .callbacks import first_child
 from .context import AsmState, ParseContext
@@ -89,16 +90,28 @@ def split_input(text: str) -> list[tuple[int, int]]:
 
 
 def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[int] = None,
-          source: Optional[SourceFile] = None) -> ParseResult:
-    """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed)."""
+          source: Optional[SourceFile] = None, attr_aliases: Optional[dict] = None,
+          type_aliases: Optional[dict] = None) -> ParseResult:
+    """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed).
+
+    `attr_aliases` / `type_aliases` (`{"#map": attribute}`, `{"!t": type}`) are aliases
+    defined before the text (by other pieces of one file): the text may use them, and
+    the result's `aliases` lists only those it defines itself."""
     source = source or SourceFile(filename, text)
     end = len(text) if end is None else end
     driver = _driver()
     ctx = ParseContext(source, DIALECTS)
+    if attr_aliases:
+        ctx.attr_aliases.update(attr_aliases)
+    if type_aliases:
+        ctx.type_aliases.update(type_aliases)
     with _LOCK:
         driver.parse(ctx, text, start, end)
     ctx.finish()
     module = _top_module(ctx, source, start, end)
+    # Weights an importer left in the `{-# dialect_resources #-}` block become real constants.
+    ctx.file_metadata, problems = inline_dense_resources(module, ctx.file_metadata)
+    ctx.diagnostics.extend(problems)
     ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)
     return ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, ctx.file_metadata,
                        start, end)
