@@ -6,7 +6,9 @@ Reported per workload: the median time of each, the medians of the per-round rat
 (speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1 means
 mlirtext is faster), compile time, module file size and mlirtext's planned peak memory. Also the
 per-call overhead on a tiny function (4 floats) on each device. Results are checked against numpy
-before timing.
+before timing. First line: who runs on how many threads (numpy: one BLAS thread; mlirtext local-task:
+one per CPU, sharing chunks of each dispatch's workgroups; IREE local-task: its default task
+topology) and the load average, since the machine is shared.
 
     PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--device local-task]
 """
@@ -20,9 +22,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -30,6 +30,9 @@ import numpy as np  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
+from mlirtext.bench import iree  # noqa: E402 - after the path is set
+from mlirtext.bench.iree import iree_compile  # noqa: E402
 
 ELEMENTWISE = """
 func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
@@ -105,27 +108,10 @@ def workloads(rng):
     }
 
 
-def iree_tool(name: str) -> str:
-    beside = Path(sys.executable).parent / name
-    return str(beside) if beside.is_file() else name
-
-
-def iree_compile(text: str) -> tuple[bytes, float]:
-    with tempfile.TemporaryDirectory() as d:
-        src, out = Path(d) / "w.mlir", Path(d) / "w.vmfb"
-        src.write_text(text)
-        start = time.perf_counter()
-        subprocess.run([iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                        "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-                        str(src), "-o", str(out)], check=True, capture_output=True, timeout=600)
-        return out.read_bytes(), time.perf_counter() - start
-
-
 def iree_function(vmfb: bytes, driver: str = "local-task"):
-    import iree.runtime as ireert
-    module = ireert.load_vm_flatbuffer(vmfb, driver=driver)
-    fn = module["main"]
-    return lambda *args: np.asarray(fn(*args).to_host())
+    """IREE's @main on `driver`, returning its one result."""
+    call = iree.iree_function(vmfb, driver, "main")
+    return lambda *args: call(*args)[0]
 
 
 def timed(fn, args, repeat: int) -> float:
@@ -187,6 +173,10 @@ def main(argv=None) -> None:
     ap.add_argument("--only", action="append", help="run only this workload (repeatable)")
     ap.add_argument("--device", default="local-task", choices=("local-task", "local-sync"))
     args = ap.parse_args(argv)
+    from mlirtext.vm.devices import LocalTaskDevice
+    workers = LocalTaskDevice.default_workers() if args.device == "local-task" else 1
+    print(f"threads: numpy 1 (OPENBLAS_NUM_THREADS=1); mlirtext {args.device} {workers}; iree local-task its "
+          f"default task topology; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
     rng = np.random.default_rng(0)
     rows = []
     for name, (text, np_fn, inputs) in workloads(rng).items():
@@ -203,6 +193,7 @@ def main(argv=None) -> None:
         overhead = per_call_overhead(max(3, args.rounds // 2))
         print("per-call overhead (tiny function, 4 floats): " +
               ", ".join(f"{k} {v:.1f} us" for k, v in overhead.items()))
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

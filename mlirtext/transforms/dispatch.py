@@ -14,6 +14,15 @@ as in IREE). Any
 other op that does work (tensor slicing, scf loops on tensors, scalar
 arithmetic, ...) becomes a dispatch of its own, so the host never computes.
 A function with several blocks is outlined whole.
+
+Row chains: a row-wise reduction and the elementwise/reduction ops that follow it over the
+same rows (softmax's max-reduce, exp(x - max), sum-reduce, divide) become one dispatch, as
+IREE fuses them: every op's outer loop is the same parallel axis 0 of its output, and each op
+reads what an earlier member wrote only at its own row (directly, or through a view that keeps
+axis 0). Split into row ranges (vm/workgroups.py), one thread runs all the passes over its rows
+while they are in cache, instead of one dispatch a pass over the whole tensor. Contractions and
+convolutions never join a chain (they have micro-kernels and epilogues of their own), and the
+chain starts at a reduction, so an elementwise producer before it stays with its matmul.
 """
 from __future__ import annotations
 
@@ -103,7 +112,78 @@ def _groups(block: Block) -> list[Group]:
                     members.insert(0, producer)
         groups.append(Group(members))
     # A fill grouped with its consumer must not also stand alone (it came first in the block).
-    return [g for g in groups if not (len(g.ops) == 1 and id(g.ops[0]) in fused)]
+    groups = [g for g in groups if not (len(g.ops) == 1 and id(g.ops[0]) in fused)]
+    return _merge_row_chains(block, groups)
+
+
+#: Structured ops that may join a row chain: loops the generic lowering runs, no micro-kernel.
+ROW_CHAIN_OPS = frozenset({"linalg.generic", "linalg.reduce", "linalg.fill", "linalg.map", "linalg.broadcast"})
+
+
+def _row_extent(op: Operation) -> int | None:
+    """N when loop 0 of structured `op` is parallel and walks axis 0 (extent N >= 2) of its one
+    output, else None."""
+    from .conversions.linalg_to_loops import structured
+    if op.name not in ROW_CHAIN_OPS:
+        return None
+    try:
+        s = structured(op)
+        outs = _inits(op)
+    except Exception:  # noqa: BLE001 - an op the loop lowering cannot describe joins no chain
+        return None
+    if len(outs) != 1 or not isinstance(outs[0].type, T.ShapedType) or outs[0].type.rank == 0 \
+            or not outs[0].type.has_static_shape or outs[0].type.shape[0] < 2:
+        return None
+    if not s.maps[-1].results or s.maps[-1].results[0] != ("dim", 0) or 0 in s.reductions:
+        return None
+    return outs[0].type.shape[0]
+
+
+def _reads_rows_only(op: Operation, values: set) -> bool:
+    """Every operand of `op` in `values` is read at row d0 only (its map's first result is d0)."""
+    from ..dialects.linalg import segments
+    from .conversions.linalg_to_loops import structured
+    s = structured(op)
+    ins, outs = segments(op)
+    return all(m.results and m.results[0] == ("dim", 0) for v, m in zip((*ins, *outs), s.maps)
+               if id(v) in values)
+
+
+def _merge_row_chains(block: Block, groups: list[Group]) -> list[Group]:
+    merged: list[Group] = []
+    for g in groups:
+        prev = merged[-1] if merged else None
+        joined = _join_rows(block, prev, g) if prev is not None else None
+        if joined is not None:
+            merged[-1] = joined
+        else:
+            merged.append(g)
+    return merged
+
+
+def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
+    """`chain` + the views between + `g` as one group when `g` continues `chain`'s rows, else None."""
+    extents = {_row_extent(op) for op in (*chain.ops, *g.ops) if op.name not in HOST_VIEWS}
+    if len(extents) != 1 or None in extents or not any(op.name == "linalg.reduce" or (
+            op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"]))
+            for op in chain.ops):
+        return None
+    rows = extents.pop()
+    ops = list(block.ops)
+    start, end = ops.index(chain.ops[-1]), ops.index(g.ops[0])
+    inside = {id(r) for op in chain.ops for r in op.results}
+    views = []
+    for op in ops[start + 1:end]:          # reshapes of the chain's results (row-major: a reshape
+        if op.name in HOST_VIEWS and id(op.operands[0]) in inside:   # to N leading rows keeps them)
+            views.append(op)
+            inside.add(id(op.results[0]))
+    read = [v for op in g.ops for v in op.operands if id(v) in inside]
+    if not read:
+        return None                         # independent of the chain: a dispatch of its own
+    if any(not (isinstance(v.type, T.ShapedType) and v.type.rank and v.type.shape[0] == rows) for v in read) \
+            or not all(_reads_rows_only(op, inside) for op in g.ops):
+        return None
+    return Group([*chain.ops, *views, *g.ops])
 
 
 def _init_producer(op: Operation) -> bool:

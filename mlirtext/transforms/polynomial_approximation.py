@@ -33,6 +33,10 @@ Special values are exact: exp(+-inf) = inf/0, log(0) = -inf, log(x<0) = NaN,
 tanh/erf(+-inf) = +-1, -0 stays -0, NaN stays NaN. `ULP_BOUNDS` is the table's
 bound column. Sigmoid, which the lowerings write as 1/(1 + exp(-x)), is covered
 through `math.exp`.
+
+Polynomials (Horner steps) and the range reductions are written with `math.fma`, which
+lowers to `llvm.intr.fma` (one instruction on FMA hardware, one rounding everywhere), so
+the bounds above hold for the fused form; the interpreter's `math.fma` rounds once too.
 """
 from __future__ import annotations
 
@@ -91,6 +95,7 @@ class _Builder:
     def sub(self, a, b): return self.op("arith.subf", [a, b], self.f)
     def mul(self, a, b): return self.op("arith.mulf", [a, b], self.f)
     def div(self, a, b): return self.op("arith.divf", [a, b], self.f)
+    def fma(self, a, b, c): return self.op("math.fma", [a, b, c], self.f)   # a*b + c, rounded once
     def abs(self, a): return self.op("math.absf", [a], self.f)
     def copysign(self, a, b): return self.op("math.copysign", [a, b], self.f)
     def roundeven(self, a): return self.op("math.roundeven", [a], self.f)
@@ -99,10 +104,11 @@ class _Builder:
     def selecti(self, c, a, b): return self.op("arith.select", [c, a, b], self.i)
 
     def horner(self, x, coefficients) -> Value:
-        """c0 x^n + c1 x^(n-1) + ... + cn, highest degree first."""
+        """c0 x^n + c1 x^(n-1) + ... + cn, highest degree first (one fma a step: half the
+        instructions of mul + add and one rounding instead of two)."""
         acc = self.c(coefficients[0])
         for k in coefficients[1:]:
-            acc = self.add(self.mul(acc, x), self.c(k))
+            acc = self.fma(acc, x, self.c(k))
         return acc
 
     # integers and bits
@@ -146,20 +152,20 @@ _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
 def exp(b: _Builder, x: Value) -> Value:
     x = b.clamp_above(b.clamp_below(x, -104.0), 89.0)        # e^x is 0 below, inf above (NaN passes)
     n = b.roundeven(b.mul(x, b.c(LOG2E)))
-    r = b.sub(b.sub(x, b.mul(n, b.c(LN2_HI))), b.mul(n, b.c(LN2_LO)))
+    r = b.fma(n, b.c(-LN2_LO), b.fma(n, b.c(-LN2_HI), x))   # (n * LN2_HI is exact: 8 x 9 bits)
     return scale_exp(b, _exp_reduced(b, r), n)
 
 
 def _exp_reduced(b: _Builder, r: Value) -> Value:
     """e^r for |r| <= ln2/2: 1 + r + r^2 P(r)."""
     p = b.horner(r, _EXP_POLY)
-    return b.add(b.add(b.mul(b.mul(p, r), r), r), b.c(1.0))
+    return b.add(b.fma(b.mul(p, r), r, r), b.c(1.0))
 
 
 def scale_exp(b: _Builder, y: Value, n: Value) -> Value:
-    """y * 2^n for integral float n, in two exact halves (n in [-150, 128] after the clamp):
-    y * 2^n1 is exact, one rounding at the second step, so subnormal results are right."""
-    n = b.clamp_above(b.clamp_below(n, -150.0), 128.0)
+    """y * 2^n for integral float n in [-150, 128] (both callers clamp their input so that n
+    is), in two exact halves: y * 2^n1 is exact, one rounding at the second step, so subnormal
+    results are right."""
     # NaN n (from a NaN input) would make fptosi poison: pick 0 there; y is NaN anyway.
     n = b.select(b.fcmp(_UNO, n, n), b.c(0.0), n)
     ni = b.to_int(n)
@@ -195,9 +201,9 @@ def log(b: _Builder, x: Value) -> Value:
     m = b.select(low, b.sub(b.add(m, m), b.c(1.0)), b.sub(m, b.c(1.0)))   # m - 1 in [sqrt(.5)-1, sqrt(2)-1)
     z = b.mul(m, m)
     y = b.mul(b.mul(m, z), b.horner(m, _LOG_POLY))
-    y = b.add(y, b.mul(e, b.c(LN2_LO)))
-    y = b.sub(y, b.mul(z, b.c(0.5)))
-    r = b.add(b.add(m, y), b.mul(e, b.c(LN2_HI)))
+    y = b.fma(e, b.c(LN2_LO), y)
+    y = b.fma(z, b.c(-0.5), y)
+    r = b.fma(e, b.c(LN2_HI), b.add(m, y))
     inf = b.c(math.inf)
     r = b.select(b.fcmp(_OEQ, x, inf), inf, r)
     r = b.select(b.fcmp(_OEQ, x, b.c(0.0)), b.c(-math.inf), r)   # +-0
@@ -226,6 +232,14 @@ def log1p(b: _Builder, x: Value) -> Value:
     return r
 
 
+def _exp_bounded(b: _Builder, x: Value) -> Value:
+    """e^x for x in [0, 20] (not NaN): exp without the clamps and the two-step scaling, since
+    2^n, n in [0, 29], is one exact power of two."""
+    n = b.roundeven(b.mul(x, b.c(LOG2E)))
+    r = b.fma(n, b.c(-LN2_LO), b.fma(n, b.c(-LN2_HI), x))
+    return b.mul(_exp_reduced(b, r), b.pow2(b.to_int(n)))
+
+
 _TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
 
 
@@ -233,11 +247,14 @@ def tanh(b: _Builder, x: Value) -> Value:
     ax = b.abs(x)
     z = b.mul(x, x)
     # x + x z P(z); copysign keeps tanh(-0) = -0 (x z P(z) is +0 there, and -0 + +0 = +0)
-    small = b.copysign(b.add(b.mul(b.mul(b.horner(z, _TANH_POLY), z), x), x), x)
-    e = exp(b, b.add(ax, ax))
+    small = b.copysign(b.fma(b.mul(b.horner(z, _TANH_POLY), z), x, x), x)
+    # 1 - 2/(e^{2|x|} + 1) rounds to 1 for |x| >= 9.01, so 2|x| is clamped to 20 (inf included)
+    e = _exp_bounded(b, b.clamp_above(b.add(ax, ax), 20.0))
     one = b.c(1.0)
     large = b.copysign(b.sub(one, b.div(b.c(2.0), b.add(e, one))), x)
-    return b.select(b.fcmp(_OLT, ax, b.c(0.625)), small, large)
+    # NaN takes the small branch (NaN through plain arithmetic), never the large one, whose
+    # float -> int conversion is undefined on NaN.
+    return b.select(b.fcmp(_OGE, ax, b.c(0.625)), large, small)
 
 
 # erf(x) = 2/sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1)): coefficients of x^(2k+1), highest first

@@ -35,7 +35,7 @@ def is_module_file(path: str, data: bytes) -> bool:
     return path.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC)
 
 
-def _compile(text: str, name: str, target: str):
+def _compile(text: str, name: str, target: str, gpu_arch: dict | None = None, validate: bool = False):
     """(Compiled, seconds) or a list of diagnostics."""
     from ..api import parse_and_verify
     from ..diagnostics import has_errors
@@ -45,7 +45,7 @@ def _compile(text: str, name: str, target: str):
     if has_errors(result.diagnostics) or result.module is None:
         return result.diagnostics
     try:
-        compiled = compile_module(result.module, target)
+        compiled = compile_module(result.module, target, gpu_arch=gpu_arch, validate=validate)
     except CompileFailed as e:
         return e.diagnostics
     return compiled, time.perf_counter() - start
@@ -59,7 +59,7 @@ def cmd_compile(args) -> int:
         _emit([got])
         return 1
     text, name = got
-    done = _compile(text, name, args.target)
+    done = _compile(text, name, args.target, {"cuda": args.cuda_arch, "rocm": args.rocm_arch}, args.validate)
     if isinstance(done, list):
         _emit(done)
         return 1
@@ -114,7 +114,7 @@ def cmd_dump(args) -> int:
     except ModuleFileError as e:
         _emit([Diagnostic("error", f"{args.input}: {e}")])
         return 1
-    sys.stdout.write(dump(mf, args.ir))
+    sys.stdout.write(dump(mf, args.ir, args.print_target_code))
     return 0
 
 
@@ -124,6 +124,7 @@ def run_compiled(args) -> int:
     from ..values import ValueError_
     from .modfile import pack
     from .program import record_type
+    from .devices import GPU_DEVICES
     from .vm import LoadedModule, VMError
     data = _read_bytes(args.input)
     if isinstance(data, Diagnostic):
@@ -137,7 +138,8 @@ def run_compiled(args) -> int:
         except UnicodeDecodeError:
             _emit([Diagnostic("error", f"{args.input}: neither MLIR text nor a module file")])
             return 1
-        done = _compile(text, "<stdin>" if args.input == "-" else args.input, "llvm-cpu")
+        target = GPU_DEVICES.get(device, "llvm-cpu")
+        done = _compile(text, "<stdin>" if args.input == "-" else args.input, target)
         if isinstance(done, list):
             _emit(done)
             return 1
@@ -166,7 +168,7 @@ def run_compiled(args) -> int:
         p = fn.plan
         w = sys.stderr.write
         if compile_seconds is not None:
-            w(f"// compiled in memory for llvm-cpu: {compile_seconds:.3f} s\n")
+            w(f"// compiled in memory for {GPU_DEVICES.get(device, 'llvm-cpu')}: {compile_seconds:.3f} s\n")
         w(f"// device {module.device.name}: @{fn.name} ran {len(fn.dispatches)} dispatches in {seconds * 1e3:.3f} ms "
           f"({len(fn.waves)} waves)\n")
         w(f"// memory: peak {p['peak_bytes']} bytes (pool {p['pool_bytes']} in {len(p['slots'])} slots + results "
@@ -176,14 +178,35 @@ def run_compiled(args) -> int:
 
 def add_arguments(sub) -> None:
     """The compile and dump subcommands (run's extra flags are added where run is declared)."""
-    from .compiler import TARGETS
     comp = sub.add_parser("compile", help="compile an .mlir module into a module file (.vmpack) for the VM")
     comp.add_argument("input", help="an .mlir file (hlo, tosa or linalg level), or - for standard input")
     comp.add_argument("-o", dest="output", required=True, help="the module file to write (e.g. out.vmpack)")
-    comp.add_argument("--target", default="llvm-cpu", choices=TARGETS,
-                      help="llvm-cpu: native kernels for this CPU (default); reference: interpreted kernels only")
+    comp.add_argument("--target", default="llvm-cpu", type=_targets, metavar="TARGET[,TARGET...]",
+                      help="llvm-cpu: native kernels for this CPU (default); reference: interpreted kernels only; "
+                           "cuda (PTX), rocm (AMDGPU object), vulkan-spirv (SPIR-V): GPU kernels; several "
+                           "targets, comma-separated, give one executable each in the module file")
+    comp.add_argument("--cuda-arch", default="sm_80", help="the PTX architecture for --target=cuda (default sm_80)")
+    comp.add_argument("--rocm-arch", default="gfx942", help="the AMDGPU processor for --target=rocm (default gfx942)")
+    comp.add_argument("--validate", action="store_true",
+                      help="check GPU code with ptxas (sm_80 and sm_90), ld.lld + llvm-readelf (HSA code object), "
+                           "spirv-val; a kernel that fails is a compile error")
     comp.add_argument("--print-statistics", action="store_true",
                       help="report compile time, module size and each function's peak memory on stderr")
     dump = sub.add_parser("dump", help="print a module file's sections (like iree-dump-module)")
     dump.add_argument("input", help="a .vmpack file")
     dump.add_argument("--ir", action="store_true", help="also print the kernels (MLIR and LLVM IR)")
+    dump.add_argument("--print-target-code", action="store_true",
+                      help="also print each GPU kernel's code: PTX, AMDGPU assembly, SPIR-V assembly")
+
+
+def _targets(text: str) -> str:
+    """--target: one or more known targets, comma-separated, each once."""
+    import argparse
+    from .compiler import TARGETS
+    names = [t.strip() for t in text.split(",")]
+    for t in names:
+        if t not in TARGETS:
+            raise argparse.ArgumentTypeError(f"unknown target '{t}' (targets: {', '.join(TARGETS)})")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a target is named twice in '{text}'")
+    return ",".join(names)

@@ -18,7 +18,9 @@ from ..ir.core import Operation
 from .planner import plan_memory
 from .program import CompileError, build_host_program, type_record
 
-TARGETS = ("llvm-cpu", "reference")
+TARGETS = ("llvm-cpu", "reference", "cuda", "rocm", "vulkan-spirv")
+#: Targets whose kernels are GPU executables (mlirtext/targets/gpu/).
+GPU_TARGET_NAMES = ("cuda", "rocm", "vulkan-spirv")
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
 #: polynomial approximation of transcendentals is added when it is available.
@@ -46,6 +48,7 @@ class Compiled:
     reference_mlir: str = ""            # the dispatch functions (linalg on tensors)
     llvm_ir: str = ""                   # optimised LLVM IR of the kernels (llvm-cpu)
     object_code: bytes = b""            # ELF object of the kernels (llvm-cpu)
+    gpu: dict = field(default_factory=dict)  # GPU target -> targets.gpu.GpuExecutable
     timings: dict = field(default_factory=dict)
 
 
@@ -119,17 +122,26 @@ def host_functions(module: Operation) -> list[Operation]:
             and op.attributes.get("sym_visibility") != StringAttr("private")]
 
 
-def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int = 3, fold: bool = True) -> Compiled:
-    """Compile a parsed, verified module (consumed: it is lowered in place)."""
+def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int = 3, fold: bool = True,
+                   gpu_arch: dict | None = None, validate: bool = False) -> Compiled:
+    """Compile a parsed, verified module (consumed: it is lowered in place). `target` is one
+    target or several separated by commas (one executable each in the module file); `gpu_arch`
+    maps a GPU target to its architecture (cuda: sm_80, rocm: gfx942 by default); `validate`
+    checks GPU code with its vendor's tool (targets/gpu/validate.py)."""
     from ..dialects.func import function_type
     from ..syntax.printer import print_module
     from ..transforms.dispatch import is_dispatch_function
-    if target not in TARGETS:
-        raise CompileFailed([Diagnostic("error", f"unknown target '{target}' (targets: {', '.join(TARGETS)})")])
+    from .epilogues import fuse_epilogues
+    targets = target.split(",")
+    for t in targets:
+        if t not in TARGETS:
+            raise CompileFailed([Diagnostic("error", f"unknown target '{t}' (targets: {', '.join(TARGETS)})")])
     timings = {}
     start = time.perf_counter()
     sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
     form_dispatches(module, fold)
+    if not any(t in GPU_TARGET_NAMES for t in targets):   # (the merged kernels are for the CPU micro-kernel)
+        fuse_epilogues(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
     programs = []
@@ -151,38 +163,52 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     kernels_mod = kernel_module(module)
     out = Compiled(target, programs, constants, kernels, host_mlir=print_module(module),
                    reference_mlir=print_module(kernels_mod), timings=timings)
-    if target == "llvm-cpu" and kernels:
+    for t in targets:   # (before _native, which lowers kernels_mod in place)
+        if t in GPU_TARGET_NAMES and kernels:
+            _gpu(kernels_mod, out, t, (gpu_arch or {}).get(t), validate)
+    if "llvm-cpu" in targets and kernels:
         _native(kernels_mod, out, opt_level)
     return out
 
 
+def _gpu(kernels_mod: Operation, out: Compiled, target: str, arch: str | None, validate: bool) -> None:
+    from ..targets.gpu import GpuCompileError, compile_gpu
+    start = time.perf_counter()
+    try:
+        out.gpu[target] = compile_gpu(kernels_mod, list(out.kernels), target, arch, validate)
+    except GpuCompileError as e:
+        raise CompileFailed([Diagnostic("error", f"{target}: {e}")]) from None
+    out.timings[f"{target} codegen"] = time.perf_counter() - start
+
+
 def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
     from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
+    from ..targets.loop_hints import interleave_long_loops
     from ..targets.llvm_ir import TranslateError, translate_module
-    from .ukernels import DESCRIPTION, is_batched, matmul_ir, matmul_shape, split_of
+    from .ukernels import matmul_ir, plan_kernel, workgroup_count
     from .workgroups import distribute, plan
     start = time.perf_counter()
     steps = _kernel_pipeline().split(",")
     functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
                  and op.sym_name in out.kernels}
-    matmuls = {name: (shape, is_batched(fn)) for name, fn in functions.items()
-               if (shape := matmul_shape(fn)) is not None}   # (before interchange rewrites them)
+    micro, intrinsics = {}, set()
+    for name, fn in list(functions.items()):   # a micro-kernel takes the place of the generated loops
+        matmul = plan_kernel(fn)
+        if matmul is not None:
+            micro[name] = matmul_ir(name, matmul)
+            rank = len(out.kernels[name]["outputs"][0]["shape"])
+            out.kernels[name]["workgroups"] = {"axis": rank - 1, "count": workgroup_count(matmul)}
+            out.kernels[name]["implementation"] = matmul.description
+            intrinsics |= matmul.epilogue.intrinsics if matmul.epilogue else set()
+            del functions[name]
+            fn.erase()
     _run(kernels_mod, steps[0], "kernel lowering")
     splits = {name: plan(fn) for name, fn in functions.items()}
     _run(kernels_mod, steps[1], "kernel lowering")
     for name, split in splits.items():
         if split is not None and distribute(functions[name], *split):
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1]}
-    micro = {}
-    for name, (shape, batched) in matmuls.items():
-        axis = split_of(batched, out.kernels[name].get("workgroups"))
-        if axis != "n":
-            micro[name] = matmul_ir(name, *shape, axis)
-            out.kernels[name]["implementation"] = DESCRIPTION
     _run(kernels_mod, ",".join(steps[2:]), "kernel lowering")
-    body = kernels_mod.regions[0].blocks[0]
-    for op in [op for op in body.ops if op.sym_name in micro]:  # the micro-kernel replaces its loops
-        op.erase()
     out.timings["kernel lowering"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
@@ -190,7 +216,8 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
     except TranslateError as e:
         raise CompileFailed([Diagnostic("error", f"translation to LLVM IR: {e}", getattr(e, "span", None))]) \
             from None
-    ir_text = _no_alias(ir_text, out.kernels) + "".join(micro.values())
+    ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
+        "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
     out.timings["translation"] = time.perf_counter() - start
     start = time.perf_counter()
     try:

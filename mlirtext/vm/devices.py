@@ -17,7 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-DEVICES = ("local-task", "local-sync", "reference")
+DEVICES = ("local-task", "local-sync", "reference", "vulkan", "cuda")
+#: GPU devices (their own modules: vulkan_device.py, cuda_device.py) and the target each runs.
+GPU_DEVICES = {"vulkan": "vulkan-spirv", "cuda": "cuda"}
 
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
@@ -30,7 +32,10 @@ class DeviceError(Exception):
 
 
 def _address(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
+    try:   # (a few times faster than building __array_interface__: this is per-call overhead)
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):   # read-only or empty
+        return a.__array_interface__["data"][0]
 
 
 class ReferenceDevice:
@@ -125,7 +130,15 @@ class LocalTaskDevice(LocalSyncDevice):
 
     def __init__(self, object_code: bytes, kernels: dict, workers: int | None = None):
         super().__init__(object_code, kernels)
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or self.default_workers()
+
+    @staticmethod
+    def default_workers() -> int:
+        """One thread per CPU this process may run on."""
+        try:
+            return len(os.sched_getaffinity(0)) or 1
+        except AttributeError:   # (not on Linux)
+            return os.cpu_count() or 1
 
     @classmethod
     def pool(cls, workers: int) -> ThreadPoolExecutor:
@@ -136,18 +149,27 @@ class LocalTaskDevice(LocalSyncDevice):
 
     def execute(self, steps, waves) -> None:
         """Wave by wave: the dispatches of one wave do not depend on each other, and a dispatch
-        split into workgroups (`steps[i].chunks`) is shared out too."""
+        split into workgroups (`steps[i].chunks`) is shared out too. The threads take the next
+        task from one queue until none is left (work sharing, as IREE's task system steals work):
+        on a loaded machine a thread that is not scheduled does less, instead of the call waiting
+        for its fixed share."""
         for wave in waves:
             tasks = [t for i in wave for t in getattr(steps[i], "chunks", None) or (steps[i],)]
             if len(tasks) == 1 or self.workers == 1:
                 for t in tasks:
                     t()
                 continue
+            queue = iter(tasks)   # (next() on a list iterator is atomic under the GIL)
+
+            def drain() -> None:
+                for task in queue:
+                    task()
             pool = self.pool(self.workers)
-            futures = [pool.submit(t) for t in tasks[1:]]
-            tasks[0]()  # the calling thread takes a share of the work
-            for f in futures:
-                f.result()
+            helpers = [pool.submit(drain) for _ in range(min(self.workers, len(tasks)) - 1)]
+            drain()  # the calling thread works too
+            for f in helpers:
+                if not f.cancel():   # a helper that never started has nothing to do now
+                    f.result()
 
 
 def make_device(name: str, module_file):
@@ -170,7 +192,27 @@ def make_device(name: str, module_file):
         _check_cpu(exe)
         code = module_file.entry(exe["object"])
         return (LocalTaskDevice if name == "local-task" else LocalSyncDevice)(code, kernels)
+    if name in GPU_DEVICES:
+        return _gpu_device(name, module_file)
     raise DeviceError(f"unknown device '{name}' (devices: {', '.join(DEVICES)})")
+
+
+def _gpu_device(name: str, module_file):
+    manifest = module_file.manifest
+    target = GPU_DEVICES[name]
+    exe = manifest["executables"].get(target)
+    if exe is None:
+        if not manifest["kernels"]:
+            return _NoKernels()
+        raise DeviceError(f"the module file has no {target} executable (compiled for target "
+                          f"'{manifest.get('target')}'); recompile with --target={target} (targets can be "
+                          "combined: --target=llvm-cpu,cuda,rocm,vulkan-spirv)")
+    code = {kernel: module_file.entry(info["code"]) for kernel, info in exe["kernels"].items()}
+    if name == "vulkan":
+        from .vulkan_device import VulkanDevice
+        return VulkanDevice(exe, code, manifest["kernels"])
+    from .cuda_device import CudaDevice
+    return CudaDevice(exe, code, manifest["kernels"])
 
 
 class _NoKernels:

@@ -22,7 +22,27 @@ def _kernel_kinds(ir: str) -> dict:
     return kinds
 
 
-def dump(mf: ModuleFile, show_ir: bool = False) -> str:
+def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
+    """Per GPU executable: its kernels (entry point, launch, code size) and, with `show_code`,
+    their PTX / AMDGPU assembly / SPIR-V assembly."""
+    out = []
+    for target, exe in mf.manifest["executables"].items():
+        if "arch" not in exe:
+            continue
+        checked = f"; validated: {', '.join(exe['validated'])}" if exe.get("validated") else ""
+        out += ["", f"//----- {target} kernels ({exe['format']}, {exe['arch']}{checked}) -----"]
+        for name, k in exe["kernels"].items():
+            how = "one thread per output row" if k.get("split") else "serial: one thread"
+            out.append(f"@{name}: entry point {k['entry']}, {k['threads']} threads ({k['workgroups']} workgroups of "
+                       f"{k['workgroup_size']}; {how}), code {_size(len(mf.entry(k['code'])))}")
+        if show_code:
+            for name, k in exe["kernels"].items():
+                text = mf.entry(k.get("assembly") or k["code"]).decode()
+                out += ["", f"// {target} @{name}", text.rstrip("\n")]
+    return out
+
+
+def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) -> str:
     m = mf.manifest
     out = [f"//===== {m['format']} version {m['version']} ({m.get('producer', '?')}), target {m.get('target')}, "
            f"{_size(mf.size)} =====", "", "//----- Exports -----"]
@@ -51,6 +71,10 @@ def dump(mf: ModuleFile, show_ir: bool = False) -> str:
         paths = [v for k, v in exe.items() if isinstance(v, str) and v in mf.entries]
         sizes = ", ".join(f"{p} {_size(len(mf.entry(p)))}" for p in paths)
         extra = f" {exe.get('triple', '')} cpu={exe.get('cpu', '')}" if target == "llvm-cpu" else ""
+        if "arch" in exe:   # a GPU executable: one code file per kernel
+            paths = [k["code"] for k in exe["kernels"].values()]
+            sizes = f"{len(paths)} kernels, {_size(sum(len(mf.entry(p)) for p in paths))}"
+            extra = f" {exe['arch']}"
         out.append(f"{target} ({exe['format']}){extra}: {sizes}")
     kinds = _kernel_kinds(mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()) \
         if "llvm-cpu" in m["executables"] else {}
@@ -62,6 +86,7 @@ def dump(mf: ModuleFile, show_ir: bool = False) -> str:
             how += f", workgroups: {k['workgroups']['count']} on output axis {k['workgroups']['axis']}"
         vec = f", vectors: {kinds[name]}" if name in kinds else ""
         out.append(f"@{name}{sig}  [{how}{vec}]")
+    out += _gpu_sections(mf, show_target_code)
     if show_ir:
         out += ["", "//----- Reference kernels (MLIR) -----",
                 mf.entry(m["executables"]["reference"]["kernels"]).decode()]

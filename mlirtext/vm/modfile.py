@@ -9,6 +9,10 @@ executables).
     executables/reference/kernels.mlir  the dispatch functions (linalg on tensors): the reference device
     executables/llvm-cpu/kernels.o    native code for the host CPU (ELF object)
     executables/llvm-cpu/kernels.ll   its optimised LLVM IR, for inspection
+    executables/<gpu target>/<kernel>.ptx|.o|.spv   one per kernel for cuda (PTX), rocm (AMDGPU ELF
+                                      object: `ld.lld -shared` makes the HSA code object), vulkan-spirv
+    executables/<gpu target>/<kernel>.s|.spvasm     its assembly, for inspection (rocm, vulkan-spirv)
+    executables/<gpu target>/kernels.ll             the LLVM IR given to codegen (cuda, rocm)
     source/dispatched.mlir            the module after dispatch formation, for inspection
 
 `read_module_file` checks everything (zip integrity, manifest, format, version, every hash, the
@@ -67,6 +71,8 @@ def pack(compiled) -> bytes:
                                    "features": _enabled_features()}
         entries["executables/llvm-cpu/kernels.o"] = compiled.object_code
         entries["executables/llvm-cpu/kernels.ll"] = compiled.llvm_ir.encode()
+    for target, exe in compiled.gpu.items():
+        executables[target] = _gpu_executable(exe, entries)
     entries["source/dispatched.mlir"] = compiled.host_mlir.encode()
     manifest = {"format": FORMAT, "version": VERSION, "producer": f"mlirtext {version}",
                 "target": compiled.target, "exports": exports, "kernels": compiled.kernels,
@@ -80,6 +86,29 @@ def pack(compiled) -> bytes:
             kind = zipfile.ZIP_STORED if path.endswith((".o", ".npy")) else zipfile.ZIP_DEFLATED
             z.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data, compress_type=kind)
     return out.getvalue()
+
+
+_GPU_SUFFIX = {"ptx": ".ptx", "amdgpu-object": ".o", "spirv": ".spv"}
+_ASM_SUFFIX = {"amdgpu-object": ".s", "spirv": ".spvasm"}   # (PTX is its own assembly)
+
+
+def _gpu_executable(exe, entries: dict) -> dict:
+    """The manifest record of a GPU executable, its files added to `entries`."""
+    base = f"executables/{exe.target}"
+    kernels = {}
+    for name, launch in exe.launches.items():
+        code = f"{base}/{name}{_GPU_SUFFIX[exe.format]}"
+        entries[code] = exe.code[name]
+        info = {**launch, "entry": name, "code": code}
+        if exe.format in _ASM_SUFFIX:
+            info["assembly"] = f"{base}/{name}{_ASM_SUFFIX[exe.format]}"
+            entries[info["assembly"]] = exe.assembly[name].encode()
+        kernels[name] = info
+    record = {"format": exe.format, "arch": exe.arch, "kernels": kernels, "validated": list(exe.validated)}
+    if exe.llvm_ir:
+        record["llvm_ir"] = f"{base}/kernels.ll"
+        entries[record["llvm_ir"]] = exe.llvm_ir.encode()
+    return record
 
 
 def _enabled_features() -> list[str]:
@@ -148,6 +177,12 @@ def _check_structure(manifest: dict, entries: dict) -> None:
     listed = set(manifest["entries"]) | {"manifest.json"}
     need(set(entries) <= listed, f"entries not in the manifest: {sorted(set(entries) - listed)}")
     kernels = manifest["kernels"]
+    for target, exe in manifest["executables"].items():
+        if isinstance(exe, dict) and "arch" in exe:   # a GPU executable: code per kernel
+            need(isinstance(exe.get("kernels"), dict), f"the {target} executable lists no kernels")
+            for name, info in exe["kernels"].items():
+                need(name in kernels and isinstance(info, dict) and info.get("code") in entries,
+                     f"the {target} executable's kernel @{name} has no code")
     for export in manifest["exports"]:
         need(isinstance(export, dict) and export.get("program") in entries,
              f"export {export.get('name') if isinstance(export, dict) else export!r} has no host program")

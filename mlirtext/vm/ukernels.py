@@ -1,46 +1,96 @@
-"""Matmul micro-kernel: register-tiled LLVM IR for `fill(0) + (batch_)matmul` dispatches on f32.
+"""Matmul micro-kernel: register-tiled LLVM IR for `fill(0) + (batch_)matmul` dispatches on f32,
+and for stride-1 convolutions (the same kernel over taps: `MatmulPlan`), with an optional
+elementwise epilogue (a bias, a relu: see epilogues.py).
 
-The generated loops of a matmul (after `linalg-interchange-for-vectors`) vectorise along `n`
-but load and store the output row at every step of `k`. As IREE does with its matmul
-micro-kernels, such a dispatch is given a hand-shaped kernel behind the same interface instead:
-a 6x16 tile of C (twelve 8-float registers) accumulates over all of `k` in registers, with A
-broadcast one element at a time and B loaded 16 floats at a time; one 16-column panel of B
-serves every row block in turn, so it stays in cache. Rows left over (a workgroup's range that
-is not a multiple of 6) use 4x16 and 1x16 tiles. Each element still sums its products in `k`
-order starting from zero (multiply-adds may fuse: `contract`).
+The generated loops of a matmul vectorise along `n` but load and store the output row at every
+step of `k`. As IREE does with its matmul micro-kernels, such a dispatch gets a hand-shaped kernel
+behind the same interface instead, shaped as BLIS/IREE's are:
 
-Eligible: the kernel is exactly a zero `linalg.fill` and a `linalg.matmul` / `linalg.batch_matmul`
-with the standard maps, f32 throughout, both inputs function arguments, N a multiple of 16, K >= 1.
-The kernel keeps its ABI (inputs, the workgroup range when it has one, the output).
+- workgroups: one per (batch, 16-column panel of C); the VM shares them between threads;
+- packing: a block of KC rows of the panel of B is copied into a contiguous KC x 16 buffer on the
+  stack (rows of B are N floats apart: a power-of-two stride that maps every row of an unpacked
+  panel to the same few L1 sets); the packed block stays in L1 while every row tile of A uses it.
+  With a single row tile there is no reuse and B is read in place;
+- register blocking: a 6x16 tile of C (twelve 8-float registers) accumulates over the block of k,
+  with A broadcast one element at a time and B loaded 16 floats at a time (FMA); rows left over
+  use 4-, 2- and 1-row tiles;
+- epilogue: after the last block of k, the tile goes through the epilogue before it is stored.
+
+Each element still sums its products in `k` order starting from zero (multiply-adds may fuse:
+`contract`), so results differ from the reference only by FMA rounding.
+
+Eligible (`plan_kernel`): a zero `linalg.fill` and a `linalg.matmul` / `linalg.batch_matmul` with
+the standard maps, or a convolution generic (`plan_conv`), f32 throughout, both inputs function
+arguments, N a multiple of 16, K >= 1; then views and an epilogue generic, when
+`epilogues.epilogue_of` accepts them. ABI: the kernel's inputs in order, the workgroup range
+`[lo, hi)`, the output.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Optional
+
 from ..ir import types as T
 from ..ir.core import Operation
+from .epilogues import Epilogue, epilogue_of
 
 TILE_N = 16
 #: Row tiles, largest first: 6 rows x 16 columns is twelve 8-float accumulators (of 16 AVX registers).
-ROW_TILES = (6, 4, 1)
-DESCRIPTION = "micro-kernel: matmul f32, 6x16 register tiles"
+ROW_TILES = (6, 4, 2, 1)
+#: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
+KC = 256
+DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel), " \
+    "6x16 register tiles"
 
 
-def matmul_shape(fn: Operation):
-    """(batch, M, N, K) when kernel `fn` (linalg on tensors) can use the micro-kernel, else None."""
+@dataclass
+class MatmulPlan:
+    """C[bat] (M x N, rows N apart) = sum over taps t of A[bat, t] (M x K) @ B[bat, t] (K x N).
+
+    A matmul has one tap. A convolution is the same loop nest over its input in place (an implicit
+    GEMM, no im2col copy): for output row `oh` and filter row `t`, the rows of A are the input
+    pixels of row oh + t, `a_row` floats apart, each with its KW x IC window contiguous (stride 1),
+    and B is filter row t, (KW * IC) x OC."""
+    batch: int
+    M: int
+    N: int
+    K: int                              # per tap
+    a_arg: int                          # which kernel input is A, which is B
+    b_arg: int
+    num_inputs: int
+    epilogue: Optional[Epilogue] = None
+    taps: int = 1
+    a_row: int = 0                      # floats between rows of A (0: K)
+    a_tap: int = 0                      # floats between taps of A, of B
+    b_tap: int = 0
+    a_batch: tuple = ()                 # A of batch b starts at (b // d) * s1 + (b % d) * s2: (d, s1, s2)
+    b_batch: Optional[int] = None       # floats between batches of B (None: K * N)
+    kind: str = "matmul"
+
+    @property
+    def description(self) -> str:
+        what = DESCRIPTION if self.kind == "matmul" else \
+            DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter rows")
+        return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
+
+
+def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
+    """How kernel `fn` (linalg on tensors) runs as the micro-kernel, or None when it cannot."""
     from ..dialects.linalg import segments
     from ..transforms.conversions.linalg_to_loops import structured
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
-    if len(ops) != 2 or ops[0].name != "linalg.fill" or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
+    if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
         return None
-    fill, mm = ops
+    fill, mm, rest = ops[0], ops[1], ops[2:]
     value = getattr(fill.operands[0], "op", None)
     if value is None or value.name != "arith.constant" or getattr(value.attributes.get("value"), "value", None) != 0.0:
         return None
     ins, outs = segments(mm)
-    if outs[0] is not fill.results[0] or body.ops[-1].operands[0] is not mm.results[0] or len(body.ops[-1].operands) != 1:
+    if outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1:
         return None
-    args = set(id(a) for a in body.arguments)
-    if not all(id(v) in args for v in ins):
+    args = list(body.arguments)
+    if not all(any(v is a for a in args) for v in ins):
         return None
     if any(T.element_type(v.type) != T.f32 for v in (*ins, *outs)):
         return None
@@ -59,93 +109,221 @@ def matmul_shape(fn: Operation):
     K = ins[0].type.shape[-1]
     if N % TILE_N or K < 1 or M < 1:
         return None
-    return batch, M, N, K
-
-
-def is_batched(fn: Operation) -> bool:
-    return any(op.name == "linalg.batch_matmul" for op in fn.walk())
-
-
-def split_of(batched: bool, workgroups: dict | None) -> str | None:
-    """What a workgroup range of a (batch_)matmul kernel runs over: "batch" or "m" ("n": not supported)."""
-    if not workgroups:
+    epilogue = _epilogue(body, mm, rest, N)
+    if epilogue is False:
         return None
-    axis = workgroups["axis"] - (1 if batched else 0)
-    return "batch" if axis < 0 else "m" if axis == 0 else "n"
+    index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
+    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue)
 
 
-def matmul_ir(name: str, batch: int, M: int, N: int, K: int, split: str | None) -> str:
-    """The micro-kernel's definition, as LLVM IR text; `split`: the axis of its workgroup range."""
-    params = ["ptr noalias readonly %A", "ptr noalias readonly %B"]
-    if split:
-        params += ["i64 %lo", "i64 %hi"]
-    params.append("ptr noalias %C")
-    blo, bhi = ("%lo", "%hi") if split == "batch" else ("0", str(batch))
-    mlo, mhi = ("%lo", "%hi") if split == "m" else ("0", str(M))
-    out = [f"define void @{name}({', '.join(params)}) #100 {{", "entry:", "  br label %b.head", "b.head:",
-           f"  %b = phi i64 [ {blo}, %entry ], [ %b.next, %n.exit ]",
-           f"  %b.more = icmp slt i64 %b, {bhi}", "  br i1 %b.more, label %b.body, label %exit", "b.body:",
-           f"  %a.base = mul i64 %b, {M * K}", f"  %bb.base = mul i64 %b, {K * N}", f"  %c.base = mul i64 %b, {M * N}",
-           "  br label %n.head",
-           # Columns outside rows: one 16-column panel of B (K x 64 bytes) serves every row block.
-           "n.head:", "  %n = phi i64 [ 0, %b.body ], [ %n.next, %m.done ]", f"  br label %m{ROW_TILES[0]}.head"]
-    start, prev = f"[ {mlo}, %n.head ]", None
-    for rows in ROW_TILES:   # a big row tile while it fits, then smaller ones for what is left
-        p = f"m{rows}"
-        if prev is not None:
-            out += [f"{p}.pre:", f"  br label %{p}.head"]
-            start = f"[ %{prev}, %{p}.pre ]"
-        nxt = f"m{ROW_TILES[ROW_TILES.index(rows) + 1]}.pre" if rows != ROW_TILES[-1] else "m.done"
-        out += _rows(rows, p, start, mhi, nxt, K, N)
-        prev = p
-    out += ["m.done:", f"  %n.next = add i64 %n, {TILE_N}", f"  %n.more = icmp slt i64 %n.next, {N}",
-            "  br i1 %n.more, label %n.head, label %n.exit",
-            "n.exit:", "  %b.next = add i64 %b, 1", "  br label %b.head", "exit:", "  ret void", "}",
+def plan_kernel(fn: Operation) -> Optional[MatmulPlan]:
+    """The micro-kernel plan of a matmul or convolution kernel, or None."""
+    return plan_matmul(fn) or plan_conv(fn)
+
+
+def _epilogue(body, root: Operation, rest: list, N: int):
+    """The epilogue of `rest` (None when empty); False when `rest` is not one or the kernel does not
+    return its result."""
+    epilogue, final = None, root.results[0]
+    if rest:
+        epilogue = epilogue_of(rest, root.results[0], list(body.arguments), N)
+        if epilogue is None:
+            return False
+        final = rest[-1].results[0]
+    ret = body.ops[-1]
+    if len(ret.operands) != 1 or ret.operands[0] is not final:
+        return False
+    return epilogue
+
+
+def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
+    """An NHWC x HWCF convolution with stride and dilation 1, no padding (a pad is a kernel of its
+    own), zero-filled: `out[n, oh, ow, oc] += x[n, oh + kh, ow + kw, ic] * w[kh, kw, ic, oc]`."""
+    from ..dialects.linalg import segments
+    from ..transforms.conversions.linalg_to_loops import structured
+    body = fn.regions[0].blocks[0]
+    ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
+    if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name != "linalg.generic":
+        return None
+    fill, conv, rest = ops[0], ops[1], ops[2:]
+    value = getattr(fill.operands[0], "op", None)
+    if value is None or value.name != "arith.constant" or getattr(value.attributes.get("value"), "value", None) != 0.0:
+        return None
+    ins, outs = segments(conv)
+    args = list(body.arguments)
+    if len(ins) != 2 or outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1 or \
+            not all(any(v is a for a in args) for v in ins) or \
+            any(not isinstance(v.type, T.ShapedType) or v.type.rank != 4 or T.element_type(v.type) != T.f32
+                for v in (*ins, *outs)):
+        return None
+    try:
+        s = structured(conv)
+    except Exception:  # noqa: BLE001
+        return None
+    if s.num_dims != 7 or s.reductions != {4, 5, 6} or not _is_conv_body(s.body):
+        return None
+    want = (lambda d: (d[0], d[1] + d[5], d[2] + d[6], d[4]), lambda d: (d[5], d[6], d[4], d[3]),
+            lambda d: (d[0], d[1], d[2], d[3]))
+    if not all(_same_affine(mp, f, 7) for mp, f in zip(s.maps, want)):
+        return None
+    (nb, H, W, IC), (KH, KW, IC2, OC), (nb2, OH, OW, OC2) = (v.type.shape for v in (*ins, *outs))
+    if (nb, IC, OC) != (nb2, IC2, OC2) or H != OH + KH - 1 or W != OW + KW - 1 or OC % TILE_N:
+        return None
+    epilogue = _epilogue(body, conv, rest, OC)
+    if epilogue is False:
+        return None
+    index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
+    return MatmulPlan(nb * OH, OW, OC, KW * IC, index[0], index[1], len(args), epilogue, taps=KH, a_row=IC,
+                      a_tap=W * IC, b_tap=KW * IC * OC, a_batch=(OH, H * W * IC, W * IC), b_batch=0, kind="conv")
+
+
+def _is_conv_body(block) -> bool:
+    """`yield out + in * filter` (either order of the sum), f32."""
+    x, w, o = block.arguments
+    if len(block.ops) != 3:
+        return False
+    mul, add, ret = block.ops
+    return mul.name == "arith.mulf" and set(map(id, mul.operands)) == {id(x), id(w)} and \
+        add.name == "arith.addf" and set(map(id, add.operands)) == {id(o), id(mul.results[0])} and \
+        ret.name == "linalg.yield" and ret.operands[0] is add.results[0]
+
+
+def _same_affine(m, f, num_dims: int) -> bool:
+    """Whether indexing map `m` is the affine function `f` (checked at 0 and each unit vector,
+    which determine an affine function)."""
+    from ..dialects.affine_maps import evaluate
+    for point in [[0] * num_dims] + [[int(i == j) for i in range(num_dims)] for j in range(num_dims)]:
+        got = []
+        for kind, value in m.results:
+            got.append(point[value] if kind == "dim" else value if kind == "const" else
+                       evaluate(m, value, dict(enumerate(point))))
+        if tuple(got) != tuple(f(point)):
+            return False
+    return True
+
+
+def workgroup_count(plan: MatmulPlan) -> int:
+    """The micro-kernel's workgroups: one per (batch, 16-column panel of C)."""
+    return plan.batch * (plan.N // TILE_N)
+
+
+def matmul_ir(name: str, plan: MatmulPlan) -> str:
+    """The micro-kernel's definition, as LLVM IR text (intrinsics it calls: `plan.epilogue.intrinsics`)."""
+    M, N, K = plan.M, plan.N, plan.K
+    panels, kc = N // TILE_N, min(K, KC)
+    packed = M > ROW_TILES[0]   # several row tiles reuse each panel
+    div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
+    b_batch = K * N if plan.b_batch is None else plan.b_batch
+    params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
+    out = [f"define void @{name}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
+    if packed:
+        out.append(f"  %pack = alloca float, i64 {kc * TILE_N}, align 64")
+    out += ["  br label %w.head",
+            "w.head:", "  %w = phi i64 [ %lo, %entry ], [ %w.next, %t.exit ]",
+            "  %w.more = icmp slt i64 %w, %hi", "  br i1 %w.more, label %w.body, label %exit",
+            "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
+            f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
+            f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
+            f"  %b.base0 = mul i64 %bat, {b_batch}", "  %b.base1 = add i64 %b.base0, %n",
+            f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
+    if plan.epilogue:
+        out += plan.epilogue.column_loads("%n")
+    out += ["  br label %t.head",
+            # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
+            "t.head:", "  %t = phi i64 [ 0, %w.body ], [ %t.next, %k0.exit ]",
+            f"  %t.more = icmp slt i64 %t, {plan.taps}", "  br i1 %t.more, label %t.body, label %t.exit",
+            "t.body:", f"  %a.tap = mul i64 %t, {plan.a_tap}", "  %a.tbase = add i64 %a.base, %a.tap",
+            f"  %b.tap = mul i64 %t, {plan.b_tap}", "  %b.base = add i64 %b.base1, %b.tap",
+            "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {plan.taps - 1}", "  br label %k0.head",
+            "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %m.done ]",
+            f"  %k0.more = icmp slt i64 %k0, {K}", "  br i1 %k0.more, label %k0.body, label %k0.exit",
+            "k0.body:", f"  %left = sub i64 {K}, %k0", f"  %short = icmp slt i64 %left, {kc}",
+            f"  %kc = select i1 %short, i64 %left, i64 {kc}", "  %k.first = icmp eq i64 %k0, 0",
+            "  %first = and i1 %t.first, %k.first", "  %k.last = icmp eq i64 %kc, %left",
+            "  %last = and i1 %t.last, %k.last"]
+    if packed:
+        out += ["  br label %pk"] + _pack_panel(f"%in{plan.b_arg}", N, f"m{ROW_TILES[0]}.head")
+        entry, stride = "pk", TILE_N
+    else:   # B in place: the block starts at row k0 of the panel
+        out += [f"  %bk = mul i64 %k0, {N}", "  %bk.base = add i64 %b.base, %bk",
+                f"  %panel = getelementptr inbounds float, ptr %in{plan.b_arg}, i64 %bk.base",
+                f"  br label %m{ROW_TILES[0]}.head"]
+        entry, stride = "k0.body", N
+    for index, rows in enumerate(ROW_TILES):   # a big row tile while it fits, then smaller ones
+        after = f"m{ROW_TILES[index + 1]}.pre" if index + 1 < len(ROW_TILES) else "m.done"
+        start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{ROW_TILES[index - 1]}, %m{rows}.pre ]"
+        out += _row_tiles(rows, index == 0, start, after, plan, stride, packed)
+    out += ["m.done:", f"  %k0.next = add i64 %k0, {kc}", "  br label %k0.head",
+            "k0.exit:", "  %t.next = add i64 %t, 1", "  br label %t.head",
+            "t.exit:", "  %w.next = add i64 %w, 1", "  br label %w.head", "exit:", "  ret void", "}",
             'attributes #100 = { nounwind "frame-pointer"="none" }']
     return "\n".join(out) + "\n"
 
 
-def _rows(R: int, p: str, start: str, mhi: str, done: str, K: int, N: int) -> list[str]:
-    """A loop over row blocks of R rows of the panel at column %n: R x 16 accumulated in registers."""
-    J = TILE_N // 8
-    L = [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.store ]",
-         f"  %{p}.end = add i64 %{p}, {R}", f"  %{p}.fits = icmp sle i64 %{p}.end, {mhi}",
-         f"  br i1 %{p}.fits, label %{p}.kpre, label %{done}",
-         f"{p}.kpre:", f"  br label %{p}.k"]
-    L.append(f"{p}.k:")
-    L.append(f"  %{p}.kk = phi i64 [ 0, %{p}.kpre ], [ %{p}.kk.next, %{p}.k ]")
+def _pack_panel(B: str, N: int, done: str) -> list[str]:
+    """Copy rows k0 .. k0+kc of the panel (16 floats each, N apart in B) next to each other."""
+    return ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
+            f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
+            f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
+            "  %pk.v0 = load <8 x float>, ptr %pk.s0, align 4",
+            "  %pk.s1 = getelementptr inbounds float, ptr %pk.s0, i64 8",
+            "  %pk.v1 = load <8 x float>, ptr %pk.s1, align 4",
+            f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst",
+            "  store <8 x float> %pk.v0, ptr %pk.d0, align 64",
+            "  %pk.d1 = getelementptr inbounds float, ptr %pk.d0, i64 8",
+            "  store <8 x float> %pk.v1, ptr %pk.d1, align 32",
+            "  %pk.next = add i64 %pk.i, 1", "  %pk.more = icmp slt i64 %pk.next, %kc",
+            f"  br i1 %pk.more, label %pk, label %{done}"]
+
+
+def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan, stride: int,
+               packed: bool) -> list[str]:
+    """Row tiles of R rows over the panel (`stride` floats between its rows): R x 16 floats
+    accumulate in registers over the block of k (from zero in the first block, from C after),
+    and the last block's sums go through the epilogue."""
+    p, J, N, K = f"m{R}", TILE_N // 8, plan.N, plan.K
+    panel, align = ("%pack", 32) if packed else ("%panel", 4)
+    L = [] if first_tile else [f"{p}.pre:", f"  br label %{p}.head"]
+    L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.store ]",
+          f"  %{p}.end = add i64 %{p}, {R}", f"  %{p}.fits = icmp sle i64 %{p}.end, {plan.M}",
+          f"  br i1 %{p}.fits, label %{p}.init, label %{done}", f"{p}.init:"]
+    for i in range(R):
+        L += [f"  %{p}.row{i} = add i64 %{p}, {i}", f"  %{p}.cr{i} = mul i64 %{p}.row{i}, {N}",
+              f"  %{p}.cb{i} = add i64 %c.base, %{p}.cr{i}",
+              f"  %{p}.ar{i} = mul i64 %{p}.row{i}, {plan.a_row or K}", f"  %{p}.ab{i} = add i64 %a.tbase, %{p}.ar{i}",
+              f"  %{p}.ak{i} = add i64 %{p}.ab{i}, %k0",
+              f"  %{p}.ap{i} = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ak{i}",
+              f"  %{p}.cp{i} = getelementptr inbounds float, ptr %C, i64 %{p}.cb{i}"]
+        for j in range(J):
+            L += [f"  %{p}.cq{i}{j} = getelementptr inbounds float, ptr %{p}.cp{i}, i64 {8 * j}",
+                  f"  %{p}.old{i}{j} = load <8 x float>, ptr %{p}.cq{i}{j}, align 4",
+                  f"  %{p}.init{i}{j} = select i1 %first, <8 x float> zeroinitializer, <8 x float> %{p}.old{i}{j}"]
+    L += [f"  br label %{p}.k", f"{p}.k:", f"  %{p}.kk = phi i64 [ 0, %{p}.init ], [ %{p}.kk.next, %{p}.k ]"]
     for i in range(R):
         for j in range(J):
-            L.append(f"  %{p}.acc{i}{j} = phi <8 x float> [ zeroinitializer, %{p}.kpre ], [ %{p}.new{i}{j}, %{p}.k ]")
-    L.append(f"  %{p}.brow = mul i64 %{p}.kk, {N}")
-    L.append(f"  %{p}.b0 = add i64 %bb.base, %{p}.brow")
-    L.append(f"  %{p}.b1 = add i64 %{p}.b0, %n")
+            L.append(f"  %{p}.acc{i}{j} = phi <8 x float> [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.k ]")
+    L += [f"  %{p}.bo = mul i64 %{p}.kk, {stride}", f"  %{p}.bp0 = getelementptr inbounds float, ptr {panel}, i64 %{p}.bo"]
     for j in range(J):
-        L.append(f"  %{p}.bi{j} = add i64 %{p}.b1, {8 * j}")
-        L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %B, i64 %{p}.bi{j}")
-        L.append(f"  %{p}.bv{j} = load <8 x float>, ptr %{p}.bp{j}, align 4")
+        if j:
+            L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {8 * j}")
+        L.append(f"  %{p}.bv{j} = load <8 x float>, ptr %{p}.bp{j}, align {align}")
     for i in range(R):
-        L.append(f"  %{p}.row{i} = add i64 %{p}, {i}")
-        L.append(f"  %{p}.ar{i} = mul i64 %{p}.row{i}, {K}")
-        L.append(f"  %{p}.ab{i} = add i64 %a.base, %{p}.ar{i}")
-        L.append(f"  %{p}.ai{i} = add i64 %{p}.ab{i}, %{p}.kk")
-        L.append(f"  %{p}.ap{i} = getelementptr inbounds float, ptr %A, i64 %{p}.ai{i}")
-        L.append(f"  %{p}.as{i} = load float, ptr %{p}.ap{i}, align 4")
-        L.append(f"  %{p}.ins{i} = insertelement <8 x float> poison, float %{p}.as{i}, i64 0")
-        L.append(f"  %{p}.av{i} = shufflevector <8 x float> %{p}.ins{i}, <8 x float> poison, <8 x i32> zeroinitializer")
+        L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.kk",
+              f"  %{p}.as{i} = load float, ptr %{p}.aq{i}, align 4",
+              f"  %{p}.ins{i} = insertelement <8 x float> poison, float %{p}.as{i}, i64 0",
+              f"  %{p}.av{i} = shufflevector <8 x float> %{p}.ins{i}, <8 x float> poison, <8 x i32> zeroinitializer"]
         for j in range(J):
-            L.append(f"  %{p}.mul{i}{j} = fmul contract <8 x float> %{p}.av{i}, %{p}.bv{j}")
-            L.append(f"  %{p}.new{i}{j} = fadd contract <8 x float> %{p}.acc{i}{j}, %{p}.mul{i}{j}")
-    L += [f"  %{p}.kk.next = add i64 %{p}.kk, 1", f"  %{p}.kmore = icmp slt i64 %{p}.kk.next, {K}",
+            L += [f"  %{p}.mul{i}{j} = fmul contract <8 x float> %{p}.av{i}, %{p}.bv{j}",
+                  f"  %{p}.new{i}{j} = fadd contract <8 x float> %{p}.acc{i}{j}, %{p}.mul{i}{j}"]
+    L += [f"  %{p}.kk.next = add i64 %{p}.kk, 1", f"  %{p}.kmore = icmp slt i64 %{p}.kk.next, %kc",
           f"  br i1 %{p}.kmore, label %{p}.k, label %{p}.store", f"{p}.store:"]
     for i in range(R):
-        L.append(f"  %{p}.crow{i} = add i64 %{p}, {i}")
-        L.append(f"  %{p}.cr{i} = mul i64 %{p}.crow{i}, {N}")
-        L.append(f"  %{p}.cb{i} = add i64 %c.base, %{p}.cr{i}")
-        L.append(f"  %{p}.cn{i} = add i64 %{p}.cb{i}, %n")
         for j in range(J):
-            L.append(f"  %{p}.ci{i}{j} = add i64 %{p}.cn{i}, {8 * j}")
-            L.append(f"  %{p}.cp{i}{j} = getelementptr inbounds float, ptr %C, i64 %{p}.ci{i}{j}")
-            L.append(f"  store <8 x float> %{p}.new{i}{j}, ptr %{p}.cp{i}{j}, align 4")
+            value = f"%{p}.new{i}{j}"
+            if plan.epilogue:
+                lines, done_value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j)
+                L += lines + [f"  %{p}.out{i}{j} = select i1 %last, <8 x float> {done_value}, <8 x float> {value}"]
+                value = f"%{p}.out{i}{j}"
+            L.append(f"  store <8 x float> {value}, ptr %{p}.cq{i}{j}, align 4")
     L += [f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
     return L

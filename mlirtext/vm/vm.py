@@ -123,6 +123,8 @@ class Function:
             self.chunks.append(_chunks(getattr(kernel, "workgroups", 0), workers, nbytes))
         self.registers = self.program["registers"]
         self.in_views = [_storage_view(r) for r in self.inputs]
+        self._input_types = [(tuple(r["shape"]) if r["shape"] is not None else None, record_dtype(r))
+                             for r in self.inputs]
         self.out_views = [_result_view(r) for r in self.results]
 
     def _slot_of(self, alloc_reg: int) -> int:
@@ -135,8 +137,11 @@ class Function:
                           f"({', '.join(describe(r) for r in self.inputs) or 'none'}), got {len(args)}")
         out = []
         for i, (value, rec) in enumerate(zip(args, self.inputs)):
+            shape, dtype = self._input_types[i]
+            if type(value) is np.ndarray and value.shape == shape and value.dtype == dtype:  # the common case
+                out.append(self.in_views[i](np.ascontiguousarray(value)))
+                continue
             what = f"argument {i}" + (f" (%{rec['name']})" if rec.get("name") else "") + f" of @{self.name}"
-            dtype = record_dtype(rec)
             if rec["shape"] is None:
                 a = np.asarray(value)
                 if a.ndim != 0:
@@ -242,13 +247,17 @@ def _step(kernel, ins, outs, chunks):
 
 #: A dispatch touching fewer bytes than this runs whole: splitting it costs more than it saves.
 SPLIT_BYTES = 256 * 1024
+#: Chunks per thread, so that a thread slowed by other work on the machine leaves its share to
+#: the others; each chunk costs a call (a few microseconds), so a chunk touches CHUNK_BYTES at least.
+CHUNKS_PER_WORKER = 4
+CHUNK_BYTES = 512 * 1024
 
 
 def _chunks(count: int, workers: int, nbytes: int) -> list:
-    """Row ranges for `workers` threads (none when the dispatch is too small to share)."""
+    """Workgroup ranges the threads share (none when the dispatch is too small to share)."""
     if count < 2 or workers < 2 or nbytes < SPLIT_BYTES:
         return []
-    parts = min(workers, count)
+    parts = min(workers * CHUNKS_PER_WORKER, count, max(workers, nbytes // CHUNK_BYTES))
     bounds = [count * i // parts for i in range(parts + 1)]
     return [(bounds[i], bounds[i + 1]) for i in range(parts)]
 

@@ -9,9 +9,12 @@ calls it once with the whole range on `local-sync`, and with one slice per threa
 
 `plan` decides at the linalg level which kernels qualify (the reasons it can be done are all
 read off the indexing maps: the split dimension is parallel, is the output's axis `p` with unit
-axes before it, and no op reads what another op of the kernel writes except through its init);
+axes before it, and an op reads what another op of the kernel writes only through its init or,
+split on axis 0, at its own rows: a row chain, transforms/dispatch.py);
 `distribute` rewrites the loops after the linalg -> loops step and checks that the loops are the
-ones it expects, leaving a kernel alone when they are not.
+ones it expects, leaving a kernel alone when they are not. Split on axis 0, the ops' loops over
+rows become one loop (each row's passes run back to back, in cache), and an intermediate buffer
+used only at the current row shrinks to one row.
 """
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from ..ir.attributes import IntegerAttr
 from ..ir.core import Operation
 
 ATTR = "mlirtext.workgroups"
+#: Views of an intermediate buffer inside a row chain's kernel (after bufferization).
+_MEMREF_VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 
 
 def _split_axis(op: Operation):
@@ -47,28 +52,41 @@ def _split_axis(op: Operation):
 def plan(fn: Operation):
     """(p, N) when kernel `fn` (linalg on tensors) can be split into row ranges, else None."""
     from ..dialects.linalg import segments
-    from ..transforms.dispatch import is_structured
+    from ..transforms.dispatch import HOST_VIEWS, is_structured
     body = fn.regions[0].blocks[0]
     structured_ops = [op for op in body.ops if is_structured(op)]
     if not structured_ops:
         return None
     for op in body.ops:
-        if not (is_structured(op) or op.name in ("tensor.empty", "arith.constant", "func.return")):
+        if not (is_structured(op) or op.name in ("tensor.empty", "arith.constant", "func.return", *HOST_VIEWS)):
             return None
-    produced = {id(r) for op in structured_ops for r in op.results}
+    produced = {id(r) for op in body.ops if is_structured(op) or op.name in HOST_VIEWS for r in op.results}
     found = set()
     for op in structured_ops:
-        ins, outs = segments(op)
-        if any(id(v) in produced for v in ins):       # reads another op's whole result: not row-local
-            return None
         axis = _split_axis(op)
         if axis is None:
             return None
         found.add(axis)
+        if any(id(v) in produced for v in segments(op)[0]) and not _row_local(op, produced, axis):
+            return None                               # reads another op's result beyond its own rows
     ret = body.ops[-1]
     if len(found) != 1 or len(ret.operands) != 1 or id(ret.operands[0]) not in produced:
         return None
     return found.pop()
+
+
+def _row_local(op: Operation, produced: set, axis) -> bool:
+    """`op` reads each value in `produced` only at the rows it writes: split axis 0, and the
+    operand's first index is loop 0 (a row chain, transforms/dispatch.py; views between the ops
+    keep axis 0)."""
+    from ..dialects.linalg import segments
+    from ..transforms.conversions.linalg_to_loops import structured
+    if axis[0] != 0:
+        return False
+    ins, outs = segments(op)
+    maps = structured(op).maps
+    return all(m.results and m.results[0] == ("dim", 0) and v.type.shape[0] == axis[1]
+               for v, m in zip(ins, maps) if id(v) in produced)
 
 
 def distribute(fn: Operation, p: int, extent: int) -> bool:
@@ -90,7 +108,7 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
             return False
         targets.append(loop)
     if not targets or any(op.name not in ("scf.for", "arith.constant", "func.return", "memref.alloc",
-                                          "memref.get_global") for op in body.ops):
+                                          "memref.get_global", *_MEMREF_VIEWS) for op in body.ops):
         return False
     from ..dialects.func import function_type
     from ..ir.attributes import TypeAttr
@@ -99,10 +117,70 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     for loop in targets:
         loop.set_operand(0, begin)
         loop.set_operand(1, end)
+    if p == 0:
+        _fuse_row_loops(body, targets)
     ftype = function_type(fn)
     fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs) + (T.index, T.index), ftype.results))
     fn.attributes[ATTR] = IntegerAttr(extent, T.i64)
     return True
+
+
+def _fuse_row_loops(body, loops: list) -> None:
+    """One loop over rows instead of one per op: every op's row i reads only row i of what the
+    earlier ops wrote (plan checked it), so running all the ops' bodies for row i, in order,
+    before row i + 1 computes the same values, with the row in cache between the passes (a
+    softmax row: max, exp, sum, divide). The buffers and views that sit between the loops move
+    ahead of the first one."""
+    if len(loops) < 2:
+        return
+    first = loops[0]
+    for op in list(body.ops):
+        if op.name not in ("scf.for", "func.return") and body.ops.index(op) > body.ops.index(first):
+            op.move_before(first)
+    inner = first.regions[0].blocks[0]
+    yield_op = inner.ops[-1]
+    for loop in loops[1:]:
+        block = loop.regions[0].blocks[0]
+        block.arguments[0].replace_all_uses_with(inner.arguments[0])
+        for op in list(block.ops)[:-1]:      # (not its scf.yield)
+            op.move_before(yield_op)
+        loop.erase()
+    _one_row_buffers(body, first)
+
+
+def _one_row_buffers(body, loop: Operation) -> None:
+    """An intermediate buffer that the fused loop reads and writes only at row i (the loop's
+    index) needs one row, not N: a row of softmax's exp(x - max) is summed and divided in the
+    iteration that wrote it. One row stays in cache and is a small allocation (a whole buffer
+    would be a fresh mmap, and its pages faulted in, at every call)."""
+    row = loop.regions[0].blocks[0].arguments[0]
+    zero = None
+    for alloc in [op for op in body.ops if op.name == "memref.alloc" and not op.operands]:
+        t = alloc.results[0].type
+        if not (isinstance(t, T.MemRefType) and t.rank and t.has_static_shape and t.shape[0] > 1
+                and t.layout is None):
+            continue
+        accesses = [(u.op, u.index) for u in alloc.results[0].uses]
+        if not accesses or not all(_row_access(op, index, row, loop) for op, index in accesses):
+            continue
+        if zero is None:
+            zero = Operation("arith.constant", [], [T.index], {"value": IntegerAttr(0, T.index)})
+            body.insert_before(loop, zero)
+        alloc.results[0].type = T.MemRefType((1, *t.shape[1:]), t.element, None, t.memory_space)
+        for op, index in accesses:
+            op.set_operand(index + 1, zero.results[0])     # the row index, right after the buffer
+
+
+def _row_access(op: Operation, index: int, row, loop: Operation) -> bool:
+    """`op` is a load or store of the buffer (operand `index`) at row `row`, inside `loop`."""
+    expected = {"memref.load": 0, "memref.store": 1}.get(op.name)
+    if expected != index or len(op.operands) <= index + 1 or op.operands[index + 1] is not row:
+        return False
+    block, inside = op.parent, loop.regions[0].blocks[0]
+    while block is not None and block is not inside:        # block -> region -> op -> block
+        owner = block.parent.parent if block.parent is not None else None
+        block = owner.parent if owner is not None else None
+    return block is not None
 
 
 def _bounds_are(loop: Operation, extent: int) -> bool:

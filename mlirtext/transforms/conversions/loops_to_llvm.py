@@ -52,6 +52,7 @@ _INTRINSIC_UNARY = {"math.exp": "llvm.intr.exp", "math.exp2": "llvm.intr.exp2", 
                     "math.roundeven": "llvm.intr.roundeven", "math.trunc": "llvm.intr.trunc",
                     "math.sin": "llvm.intr.sin", "math.cos": "llvm.intr.cos", "math.tan": "llvm.intr.tan",
                     "math.tanh": "llvm.intr.tanh", "math.ctpop": "llvm.intr.ctpop"}
+_INTRINSIC_TERNARY = {"math.fma": "llvm.intr.fma"}
 #: math ops without an LLVM intrinsic: calls to libm (the name for f64; f32 adds `f`).
 _LIBM = {"math.expm1": "expm1", "math.log1p": "log1p", "math.atan2": "atan2", "math.cbrt": "cbrt",
          "math.erf": "erf", "math.erfc": "erfc", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
@@ -184,8 +185,9 @@ class FunctionLowering:
             handler(self, op)
         elif name in _INT_BINARY or name in _FLOAT_BINARY:
             self.same(op, _INT_BINARY.get(name) or _FLOAT_BINARY[name])
-        elif name in _INTRINSIC_BINARY or name in _INTRINSIC_UNARY:
-            self.same(op, _INTRINSIC_BINARY.get(name) or _INTRINSIC_UNARY[name], keep_attrs=False)
+        elif name in _INTRINSIC_BINARY or name in _INTRINSIC_UNARY or name in _INTRINSIC_TERNARY:
+            self.same(op, _INTRINSIC_BINARY.get(name) or _INTRINSIC_UNARY.get(name) or _INTRINSIC_TERNARY[name],
+                      keep_attrs=False)
         elif name in _CASTS:
             self.same(op, _CASTS[name], keep_attrs=False)
         else:

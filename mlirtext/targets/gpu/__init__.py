@@ -1,0 +1,14 @@
+"""GPU targets: the dispatch functions of a compiled module as GPU kernels.
+
+    kernels (linalg on tensors)
+      -> threads.py   loops, with the outer parallel axis mapped onto threads (shared by all targets)
+      -> llvm_gpu.py  cuda (PTX) and rocm (HSA code object): LLVM IR through llvmlite, in a child process
+      -> spirv.py     vulkan-spirv: SPIR-V compute shaders written directly from the loops level
+      -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)
+
+`compile_gpu(kernels_mod, kernels, target, options)` is the one entry point (used by
+`mlirtext.vm.compiler`); it returns a `GpuExecutable`, which `mlirtext.vm.modfile` packs.
+"""
+from .executable import GPU_TARGETS, GpuExecutable, GpuCompileError, compile_gpu
+
+__all__ = ["GPU_TARGETS", "GpuExecutable", "GpuCompileError", "compile_gpu"]

@@ -1,0 +1,70 @@
+"""Child process of llvm_gpu.generate: LLVM IR to PTX or an AMDGPU object, one kernel at a time.
+
+Serves requests until its stdin closes: each is one JSON line {"ir", "kernels", "triple", "cpu",
+"target"}; it answers per kernel {"begin": name} before its code generation (so that, when LLVM
+aborts the process, the parent knows which kernel it was), then {"kernel", "assembly", "code"
+(base64)} or {"kernel", "error"} for an error LLVM reports without aborting, and {"done": true}
+after the last kernel. (One process serves many compiles: starting Python and LLVM costs more
+than generating a small kernel.)
+
+Each kernel is generated from its own copy of the module in which the other entry points are
+internal, so the optimiser drops what that kernel does not use; assembly and object are
+emitted from separate clones (AMDGPU codegen mutates the module).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import sys
+
+
+def _machine(llvm, triple: str, cpu: str):
+    target = llvm.Target.from_triple(triple)
+    return target.create_target_machine(cpu=cpu, opt=3, reloc="pic", codemodel="default")
+
+
+def generate_one(llvm, ir: str, kernel: str, others: list, triple: str, cpu: str, target: str) -> dict:
+    module = llvm.parse_assembly(ir)
+    module.verify()
+    for name in others:
+        module.get_function(name).linkage = llvm.Linkage.internal
+    tm = _machine(llvm, triple, cpu)
+    module.triple = triple
+    module.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    module.verify()
+    assembly = tm.emit_assembly(module.clone())
+    if target == "cuda":
+        code = assembly.encode()
+    else:
+        code = bytes(tm.emit_object(module.clone()))
+    return {"kernel": kernel, "assembly": assembly, "code": base64.b64encode(code).decode()}
+
+
+def serve(llvm, request: dict) -> None:
+    names = request["kernels"]
+    for kernel in names:
+        print(json.dumps({"begin": kernel}), flush=True)
+        try:
+            msg = generate_one(llvm, request["ir"], kernel, [n for n in names if n != kernel],
+                               request["triple"], request["cpu"], request["target"])
+        except RuntimeError as e:
+            msg = {"kernel": kernel, "error": str(e).strip()}
+        print(json.dumps(msg), flush=True)
+    print(json.dumps({"done": True}), flush=True)
+
+
+def main() -> int:
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    for line in sys.stdin:
+        if line.strip():
+            serve(llvm, json.loads(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

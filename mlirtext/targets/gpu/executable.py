@@ -1,0 +1,55 @@
+"""A module's kernels compiled for one GPU target: what the module file packs per target."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...ir.core import Operation
+
+#: target -> (code format, default architecture)
+GPU_TARGETS = {"cuda": ("ptx", "sm_80"), "rocm": ("amdgpu-object", "gfx942"), "vulkan-spirv": ("spirv", "vulkan1.3")}
+
+#: Threads per workgroup for every kernel (a 1-D launch: workgroups = ceil(threads / this)).
+WORKGROUP_SIZE = 64
+
+
+class GpuCompileError(Exception):
+    """A kernel that cannot be compiled (or validated) for a GPU target; the message names it."""
+
+
+@dataclass
+class GpuExecutable:
+    target: str
+    arch: str
+    format: str
+    launches: dict                               # kernel -> {"threads", "workgroup_size", "workgroups", "split", "axes"}
+    code: dict = field(default_factory=dict)     # kernel -> bytes (PTX text, AMDGPU ELF object, SPIR-V binary)
+    assembly: dict = field(default_factory=dict)  # kernel -> str (PTX, AMDGPU assembly, SPIR-V assembly)
+    llvm_ir: str = ""                            # the kernels' LLVM IR before codegen (cuda, rocm)
+    validated: list = field(default_factory=list)  # what --validate ran, e.g. ["ptxas sm_80", "ptxas sm_90"]
+
+
+def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = None,
+                validate: bool = False) -> GpuExecutable:
+    """Compile the dispatch functions `names` of `kernels_mod` (linalg on tensors; not modified)
+    for `target`. Raises GpuCompileError naming the kernel that failed."""
+    from .threads import kernels_at_loops_level
+    if target not in GPU_TARGETS:
+        raise GpuCompileError(f"unknown GPU target '{target}' (targets: {', '.join(GPU_TARGETS)})")
+    fmt, default_arch = GPU_TARGETS[target]
+    arch = arch or default_arch
+    loops, launches = kernels_at_loops_level(kernels_mod, names)
+    exe = GpuExecutable(target, arch, fmt, {
+        name: {"threads": l.threads, "workgroup_size": WORKGROUP_SIZE, "workgroups": -(-l.threads // WORKGROUP_SIZE),
+               "split": l.split, "axes": list(l.axes)} for name, l in launches.items()})
+    if target == "vulkan-spirv":
+        from .spirv import emit_kernels
+        exe.assembly, exe.code, scratch = emit_kernels(loops, launches, WORKGROUP_SIZE)
+        for name, sizes in scratch.items():
+            exe.launches[name]["scratch"] = sizes
+    else:
+        from .llvm_gpu import emit_kernels
+        exe.llvm_ir, exe.assembly, exe.code = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
+    if validate:
+        from .validate import validate_executable
+        validate_executable(exe)
+    return exe

@@ -1,0 +1,235 @@
+"""cuda and rocm: the loops-level kernels as LLVM IR for NVPTX and AMDGPU.
+
+The kernels are lowered and translated exactly as for the CPU (`convert-loops-to-llvm`,
+`targets/llvm_ir.py`); each then becomes an internal, always-inlined body called by a GPU entry
+point written here, which holds what differs per target:
+
+- the calling convention (`ptx_kernel`, `amdgpu_kernel`) and buffer parameters in the global
+  address space (`ptr addrspace(1)`, cast to generic pointers for the body; LLVM's address
+  space inference turns the accesses back into global ones once the body is inlined);
+- the global thread id (`llvm.nvvm.read.ptx.sreg.ctaid.x/tid.x`, `llvm.amdgcn.workgroup.id.x/
+  workitem.id.x`) times the fixed workgroup size, checked against the kernel's thread count; a
+  split kernel gets the row range `[gid, gid + 1)` (see threads.py).
+
+Temporary buffers (`malloc` on the CPU) become private `alloca`s: a GPU thread has no heap.
+Code generation runs in a child process (codegen.py): LLVM aborts instead of raising on
+what it cannot select, and that must not take the compiler down.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+from ...ir.core import Operation
+from .executable import GpuCompileError
+
+TRIPLES = {"cuda": "nvptx64-nvidia-cuda", "rocm": "amdgcn-amd-amdhsa"}
+
+_DEFINE = re.compile(r"^define (?:\w+ )*void @([\w.$]+)\((.*)\) \{$", re.M)
+_DECLARE = re.compile(r"^declare [^@]*@([\w.$]+)\(", re.M)
+
+
+def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workgroup_size: int):
+    """(LLVM IR, {kernel: assembly}, {kernel: code bytes}) for `target` (cuda or rocm)."""
+    from ...targets.llvm_ir import TranslateError, translate_module
+    from .threads import _run
+    module = loops.clone()
+    _run(module, "convert-loops-to-llvm,canonicalize,cse", GpuCompileError)
+    try:
+        ir = translate_module(module)
+    except TranslateError as e:
+        raise GpuCompileError(f"{target}: translation to LLVM IR: {e}") from None
+    _check_calls(ir, target)
+    ir = _private_temporaries(ir, target)
+    ir = gpu_module(ir, launches, target, workgroup_size)
+    assembly, code = generate(ir, list(launches), target, arch)
+    return ir, assembly, code
+
+
+def _check_calls(ir: str, target: str) -> None:
+    """A call to a library function (expm1f, atan2f, ...) has nothing to link against on a GPU."""
+    libcalls = [n for n in _DECLARE.findall(ir) if not n.startswith("llvm.") and n not in ("malloc", "free")]
+    if not libcalls:
+        return
+    for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", ir, re.M | re.S):
+        called = [n for n in libcalls if f"@{n}(" in m.group(0)]
+        if called:
+            raise GpuCompileError(f"kernel @{m.group(1)}: calls {', '.join('@' + c for c in called)}, which has "
+                                  f"no {target} implementation (no math library on the GPU)")
+
+
+def _private_temporaries(ir: str, target: str) -> str:
+    if target == "rocm":   # AMDGPU's private memory is address space 5
+        ir = re.sub(r"^(\s*)(%[\w.$]+) = call ptr @malloc\(i64 (\d+)\)",
+                    r"\1\2.private = alloca i8, i64 \3, align 16, addrspace(5)\n"
+                    r"\1\2 = addrspacecast ptr addrspace(5) \2.private to ptr", ir, flags=re.M)
+    ir = re.sub(r"call ptr @malloc\(i64 (\d+)\)", r"alloca i8, i64 \1, align 16", ir)
+    ir = re.sub(r"^\s*call void @free\(ptr [^)]*\)\n", "", ir, flags=re.M)
+    return re.sub(r"^declare (ptr @malloc|void @free)\(.*\n", "", ir, flags=re.M)
+
+
+def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str:
+    """`ir` with every kernel turned into an internal body and given a GPU entry point."""
+    params = {}
+    for m in _DEFINE.finditer(ir):
+        if m.group(1) in launches:
+            params[m.group(1)] = [p.rsplit(" ", 1)[0].replace(" noalias", "") for p in m.group(2).split(", ") if p]
+    missing = [k for k in launches if k not in params]
+    if missing:
+        raise GpuCompileError(f"{target}: kernels missing from the LLVM IR: {missing}")
+
+    def body(m):
+        name = m.group(1)
+        if name not in launches:
+            return m.group(0)
+        return f"define internal void @{name}.body({m.group(2)}) alwaysinline {{"
+    ir = _DEFINE.sub(body, ir)
+    entries = [_entry(name, params[name], launches[name], target, workgroup_size) for name in launches]
+    tail = _NVPTX_DECLS if target == "cuda" else _AMDGPU_DECLS + _AMDGPU_FLAGS
+    return ir + "\n" + "\n".join(entries) + tail
+
+
+def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> str:
+    cc, attrs = ("ptx_kernel", "") if target == "cuda" else \
+        ("amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{workgroup_size}"')
+    params, args, casts = [], [], []
+    pairs = len(launch.axes) if launch.split else 0
+    range_at = _range_position(types, pairs)
+    for i, t in enumerate(types):
+        if range_at <= i < range_at + 2 * pairs:
+            continue
+        if t == "ptr":
+            params.append(f"ptr addrspace(1) noalias %a{i}")
+            casts.append(f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr")
+            args.append(f"ptr %p{i}")
+        else:
+            params.append(f"{t} %a{i}")
+            args.append(f"{t} %a{i}")
+    indices = []   # the thread's index on each mapped axis, innermost varying fastest
+    rest = "%gid"
+    for k in reversed(range(pairs)):
+        extent = launch.axes[k]
+        if k:
+            casts += [f"  %idx{k} = urem i64 {rest}, {extent}", f"  %rest{k} = udiv i64 {rest}, {extent}"]
+            indices.insert(0, f"%idx{k}")
+            rest = f"%rest{k}"
+        else:
+            indices.insert(0, rest)
+    for k, index in enumerate(indices):
+        casts.append(f"  %end{k} = add i64 {index}, 1")
+    args[range_at:range_at] = [a for k, index in enumerate(indices) for a in (f"i64 {index}", f"i64 %end{k}")]
+    if target == "cuda":
+        ids = ("  %group = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
+               "  %local = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n")
+    else:
+        ids = ("  %group = call i32 @llvm.amdgcn.workgroup.id.x()\n"
+               "  %local = call i32 @llvm.amdgcn.workitem.id.x()\n")
+    return (f"define {cc} void @{name}({', '.join(params)}){attrs} {{\n"
+            f"entry:\n{ids}"
+            f"  %group64 = zext i32 %group to i64\n  %local64 = zext i32 %local to i64\n"
+            f"  %base = mul i64 %group64, {workgroup_size}\n  %gid = add i64 %base, %local64\n"
+            f"  %inside = icmp ult i64 %gid, {launch.threads}\n"
+            f"  br i1 %inside, label %run, label %done\n"
+            f"run:\n" + "".join(c + "\n" for c in casts) +
+            f"  call void @{name}.body({', '.join(args)})\n  br label %done\n"
+            f"done:\n  ret void\n}}\n")
+
+
+def _range_position(types: list, pairs: int) -> int:
+    """Where a split kernel's [begin, end) pairs start among its parameters: `distribute` (and
+    threads.py) append them to the inputs, results-to-out-params appends the outputs (all
+    pointers) after them, so they are the i64s right before the trailing run of pointers."""
+    outputs = 0
+    for t in reversed(types):
+        if t != "ptr":
+            break
+        outputs += 1
+    return len(types) - 2 * pairs - outputs
+
+
+_NVPTX_DECLS = """
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+"""
+_AMDGPU_DECLS = """
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare i32 @llvm.amdgcn.workitem.id.x()
+"""
+_AMDGPU_FLAGS = """
+!llvm.module.flags = !{!0}
+!0 = !{i32 1, !"amdhsa_code_object_version", i32 500}
+"""
+
+
+def generate(ir: str, names: list, target: str, arch: str) -> tuple[dict, dict]:
+    """Code generation in the child process (codegen.py): ({kernel: assembly}, {kernel: code})."""
+    import base64
+    request = {"ir": ir, "kernels": names, "triple": TRIPLES[target], "cpu": arch, "target": target}
+    with _worker_lock:
+        results, failed = _worker().ask(request)
+    if failed is not None:
+        kernel, why = failed
+        where = f"kernel @{kernel}: " if kernel else ""
+        raise GpuCompileError(f"{where}{target} ({arch}): LLVM stopped during code generation: {why}")
+    for kernel, msg in results.items():
+        if "error" in msg:
+            raise GpuCompileError(f"kernel @{kernel}: {target} ({arch}) code generation: {msg['error']}")
+    return ({k: results[k]["assembly"] for k in names},
+            {k: base64.b64decode(results[k]["code"]) for k in names})
+
+
+_worker_lock = threading.Lock()
+_workers: list = []
+
+
+def _worker() -> "_CodegenWorker":
+    if not _workers or not _workers[0].alive():
+        _workers[:] = [_CodegenWorker()]
+    return _workers[0]
+
+
+class _CodegenWorker:
+    """The codegen child, kept for the next request; started again after LLVM aborts it."""
+    TIMEOUT = 600
+
+    def __init__(self):
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.errors = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "mlirtext.targets.gpu.codegen"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.errors, text=True, env=env)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ask(self, request: dict):
+        """({kernel: answer}, None), or (partial answers, (kernel or None, why)) when the child died."""
+        results, current = {}, None
+        watchdog = threading.Timer(self.TIMEOUT, self.proc.kill)   # a stuck codegen ends as a failure
+        watchdog.start()
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            for line in iter(self.proc.stdout.readline, ""):
+                msg = json.loads(line)
+                if msg.get("done"):
+                    return results, None
+                if "begin" in msg:
+                    current = msg["begin"]
+                else:
+                    results[msg["kernel"]] = msg
+                    current = None
+        except (BrokenPipeError, OSError):
+            pass
+        finally:
+            watchdog.cancel()
+        self.proc.wait()
+        self.errors.seek(0)
+        why = [ln for ln in self.errors.read().strip().splitlines() if ln.strip()][-3:]
+        return results, (current, f"exit code {self.proc.returncode}: {' | '.join(why) or 'no message'}")

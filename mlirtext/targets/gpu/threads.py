@@ -1,0 +1,168 @@
+"""The kernels at the loops level, with their iteration space mapped onto GPU threads.
+
+One thread per output element of the leading parallel axes: the kernels that `vm/workgroups.py`
+can split into row ranges for the CPU's thread pool get, the same way, a `[begin, end)` range
+on that axis (p); when every structured op of the kernel also has the next output axes as
+parallel loops, in order, with nothing else at their loop levels, those loops get ranges too
+(`[begin, end)` pairs after the first, before the outputs). A GPU kernel calls it with
+`[i, i + 1)` per axis, the indices taken from its global thread id (after a bounds check): those
+loops run once per thread and the rest of the nest (reductions included) runs serially in that
+thread. A kernel that cannot be split (a reduction to a scalar, ops that read each other's whole
+results) runs in a single thread: correct, not fast. Tiled, workgroup-memory kernels for matmul,
+convolution and reductions are not done.
+
+Transcendentals are expanded into polynomials (`math-polynomial-approximation`) before any
+target sees them: NVPTX and AMDGPU have no libcalls, and LLVM aborts on what it cannot select.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...ir import types as T
+from ...ir.core import Operation
+
+#: After the linalg -> loops step and the thread mapping: the loops-level pipeline.
+LOOPS_PIPELINE = "canonicalize,cse,results-to-out-params,math-polynomial-approximation,canonicalize,cse"
+
+
+@dataclass
+class Launch:
+    """How a kernel runs: `threads` threads, one per element of the mapped output axes, or one
+    thread when not split."""
+    threads: int
+    split: bool              # the kernel takes [begin, end) ranges (after its inputs), one per axis
+    axes: tuple = ()         # the extents of the mapped axes, outermost first (threads = their product)
+
+
+def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, dict]:
+    """(loops-level copy of `kernels_mod`, {kernel name: Launch}). Raises GpuCompileError."""
+    from ...vm.workgroups import distribute, plan
+    from .executable import GpuCompileError
+    module = kernels_mod.clone()
+    functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops
+                 if op.name == "func.func" and op.sym_name in names}
+    splits = {name: plan(fn) for name, fn in functions.items()}
+    deeper = {name: _parallel_extents(fn, splits[name][0]) if splits[name] else () for name, fn in functions.items()}
+    _run(module, "convert-linalg-to-loops", GpuCompileError)
+    launches = {}
+    for name, fn in functions.items():
+        split = splits[name]
+        if split is not None and distribute(fn, *split):
+            axes = (split[1],) + _map_deeper_axes(fn, split[0], deeper[name])
+            launches[name] = Launch(int(math.prod(axes)), True, axes)
+        else:
+            launches[name] = Launch(1, False)
+    _run(module, LOOPS_PIPELINE, GpuCompileError)
+    return module, launches
+
+
+def _parallel_extents(fn: Operation, p: int) -> tuple:
+    """Extents of the output axes p+1, p+2, ... that every structured op of kernel `fn` (linalg)
+    iterates as parallel loops p+1, p+2, ... in order (the axes a thread can own, after p)."""
+    from ...dialects.linalg import segments
+    from ...transforms.conversions.linalg_to_loops import structured
+    from ...transforms.dispatch import is_structured
+    prefixes = []
+    structured_names = {op.name for op in fn.regions[0].blocks[0].ops if is_structured(op)}
+    for op in fn.regions[0].blocks[0].ops:
+        if not is_structured(op):
+            continue
+        try:
+            s, (ins, outs) = structured(op), segments(op)
+        except Exception:  # noqa: BLE001 - an op the loops step cannot take: no deeper mapping
+            return ()
+        shape, out_map = outs[0].type.shape, s.maps[-1].results
+        # An input computed in the kernel (a row chain) must be read at the thread's own index
+        # on each mapped axis, straight from the op that wrote it.
+        chained = [(v, m.results) for v, m in zip(ins, s.maps) if not _from_outside(v)]
+        if any(getattr(getattr(v, "op", None), "name", "") not in structured_names for v, _ in chained):
+            return ()
+        found = []
+        for q in range(p + 1, len(shape)):
+            if q >= len(out_map) or out_map[q] != ("dim", q) or q in s.reductions:
+                break
+            if any(q >= len(r) or r[q] != ("dim", q) for _, r in chained):
+                break
+            found.append(shape[q])
+        prefixes.append(found)
+    common = []
+    for column in zip(*prefixes):   # the axes every op has, with the same extents
+        if len(set(column)) != 1:
+            break
+        common.append(column[0])
+    return tuple(common)
+
+
+def _from_outside(value) -> bool:
+    """A kernel argument or a constant (not computed by the kernel's ops)."""
+    owner = getattr(value, "op", None)
+    return owner is None or owner.name in ("arith.constant", "tensor.empty")
+
+
+def _map_deeper_axes(fn: Operation, p: int, extents: tuple) -> tuple:
+    """After `distribute` gave the loop at depth p its range: give the loops at depths p+1, ...
+    ranges of their own (new index arguments before the outputs), as far as every loop nest
+    under it has them with constant bounds [0, extent), each the only thing that runs at its
+    level (so one thread per index owns all that happens there). Returns the extents mapped."""
+    from ...dialects.func import function_type
+    from ...ir.attributes import TypeAttr
+    from ...vm.workgroups import _bounds_are
+    body = fn.regions[0].blocks[0]
+    nests = [op for op in body.ops if op.name == "scf.for"]
+    per_nest = []   # per loop nest inside the distributed loop: its loops on axes p+1, p+2, ...
+    for nest in nests:
+        loop = nest
+        for _ in range(p):
+            loop = _only_loop(loop)
+            if loop is None:
+                return ()
+        level = loop.regions[0].blocks[0].ops   # (the loops-level form keeps a fill and its
+        if any(o.name not in _INERT + ("scf.for",) for o in level):   # matmul in one row loop)
+            return ()
+        for child in (o for o in level if o.name == "scf.for"):
+            chain, current = [], child
+            for extent in extents:
+                if current is None or not _bounds_are(current, extent):
+                    break
+                chain.append(current)
+                current = _only_loop(current, strict=True)
+            per_nest.append(chain)
+    depth = min((len(c) for c in per_nest), default=0)
+    if depth == 0:
+        return ()
+    added = []
+    for k in range(depth):   # (appended after distribute's pair: the outputs come later)
+        begin = body.add_argument(T.index, name=f"wg{k + 1}_begin")
+        end = body.add_argument(T.index, name=f"wg{k + 1}_end")
+        for chain in per_nest:
+            chain[k].set_operand(0, begin)
+            chain[k].set_operand(1, end)
+        added += [T.index, T.index]
+    ftype = function_type(fn)
+    fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs) + tuple(added), ftype.results))
+    return tuple(extents[:depth])
+
+
+#: Ops a loop level may hold besides its inner loop and still be owned by a thread.
+_INERT = ("scf.yield", "arith.constant")
+
+
+def _only_loop(loop: Operation, strict: bool = False):
+    """The one scf.for in `loop`'s body; with `strict`, None unless the body holds nothing else
+    that runs (constants and the terminator aside)."""
+    ops = loop.regions[0].blocks[0].ops
+    inner = [o for o in ops if o.name == "scf.for"]
+    if len(inner) != 1:
+        return None
+    if strict and any(o.name not in _INERT + ("scf.for",) for o in ops):
+        return None
+    return inner[0]
+
+
+def _run(module: Operation, pipeline: str, error) -> None:
+    from ...transforms.pass_manager import PassManager
+    from ...transforms.pipeline import parse_pipeline
+    problems = PassManager(parse_pipeline(pipeline)).run(module)
+    if problems:
+        raise error("; ".join(d.message for d in problems))

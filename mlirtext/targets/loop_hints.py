@@ -1,0 +1,60 @@
+"""Loop hints for LLVM's loop vectoriser, added to the LLVM IR text of generated kernels.
+
+An elementwise loop with a long body (a polynomial tanh, exp and a division: ~80 vector
+instructions an iteration) is one chain of dependent operations. LLVM's cost model does not
+interleave such a loop (it interleaves only small loops), so the out-of-order core sees one
+chain at a time and waits on each fma's latency. Interleaving two vector iterations puts two
+independent chains side by side: ~1.3x on the benchmarks' elementwise kernel on a Zen core.
+Small loops are left to LLVM, which already interleaves them (often by more than two).
+
+The hint is `!llvm.loop` metadata with `llvm.loop.interleave.count` on each loop's back edge
+(a `br label %L` to a block defined above it, as the llvm dialect's translation writes loops);
+LLVM reads it only on innermost loops, so outer loops' back edges are left without one.
+"""
+from __future__ import annotations
+
+import re
+
+#: Bodies with at least this many instructions get the hint (LLVM's small-loop threshold is a
+#: cost of 20; a body this long is one that the cost model will not interleave).
+LONG_BODY = 40
+INTERLEAVE = 2
+
+_LABEL = re.compile(r"^([\w.$-]+):")
+_BACK_EDGE = re.compile(r"^(\s*br label %([\w.$-]+))\s*$")
+
+
+def interleave_long_loops(ir_text: str) -> str:
+    """`ir_text` with the interleave hint on the back edge of each long innermost loop."""
+    lines = ir_text.split("\n")
+    label_at: dict[str, int] = {}
+    hinted: list[int] = []
+    for i, line in enumerate(lines):
+        if line.startswith("define "):
+            label_at = {}
+        m = _LABEL.match(line)
+        if m:
+            label_at[m.group(1)] = i
+            continue
+        m = _BACK_EDGE.match(line)
+        header = label_at.get(m.group(2)) if m else None
+        if header is None:
+            continue
+        body = lines[header + 1:i]
+        innermost = not any(_BACK_EDGE.match(b) and _BACK_EDGE.match(b).group(2) in label_at for b in body)
+        if innermost and sum(1 for b in body if b.startswith("  ") and "=" in b) >= LONG_BODY:
+            hinted.append(i)
+    if not hinted:
+        return ir_text
+    first = _next_metadata_id(ir_text)
+    hint = first + len(hinted)      # each loop its own distinct node, all pointing at one hint
+    for k, i in enumerate(hinted):
+        lines[i] = f"{lines[i].rstrip()}, !llvm.loop !{first + k}"
+    lines += [f"!{first + k} = distinct !{{!{first + k}, !{hint}}}" for k in range(len(hinted))]
+    lines.append(f'!{hint} = !{{!"llvm.loop.interleave.count", i32 {INTERLEAVE}}}')
+    return "\n".join(lines) + "\n"
+
+
+def _next_metadata_id(ir_text: str) -> int:
+    used = [int(n) for n in re.findall(r"^!(\d+) =", ir_text, re.M)]
+    return max(used, default=-1) + 1

@@ -1,0 +1,130 @@
+"""The `cuda` device: a module's cuda kernels (PTX) on an NVIDIA GPU, through the CUDA driver API
+(`libcuda.so.1`, called with ctypes: the driver is all it needs, no toolkit or Python package).
+
+The driver JIT-compiles each kernel's PTX for the GPU it finds (cuModuleLoadData). A dispatch
+copies its inputs to device memory, launches `workgroups x 64` threads and copies the outputs
+back. Without a driver (no NVIDIA GPU) the device refuses to open with a clear message.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+from .devices import _SCALARS, DeviceError
+
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def _check(result: int, what: str, lib=None) -> None:
+    if result != 0:
+        name = ctypes.c_char_p()
+        if lib is not None:
+            lib.cuGetErrorName(result, ctypes.byref(name))
+        raise DeviceError(f"cuda: {what} failed ({(name.value or b'').decode() or f'CUresult {result}'})")
+
+
+def driver():
+    """(libcuda, context), opened once per process."""
+    with _lock:
+        if "ready" in _state:
+            return _state["ready"]
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            raise DeviceError("no CUDA driver: libcuda.so.1 is not on this machine (the cuda device needs an "
+                              "NVIDIA GPU and its driver; compile with --target=cuda works anywhere)") from None
+        result = lib.cuInit(0)
+        if result != 0:
+            raise DeviceError(f"no CUDA driver: cuInit failed (CUresult {result}): no usable NVIDIA GPU")
+        device = ctypes.c_int()
+        _check(lib.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet", lib)
+        context = ctypes.c_void_p()
+        _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain", lib)
+        name = ctypes.create_string_buffer(256)
+        lib.cuDeviceGetName(name, 256, device)
+        _state["ready"] = (lib, context, name.value.decode())
+        return _state["ready"]
+
+
+class CudaDevice:
+    name = "cuda"
+
+    def __init__(self, executable: dict, code: dict, kernels: dict):
+        self.lib, self.context, self.device_name = driver()
+        self.kernels, self.launches, self.code = kernels, executable["kernels"], code
+        self.functions: dict = {}
+
+    def _function(self, name: str):
+        if name not in self.functions:
+            lib = self.lib
+            _check(lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent", lib)
+            module = ctypes.c_void_p()
+            _check(lib.cuModuleLoadData(ctypes.byref(module), self.code[name] + b"\0"),
+                   f"loading the PTX of @{name}", lib)
+            fn = ctypes.c_void_p()
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, name.encode()), f"finding @{name}", lib)
+            self.functions[name] = fn
+        return self.functions[name]
+
+    def kernel(self, name: str):
+        if name not in self.code:
+            raise DeviceError(f"the cuda executable has no kernel @{name}")
+        launch = self.launches[name]
+        spec = self.kernels[name]
+
+        def run(inputs, outputs) -> None:
+            with _lock:
+                self._dispatch(name, launch, spec, inputs, outputs)
+        return run
+
+    def _dispatch(self, name, launch, spec, inputs, outputs) -> None:
+        lib = self.lib
+        _check(lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent", lib)
+        fn = self._function(name)
+        pointers, params = [], []
+        try:
+            for a, rec in zip(inputs, spec["inputs"]):
+                a = np.ascontiguousarray(np.asarray(a))
+                if rec["shape"] is None:    # a scalar is passed by value
+                    ctype = _SCALARS.get(rec["element"])
+                    if ctype is None:
+                        raise DeviceError(f"cuda kernel @{name}: scalar {rec['element']} arguments are not supported")
+                    params.append(ctype(a[()].item()))
+                    continue
+                params.append(self._upload(a, pointers))
+            outs = []
+            for o in outputs:
+                ptr = self._alloc(max(1, o.nbytes), pointers)
+                outs.append(ptr)
+                params.append(ptr)
+            args = (ctypes.c_void_p * len(params))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in params])
+            _check(lib.cuLaunchKernel(fn, launch["workgroups"], 1, 1, launch["workgroup_size"], 1, 1, 0, None,
+                                      args, None), f"launching @{name}", lib)
+            _check(lib.cuCtxSynchronize(), f"running @{name}", lib)
+            for o, ptr in zip(outputs, outs):
+                host = np.empty(o.shape, o.dtype)
+                _check(lib.cuMemcpyDtoH_v2(host.ctypes.data_as(ctypes.c_void_p), ptr, ctypes.c_size_t(o.nbytes)),
+                       "cuMemcpyDtoH", lib)
+                np.copyto(o, host)
+        finally:
+            for ptr in pointers:
+                lib.cuMemFree_v2(ptr)
+
+    def _alloc(self, nbytes: int, pointers: list):
+        ptr = ctypes.c_uint64()
+        _check(self.lib.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(nbytes)), "cuMemAlloc", self.lib)
+        pointers.append(ptr)
+        return ptr
+
+    def _upload(self, a: np.ndarray, pointers: list):
+        ptr = self._alloc(max(1, a.nbytes), pointers)
+        _check(self.lib.cuMemcpyHtoD_v2(ptr, a.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(a.nbytes)),
+               "cuMemcpyHtoD", self.lib)
+        return ptr
+
+    def execute(self, steps, waves) -> None:
+        for step in steps:
+            step()

@@ -1,0 +1,126 @@
+"""GPU kernel generation (mlirtext/targets/gpu/): thread mapping, entry points, and the ways a
+kernel can fail (each a GpuCompileError naming the kernel, never a crash)."""
+from __future__ import annotations
+
+import pytest
+
+from mlirtext.targets.gpu import GpuCompileError, compile_gpu
+from mlirtext.targets.gpu.validate import find_tool
+
+from .gpu_status import reference_kernels
+
+ELEMENTWISE = """func.func @f(%a: tensor<100x8xf32>, %b: tensor<100x8xf32>) -> tensor<100x8xf32> {
+  %0 = stablehlo.add %a, %b : tensor<100x8xf32>
+  %1 = stablehlo.tanh %0 : tensor<100x8xf32>
+  return %1 : tensor<100x8xf32>
+}"""
+TOTAL = """func.func @f(%a: tensor<300xf32>) -> tensor<f32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<300xf32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}"""
+
+
+def kernels(text: str):
+    compiled, module = reference_kernels(text)
+    return module, list(compiled.kernels)
+
+
+def test_output_elements_become_threads_and_a_total_runs_in_one_thread():
+    module, names = kernels(ELEMENTWISE)
+    exe = compile_gpu(module, names, "cuda")
+    (launch,) = exe.launches.values()
+    assert launch == {"threads": 800, "workgroup_size": 64, "workgroups": 13, "split": True, "axes": [100, 8]}
+    module, names = kernels(TOTAL)
+    (launch,) = compile_gpu(module, names, "cuda").launches.values()
+    assert launch["threads"] == 1 and not launch["split"]
+
+
+def test_cuda_entry_point_reads_the_thread_id_and_checks_bounds():
+    module, names = kernels(ELEMENTWISE)
+    exe = compile_gpu(module, names, "cuda")
+    ptx = exe.code[names[0]].decode()
+    assert f".visible .entry {names[0]}(" in ptx and ".target sm_80" in ptx
+    assert "%ctaid.x" in ptx and "%tid.x" in ptx and ".global" in ptx
+    assert "tanh" not in ptx.lower()   # expanded into a polynomial before codegen: no libcall
+    assert "define ptx_kernel void" in exe.llvm_ir and "ptr addrspace(1) noalias" in exe.llvm_ir
+    assert "icmp ult i64 %gid, 800" in exe.llvm_ir
+    assert "%idx1 = urem i64 %gid, 8" in exe.llvm_ir and "%rest1 = udiv i64 %gid, 8" in exe.llvm_ir
+
+
+def test_rocm_object_is_a_code_object_v5_kernel_for_the_chosen_processor():
+    module, names = kernels(ELEMENTWISE)
+    exe = compile_gpu(module, names, "rocm", "gfx90a")
+    asm = exe.assembly[names[0]]
+    assert '.amdgcn_target "amdgcn-amd-amdhsa--gfx90a' in asm and ".amdhsa_code_object_version 5" in asm
+    assert f".amdhsa_kernel {names[0]}" in asm
+    assert exe.code[names[0]][:4] == b"\x7fELF" and "amdgpu_kernel" in exe.llvm_ir
+
+
+def test_spirv_shader_binds_one_buffer_per_argument():
+    if find_tool("spirv-as") is None:
+        pytest.skip("spirv-as not found (Debian spirv-tools; make gpu-deps)")
+    module, names = kernels(ELEMENTWISE)
+    exe = compile_gpu(module, names, "vulkan-spirv")
+    asm = exe.assembly[names[0]]
+    assert f'OpEntryPoint GLCompute %main "{names[0]}"' in asm and "LocalSize 64 1 1" in asm
+    assert "BuiltIn GlobalInvocationId" in asm
+    assert sorted(line.split()[-1] for line in asm.splitlines() if " Binding " in line) == ["0", "1", "2"]
+    assert exe.code[names[0]][:4] == b"\x03\x02\x23\x07"   # the SPIR-V magic number
+
+
+def test_validation_failure_names_the_kernel():
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found (CUDA toolkit)")
+    from mlirtext.targets.gpu.validate import validate_executable
+    module, names = kernels(ELEMENTWISE)
+    exe = compile_gpu(module, names, "cuda")
+    exe.code[names[0]] = exe.code[names[0]].replace(b"ret;", b"bogus_instruction;")
+    with pytest.raises(GpuCompileError, match=f"kernel @{names[0]}: ptxas -arch=sm_80 rejects its PTX"):
+        validate_executable(exe)
+
+
+def test_llvm_aborting_names_the_kernel_and_the_next_compile_still_works():
+    from mlirtext.targets.gpu.llvm_gpu import generate
+    # NVPTX cannot select llvm.tanh without `afn`: LLVM aborts the (child) process.
+    ir = """define ptx_kernel void @bad(ptr addrspace(1) %p) {
+  %x = load float, ptr addrspace(1) %p
+  %y = call float @llvm.tanh.f32(float %x)
+  store float %y, ptr addrspace(1) %p
+  ret void
+}
+declare float @llvm.tanh.f32(float)
+"""
+    with pytest.raises(GpuCompileError, match=r"kernel @bad: cuda \(sm_80\): LLVM stopped during code generation"):
+        generate(ir, ["bad"], "cuda", "sm_80")
+    module, names = kernels(ELEMENTWISE)
+    assert compile_gpu(module, names, "cuda").code[names[0]]
+
+
+def test_a_libm_call_is_refused_with_the_kernel_named():
+    # atan2 has no polynomial expansion yet: on the CPU it calls libm's atan2f, a GPU has none.
+    text = """func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.atan2 %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+    module, names = kernels(text)
+    with pytest.raises(GpuCompileError, match=f"kernel @{names[0]}: calls @atan2f, which has no rocm implementation"):
+        compile_gpu(module, names, "rocm")
+
+
+def test_an_op_without_a_spirv_form_is_refused_with_the_kernel_named():
+    if find_tool("spirv-as") is None:
+        pytest.skip("spirv-as not found (Debian spirv-tools; make gpu-deps)")
+    text = """func.func @f(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = stablehlo.popcnt %a : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}"""
+    module, names = kernels(text)
+    with pytest.raises(GpuCompileError, match=f"kernel @{names[0]}: vulkan-spirv: 'math.ctpop' has no SPIR-V form"):
+        compile_gpu(module, names, "vulkan-spirv")
+
+
+def test_unknown_target():
+    module, names = kernels(ELEMENTWISE)
+    with pytest.raises(GpuCompileError, match="unknown GPU target 'metal'"):
+        compile_gpu(module, names, "metal")

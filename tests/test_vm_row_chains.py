@@ -1,0 +1,70 @@
+"""Row chains: a row reduction and the ops after it over the same rows are one dispatch, split
+into row ranges, with one loop over rows and one-row intermediate buffers."""
+from __future__ import annotations
+
+import numpy as np
+
+from mlirtext import runtime
+from mlirtext.vm.modfile import read_module_file
+
+from .test_vm_programs import ROOT
+
+SOFTMAX = (ROOT / "benchmarks" / "programs" / "softmax.mlir").read_text()
+
+# A reduction whose result the next op reads along its columns (row j of the output needs all
+# of the reduction's rows): not row-local, so no chain.
+COLUMN_READ = """func.func @main(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.reduce ins(%x : tensor<64x64xf32>) outs(%f : tensor<64xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %a = arith.addf %in, %acc : f32
+      linalg.yield %a : f32
+    }
+  %o = tensor.empty() : tensor<64x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>,
+                       affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<64x64xf32>, tensor<64xf32>) outs(%o : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}"""
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_softmax_is_one_dispatch_over_rows():
+    data = runtime.compile_text(SOFTMAX)
+    kernels = read_module_file(data).manifest["kernels"]
+    assert len(kernels) == 1
+    (kernel,) = kernels.values()
+    assert kernel["workgroups"]["axis"] == 0 and kernel["workgroups"]["count"] == 256
+    ir = read_module_file(data).entry("executables/llvm-cpu/kernels.ll").decode()
+    assert "malloc(i64 1048576)" not in ir      # the exp intermediate is one row, not the whole tensor
+    x = np.random.default_rng(0).standard_normal((256, 1024)).astype(np.float32) * 4
+    want = softmax(x.astype(np.float64))
+    outs = {d: runtime.load_module(data, device=d).main(x) for d in ("local-sync", "local-task", "reference")}
+    for got in outs.values():
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-9)   # (f32 sums of 1024 terms)
+    assert np.array_equal(outs["local-sync"], outs["local-task"])
+
+
+def test_attention_softmax_joins_but_matmuls_keep_micro_kernels():
+    data = runtime.compile_text((ROOT / "benchmarks" / "programs" / "attention.mlir").read_text())
+    kernels = read_module_file(data).manifest["kernels"]
+    micro = [k for k in kernels.values() if "micro-kernel" in k.get("implementation", "")]
+    assert len(micro) == 2 and len(kernels) == 4   # transpose, QK^T (scaled), softmax, PV
+
+
+def test_a_column_read_is_no_chain():
+    data = runtime.compile_text(COLUMN_READ)
+    assert len(read_module_file(data).manifest["kernels"]) == 2
+    x = np.random.default_rng(1).uniform(1, 2, (64, 64)).astype(np.float32)
+    got = runtime.load_module(data, device="local-task").main(x)
+    assert np.allclose(got, x / x.sum(axis=1)[None, :], rtol=1e-5)
