@@ -1,0 +1,87 @@
+"""IREE as a point of comparison: `iree-compile` for llvm-cpu on the host CPU, then the module
+run in process by `iree.runtime` (iree-base-compiler / iree-base-runtime, when installed).
+
+Shared by `mlirtext bench --compare-iree` and benchmarks/runtime_speed.py.
+"""
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: The IREE runtime drivers that match mlirtext's compiled devices.
+DRIVERS = ("local-sync", "local-task")
+
+
+class IreeUnavailable(Exception):
+    """IREE's compiler or runtime is not installed, or it refused the module (and why)."""
+
+
+def iree_tool(name: str) -> str:
+    """An IREE command next to this Python (a venv's bin/, not necessarily on PATH), else PATH's."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else name
+
+
+def available() -> str | None:
+    """None when both the compiler and the runtime can be used, else what is missing."""
+    try:
+        importlib.import_module("iree.runtime")   # imported here, not in the first (timed) load
+    except ImportError:
+        return "the IREE runtime is not installed (pip install iree-base-runtime)"
+    try:
+        subprocess.run([iree_tool("iree-compile"), "--version"], capture_output=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "iree-compile is not installed (pip install iree-base-compiler)"
+    return None
+
+
+def iree_compile(text: str) -> tuple[bytes, float]:
+    """(.vmfb bytes, seconds) of `text` compiled for the local llvm-cpu device, host CPU."""
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "module.mlir", Path(d) / "module.vmfb"
+        src.write_text(text)
+        start = time.perf_counter()
+        try:
+            subprocess.run([iree_tool("iree-compile"), "--iree-hal-target-device=local",
+                            "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
+                            str(src), "-o", str(out)], check=True, capture_output=True, timeout=600)
+        except OSError as e:
+            raise IreeUnavailable(f"iree-compile cannot be started: {e.strerror}") from None
+        except subprocess.CalledProcessError as e:
+            first = (e.stderr or b"").decode(errors="replace").strip().split("\n")[0]
+            raise IreeUnavailable(f"iree-compile refused the module: {first}") from None
+        return out.read_bytes(), time.perf_counter() - start
+
+
+def _host(value, dtype) -> np.ndarray:
+    if hasattr(value, "to_host"):
+        return np.asarray(value.to_host())
+    return np.asarray(value, dtype=dtype)   # a scalar result comes back as a Python number
+
+
+def _argument(a):
+    a = np.asarray(a)
+    return a.item() if a.ndim == 0 else a   # IREE takes scalars as Python numbers, not 0-d arrays
+
+
+def iree_function(vmfb: bytes, driver: str = "local-task", name: str = "main", result_dtypes=None):
+    """Function `name` of a compiled module on an IREE driver: numpy in, a list of numpy results out
+    (`result_dtypes`: the numpy type of each result, for the scalars IREE returns as Python numbers)."""
+    import iree.runtime as ireert
+    try:
+        fn = ireert.load_vm_flatbuffer(vmfb, driver=driver)[name]
+    except (KeyError, RuntimeError, ValueError) as e:
+        raise IreeUnavailable(f"IREE cannot load @{name} on {driver}: {e}") from None
+
+    def call(*args) -> list:
+        out = fn(*[_argument(a) for a in args])
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+        dtypes = result_dtypes or [None] * len(out)
+        return [_host(v, t) for v, t in zip(out, dtypes)]
+    return call
