@@ -8,7 +8,7 @@ EXAMPLE := mlirtext/examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
-.PHONY: demo test bench clean ext-test e2e
+.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +39,37 @@ demo: $(VENV)/.installed
 	$(BIN)/mlirtext dump $(VENV)/mlp.vmpack
 	$(BIN)/mlirtext run $(VENV)/mlp.vmpack --device=local-task $(INPUTS) --print-statistics
 
-test: $(VENV)/.installed-dev
+# GPU targets (cuda, rocm, vulkan-spirv; see README "GPU targets"): the tools that validate the
+# generated code (ld.lld + llvm-readelf for AMDGPU, spirv-val for SPIR-V), the software Vulkan
+# driver (Mesa lavapipe) that the `vulkan` device runs on, and the `gpu` extra (the `vulkan`
+# binding, a ptxas from PyPI). Debian packages only where apt-get exists and we are root.
+GPU_APT := llvm-22 lld-22 spirv-tools mesa-vulkan-drivers libvulkan1
+gpu-deps: | $(BIN)/python
+	@if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  missing=$$(for p in $(GPU_APT); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  fi; \
+	else echo "gpu-deps: not root or no apt-get; install $(GPU_APT) by hand (GPU tests skip without them)"; fi
+	$(BIN)/python -m pip install --quiet -e '.[gpu]'
+
+# Framework importers (README "Importing models"): the jax, torch and onnx extras, so the
+# import tests and the ONNX conformance run (tests/onnx_status.py) run in CI. About 1.6 GB and
+# under 2 minutes on a fresh venv; nothing when already installed.
+$(VENV)/.installed-import: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[jax,torch,onnx]'
+	touch $@
+import-deps: $(VENV)/.installed-import
+
+test: $(VENV)/.installed-dev gpu-deps import-deps
 	$(BIN)/python -m pytest tests -q
+
+# ONNX conformance (README "Importing models"): every ONNX node test through torch-mlir to
+# StableHLO, run on the reference and local-task devices; prints converted / ran / matched.
+# ONNX_BUDGET=SECONDS starts no test after that (CI bounds its time so; the summary says so).
+ONNX_BUDGET ?= 0
+onnx-status: $(VENV)/.installed-dev import-deps
+	$(BIN)/python -m tests.onnx_status --budget $(ONNX_BUDGET) --tsv $(VENV)/onnx_status.tsv
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet xdsl

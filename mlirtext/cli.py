@@ -1,4 +1,4 @@
-"""The `mlirtext` command: `mlirtext opt FILE`, `mlirtext run FILE`, `mlirtext check FILE` (and, in later issues, more).
+"""The `mlirtext` command: `mlirtext opt FILE`, `mlirtext run FILE`, `mlirtext check FILE`, `mlirtext bench FILE` (and, in later issues, more).
 
 Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad
 request). Problems are printed MLIR-style on stderr, never as a traceback.
@@ -45,10 +45,11 @@ def build_argparser() -> argparse.ArgumentParser:
                      help="an argument: 2x3xf32=1 2 3 4 5 6, f32=0.5, 7, or @x.npy (repeat per argument)")
     run.add_argument("--output", dest="outputs", action="append", default=[], metavar="DEST",
                      help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
-    run.add_argument("--device", default=None, choices=["reference", "local-sync", "local-task"],
+    run.add_argument("--device", default=None, choices=["reference", "local-sync", "local-task", "vulkan", "cuda"],
                      help="reference: the interpreter (default for .mlir); local-sync / local-task: native "
                           "kernels on the VM, one by one / on a thread pool (default for .vmpack); an .mlir "
-                          "is then compiled in memory for llvm-cpu")
+                          "is then compiled in memory for llvm-cpu; vulkan / cuda: the module's vulkan-spirv / "
+                          "cuda kernels on a GPU (vulkan runs on Mesa lavapipe without one)")
     run.add_argument("--print-statistics", action="store_true",
                      help="report dispatches, time and peak memory of the run on stderr (VM devices)")
     from .vm.commands import add_arguments as add_vm_commands
@@ -65,6 +66,10 @@ def build_argparser() -> argparse.ArgumentParser:
     lsp.add_argument("--stdio", action="store_true", help="talk over standard input/output (the default)")
     from .targets.commands import add_arguments as add_target_commands
     add_target_commands(sub)
+    from .bench.command import add_arguments as add_bench_command
+    add_bench_command(sub)
+    from .importers.command import add_arguments as add_import_command
+    add_import_command(sub)
     return parser
 
 
@@ -265,7 +270,7 @@ def _public_functions(module) -> list[str]:
 
 def cmd_run(args) -> int:
     from .vm.commands import run_compiled
-    if args.device in ("local-sync", "local-task") or args.input.endswith(".vmpack") or \
+    if args.device in ("local-sync", "local-task", "vulkan", "cuda") or args.input.endswith(".vmpack") or \
             _starts_like_module_file(args.input):
         return run_compiled(args)
     return cmd_interpret(args)
@@ -393,6 +398,12 @@ def main(argv=None) -> int:
             return cmd_translate(args)
         if args.command == "lsp":
             return cmd_lsp()
+        if args.command == "import":
+            from .importers.command import cmd_import
+            return cmd_import(args)
+        if args.command == "bench":
+            from .bench.command import cmd_bench
+            return cmd_bench(args)
         if args.command in ("compile", "dump"):
             from .vm import commands
             return commands.cmd_compile(args) if args.command == "compile" else commands.cmd_dump(args)

@@ -38,12 +38,29 @@ def _op(doc: Document, t: Target, lowered) -> str:
         lines.append("results: " + ", ".join(f"`{r.type}`" for r in op.results))
     if op.name in ("func.func", "llvm.func") and "function_type" in op.attributes:
         lines.append(f"signature: `{op.attributes['function_type']}`")
+    origin = _origin(doc, t, op)
+    if origin:
+        lines.append(origin)
     text = "\n\n".join(lines)
     if lowered is not None:
         extra = lowered(op)
         if extra:
             text += "\n\n---\n\n" + extra
     return text
+
+
+def _origin(doc: Document, t: Target, op: Operation) -> str:
+    """Where the op came from, by its `loc(...)` (an importer's: the Python line); '' if unknown."""
+    if op.location is None:
+        return ""
+    from ..ir.locations import describe
+    aliases = doc.chunk_of(t.piece).aliases
+
+    def alias_text(name: str):
+        found = aliases.get(name)
+        value = found[0].parsed.attr_aliases.get(name) if found else None
+        return None if value is None else str(value)
+    return describe(str(op.location), alias_text)
 
 
 def _value(doc: Document, t: Target, lowered) -> str:

@@ -151,7 +151,7 @@ def _int_attr(attr, default: int = 1) -> int:
 
 def _zero_dense(e: T.Type):
     from ...ir.dense import DenseElementsAttr
-    return DenseElementsAttr(T.RankedTensorType((), e), [0.0 if T.is_float(e) else 0], True, None)
+    return DenseElementsAttr(T.RankedTensorType((), e), (0.0 if T.is_float(e) else 0,), True, None)
 
 
 # ---- loops inside a body -----------------------------------------------------------------------

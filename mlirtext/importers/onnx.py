@@ -1,0 +1,112 @@
+"""ONNX models to StableHLO, TOSA or Linalg through torch-mlir: its ONNX importer (what
+`torch-mlir-import-onnx` runs) to the torch dialect, then `torch-onnx-to-torch-backend-pipeline`
+and a backend pipeline (what `torch-mlir-opt` runs), in this process."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+from .common import ImportFailed, Imported, parse_imported, require
+
+#: `--to` names and torch-mlir's backend pipelines.
+PIPELINES = {
+    "stablehlo": "torch-backend-to-stablehlo-backend-pipeline",
+    "tosa": "torch-backend-to-tosa-backend-pipeline",
+    "linalg": "torch-backend-to-linalg-on-tensors-backend-pipeline",
+}
+
+
+def import_model(path: str, to: str = "stablehlo", name: str = "") -> Imported:
+    """The .onnx model at `path` as a parsed module at level `to`. torch-mlir runs in a child
+    process: on some models it crashes (a segmentation fault in `torch-mlir-opt` as well), and
+    that must be an error message, not the end of the caller's process."""
+    text = convert_in_child(path, to)
+    return Imported(text, parse_imported(text, name or path))
+
+
+def convert_in_child(path: str, to: str) -> str:
+    """`convert(path, to)` in a child process (`python -m mlirtext.importers.onnx PATH TO`)."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+    child = subprocess.run([sys.executable, "-m", "mlirtext.importers.onnx", path, to], env=env,
+                           capture_output=True, text=True)
+    if child.returncode == 0:
+        return child.stdout
+    if child.returncode < 0:
+        raise ImportFailed(f"torch-mlir crashed ({signal.Signals(-child.returncode).name}) converting '{path}' "
+                           f"to {to}")
+    raise ImportFailed(child.stderr.strip() or f"converting '{path}' failed (exit status {child.returncode})")
+
+
+def convert(model, to: str = "stablehlo") -> str:
+    """The MLIR text torch-mlir makes of `model` at level `to` (ImportFailed when it cannot)."""
+    onnx = require("onnx", "onnx", "ONNX")
+    require("torch_mlir", "onnx", "ONNX")
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras import onnx_importer
+    from torch_mlir.ir import Context, MLIRError
+    from torch_mlir.passmanager import PassManager
+    if to not in PIPELINES:
+        raise ImportFailed(f"unknown target level '{to}': one of {', '.join(PIPELINES)}")
+    proto = _load(onnx, model) if isinstance(model, str) else model
+    context = Context()
+    torch_d.register_dialect(context)
+    try:
+        info = onnx_importer.ModelInfo(proto)
+        module = info.create_module(context=context).operation
+        onnx_importer.NodeImporter.define_function(info.main_graph, module).import_all()
+    except Exception as e:  # the importer rejects the graph (an unsupported type or attribute)
+        raise ImportFailed(f"torch-mlir's ONNX importer rejected the model: {type(e).__name__}: {e}") from None
+    pipeline = f"builtin.module(torch-onnx-to-torch-backend-pipeline,{PIPELINES[to]})"
+    try:
+        with context:
+            PassManager.parse(pipeline).run(module)
+    except MLIRError as e:
+        raise ImportFailed(_conversion_problem(e, to)) from None
+    return module.get_asm()
+
+
+def _load(onnx, path: str):
+    """The model with inferred shapes (the importer needs them), as torch-mlir-import-onnx loads it."""
+    try:
+        proto = onnx.load(path)
+    except Exception as e:  # a missing file, or bytes that are no ONNX protobuf
+        raise ImportFailed(f"cannot read ONNX model '{path}': {type(e).__name__}: {e}") from None
+    try:
+        onnx.checker.check_model(proto)
+        return onnx.shape_inference.infer_shapes(proto)
+    except Exception as e:
+        raise ImportFailed(f"'{path}' is not a valid ONNX model: {type(e).__name__}: {_first_line(e)}") from None
+
+
+#: The op a `torch.operator` stands for, in its custom (`torch.operator "onnx.X"`) or generic form.
+_ONNX_OP = re.compile(r'"onnx\.(\w+)"')
+
+
+def _conversion_problem(error, to: str) -> str:
+    """Which ONNX op (and node) torch-mlir left unconverted, from its diagnostics."""
+    lines = []
+    for d in error.error_diagnostics:
+        text = "\n".join([d.message] + [n.message for n in d.notes])
+        op = _ONNX_OP.search(text) or _ONNX_OP.search(str(d.location))
+        where = f" at {d.location}" if str(d.location) not in ("loc(unknown)", 'loc("")') else ""
+        if op:
+            lines.append(f"the ONNX op {op.group(1)}{where} has no conversion to {to} in torch-mlir: {d.message}")
+        else:
+            lines.append(f"{d.message}{where}")
+    return "torch-mlir could not convert the model:\n  " + "\n  ".join(lines or [_first_line(error)])
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [""])[0]
+
+
+if __name__ == "__main__":  # the child process of `convert_in_child`
+    try:
+        sys.stdout.write(convert(sys.argv[1], sys.argv[2]))
+    except ImportFailed as e:
+        sys.stderr.write(str(e))
+        sys.exit(1)

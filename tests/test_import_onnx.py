@@ -1,0 +1,99 @@
+"""`mlirtext import onnx` through torch-mlir, its messages, and the ONNX conformance runner
+(`python -m tests.onnx_status`) on a few of the ONNX node tests."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed (pip install 'mlirtext[onnx]'; "
+                                          "make import-deps installs it, as CI does)")
+pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (pip install 'mlirtext[onnx]')")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from mlirtext.cli import main  # noqa: E402
+from mlirtext.importers.common import ImportFailed  # noqa: E402
+from mlirtext.importers.onnx import import_model  # noqa: E402
+from mlirtext.interpreter import Interpreter  # noqa: E402
+from tests import onnx_status  # noqa: E402
+
+W = np.arange(12, dtype=np.float32).reshape(4, 3) / 10 - 0.5
+B = np.array([0.5, -1.0, 0.25], np.float32)
+
+
+def _dense_relu(path):
+    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["h"], name="dense"),
+             helper.make_node("Relu", ["h"], ["y"], name="activation")]
+    graph = helper.make_graph(nodes, "dense_relu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                              [numpy_helper.from_array(W, "w"), numpy_helper.from_array(B, "b")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("to", ["stablehlo", "tosa", "linalg"])
+def test_a_model_imports_at_each_level_and_computes_what_onnx_means(tmp_path, to):
+    imported = import_model(_dense_relu(tmp_path / "m.onnx"), to=to)
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    got = Interpreter(imported.module).call("dense_relu", [x])[0]
+    np.testing.assert_allclose(got, np.maximum(x @ W + B, 0), rtol=1e-6, atol=1e-6)
+
+
+def test_the_command_writes_stablehlo(tmp_path):
+    out = tmp_path / "m.mlir"
+    assert main(["import", "onnx", _dense_relu(tmp_path / "m.onnx"), "-o", str(out)]) == 0
+    assert "stablehlo.dot_general" in out.read_text() or "stablehlo.dot" in out.read_text()
+
+
+def test_an_op_torch_mlir_cannot_convert_is_named_with_its_node(tmp_path):
+    model = onnx.load(os.path.join(onnx_status.node_tests_dir(), "test_affine_grid_2d", "model.onnx"))
+    for node in model.graph.node:
+        node.name = "grid_" + node.op_type
+    onnx.save(model, tmp_path / "grid.onnx")
+    with pytest.raises(ImportFailed, match=r'the ONNX op AffineGrid at loc\("grid_AffineGrid"\) has no conversion '
+                                           r'to stablehlo'):
+        import_model(str(tmp_path / "grid.onnx"))
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "cannot read ONNX model"), (b"not a protobuf at all", "cannot read ONNX model")])
+def test_unreadable_model_files_are_one_clear_error(tmp_path, capsys, content, message):
+    path = tmp_path / "bad.onnx"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["import", "onnx", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_crash_inside_torch_mlir_is_an_error_not_the_end_of_the_process(capsys):
+    # torch-mlir 20261001 dies with SIGSEGV on this node test (torch-mlir-opt does too).
+    model = os.path.join(onnx_status.node_tests_dir(), "test_averagepool_3d_default", "model.onnx")
+    assert main(["import", "onnx", model]) == 1
+    assert "torch-mlir crashed (SIGSEGV) converting" in capsys.readouterr().err
+
+
+def test_the_conformance_runner_converts_runs_and_compares_node_tests():
+    root = onnx_status.node_tests_dir()
+    record = onnx_status.run_one(os.path.join(root, "test_add_bcast"))
+    assert record["converted"] and record["reference"] == "matched" and record["local-task"] == "matched"
+    record = onnx_status.run_one(os.path.join(root, "test_affine_grid_2d"), ("reference",))
+    assert not record["converted"] and "AffineGrid" in record["why"]
+
+
+def test_the_runner_reports_a_wrong_result_and_a_test_over_its_time_limit():
+    want = [np.array([1.0, 2.0], np.float32)]
+    assert onnx_status.outputs_match([np.array([1.0, 2.0001], np.float32)], want) == ""
+    assert "max abs error 0.5" in onnx_status.outputs_match([np.array([1.0, 2.5], np.float32)], want)
+    assert "shape" in onnx_status.outputs_match([np.zeros(3, np.float32)], want)
+    root = onnx_status.node_tests_dir()
+    records = onnx_status.run_all([os.path.join(root, "test_abs")], jobs=1, time_limit=0.01,
+                                  devices=("reference",))
+    assert records[0]["why"] == "over the 0.01 s time limit" and not records[0]["converted"]
+    assert "converted to StableHLO by torch-mlir: 0" in onnx_status.summary(records, ("reference",))
+    crash = onnx_status.run_all([os.path.join(root, "test_averagepool_3d_default")], jobs=1, time_limit=60,
+                                devices=("reference",))[0]   # torch-mlir segfaults converting it
+    assert crash["why"] == "crashed" and not crash["converted"]
