@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-EXAMPLE := mlirtext/examples/mlp_stablehlo.mlir
+EXAMPLE := examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 

@@ -92,7 +92,7 @@ def test_edits_reparse_only_the_changed_function_and_match_a_fresh_parse():
 
 
 def test_lowered_forms_are_cached_per_op_text():
-    text = (Path(__file__).resolve().parent.parent / "mlirtext" / "examples" / "mlp_stablehlo.mlir").read_text()
+    text = (Path(__file__).resolve().parent.parent / "examples" / "mlp_stablehlo.mlir").read_text()
     doc = Document("file:///mlp.mlir", text, 1)
     forms = LoweredForms(ThreadPoolExecutor(1))
     first = op_at(doc, text.index("stablehlo.add %0"))

@@ -13,7 +13,7 @@ import pytest
 from .gpu_status import need_tools
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAM = ROOT / "mlirtext" / "examples" / "softmax_stablehlo.mlir"
+PROGRAM = ROOT / "examples" / "softmax_stablehlo.mlir"
 
 
 def mlirtext(*args, cwd=None):

@@ -201,7 +201,7 @@ def test_elementwise_chains_fuse_into_one_generic():
     lower(CHAIN, "llvm")  # and the fused op lowers all the way, with the same numbers
 
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "mlirtext" / "examples").glob("*.mlir"))
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 
 
 @pytest.mark.oracle

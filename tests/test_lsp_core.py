@@ -34,7 +34,7 @@ func.func @caller(%y: tensor<4xf32>) -> tensor<4xf32> {
 @pytest_lsp.fixture(scope="module", config=SERVER)
 async def client(lsp_client: LanguageClient):
     await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=T.ClientCapabilities(), root_uri=(ROOT / "mlirtext" / "examples").as_uri()))
+        capabilities=T.ClientCapabilities(), root_uri=(ROOT / "examples").as_uri()))
     yield
     await lsp_client.shutdown_session()
 

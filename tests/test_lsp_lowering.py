@@ -11,7 +11,7 @@ from tests.lsp_support import ROOT, SERVER, offset_at, open_and_wait, position_o
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-MLP = (ROOT / "mlirtext" / "examples" / "mlp_stablehlo.mlir").read_text()
+MLP = (ROOT / "examples" / "mlp_stablehlo.mlir").read_text()
 
 TWO_FUNCS = """\
 // A comment before the function: the lowering edit must leave it alone.

@@ -17,7 +17,7 @@ from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.pipeline import parse_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted((ROOT / "mlirtext" / "examples").glob("*.mlir")) + \
+PROGRAMS = sorted((ROOT / "examples").glob("*.mlir")) + \
     sorted((ROOT / "benchmarks" / "programs").glob("*.mlir"))
 
 

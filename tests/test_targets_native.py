@@ -19,7 +19,7 @@ from mlirtext.targets.native_call import NativeCallError
 from .native_status import compare, native_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted((ROOT / "mlirtext" / "examples").glob("*.mlir")) + \
+PROGRAMS = sorted((ROOT / "examples").glob("*.mlir")) + \
     sorted((ROOT / "benchmarks" / "programs").glob("*.mlir"))
 #: Programs without long reductions: each output element is the same scalar arithmetic natively and in
 #: the interpreter, so they agree to the polynomial approximation's ulp bound.
@@ -71,7 +71,7 @@ def test_native_equals_interpreter(path):
 
 
 def test_elementwise_loop_vectorises_without_libm_calls():
-    compiled = compile_module(parse(ROOT / "mlirtext" / "examples" / "softmax_stablehlo.mlir"))
+    compiled = compile_module(parse(ROOT / "examples" / "softmax_stablehlo.mlir"))
     ir = compiled.native.llvm_ir
     assert "x float>" in ir          # a vector loop (<4 x float>, <8 x float>, ...)
     assert "@expf" not in ir and "@llvm.exp." not in ir
@@ -95,7 +95,7 @@ def test_corpus_sample_runs_natively():
 
 
 def test_wrong_arguments_name_the_argument():
-    fns = load_module_functions(parse(ROOT / "mlirtext" / "examples" / "softmax_stablehlo.mlir"))
+    fns = load_module_functions(parse(ROOT / "examples" / "softmax_stablehlo.mlir"))
     fn = fns["softmax"]
     with pytest.raises(NativeCallError, match="argument 0 of @softmax: expected tensor<2x8xf32>, got shape 3x8"):
         fn(np.zeros((3, 8), np.float32))
@@ -120,7 +120,7 @@ def test_malformed_objects_are_refused_not_crashing():
 @pytest.mark.parametrize("stem", ["mlp_stablehlo", "softmax_stablehlo"])
 def test_native_matches_iree_run_module(stem, tmp_path):
     from .oracle import iree_compile, iree_run
-    path = ROOT / "mlirtext" / "examples" / f"{stem}.mlir"
+    path = ROOT / "examples" / f"{stem}.mlir"
     module = parse(path)
     (name, fn), = load_module_functions(module).items()
     args = inputs_for(fn.signature, seed=3)

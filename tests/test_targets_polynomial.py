@@ -113,7 +113,7 @@ def test_expanded_loops_vectorise():
 @pytest.mark.parametrize("example", ["softmax_stablehlo.mlir"])
 def test_check_semantics_passes_with_the_pass_in_the_pipeline(example, tmp_path, capsys):
     loops = tmp_path / "loops.mlir"
-    assert main(["opt", str(ROOT / "mlirtext" / "examples" / example), "--lower-to=loops", "-o", str(loops)]) == 0
+    assert main(["opt", str(ROOT / "examples" / example), "--lower-to=loops", "-o", str(loops)]) == 0
     capsys.readouterr()
     assert main(["opt", str(loops), "--math-polynomial-approximation", "--check-semantics", "--lower-to=llvm",
                  "-o", str(tmp_path / "llvm.mlir")]) == 0

@@ -65,7 +65,7 @@ def test_interchange_makes_the_matmul_loop_vectorise_and_keeps_results_exact():
     x = rng.integers(-4, 5, (4, 8)).astype(np.float32)
     w = rng.integers(-4, 5, (8, 16)).astype(np.float32)
     b = rng.integers(-4, 5, 16).astype(np.float32)
-    data = module_file(ROOT / "mlirtext" / "examples" / "dense_linalg.mlir")
+    data = module_file(ROOT / "examples" / "dense_linalg.mlir")
     got = runtime.load_module(data, device="local-sync").dense(x, w, b)
     assert np.array_equal(got, np.maximum(x @ w + b, 0))
 

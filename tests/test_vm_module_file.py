@@ -16,7 +16,7 @@ from mlirtext.vm.modfile import VERSION, read_module_file
 
 from .test_vm_programs import ROOT, module_file
 
-DENSE = ROOT / "mlirtext" / "examples" / "dense_linalg.mlir"
+DENSE = ROOT / "examples" / "dense_linalg.mlir"
 MLP = ROOT / "benchmarks" / "programs" / "mlp.mlir"
 
 

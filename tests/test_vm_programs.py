@@ -10,7 +10,7 @@ import pytest
 from mlirtext import runtime
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = sorted((ROOT / "mlirtext" / "examples").glob("*.mlir")) + \
+PROGRAMS = sorted((ROOT / "examples").glob("*.mlir")) + \
     sorted((ROOT / "benchmarks" / "programs").glob("*.mlir"))
 _CACHE: dict = {}
 

@@ -47,7 +47,7 @@ mkdirSync(workspace, { recursive: true });
 mkdirSync(join(dirs.userData, 'User'), { recursive: true });
 mkdirSync(dirs.env.HOME, { recursive: true });
 mkdirSync(dirs.env.TMPDIR, { recursive: true });
-const examples = join(REPO, 'mlirtext/examples');
+const examples = join(REPO, 'examples');
 for (const f of readdirSync(examples).filter((f) => f.endsWith('.mlir'))) {
   copyFileSync(join(examples, f), join(workspace, f));
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { argumentTypes, definedValues, definitionLine, findFunctions, functionAtLine } from '../../src/functions';
 
-const EXAMPLES = join(__dirname, '..', '..', '..', '..', 'mlirtext', 'examples');
+const EXAMPLES = join(__dirname, '..', '..', '..', '..', 'examples');
 
 test('the bundled MLP: one function, its lines and argument types', () => {
   const text = readFileSync(join(EXAMPLES, 'mlp_stablehlo.mlir'), 'utf8');

@@ -8,7 +8,7 @@ import * as oniguruma from 'vscode-oniguruma';
 import * as textmate from 'vscode-textmate';
 
 const ROOT = join(__dirname, '..', '..', '..');
-const EXAMPLES = join(ROOT, '..', 'mlirtext', 'examples');
+const EXAMPLES = join(ROOT, '..', 'examples');
 let grammar: textmate.IGrammar;
 
 before(async () => {

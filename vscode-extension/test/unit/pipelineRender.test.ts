@@ -4,7 +4,7 @@ import { escapeHtml, highlightLine, namedDefinitions, opName } from '../../src/p
 import { PipelineResult, allDialects, dialectCounts, dialectFamily, levelSeconds, totalOps } from '../../src/pipeline/model';
 import { columns, renderChart, renderDeviceRuns, renderPassTimes, renderPipeline } from '../../src/pipeline/render';
 
-// Trimmed from a real `mlirtext.pipeline` answer for @mlp (mlirtext/examples/mlp_stablehlo.mlir).
+// Trimmed from a real `mlirtext.pipeline` answer for @mlp (examples/mlp_stablehlo.mlir).
 const RESULT: PipelineResult & { levels: PipelineResult['levels'] & object } = {
   function: 'mlp',
   error: null,
