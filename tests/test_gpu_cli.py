@@ -90,3 +90,13 @@ def test_a_device_whose_target_was_not_compiled_says_how_to_get_it(tmp_path):
 def test_unknown_target_is_refused():
     done = mlirtext("compile", PROGRAM, "-o", "/dev/null", "--target=llvm-cpu,metal")
     assert done.returncode != 0 and "unknown target 'metal'" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("flag, name", [("--cuda-arch", "sm_1"), ("--cuda-arch", "80"), ("--rocm-arch", "gfx1"),
+                                        ("--rocm-arch", "mi300")])
+def test_a_misspelt_gpu_processor_is_refused(flag, name, tmp_path):
+    # LLVM only warns about a processor it does not know and generates generic code.
+    out = tmp_path / "m.vmpack"
+    done = mlirtext("compile", PROGRAM, "-o", out, "--target=cuda,rocm", flag, name)
+    assert done.returncode == 1 and f"'{name}' is not a" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()

@@ -8,6 +8,7 @@ in memory for llvm-cpu first; `run FILE.vmpack` runs the module file (default de
 """
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -185,8 +186,10 @@ def add_arguments(sub) -> None:
                       help="llvm-cpu: native kernels for this CPU (default); reference: interpreted kernels only; "
                            "cuda (PTX), rocm (AMDGPU object), vulkan-spirv (SPIR-V): GPU kernels; several "
                            "targets, comma-separated, give one executable each in the module file")
-    comp.add_argument("--cuda-arch", default="sm_80", help="the PTX architecture for --target=cuda (default sm_80)")
-    comp.add_argument("--rocm-arch", default="gfx942", help="the AMDGPU processor for --target=rocm (default gfx942)")
+    comp.add_argument("--cuda-arch", default="sm_80", type=_arch("sm_", CUDA_ARCH),
+                      help="the PTX architecture for --target=cuda (default sm_80)")
+    comp.add_argument("--rocm-arch", default="gfx942", type=_arch("gfx", ROCM_ARCH),
+                      help="the AMDGPU processor for --target=rocm (default gfx942)")
     comp.add_argument("--validate", action="store_true",
                       help="check GPU code with ptxas (sm_80 and sm_90), ld.lld + llvm-readelf (HSA code object), "
                            "spirv-val; a kernel that fails is a compile error")
@@ -197,6 +200,23 @@ def add_arguments(sub) -> None:
     dump.add_argument("--ir", action="store_true", help="also print the kernels (MLIR and LLVM IR)")
     dump.add_argument("--print-target-code", action="store_true",
                       help="also print each GPU kernel's code: PTX, AMDGPU assembly, SPIR-V assembly")
+
+
+#: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
+#: generates code for a generic one, so a misspelt name is refused here instead.
+CUDA_ARCH = re.compile(r"sm_[1-9][0-9]{1,2}[af]?")
+ROCM_ARCH = re.compile(r"gfx[0-9]{2,4}[0-9a-f]?")
+
+
+def _arch(example: str, form: "re.Pattern"):
+    """An argparse type: a processor name of `form` (for example sm_80, gfx942)."""
+    def check(text: str) -> str:
+        import argparse
+        if not form.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a {example}... processor name "
+                                             f"(for example {'sm_80, sm_90' if example == 'sm_' else 'gfx90a, gfx942'})")
+        return text
+    return check
 
 
 def _targets(text: str) -> str:
