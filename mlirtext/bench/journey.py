@@ -74,13 +74,13 @@ def _dispatches(data: bytes, target: str) -> tuple[list, str]:
 
 def _became(mf, target: str):
     """`(kernel name, kernel record) -> (what it became, its code, what the code is)` for `target`."""
-    from ..vm.dump import _kernel_kinds
+    from ..vm.dump import kernel_kinds
     exe = mf.manifest["executables"].get(target)
     if target == "reference" or exe is None:
         return lambda name, k: ("interpreted by the reference device (linalg on tensors)", "", "")
     if "llvm_ir" in exe:   # llvm-cpu: one object for all kernels, its LLVM IR beside it
         ir = mf.entry(exe["llvm_ir"]).decode()
-        vectors = _kernel_kinds(ir)
+        vectors = kernel_kinds(ir)
 
         def native(name, k):
             what = k.get("implementation", "generated loops")

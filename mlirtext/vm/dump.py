@@ -13,7 +13,7 @@ def _size(n: int) -> str:
     return f"{n} B" if n < 10240 else f"{n / 1024:.1f} KiB" if n < 10 * 1024 * 1024 else f"{n / 1048576:.1f} MiB"
 
 
-def _kernel_kinds(ir: str) -> dict:
+def kernel_kinds(ir: str) -> dict:
     """Per kernel in the optimised LLVM IR: its vector widths (whether the loops vectorised)."""
     kinds: dict = {}
     for m in re.finditer(r"define [^@]*@(\w+)\(.*?\n}\n", ir, re.S):
@@ -76,7 +76,7 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
             sizes = f"{len(paths)} kernels, {_size(sum(len(mf.entry(p)) for p in paths))}"
             extra = f" {exe['arch']}"
         out.append(f"{target} ({exe['format']}){extra}: {sizes}")
-    kinds = _kernel_kinds(mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()) \
+    kinds = kernel_kinds(mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()) \
         if "llvm-cpu" in m["executables"] else {}
     out += ["", "//----- Kernels -----"]
     for name, k in m["kernels"].items():
