@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 
-from .diagnostics import Diagnostic, has_errors
+from .diagnostics import Diagnostic, has_errors, report
 
 
 class _Parser(argparse.ArgumentParser):
@@ -111,8 +111,9 @@ def _add_pass_arguments(opt) -> None:
     group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
 
 
-def read_input(path: str) -> tuple[str, str] | Diagnostic:
-    """(text, display name) of a file or stdin, or a diagnostic saying why not."""
+def read_input(path: str) -> tuple[str, str] | None:
+    """(text, display name) of a file or stdin; None after reporting why it cannot be read."""
+    problem = None
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -122,13 +123,16 @@ def read_input(path: str) -> tuple[str, str] | Diagnostic:
                 data = f.read()
             name = path
     except OSError as e:
-        return Diagnostic("error", f"could not open input file '{path}': {e.strerror}")
-    try:
-        return data.decode("utf-8"), name
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        return Diagnostic("error", f"{name}:{line}: input is not UTF-8 text "
-                          f"(byte 0x{data[e.start]:02x} at offset {e.start})")
+        problem = Diagnostic("error", f"could not open input file '{path}': {e.strerror}")
+    else:
+        try:
+            return data.decode("utf-8"), name
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            problem = Diagnostic("error", f"{name}:{line}: input is not UTF-8 text "
+                                 f"(byte 0x{data[e.start]:02x} at offset {e.start})")
+    report([problem])
+    return None
 
 
 def write_output(path: str, text: str) -> Diagnostic | None:
@@ -150,11 +154,6 @@ def write_output(path: str, text: str) -> Diagnostic | None:
     except OSError as e:
         return Diagnostic("error", f"could not write output file '{path}': {e.strerror}")
     return None
-
-
-def _emit(diagnostics) -> None:
-    for d in diagnostics:
-        print(d.format(), file=sys.stderr)
 
 
 def _list_passes() -> str:
@@ -222,8 +221,7 @@ def cmd_opt(args) -> int:
         print(pm, file=sys.stderr)
         return 1
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
     results = api.parse_chunks(text, name, args.split_input_file)
@@ -233,12 +231,12 @@ def cmd_opt(args) -> int:
             result.diagnostics.extend(_run_passes(pm, result, args.lower_to))
         if args.verify_diagnostics:
             problems = check(result.source, result.start, result.end, result.diagnostics)
-            _emit(problems)
+            report(problems)
             failed |= bool(problems)
             if not has_errors(result.diagnostics):
                 outputs.append(api.to_text(result, args.generic, args.locations))
             continue
-        _emit(result.diagnostics)
+        report(result.diagnostics)
         if has_errors(result.diagnostics):
             failed = True
             continue
@@ -251,7 +249,7 @@ def cmd_opt(args) -> int:
         return 1
     problem = write_output(args.output, "// -----\n".join(outputs))
     if problem is not None:
-        _emit([problem])
+        report([problem])
         return 1
     return 0
 
@@ -293,20 +291,19 @@ def cmd_interpret(args) -> int:
     from .interpreter.abi import ABI_ATTR, signature
     from .values import ValueError_
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
     result = api.parse_and_verify(text, name)
     if not result.ok:
-        _emit(result.diagnostics)
+        report(result.diagnostics)
         return 1
     interp = Interpreter(result.module)
     fn_name = args.function
     if fn_name is None:
         public = _public_functions(result.module)
         if len(public) != 1:
-            _emit([Diagnostic("error", f"{name}: --function is needed: the module has "
+            report([Diagnostic("error", f"{name}: --function is needed: the module has "
                               f"{len(public)} public functions ({', '.join(public) or 'none'})")])
             return 1
         fn_name = public[0]
@@ -321,10 +318,10 @@ def cmd_interpret(args) -> int:
         print(f"EXEC @{fn_name.lstrip('@')}", flush=True)  # before the run, whose own prints follow
         outputs = interp.call(fn_name.lstrip("@"), inputs)
     except ValueError_ as e:
-        _emit([Diagnostic("error", str(e))])
+        report([Diagnostic("error", str(e))])
         return 1
     except InterpreterError as e:
-        _emit([Diagnostic("error", str(e), e.span)])
+        report([Diagnostic("error", str(e), e.span)])
         return 1
     return print_outputs(args, outputs, ftype.results)
 
@@ -345,7 +342,7 @@ def print_outputs(args, outputs, types) -> int:
         print(format_results(outputs, types))
         return 0
     if len(args.outputs) > len(outputs):
-        _emit([Diagnostic("error", f"{len(args.outputs)} --output given for {len(outputs)} results")])
+        report([Diagnostic("error", f"{len(args.outputs)} --output given for {len(outputs)} results")])
         return 1
     try:
         for spec, value, t in zip(args.outputs, outputs, types):
@@ -353,7 +350,7 @@ def print_outputs(args, outputs, types) -> int:
             if shown is not None:
                 print(shown)
     except ValueError_ as e:
-        _emit([Diagnostic("error", str(e))])
+        report([Diagnostic("error", str(e))])
         return 1
     return 0
 
@@ -361,17 +358,16 @@ def print_outputs(args, outputs, types) -> int:
 def cmd_check(args) -> int:
     from .checking import check_text, format_result, summary
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
-    report = check_text(text, name, args.split_input_file, args.time_limit or None)
-    _emit(report.diagnostics)
-    for r in report.results:
+    checked = check_text(text, name, args.split_input_file, args.time_limit or None)
+    report(checked.diagnostics)
+    for r in checked.results:
         if not (args.quiet and r.passed):
             print(format_result(r))
-    print(summary(report))
-    return 0 if report.ok else 1
+    print(summary(checked))
+    return 0 if checked.ok else 1
 
 
 def cmd_lsp() -> int:

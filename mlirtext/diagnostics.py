@@ -61,5 +61,12 @@ def error(message: str, span: Optional[Span] = None) -> Diagnostic:
     return Diagnostic("error", message, span)
 
 
+def report(diagnostics) -> None:
+    """Print diagnostics to stderr as mlir-opt does (the commands' one way to report)."""
+    import sys
+    for d in diagnostics:
+        print(d.format(), file=sys.stderr)
+
+
 def has_errors(diagnostics) -> bool:
     return any(d.severity == "error" for d in diagnostics)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, report
 
 
 def _names(text: str) -> list:
@@ -53,34 +53,28 @@ def cmd_bench(args) -> int:
                         inputs=args.inputs, rounds=args.rounds, warmup=args.warmup, seed=args.seed,
                         compare_iree=args.compare_iree)
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
     try:
-        report = run_bench(text, name, settings, Progress(enabled=not args.no_progress))
+        measured = run_bench(text, name, settings, Progress(enabled=not args.no_progress))
     except BenchError as e:
-        _emit(e.diagnostics)
+        report(e.diagnostics)
         return 1
     if args.json:
-        sys.stdout.write(json.dumps(report_json(report), indent=2) + "\n")
+        sys.stdout.write(json.dumps(report_json(measured), indent=2) + "\n")
     else:
-        sys.stdout.write(format_report(report))
+        sys.stdout.write(format_report(measured))
     if args.html:
         from .page import render_page
-        problem = write_output(args.html, render_page(report, text))
+        problem = write_output(args.html, render_page(measured, text))
         if problem is not None:
-            _emit([problem])
+            report([problem])
             return 1
     # Wrong or broken numbers fail the command; so does a target named in --targets that does not
     # compile (with the default, every target, one that does not compile is only reported).
-    bad = [r for r in report.rows
+    bad = [r for r in measured.rows
            if r.status == MISMATCH or r.status == FAILED and (r.device != "-" or args.targets is not None)]
     for r in bad:
-        _emit([Diagnostic("error", f"{r.label}: {r.status}: {r.message}")])
+        report([Diagnostic("error", f"{r.label}: {r.status}: {r.message}")])
     return 1 if bad else 0
-
-
-def _emit(diagnostics) -> None:
-    for d in diagnostics:
-        print(d.format(), file=sys.stderr)

@@ -40,19 +40,20 @@ def _add_example_inputs(p) -> None:
 
 
 def cmd_import(args) -> int:
-    from ..cli import _emit, write_output
+    from ..cli import write_output
+    from ..diagnostics import report
     from ..diagnostics import Diagnostic
     from .common import ImportFailed
     try:
         imported = _import(args)
     except ImportFailed as e:
-        _emit([Diagnostic("error", str(e))])
+        report([Diagnostic("error", str(e))])
         return 1
     problem = write_output(args.output, imported.text if imported.text.endswith("\n") else imported.text + "\n")
     if problem is None and imported.weight_names:
         problem = _write_weights(args.output, imported)
     if problem is not None:
-        _emit([problem])
+        report([problem])
         return 1
     return 0
 

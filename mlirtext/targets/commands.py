@@ -23,34 +23,33 @@ def add_arguments(sub) -> None:
 
 def cmd_translate(args) -> int:
     from .. import api
-    from ..cli import _emit, read_input, write_output
-    from ..diagnostics import Diagnostic
+    from ..cli import read_input, write_output
+    from ..diagnostics import Diagnostic, report
     from ..transforms.conversions.levels import level_of
     from .llvm_cpu import CompileError, compile_llvm_ir, parse_ir
     from .llvm_ir import TranslateError, translate_module
     from .native import LoweringFailed, lower_for_native
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
     result = api.parse_and_verify(text, name)
     if not result.ok:
-        _emit(result.diagnostics)
+        report(result.diagnostics)
         return 1
     module = result.module
     level = level_of(module)
     if level not in (None, "llvm"):
         if not args.lower:
             first = _first_op_of_level(module, level)
-            _emit([Diagnostic("error", f"the input is at the {level} level: lower it to llvm first "
+            report([Diagnostic("error", f"the input is at the {level} level: lower it to llvm first "
                               f"(mlirtext opt {name} --lower-to=llvm), or pass --lower",
                               first.name_span or first.span if first is not None else module.span)])
             return 1
         try:
             lower_for_native(module)
         except LoweringFailed as e:
-            _emit(e.diagnostics)
+            report(e.diagnostics)
             return 1
     try:
         ir = translate_module(module)
@@ -59,14 +58,14 @@ def cmd_translate(args) -> int:
         else:
             parse_ir(ir)
     except TranslateError as e:
-        _emit([Diagnostic("error", e.message, e.span)])
+        report([Diagnostic("error", e.message, e.span)])
         return 1
     except CompileError as e:
-        _emit([Diagnostic("error", f"internal error: the translation is not valid LLVM IR: {e}", module.span)])
+        report([Diagnostic("error", f"internal error: the translation is not valid LLVM IR: {e}", module.span)])
         return 1
     problem = write_output(args.output, ir)
     if problem is not None:
-        _emit([problem])
+        report([problem])
         return 1
     return 0
 

@@ -12,14 +12,9 @@ import re
 import sys
 import time
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, report
 
 MODULE_FILE_MAGIC = b"PK\x03\x04"
-
-
-def _emit(diagnostics) -> None:
-    for d in diagnostics:
-        print(d.format(), file=sys.stderr)
 
 
 def _read_bytes(path: str):
@@ -56,19 +51,18 @@ def cmd_compile(args) -> int:
     from ..cli import read_input
     from .modfile import pack
     got = read_input(args.input)
-    if isinstance(got, Diagnostic):
-        _emit([got])
+    if got is None:
         return 1
     text, name = got
     done = _compile(text, name, args.target, {"cuda": args.cuda_arch, "rocm": args.rocm_arch}, args.validate)
     if isinstance(done, list):
-        _emit(done)
+        report(done)
         return 1
     compiled, seconds = done
     data = pack(compiled)
     problem = _write_bytes(args.output, data)
     if problem is not None:
-        _emit([problem])
+        report([problem])
         return 1
     if args.print_statistics:
         _compile_statistics(compiled, seconds, len(data))
@@ -108,12 +102,12 @@ def cmd_dump(args) -> int:
     from .modfile import ModuleFileError, read_module_file
     data = _read_bytes(args.input)
     if isinstance(data, Diagnostic):
-        _emit([data])
+        report([data])
         return 1
     try:
         mf = read_module_file(data)
     except ModuleFileError as e:
-        _emit([Diagnostic("error", f"{args.input}: {e}")])
+        report([Diagnostic("error", f"{args.input}: {e}")])
         return 1
     sys.stdout.write(dump(mf, args.ir, args.print_target_code))
     return 0
@@ -129,7 +123,7 @@ def run_compiled(args) -> int:
     from .vm import LoadedModule, VMError
     data = _read_bytes(args.input)
     if isinstance(data, Diagnostic):
-        _emit([data])
+        report([data])
         return 1
     compile_seconds = None
     device = args.device or "local-task"
@@ -137,12 +131,12 @@ def run_compiled(args) -> int:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            _emit([Diagnostic("error", f"{args.input}: neither MLIR text nor a module file")])
+            report([Diagnostic("error", f"{args.input}: neither MLIR text nor a module file")])
             return 1
         target = GPU_DEVICES.get(device, "llvm-cpu")
         done = _compile(text, "<stdin>" if args.input == "-" else args.input, target)
         if isinstance(done, list):
-            _emit(done)
+            report(done)
             return 1
         compiled, compile_seconds = done
         data = pack(compiled)
@@ -163,7 +157,7 @@ def run_compiled(args) -> int:
         outputs = fn(*inputs)
         seconds = time.perf_counter() - start
     except (VMError, ValueError_) as e:
-        _emit([Diagnostic("error", str(e))])
+        report([Diagnostic("error", str(e))])
         return 1
     if args.print_statistics:
         p = fn.plan
