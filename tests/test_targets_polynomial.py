@@ -46,6 +46,25 @@ def kernel_text(op: str, n: int) -> str:
 }}"""
 
 
+def sigmoid_text(n: int, exp_used_twice: bool = False) -> str:
+    """1/(1 + exp(-x)) as tosa-to-linalg writes a sigmoid; with `exp_used_twice`, exp(-x) is also
+    added to the result, so it is not the add's alone (the plain exp expansion must be kept)."""
+    tail = "%s = arith.addf %r, %e : f32\n    linalg.yield %s : f32" if exp_used_twice else "linalg.yield %r : f32"
+    return f"""func.func @main(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %0 = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}} ins(%x : tensor<{n}xf32>) outs(%x : tensor<{n}xf32>) {{
+  ^bb0(%a: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %m = arith.negf %a : f32
+    %e = math.exp %m : f32
+    %d = arith.addf %one, %e : f32
+    %r = arith.divf %one, %d : f32
+    {tail}
+  }} -> tensor<{n}xf32>
+  return %0 : tensor<{n}xf32>
+}}"""
+
+
 def parse(text: str):
     result = api.parse_and_verify(text, "kernel.mlir")
     assert result.ok, [d.format() for d in result.diagnostics]
@@ -73,6 +92,38 @@ def test_within_ulp_bound_of_numpy(op):
     assert d[worst] <= ULP_BOUNDS[op], f"{op}({x[worst]!r}) = {got[worst]!r}, numpy {want[worst]!r}"
 
 
+def test_sigmoid_within_ulp_bound_where_normal():
+    """The sigmoid's 1 + exp(-x) takes the short form (no subnormal handling: one scaling, no
+    shift), and 1/(1 + e^{-x}) stays within its bound of float64 wherever the result is a normal
+    float; where it is subnormal or 0 (x < -87.3) it is off by less than the smallest normal."""
+    module = parse(sigmoid_text(N))
+    assert not PassManager(parse_pipeline("math-polynomial-approximation")).run(module)
+    assert "math.exp" not in print_module(module) and "arith.shrsi" not in print_module(module)
+    fn = load_module_functions(parse(sigmoid_text(N)))["main"]
+    x = sweep()
+    (got,) = fn(x)
+    with np.errstate(all="ignore"):
+        want = (1 / (1 + np.exp(-x.astype(np.float64)))).astype(np.float32)
+    normal = ~(np.abs(want) < np.float32(1.17549435e-38))      # NaN included: NaN must stay NaN
+    d = ulp_distance(got[normal], want[normal])
+    worst = int(np.argmax(d))
+    assert d[worst] <= ULP_BOUNDS["sigmoid"], f"sigmoid({x[normal][worst]!r}) = {got[normal][worst]!r}"
+    assert np.abs(got[~normal] - want[~normal]).max() < 1.17549435e-38
+
+
+def test_sigmoid_special_values_and_an_exp_with_another_use():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, 20.0, -20.0, -88.8, 100.0, -100.0, np.nan], np.float32)
+    expected = np.array([0.5, 0.5, 1, 0, 1, 1 / (1 + np.exp(20.0)), 0, 1, 0, np.nan], np.float32)
+    (got,) = load_module_functions(parse(sigmoid_text(x.size)))["main"](x)
+    np.testing.assert_array_equal(got, expected)
+    # exp(-x) used twice: expanded as exp (subnormal e^{-x} kept), sigmoid + e^{-x} still right
+    (got,) = load_module_functions(parse(sigmoid_text(x.size, exp_used_twice=True)))["main"](x)
+    with np.errstate(all="ignore"):
+        e = np.exp(-x.astype(np.float64))
+        want = (1 / (1 + e) + e).astype(np.float32)
+    assert (ulp_distance(got, want) <= 2).all(), (got, want)
+
+
 @pytest.mark.parametrize("op, x, expected", [
     ("math.exp", [0.0, -0.0, np.inf, -np.inf, 1e-45, 89.0, -104.0], [1, 1, np.inf, 0, 1, np.inf, 0]),
     ("math.log", [0.0, -0.0, -1.0, np.inf, -np.inf, 1.0], [-np.inf, -np.inf, np.nan, np.inf, np.nan, 0]),
@@ -90,14 +141,14 @@ def test_special_values_exactly(op, x, expected):
     assert (np.signbit(got) == np.signbit(expected))[~np.isnan(expected)].all()  # -0 stays -0
 
 
-@pytest.mark.parametrize("op", ["math.exp", "math.tanh", "math.erf", "math.log"])
+@pytest.mark.parametrize("op", ["math.exp", "math.tanh", "math.erf", "math.log", "sigmoid"])
 def test_interpreter_and_native_agree_bit_for_bit(op):
     """The expansion is plain IEEE f32 arithmetic: interpreted (numpy) and compiled, the same bits."""
     n = 4096
     x = sweep(seed=5)[::N // n][:n]
-    module = parse(kernel_text(op, n))
+    module = parse(sigmoid_text(n) if op == "sigmoid" else kernel_text(op, n))
     assert not PassManager(parse_pipeline("math-polynomial-approximation")).run(module)
-    assert f"{op} " not in print_module(module)
+    assert f"{'math.exp' if op == 'sigmoid' else op} " not in print_module(module)
     (interpreted,) = Interpreter(module).call("main", [x])
     (native,) = load_module_functions(module)["main"](x)
     assert (ulp_distance(np.asarray(interpreted), native) == 0).all()

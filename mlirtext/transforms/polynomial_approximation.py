@@ -24,15 +24,22 @@ largest error seen over 2 * 2^20 such inputs):
 |              | folded into [sqrt(1/2), sqrt(2)), degree-9 Cephes polynomial    |       |          |
 | `math.log2`, `math.log10` | log(x) times a constant                            | 3 ulp | 2 ulp    |
 | `math.log1p` | log(u) x / (u - 1), u = 1 + x rounded (Goldberg)                | 3 ulp | 2 ulp    |
-| `math.tanh`  | odd polynomial for |x| < 0.625, else sign(x)(1 - 2/(e^{2|x|}+1))| 2 ulp | 1 ulp    |
+| `math.tanh`  | one path: sign(x) m/(m + 2), m = e^{2|x|} - 1 formed as         | 2 ulp | 2 ulp    |
+|              | 2^n (e^r - 1) + (2^n - 1) with exp's polynomial for e^r - 1     |       |          |
 | `math.erf`   | odd Taylor polynomial for |x| < 0.75, else 1 - t e^{-x^2+P(t)}, | 3 ulp | 2 ulp    |
 |              | t = 1/(1 + |x|/2) (Numerical Recipes' erfc fit)                 |       |          |
 | `math.expm1` | degree-9 series for |x| < 0.5, else exp(x) - 1                  | 3 ulp | 2 ulp    |
 
 Special values are exact: exp(+-inf) = inf/0, log(0) = -inf, log(x<0) = NaN,
 tanh/erf(+-inf) = +-1, -0 stays -0, NaN stays NaN. `ULP_BOUNDS` is the table's
-bound column. Sigmoid, which the lowerings write as 1/(1 + exp(-x)), is covered
-through `math.exp`.
+bound column.
+
+Sigmoid, which the lowerings write as 1/(1 + exp(-x)): an `arith.addf` of 1 and a
+`math.exp` whose only use it is becomes `one_plus_exp`, 1 + e^y rounded once, without
+exp's handling of subnormal results (1 + e^y is 1 there): 22 operations instead of
+exp's 29 and the add. The sigmoid is held to 2 ulp (`ULP_BOUNDS["sigmoid"]`, measured
+2) wherever its result is a normal float; below -87.3 it is, as before, 1/(1 + e^{-x})
+in f32 (a subnormal, then 0 from -88.73, where e^{-x} overflows).
 
 Polynomials (Horner steps) and the range reductions are written with `math.fma`, which
 lowers to `llvm.intr.fma` (one instruction on FMA hardware, one rounding everywhere), so
@@ -51,7 +58,7 @@ from .passes import Pass, register
 
 #: The largest error, in units in the last place of the f32 result, that each expansion is held to.
 ULP_BOUNDS = {"math.exp": 2, "math.exp2": 2, "math.log": 2, "math.log2": 3, "math.log10": 3, "math.log1p": 3,
-              "math.tanh": 2, "math.erf": 3, "math.expm1": 3}
+              "math.tanh": 2, "math.erf": 3, "math.expm1": 3, "sigmoid": 2}
 
 # arith predicate numbers
 _OEQ, _OGT, _OGE, _OLT, _OLE, _ONE, _UNO = 1, 2, 3, 4, 5, 6, 14
@@ -98,7 +105,6 @@ class _Builder:
     def fma(self, a, b, c): return self.op("math.fma", [a, b, c], self.f)   # a*b + c, rounded once
     def abs(self, a): return self.op("math.absf", [a], self.f)
     def copysign(self, a, b): return self.op("math.copysign", [a, b], self.f)
-    def roundeven(self, a): return self.op("math.roundeven", [a], self.f)
     def fcmp(self, pred, a, b): return self.op("arith.cmpf", [a, b], self.b, {"predicate": IntegerAttr(pred)})
     def select(self, c, a, b): return self.op("arith.select", [c, a, b], self.f)
     def selecti(self, c, a, b): return self.op("arith.select", [c, a, b], self.i)
@@ -121,7 +127,6 @@ class _Builder:
     def shrui(self, a, b): return self.op("arith.shrui", [a, b], self.i)
     def bits(self, a): return self.op("arith.bitcast", [a], self.i)
     def from_bits(self, a): return self.op("arith.bitcast", [a], self.f)
-    def to_int(self, a): return self.op("arith.fptosi", [a], self.i)
     def to_float(self, a): return self.op("arith.sitofp", [a], self.f)
 
     def clamp_below(self, x, low):
@@ -145,42 +150,60 @@ def _f32(v: float) -> float:
 # ---- the expansions -------------------------------------------------------------------------------
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4       # ln 2 = LN2_HI + LN2_LO, LN2_HI exact in 9 bits
 LOG2E = 1.44269504088896341
+ROUND_MAGIC, ROUND_MAGIC_BITS = 12582912.0, 0x4B400000   # 1.5 * 2^23 and its bit pattern
 _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
              5.0000001201e-1)
 
 
+def _reduce(b: _Builder, y: Value) -> tuple[Value, Value]:
+    """(r, k) with y = n ln2 + r, n = round(y log2(e)), |r| <= ln2/2 (give or take the rounding of
+    y log2(e)), for |y| < 2^21. n comes from the magic-number trick: y log2(e) + 1.5 * 2^23 lies
+    where the f32 ulp is 1, so the fma that forms it (k) rounds to an integer, and n sits in k's
+    low mantissa bits (`_pow2_at` reads it there). No roundeven and no float -> int conversion,
+    which is poison on NaN: a NaN y only makes r, and so the result, NaN."""
+    k = b.fma(y, b.c(LOG2E), b.c(ROUND_MAGIC))
+    n = b.sub(k, b.c(ROUND_MAGIC))                             # exact
+    # (n * LN2_HI is exact: the callers' n fit in 8 bits, LN2_HI in 9)
+    return b.fma(n, b.c(-LN2_LO), b.fma(n, b.c(-LN2_HI), y)), k
+
+
+def _pow2_at(b: _Builder, k: Value, m: int) -> Value:
+    """2^(n + m) for the n of `_reduce`'s k, n + m in [-126, 127]: bits(k) - bits(1.5 * 2^23) is n."""
+    return b.from_bits(b.shli(b.addi(b.bits(k), b.ci(127 + m - ROUND_MAGIC_BITS)), b.ci(23)))
+
+
+def _expm1_reduced(b: _Builder, r: Value) -> Value:
+    """e^r - 1 for |r| <= ln2/2: r + r^2 P(r), no cancellation for small r."""
+    return b.fma(b.mul(b.horner(r, _EXP_POLY), r), r, r)
+
+
 def exp(b: _Builder, x: Value) -> Value:
     x = b.clamp_above(b.clamp_below(x, -104.0), 89.0)        # e^x is 0 below, inf above (NaN passes)
-    n = b.roundeven(b.mul(x, b.c(LOG2E)))
-    r = b.fma(n, b.c(-LN2_LO), b.fma(n, b.c(-LN2_HI), x))   # (n * LN2_HI is exact: 8 x 9 bits)
-    return scale_exp(b, _exp_reduced(b, r), n)
+    r, k = _reduce(b, x)
+    return scale_exp(b, _exp_reduced(b, r), k)
 
 
 def _exp_reduced(b: _Builder, r: Value) -> Value:
     """e^r for |r| <= ln2/2: 1 + r + r^2 P(r)."""
-    p = b.horner(r, _EXP_POLY)
-    return b.add(b.fma(b.mul(p, r), r, r), b.c(1.0))
+    return b.add(_expm1_reduced(b, r), b.c(1.0))
 
 
-def scale_exp(b: _Builder, y: Value, n: Value) -> Value:
-    """y * 2^n for integral float n in [-150, 128] (both callers clamp their input so that n
-    is), in two exact halves: y * 2^n1 is exact, one rounding at the second step, so subnormal
-    results are right."""
-    # NaN n (from a NaN input) would make fptosi poison: pick 0 there; y is NaN anyway.
-    n = b.select(b.fcmp(_UNO, n, n), b.c(0.0), n)
-    ni = b.to_int(n)
-    n1 = b.shrsi(ni, b.ci(1))
-    n2 = b.subi(ni, n1)
-    return b.mul(b.mul(y, b.pow2(n1)), b.pow2(n2))
+def scale_exp(b: _Builder, y: Value, k: Value) -> Value:
+    """y * 2^n for the n that k holds (k = n + 1.5 * 2^23, `_reduce`), n in [-150, 128] (both
+    callers clamp their input so that it is), in two exact halves: y * 2^n1 is exact, one
+    rounding at the second step, so subnormal results are right."""
+    n = b.subi(b.bits(k), b.ci(ROUND_MAGIC_BITS))
+    n1 = b.shrsi(n, b.ci(1))
+    return b.mul(b.mul(y, b.pow2(n1)), b.pow2(b.subi(n, n1)))
 
 
 def exp2(b: _Builder, x: Value) -> Value:
     x = b.clamp_above(b.clamp_below(x, -150.0), 128.0)       # 2^x rounds to 0 below, is inf above
-    n = b.roundeven(x)                                         # within scale_exp's range: f stays exact
-    f = b.sub(x, n)                                            # exact, |f| <= 1/2
+    k = b.add(x, b.c(ROUND_MAGIC))                             # x rounded to an integer n, as in _reduce
+    f = b.sub(x, b.sub(k, b.c(ROUND_MAGIC)))                   # exact, |f| <= 1/2
     r = b.mul(f, b.c(math.log(2)))
     # e^r with |r| <= ln2/2: same polynomial as exp
-    return scale_exp(b, _exp_reduced(b, r), n)
+    return scale_exp(b, _exp_reduced(b, r), k)
 
 
 SQRT_HALF = 0.707106781186547524
@@ -232,29 +255,30 @@ def log1p(b: _Builder, x: Value) -> Value:
     return r
 
 
-def _exp_bounded(b: _Builder, x: Value) -> Value:
-    """e^x for x in [0, 20] (not NaN): exp without the clamps and the two-step scaling, since
-    2^n, n in [0, 29], is one exact power of two."""
-    n = b.roundeven(b.mul(x, b.c(LOG2E)))
-    r = b.fma(n, b.c(-LN2_LO), b.fma(n, b.c(-LN2_HI), x))
-    return b.mul(_exp_reduced(b, r), b.pow2(b.to_int(n)))
-
-
-_TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
-
-
 def tanh(b: _Builder, x: Value) -> Value:
+    """One path for every x: tanh|x| = m / (m + 2) with m = e^{2|x|} - 1, the sign from x.
+    With 2|x| = n ln2 + r, m = 2^n (e^r - 1) + (2^n - 1), rounded once (an fma; 2^n - 1 is exact
+    for n <= 24, and beyond, where it is not, tanh is 1 anyway). Small x: n = 0 and m is the
+    polynomial itself, so m / (m + 2) is |x| to within the ulps of m; large x: the ratio is
+    1 - 2/(m + 2), whose error is m's scaled down. 2|x| is clamped to 20 (inf included): tanh
+    rounds to 1 from |x| = 9.01."""
     ax = b.abs(x)
-    z = b.mul(x, x)
-    # x + x z P(z); copysign keeps tanh(-0) = -0 (x z P(z) is +0 there, and -0 + +0 = +0)
-    small = b.copysign(b.fma(b.mul(b.horner(z, _TANH_POLY), z), x, x), x)
-    # 1 - 2/(e^{2|x|} + 1) rounds to 1 for |x| >= 9.01, so 2|x| is clamped to 20 (inf included)
-    e = _exp_bounded(b, b.clamp_above(b.add(ax, ax), 20.0))
-    one = b.c(1.0)
-    large = b.copysign(b.sub(one, b.div(b.c(2.0), b.add(e, one))), x)
-    # NaN takes the small branch (NaN through plain arithmetic), never the large one, whose
-    # float -> int conversion is undefined on NaN.
-    return b.select(b.fcmp(_OGE, ax, b.c(0.625)), large, small)
+    r, k = _reduce(b, b.clamp_above(b.add(ax, ax), 20.0))   # n in [0, 29]; NaN passes
+    p = _pow2_at(b, k, 0)
+    m = b.fma(p, _expm1_reduced(b, r), b.sub(p, b.c(1.0)))
+    # copysign: tanh(-0) = -0 (m is +0 there) and the sign of negative x
+    return b.copysign(b.div(m, b.add(m, b.c(2.0))), x)
+
+
+def one_plus_exp(b: _Builder, y: Value) -> Value:
+    """1 + e^y, as a sigmoid's 1/(1 + e^{-x}) needs it, rounded once (an fma). Where e^y would be
+    subnormal, 1 + e^y is 1, so exp's clamps and two-step scaling are not needed: y is clamped to
+    [-20, 89] (1 + e^y rounds to 1 below -17.4 and is inf above 88.73; NaN passes), n to
+    [-29, 128], and e^y / 2 = e^r 2^(n-1) is exact."""
+    y = b.clamp_above(b.clamp_below(y, -20.0), 89.0)
+    r, k = _reduce(b, y)
+    half = b.mul(b.add(_expm1_reduced(b, r), b.c(1.0)), _pow2_at(b, k, -1))
+    return b.fma(half, b.c(2.0), b.c(1.0))
 
 
 # erf(x) = 2/sqrt(pi) sum (-1)^k x^(2k+1) / (k! (2k+1)): coefficients of x^(2k+1), highest first
@@ -303,12 +327,16 @@ def expand(op: Operation) -> bool:
     fn = EXPANSIONS.get(op.name)
     if fn is None or len(op.operands) != 1 or len(op.results) != 1:
         return False
+    return _replace(op, fn, op.operands[0])
+
+
+def _replace(op: Operation, fn, x: Value) -> bool:
+    """Replace `op`'s one result by fn(x), computed in f32 (narrow floats extended and rounded back)."""
     t = op.results[0].type
     element = _approximable(t)
     if element is None:
         return False
     b = _Builder(op, t)
-    x = op.operands[0]
     if element.name != "f32":                                   # compute narrow floats in f32
         x = b.op("arith.extf", [x], b.f)
     y = fn(b, x)
@@ -322,6 +350,19 @@ def expand(op: Operation) -> bool:
     return True
 
 
+def _one_plus(exp_op: Operation):
+    """The `arith.addf` of 1 and the result of `exp_op` (a math.exp), when that add is the result's
+    only use (a sigmoid's denominator, as the lowerings write 1/(1 + exp(-x))); else None."""
+    from ..dialects.common import splat_value
+    from .constants import constant_value
+    uses = list(exp_op.results[0].uses)
+    if len(uses) != 1 or uses[0].op.name != "arith.addf" or len(exp_op.operands) != 1:
+        return None
+    add = uses[0].op
+    other = add.operands[1 - uses[0].index]
+    return add if splat_value(constant_value(other)) == 1.0 else None
+
+
 @register
 @dataclass(frozen=True)
 class PolynomialApproximation(Pass):
@@ -331,5 +372,10 @@ class PolynomialApproximation(Pass):
 
     def run(self, op: Operation) -> None:
         for inner in list(op.walk()):
-            if inner.name in EXPANSIONS and inner.parent is not None:
+            if inner.parent is None or inner.name not in EXPANSIONS:
+                continue
+            add = _one_plus(inner) if inner.name == "math.exp" else None
+            if add is not None and _replace(add, one_plus_exp, inner.operands[0]):
+                inner.erase()
+            else:
                 expand(inner)
