@@ -31,9 +31,15 @@ def test_output_elements_become_threads_and_a_total_runs_in_one_thread():
     exe = compile_gpu(module, names, "cuda")
     (launch,) = exe.launches.values()
     assert launch == {"threads": 800, "workgroup_size": 64, "workgroups": 13, "split": True, "axes": [100, 8]}
-    module, names = kernels(TOTAL)
+    module, names = kernels(TOTAL.replace("300", "100"))   # too short to share among a workgroup
     (launch,) = compile_gpu(module, names, "cuda").launches.values()
     assert launch["threads"] == 1 and not launch["split"]
+
+
+def test_a_long_total_is_a_workgroup_tree_reduction():
+    module, names = kernels(TOTAL)
+    (launch,) = compile_gpu(module, names, "cuda").launches.values()
+    assert launch["tiling"] == "row reduction" and launch["grid"] == [1, 1, 1] and launch["threads"] == 256
 
 
 def test_cuda_entry_point_reads_the_thread_id_and_checks_bounds():

@@ -2,8 +2,9 @@
 (`libcuda.so.1`, called with ctypes: the driver is all it needs, no toolkit or Python package).
 
 The driver JIT-compiles each kernel's PTX for the GPU it finds (cuModuleLoadData). A dispatch
-copies its inputs to device memory, launches `workgroups x 64` threads and copies the outputs
-back. Without a driver (no NVIDIA GPU) the device refuses to open with a clear message.
+copies its inputs to device memory, launches `workgroups x 64` threads (a tiled kernel: its grid
+of 2-D workgroups) and copies the outputs back. Without a driver (no NVIDIA GPU) the device
+refuses to open with a clear message.
 """
 from __future__ import annotations
 
@@ -101,8 +102,9 @@ class CudaDevice:
                 outs.append(ptr)
                 params.append(ptr)
             args = (ctypes.c_void_p * len(params))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in params])
-            _check(lib.cuLaunchKernel(fn, launch["workgroups"], 1, 1, launch["workgroup_size"], 1, 1, 0, None,
-                                      args, None), f"launching @{name}", lib)
+            grid = launch.get("grid") or (launch["workgroups"], 1, 1)
+            block = (*launch["workgroup"], 1) if launch.get("workgroup") else (launch["workgroup_size"], 1, 1)
+            _check(lib.cuLaunchKernel(fn, *grid, *block, 0, None, args, None), f"launching @{name}", lib)
             _check(lib.cuCtxSynchronize(), f"running @{name}", lib)
             for o, ptr in zip(outputs, outs):
                 host = np.empty(o.shape, o.dtype)

@@ -32,9 +32,19 @@ def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
         checked = f"; validated: {', '.join(exe['validated'])}" if exe.get("validated") else ""
         out += ["", f"//----- {target} kernels ({exe['format']}, {exe['arch']}{checked}) -----"]
         for name, k in exe["kernels"].items():
-            how = "one thread per output row" if k.get("split") else "serial: one thread"
-            out.append(f"@{name}: entry point {k['entry']}, {k['threads']} threads ({k['workgroups']} workgroups of "
-                       f"{k['workgroup_size']}; {how}), code {_size(len(mf.entry(k['code'])))}")
+            if k.get("tiling") == "row reduction":
+                launch = (f"{k['grid'][0]} workgroups of {k['workgroup'][0]}; tiled row reduction: a workgroup per row "
+                          f"of {k['block'][1]}, a tree in workgroup memory")
+            elif k.get("workgroup"):
+                (tx, ty), (rows, cols) = k["workgroup"], k["block"]
+                launch = (f"{'x'.join(map(str, k['grid']))} workgroups of {tx}x{ty}; tiled: each workgroup computes "
+                          f"a {rows}x{cols} output block, {rows // ty}x{cols // tx} per thread, K in slices of {tx} "
+                          "through workgroup memory")
+            else:
+                how = "one thread per output row" if k.get("split") else "serial: one thread"
+                launch = f"{k['workgroups']} workgroups of {k['workgroup_size']}; {how}"
+            out.append(f"@{name}: entry point {k['entry']}, {k['threads']} threads ({launch}), "
+                       f"code {_size(len(mf.entry(k['code'])))}")
         if show_code:
             for name, k in exe["kernels"].items():
                 text = mf.entry(k.get("assembly") or k["code"]).decode()

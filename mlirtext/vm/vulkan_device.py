@@ -2,10 +2,11 @@
 software driver lavapipe where there is no GPU), through the `vulkan` PyPI binding (cffi).
 
 One compute pipeline per kernel (its SPIR-V module, entry point = the kernel's name, one storage
-buffer per argument at set 0, binding i, then its scratch buffers: see targets/gpu/spirv.py). A dispatch copies its inputs
-into host-visible buffers, records bind + dispatch(workgroups, 1, 1), waits on a fence and copies
-the outputs back. Buffers do not stay on the device between dispatches: each dispatch moves its
-own data (simple and correct; the VM's memory plan stays in host memory).
+buffer per argument at set 0, binding i, then its scratch buffers: see targets/gpu/spirv.py). A
+dispatch copies its inputs into host-visible buffers, records bind + dispatch(workgroups, 1, 1)
+(a tiled kernel: its x, y, z grid), waits on a fence and copies the outputs back. Buffers do not
+stay on the device between dispatches: each dispatch moves its own data (simple and correct; the
+VM's memory plan stays in host memory).
 """
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ class VulkanDevice:
     def kernel(self, name: str):
         if name not in self.code:
             raise DeviceError(f"the vulkan-spirv executable has no kernel @{name}")
-        groups = self.launches[name]["workgroups"]
+        launch = self.launches[name]   # a tiled kernel's grid, else a 1-D row of workgroups
+        groups = tuple(launch.get("grid") or (launch["workgroups"], 1, 1))
 
         def run(inputs, outputs) -> None:
             with self.ctx.lock:
@@ -160,7 +162,7 @@ class VulkanDevice:
                     raise DeviceError(f"vulkan kernel @{name}: {type(e).__name__} {e}".strip()) from None
         return run
 
-    def _dispatch(self, name: str, groups: int, inputs, outputs) -> None:
+    def _dispatch(self, name: str, groups: tuple, inputs, outputs) -> None:
         vk, ctx, device = self.vk, self.ctx, self.ctx.device
         pipeline, layout, set_layout, count = self._pipeline(name)
         arrays = [_storage(a) for a in inputs] + [_storage(o) for o in outputs]
@@ -186,7 +188,7 @@ class VulkanDevice:
                 flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
             vk.vkCmdBindPipeline(ctx.command, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
             vk.vkCmdBindDescriptorSets(ctx.command, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [dset], 0, None)
-            vk.vkCmdDispatch(ctx.command, groups, 1, 1)
+            vk.vkCmdDispatch(ctx.command, *groups)
             vk.vkEndCommandBuffer(ctx.command)
             vk.vkResetFences(device, 1, [ctx.fence])
             vk.vkQueueSubmit(ctx.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[ctx.command])],

@@ -1,7 +1,9 @@
 """GPU targets: the dispatch functions of a compiled module as GPU kernels.
 
     kernels (linalg on tensors)
-      -> threads.py   loops, with the outer parallel axis mapped onto threads (shared by all targets)
+      -> threads.py   loops, with the outer parallel axis mapped onto threads (shared by all targets),
+                      or a tiled kernel: tiling.py (matmul), reductions.py (row reductions),
+                      epilogue.py (elementwise ops after either)
       -> llvm_gpu.py  cuda (PTX) and rocm (HSA code object): LLVM IR through llvmlite, in a child process
       -> spirv.py     vulkan-spirv: SPIR-V compute shaders written directly from the loops level
       -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)

@@ -21,11 +21,24 @@ class GpuExecutable:
     target: str
     arch: str
     format: str
-    launches: dict                               # kernel -> {"threads", "workgroup_size", "workgroups", "split", "axes"}
+    launches: dict                               # kernel -> {"threads", "workgroup_size", "workgroups", "split", "axes"
+    #     [, "workgroup": [x, y], "grid": [x, y, z], "block": [rows, cols], "tiling": kind] (a tiled kernel)}
     code: dict = field(default_factory=dict)     # kernel -> bytes (PTX text, AMDGPU ELF object, SPIR-V binary)
     assembly: dict = field(default_factory=dict)  # kernel -> str (PTX, AMDGPU assembly, SPIR-V assembly)
     llvm_ir: str = ""                            # the kernels' LLVM IR before codegen (cuda, rocm)
     validated: list = field(default_factory=list)  # what --validate ran, e.g. ["ptxas sm_80", "ptxas sm_90"]
+
+
+def _launch_record(launch) -> dict:
+    """A kernel's launch as the module file records it: a 1-D grid of WORKGROUP_SIZE-thread
+    workgroups, or a tiled kernel's grid of workgroup[0] x workgroup[1]-thread workgroups."""
+    if launch.workgroup:
+        size = launch.workgroup[0] * launch.workgroup[1]
+        return {"threads": launch.threads, "workgroup_size": size, "workgroups": launch.threads // size,
+                "split": False, "axes": [], "workgroup": list(launch.workgroup), "grid": list(launch.grid),
+                "block": list(launch.block), "tiling": launch.tiling}
+    return {"threads": launch.threads, "workgroup_size": WORKGROUP_SIZE,
+            "workgroups": -(-launch.threads // WORKGROUP_SIZE), "split": launch.split, "axes": list(launch.axes)}
 
 
 def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = None,
@@ -38,9 +51,7 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
     fmt, default_arch = GPU_TARGETS[target]
     arch = arch or default_arch
     loops, launches = kernels_at_loops_level(kernels_mod, names)
-    exe = GpuExecutable(target, arch, fmt, {
-        name: {"threads": l.threads, "workgroup_size": WORKGROUP_SIZE, "workgroups": -(-l.threads // WORKGROUP_SIZE),
-               "split": l.split, "axes": list(l.axes)} for name, l in launches.items()})
+    exe = GpuExecutable(target, arch, fmt, {name: _launch_record(l) for name, l in launches.items()})
     if target == "vulkan-spirv":
         from .spirv import emit_kernels
         exe.assembly, exe.code, scratch = emit_kernels(loops, launches, WORKGROUP_SIZE)

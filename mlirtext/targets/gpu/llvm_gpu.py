@@ -9,7 +9,9 @@ point written here, which holds what differs per target:
   space inference turns the accesses back into global ones once the body is inlined);
 - the global thread id (`llvm.nvvm.read.ptx.sreg.ctaid.x/tid.x`, `llvm.amdgcn.workgroup.id.x/
   workitem.id.x`) times the fixed workgroup size, checked against the kernel's thread count; a
-  split kernel gets the row range `[gid, gid + 1)` (see threads.py).
+  split kernel gets the row range `[gid, gid + 1)` (see threads.py);
+- a tiled kernel (tiling.py) gets its workgroup's x, y, z ids and its thread's x, y ids; its
+  `__workgroup_` tiles live in address space 3 and its barrier is the target's.
 
 Temporary buffers (`malloc` on the CPU) become private `alloca`s: a GPU thread has no heap.
 Code generation runs in a child process (codegen.py): LLVM aborts instead of raising on
@@ -44,6 +46,7 @@ def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workg
         ir = translate_module(module)
     except TranslateError as e:
         raise GpuCompileError(f"{target}: translation to LLVM IR: {e}") from None
+    ir = _workgroup_memory(ir, target)
     _check_calls(ir, target)
     ir = _private_temporaries(ir, target)
     ir = gpu_module(ir, launches, target, workgroup_size)
@@ -61,6 +64,39 @@ def _check_calls(ir: str, target: str) -> None:
         if called:
             raise GpuCompileError(f"kernel @{m.group(1)}: calls {', '.join('@' + c for c in called)}, which has "
                                   f"no {target} implementation (no math library on the GPU)")
+
+
+#: The workgroup barrier of a tiled kernel (tiling.py) per target: convergent, so that no
+#: optimisation moves it under a condition. AMDGPU's s.barrier orders no memory by itself: the
+#: workgroup-scope fences around it make the tile stores visible to the other threads.
+_BARRIERS = {
+    "cuda": "  call void @llvm.nvvm.barrier0()\n",
+    "rocm": ('  fence syncscope("workgroup") release\n  call void @llvm.amdgcn.s.barrier()\n'
+             '  fence syncscope("workgroup") acquire\n'),
+}
+_BARRIER_DECLS = {"cuda": "declare void @llvm.nvvm.barrier0() convergent\n",
+                  "rocm": "declare void @llvm.amdgcn.s.barrier() convergent\n"}
+
+
+def _workgroup_memory(ir: str, target: str) -> str:
+    """A tiled kernel's conventions in LLVM IR: its `__workgroup_` globals in address space 3
+    (shared / LDS memory, no initialiser), used through generic pointers as everything else is,
+    and the barrier function defined as the target's barrier."""
+    from .tiling import BARRIER, WORKGROUP_PREFIX
+    globals_ = re.compile(rf"^@({WORKGROUP_PREFIX}[\w.$]+) = [^\[]*(\[\d+ x [^\]]+\]).*$", re.M)
+    names = []
+
+    def shared(m):
+        names.append(m.group(1))
+        return f"@{m.group(1)} = internal addrspace(3) global {m.group(2)} undef, align 16"
+    ir = globals_.sub(shared, ir)
+    for name in names:
+        ir = re.sub(rf"ptr @{re.escape(name)}\b", f"ptr addrspacecast (ptr addrspace(3) @{name} to ptr)", ir)
+    declaration = re.compile(rf"^declare void @{BARRIER}\(\)\s*$", re.M)
+    if declaration.search(ir):
+        ir = declaration.sub(f"define internal void @{BARRIER}() convergent alwaysinline {{\n"
+                             f"{_BARRIERS[target]}  ret void\n}}\n{_BARRIER_DECLS[target]}", ir)
+    return ir
 
 
 def _private_temporaries(ir: str, target: str) -> str:
@@ -95,6 +131,8 @@ def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str
 
 
 def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> str:
+    if launch.workgroup:
+        return _tiled_entry(name, types, launch, target)
     cc, attrs = ("ptx_kernel", "") if target == "cuda" else \
         ("amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{workgroup_size}"')
     params, args, casts = [], [], []
@@ -140,6 +178,36 @@ def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> 
             f"done:\n  ret void\n}}\n")
 
 
+def _tiled_entry(name: str, types: list, launch, target: str) -> str:
+    """The entry point of a tiled kernel (tiling.py): its i64 parameters are the workgroup's
+    x, y, z ids and the thread's x, y ids, read here from the target's registers; every thread
+    calls the body (it checks its own bounds: the barriers need all threads)."""
+    threads = launch.workgroup[0] * launch.workgroup[1]
+    cc, attrs = ("ptx_kernel", "") if target == "cuda" else \
+        ("amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{threads}"')
+    if target == "cuda":
+        registers = [f"llvm.nvvm.read.ptx.sreg.{r}" for r in ("ctaid.x", "ctaid.y", "ctaid.z", "tid.x", "tid.y")]
+    else:
+        registers = [f"llvm.amdgcn.{r}" for r in ("workgroup.id.x", "workgroup.id.y", "workgroup.id.z",
+                                                  "workitem.id.x", "workitem.id.y")]
+    params, args, lines = [], [], []
+    ids = iter(registers)
+    for i, t in enumerate(types):
+        if t == "ptr":
+            params.append(f"ptr addrspace(1) noalias %a{i}")
+            lines.append(f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr")
+            args.append(f"ptr %p{i}")
+        elif t == "i64":   # (a tiled kernel's only integer parameters are its ids)
+            register = next(ids)
+            lines += [f"  %r{i} = call i32 @{register}()", f"  %id{i} = zext i32 %r{i} to i64"]
+            args.append(f"i64 %id{i}")
+        else:
+            params.append(f"{t} %a{i}")
+            args.append(f"{t} %a{i}")
+    return (f"define {cc} void @{name}({', '.join(params)}){attrs} {{\nentry:\n" + "".join(x + "\n" for x in lines) +
+            f"  call void @{name}.body({', '.join(args)})\n  ret void\n}}\n")
+
+
 def _range_position(types: list, pairs: int) -> int:
     """Where a split kernel's [begin, end) pairs start among its parameters: `distribute` (and
     threads.py) append them to the inputs, results-to-out-params appends the outputs (all
@@ -154,11 +222,17 @@ def _range_position(types: list, pairs: int) -> int:
 
 _NVPTX_DECLS = """
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.y()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.z()
 declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
 """
 _AMDGPU_DECLS = """
 declare i32 @llvm.amdgcn.workgroup.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.y()
+declare i32 @llvm.amdgcn.workgroup.id.z()
 declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workitem.id.y()
 """
 _AMDGPU_FLAGS = """
 !llvm.module.flags = !{!0}

@@ -15,7 +15,10 @@ Conventions (what the `vulkan` device binds, see vm/vulkan_device.py):
   (`memref.global`) are Private arrays initialised from constants;
 - float constants are integer bit patterns bitcast once at the entry (exact, NaN and -0 kept);
 - the thread's global id is GlobalInvocationId.x: a split kernel's row range is [gid, gid + 1),
-  and threads at or past the kernel's thread count do nothing.
+  and threads at or past the kernel's thread count do nothing;
+- a tiled kernel (tiling.py, reductions.py) takes its id arguments from WorkgroupId and
+  LocalInvocationId, runs every thread through its body (which checks its own bounds), keeps its
+  tiles in Workgroup storage and meets at OpControlBarrier (workgroup scope).
 """
 from __future__ import annotations
 
@@ -201,10 +204,10 @@ class ShaderWriter:
         fn_type = self.declare("fnvoid", lambda i: f"{i} = OpTypeFunction {void}")
         u32 = self.scalar(T.i32)
         v3 = self.declare("v3", lambda i: f"{i} = OpTypeVector {u32} 3")
-        gid_var = self.declare("gid_var", lambda i: f"{i} = OpVariable {self.pointer('Input', v3)} Input")
-        self.decorations.append(f"OpDecorate {gid_var} BuiltIn GlobalInvocationId")
-        self.interface.append(gid_var)
         args = self.fn.regions[0].blocks[0].arguments
+        if self.launch.workgroup:
+            return self.tiled(args, void, fn_type)
+        gid_var = self.builtin("GlobalInvocationId")
         inputs = list(function_type(self.fn).inputs)
         pairs = len(self.launch.axes) if self.launch.split else 0
         range_at = -1
@@ -244,16 +247,61 @@ class ShaderWriter:
         self.block = run
         self.emit_ops(self.fn.regions[0].blocks[0].ops)
         self.code += [f"OpBranch {done}", f"{done} = OpLabel", "OpReturn", "OpFunctionEnd"]
+        return self.shader(void, fn_type, (self.wg, 1, 1))
+
+    def builtin(self, name: str) -> str:
+        """The Input variable of a uvec3 builtin (GlobalInvocationId, WorkgroupId, ...)."""
+        v3 = self.declare("v3", lambda i: f"{i} = OpTypeVector {self.scalar(T.i32)} 3")
+        var = self.declare(("builtin", name), lambda i: f"{i} = OpVariable {self.pointer('Input', v3)} Input")
+        if var not in self.interface:
+            self.decorations.append(f"OpDecorate {var} BuiltIn {name}")
+            self.interface.append(var)
+        return var
+
+    def tiled(self, args, void: str, fn_type: str) -> str:
+        """A tiled kernel (tiling.py): its id arguments are the workgroup's and the thread's ids;
+        every thread runs the whole body (the barriers need them all; the body checks bounds)."""
+        from .tiling import ID_ARGUMENTS
+        ids = [a for a in args if isinstance(a.type, T.IndexType)]
+        if len(ids) != len(ID_ARGUMENTS):
+            raise Unsupported("a tiled kernel without its id arguments")
+        u32 = self.scalar(T.i32)
+        v3 = self.declare("v3", lambda i: f"{i} = OpTypeVector {u32} 3")
+        for builtin, targets in (("WorkgroupId", ids[:3]), ("LocalInvocationId", ids[3:])):
+            loaded = self.fresh("ids")
+            self.prologue.append(f"{loaded} = OpLoad {v3} {self.builtin(builtin)}")
+            for component, arg in enumerate(targets):
+                ident = self.values[arg] = self.fresh("id")
+                self.prologue.append(f"{ident} = OpCompositeExtract {u32} {loaded} {component}")
+        binding = 0
+        for arg in args:
+            if arg not in ids:
+                self.bind_argument(arg, binding)
+                binding += 1
+        self.emit_ops(self.fn.regions[0].blocks[0].ops)
+        self.code += ["OpReturn", "OpFunctionEnd"]
+        return self.shader(void, fn_type, (*self.launch.workgroup, 1))
+
+    def op_func_call(self, op: Operation) -> None:
+        from .tiling import BARRIER
+        if op.attributes["callee"].root != BARRIER:
+            raise Unsupported(f"a call to @{op.attributes['callee'].root}")
+        # Workgroup execution and memory scope (2); AcquireRelease | WorkgroupMemory semantics.
+        scope, semantics = self.const(2, T.i32), self.const(0x8 | 0x100, T.i32)
+        self.code.append(f"OpControlBarrier {scope} {scope} {semantics}")
+
+    def shader(self, void: str, fn_type: str, local_size: tuple) -> str:
         name = self.fn.sym_name
         head = [f"OpCapability {c}" for c in sorted(self.caps)]
         if self.caps & {"StorageBuffer8BitAccess", "StorageBuffer16BitAccess"}:
             head += ['OpExtension "SPV_KHR_8bit_storage"', 'OpExtension "SPV_KHR_16bit_storage"']
         head += ['%glsl = OpExtInstImport "GLSL.std.450"', "OpMemoryModel Logical GLSL450",
                  f'OpEntryPoint GLCompute %main "{name}" {" ".join(self.interface)}',
-                 f"OpExecutionMode %main LocalSize {self.wg} 1 1"]
+                 f"OpExecutionMode %main LocalSize {' '.join(map(str, local_size))}"]
         function = [f"%main = OpFunction {void} None {fn_type}", "%entry = OpLabel",
                     *self.variables, *self.prologue, *self.code]
-        return "\n".join(["; SPIR-V", f"; kernel @{name}: {self.launch.threads} threads", *head,
+        how = f"tiled ({self.launch.tiling}), " if self.launch.tiling else ""
+        return "\n".join(["; SPIR-V", f"; kernel @{name}: {how}{self.launch.threads} threads", *head,
                           *self.decorations, *self.declarations, *function]) + "\n"
 
     def bind_argument(self, arg, binding: int) -> None:
@@ -337,7 +385,7 @@ class ShaderWriter:
             init = " " + self.composite(array, initial, mem)
         line = f"{var} = OpVariable {self.pointer(storage, array)} {storage}{init}"
         (self.variables if storage == "Function" else self.declarations).append(line)
-        if storage == "Private":
+        if storage in ("Private", "Workgroup"):
             self.interface.append(var)
         return var, storage, mem
 
@@ -419,11 +467,21 @@ class ShaderWriter:
             return self.result(op, f"{_BOOL_BINARY[op.name]} {self.scalar(t)} {a} {b}")
         code = _FLOAT_BINARY.get(op.name) or _INT_BINARY[op.name]
         self.result(op, f"{code} {self.scalar(t)} {a} {b}")
+        if op.name in _FLOAT_BINARY:
+            self.exact(op)
 
     def glsl(self, op: Operation) -> None:
         t = op.results[0].type
         name = {"math.fma": "Fma"}.get(op.name) or _GLSL_BINARY.get(op.name) or _GLSL_UNARY[op.name]
         self.result(op, f"OpExtInst {self.scalar(t)} %glsl {name} {' '.join(self.v(x) for x in op.operands)}")
+        if op.name == "math.fma":
+            self.exact(op)
+
+    def exact(self, op: Operation) -> None:
+        """NoContraction on a float op: without it a Vulkan compiler may fuse, split or reassociate
+        float arithmetic (Mesa folds (a + M) - M to a), which breaks the range reductions of the
+        polynomial expansions (the 1.5 * 2^23 rounding trick) and Fma's single rounding."""
+        self.decorations.append(f"OpDecorate {self.values[op.results[0]]} NoContraction")
 
     def _nan_aware(self, op: Operation, compare: str) -> None:
         """maximumf / minimumf: NaN if either is NaN (GLSL's FMax leaves that undefined)."""
@@ -583,10 +641,14 @@ class ShaderWriter:
         return None
 
     def op_memref_get_global(self, op: Operation) -> None:
+        from .tiling import WORKGROUP_SPACE
         name = op.attributes["name"].root
         key = ("global", name)
-        if key not in self.cache:
-            self.cache[key] = self.global_array(name, op.results[0].type)
+        t = op.results[0].type
+        if key not in self.cache and getattr(t.memory_space, "value", None) == WORKGROUP_SPACE:
+            self.cache[key] = self.array_variable(t, "Workgroup")   # a tile shared by the workgroup
+        elif key not in self.cache:
+            self.cache[key] = self.global_array(name, t)
         self.memrefs[op.results[0]] = self.cache[key]
 
     def op_memref_copy(self, op: Operation) -> None:

@@ -1,15 +1,25 @@
 """The kernels at the loops level, with their iteration space mapped onto GPU threads.
 
-One thread per output element of the leading parallel axes: the kernels that `vm/workgroups.py`
+Tiled kernels first: a matmul-class kernel (fill + matmul / batch_matmul / matmul-like generic,
+possibly with an elementwise epilogue such as a bias and a relu) becomes a 2-D tiled kernel
+(tiling.py: 16x16-thread workgroups, each computing a 64x64 block of the output, 4x4 outputs per
+thread, K in slices of 16 staged through workgroup memory between barriers, bounds checked at the
+edges; a 3-D grid when batched); a reduction of a kernel argument along its innermost axis (a
+row sum, a row max, with an epilogue) becomes one workgroup per row with a tree reduction in
+workgroup memory (reductions.py). Their Launch carries the workgroup shape and the grid.
+MLIRTEXT_GPU_TILING=0 turns both off (for side-by-side measurements).
+
+Every other kernel: one thread per output element of the leading parallel axes: the kernels that `vm/workgroups.py`
 can split into row ranges for the CPU's thread pool get, the same way, a `[begin, end)` range
 on that axis (p); when every structured op of the kernel also has the next output axes as
 parallel loops, in order, with nothing else at their loop levels, those loops get ranges too
 (`[begin, end)` pairs after the first, before the outputs). A GPU kernel calls it with
 `[i, i + 1)` per axis, the indices taken from its global thread id (after a bounds check): those
 loops run once per thread and the rest of the nest (reductions included) runs serially in that
-thread. A kernel that cannot be split (a reduction to a scalar, ops that read each other's whole
-results) runs in a single thread: correct, not fast. Tiled, workgroup-memory kernels for matmul,
-convolution and reductions are not done.
+thread. A kernel that cannot be split (a reduction to a scalar of a short vector, ops that read
+each other's whole results) runs in a single thread: correct, not fast. Not tiled yet:
+convolutions, and row chains that reduce inside a larger kernel (softmax as one dispatch: its
+rows still run one thread each).
 
 Transcendentals are expanded into polynomials (`math-polynomial-approximation`) before any
 target sees them: NVPTX and AMDGPU have no libcalls, and LLVM aborts on what it cannot select.
@@ -17,6 +27,7 @@ target sees them: NVPTX and AMDGPU have no libcalls, and LLVM aborts on what it 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from ...ir import types as T
@@ -29,10 +40,21 @@ LOOPS_PIPELINE = "canonicalize,cse,results-to-out-params,math-polynomial-approxi
 @dataclass
 class Launch:
     """How a kernel runs: `threads` threads, one per element of the mapped output axes, or one
-    thread when not split."""
+    thread when not split; or, when `workgroup` is set, a tiled kernel (tiling.py): a `grid` of
+    workgroups of workgroup[0] x workgroup[1] threads, each computing a `block` of the output."""
     threads: int
     split: bool              # the kernel takes [begin, end) ranges (after its inputs), one per axis
     axes: tuple = ()         # the extents of the mapped axes, outermost first (threads = their product)
+    workgroup: tuple = ()    # (x, y): the workgroup's threads of a tiled kernel, else ()
+    grid: tuple = ()         # (x, y, z): a tiled kernel's workgroups
+    block: tuple = ()        # (rows, columns): the outputs each workgroup of a tiled kernel computes
+    tiling: str = ""         # what a tiled kernel is: "matmul" (tiling.py), "row reduction" (reductions.py)
+
+
+def tiling_enabled() -> bool:
+    """MLIRTEXT_GPU_TILING=0 turns tiled kernels off (to measure them against the thread-per-
+    element mapping side by side)."""
+    return os.environ.get("MLIRTEXT_GPU_TILING", "1") != "0"
 
 
 def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, dict]:
@@ -42,6 +64,10 @@ def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, di
     module = kernels_mod.clone()
     functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops
                  if op.name == "func.func" and op.sym_name in names}
+    from .tiling import replace_with_tiled
+    tiled = {name: how for name, fn in functions.items()
+             if tiling_enabled() and (how := _tiled_plan(fn)) is not None}
+    n_inputs = {name: len(fn.regions[0].blocks[0].arguments) for name, fn in functions.items()}
     splits = {name: plan(fn) for name, fn in functions.items()}
     deeper = {name: _parallel_extents(fn, splits[name][0]) if splits[name] else () for name, fn in functions.items()}
     _run(module, "convert-linalg-to-loops", GpuCompileError)
@@ -54,7 +80,18 @@ def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, di
         else:
             launches[name] = Launch(1, False)
     _run(module, LOOPS_PIPELINE, GpuCompileError)
+    loops_functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops if op.name == "func.func"}
+    for name, how in tiled.items():
+        if replace_with_tiled(module, loops_functions[name], how, n_inputs[name]):
+            launches[name] = how.launch()
     return module, launches
+
+
+def _tiled_plan(fn: Operation):
+    """How kernel `fn` (linalg) runs tiled: a tiling.Matmul, a reductions.RowReduction, or None."""
+    from .reductions import match_row_reduction
+    from .tiling import match_matmul
+    return match_matmul(fn) or match_row_reduction(fn)
 
 
 def _parallel_extents(fn: Operation, p: int) -> tuple:
