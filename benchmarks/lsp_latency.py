@@ -1,11 +1,14 @@
 """Language-server latency through the protocol, on a generated 20,000-line file.
 
     PYTHONPATH=. python benchmarks/lsp_latency.py [--lines 20000] [--positions 200] [--open-only]
+                                                  [--compare-worker ROUNDS]
 
 Starts `python -m mlirtext lsp` as a subprocess and talks LSP to it over stdio
 (pygls' client), measuring what an editor sees:
 
 * open: didOpen to the first publishDiagnostics (and the server's CPU time for it);
+  with --compare-worker, also opens with and without the worker process that shares
+  the work (`mlirtext lsp --no-open-worker`), side by side;
 * hover and definition: p50 / p95 over N positions on values, ops and symbols;
 * edit: a one-line change (didChange, incremental) to the diagnostics of that version;
 * lowered-form hover: the first hover on an op (levels computed) and a cached one.
@@ -100,31 +103,76 @@ class Bench:
                 pass
 
 
-async def run(lines: int, positions: int, seed: int, open_only: bool = False) -> dict:
-    text = generate(lines)
+async def start_server(*options: str) -> Bench:
     bench = Bench()
-    client = bench.client
     env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'server'}"}
-    await client.start_io(sys.executable, "-m", "mlirtext", "lsp", env=env)
-    await client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities()))
-    client.initialized(T.InitializedParams())
-    uri = "file:///benchmark/generated.mlir"
-    out: dict = {"lines": text.count("\n"), "functions": text.count("func.func")}
+    await bench.client.start_io(sys.executable, "-m", "mlirtext", "lsp", *options, env=env)
+    await bench.client.initialize_async(T.InitializeParams(capabilities=T.ClientCapabilities()))
+    bench.client.initialized(T.InitializedParams())
+    return bench
 
+
+async def stop_server(bench: Bench) -> None:
+    await bench.client.shutdown_async(None)
+    bench.client.exit(None)
+    await bench.client.stop()
+
+
+def children(pid: int) -> list:
+    """The child processes of `pid` (the server's worker), from /proc; [] elsewhere."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+async def measure_open(bench: Bench, uri: str, text: str) -> tuple:
+    """(didOpen to the first diagnostics in seconds, the server's CPU seconds meanwhile, its
+    worker's (0: the worker was not used); None where /proc cannot say)."""
+    client = bench.client
     pid = getattr(getattr(client, "_server", None), "pid", None)  # pygls keeps the subprocess there
-    cpu_before = cpu_seconds(pid) if pid else None
+    pids = [pid, *children(pid)] if pid else []
+    before = [cpu_seconds(p) for p in pids]
     started = time.perf_counter()
     client.text_document_did_open(T.DidOpenTextDocumentParams(
         text_document=T.TextDocumentItem(uri=uri, language_id="mlir", version=1, text=text)))
     version, diags, at = await bench.wait_version(uri, 1)
-    out["open_to_diagnostics_s"] = at - started
-    cpu_after = cpu_seconds(pid) if cpu_before is not None else None
-    out["open_server_cpu_s"] = cpu_after - cpu_before if cpu_after is not None else None
+    after = [cpu_seconds(p) for p in pids]
     assert not diags, diags[:3]
+    used = [b - a if a is not None and b is not None else None for a, b in zip(before, after)]
+    server = used[0] if used else None
+    worker = sum(used[1:]) if None not in used[1:] else None
+    return at - started, server, worker
+
+
+async def compare_open(text: str, rounds: int) -> list:
+    """Opens with the worker process and without it (`--no-open-worker`), each in a fresh
+    server, the one first in a round second in the next: [(with, without, the worker's CPU
+    seconds in the first)] (a worker CPU of 0: it was not used, no core was idle)."""
+    pairs = []
+    for index in range(rounds):
+        times = {}
+        for options in [(), ("--no-open-worker",)][::1 if index % 2 == 0 else -1]:
+            bench = await start_server(*options)
+            times[options] = await measure_open(bench, "file:///benchmark/generated.mlir", text)
+            await stop_server(bench)
+        pairs.append((times[()][0], times[("--no-open-worker",)][0], times[()][2]))
+    return pairs
+
+
+async def run(lines: int, positions: int, seed: int, open_only: bool = False, compare_rounds: int = 0) -> dict:
+    text = generate(lines)
+    out: dict = {"lines": text.count("\n"), "functions": text.count("func.func")}
+    if compare_rounds:
+        out["open_pairs"] = await compare_open(text, compare_rounds)
+    bench = await start_server()
+    client = bench.client
+    uri = "file:///benchmark/generated.mlir"
+    out["open_to_diagnostics_s"], out["open_server_cpu_s"], out["open_worker_cpu_s"] = \
+        await measure_open(bench, uri, text)
     if open_only:
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        await stop_server(bench)
         return out
 
     # Positions on values, op names and symbols, spread over the file.
@@ -202,9 +250,7 @@ async def run(lines: int, positions: int, seed: int, open_only: bool = False) ->
     out["lowered_cached_hover_s"] = dt
     out["lowered_levels_in_cached_hover"] = cached.contents.value.count("```mlir")
 
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await stop_server(bench)
 
     # Contrast: one whole-file parse + verify in this process.
     from mlirtext import api
@@ -220,12 +266,20 @@ def main() -> int:
     parser.add_argument("--positions", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--open-only", action="store_true", help="measure the open only, then stop")
+    parser.add_argument("--compare-worker", type=int, default=0, metavar="ROUNDS",
+                        help="first time ROUNDS opens with the worker process and without it, alternating")
     args = parser.parse_args()
-    r = asyncio.run(run(args.lines, args.positions, args.seed, args.open_only))
+    r = asyncio.run(run(args.lines, args.positions, args.seed, args.open_only, args.compare_worker))
     print(f"file: {r['lines']} lines, {r['functions']} functions")
-    cpu = r["open_server_cpu_s"]
+    if args.compare_worker:
+        pairs = r["open_pairs"]
+        print("open, with / without the worker: " + ", ".join(
+            f"{a:.2f} / {b:.2f} s" + (f" (worker CPU {w:.2f} s)" if w is not None else "") for a, b, w in pairs)
+              + f"   (median ratio {sorted(a / b for a, b, _ in pairs)[len(pairs) // 2]:.2f})")
+    cpu, worker = r["open_server_cpu_s"], r["open_worker_cpu_s"]
     print(f"open -> first diagnostics:      {r['open_to_diagnostics_s']:.2f} s   (target < 2 s)"
-          + (f"   [server CPU {cpu:.2f} s]" if cpu is not None else ""))
+          + (f"   [CPU: server {cpu:.2f} s, its worker {worker:.2f} s]" if cpu is not None and worker is not None
+             else ""))
     if args.open_only:
         return 0
     print(f"hover p50 / p95:                {ms(r['hover_p50_s'])} / {ms(r['hover_p95_s'])}   (target p95 < 20 ms)"

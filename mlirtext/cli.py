@@ -64,6 +64,8 @@ def build_argparser() -> argparse.ArgumentParser:
     lsp = sub.add_parser("lsp", help="start the language server on standard input/output (for editors)")
     # Clients name their transport (vscode-languageclient appends --stdio); stdio is the only one.
     lsp.add_argument("--stdio", action="store_true", help="talk over standard input/output (the default)")
+    lsp.add_argument("--no-open-worker", action="store_true",
+                     help="analyse in this process only (no worker process that shares opening large files)")
     from .targets.commands import add_arguments as add_target_commands
     add_target_commands(sub)
     from .bench.command import add_arguments as add_bench_command
@@ -370,13 +372,13 @@ def cmd_check(args) -> int:
     return 0 if checked.ok else 1
 
 
-def cmd_lsp() -> int:
+def cmd_lsp(args) -> int:
     try:
         from mlirtext_server.server import main as lsp_main
     except ImportError:  # running from a checkout: the server package sits in server/
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server"))
         from mlirtext_server.server import main as lsp_main
-    return lsp_main()
+    return lsp_main(open_worker=not args.no_open_worker)
 
 
 def main(argv=None) -> int:
@@ -393,7 +395,7 @@ def main(argv=None) -> int:
             from .targets.commands import cmd_translate
             return cmd_translate(args)
         if args.command == "lsp":
-            return cmd_lsp()
+            return cmd_lsp(args)
         if args.command == "import":
             from .importers.command import cmd_import
             return cmd_import(args)

@@ -190,12 +190,17 @@ def op_counts(module) -> dict:
     return counts
 
 
-def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int] = None,
-             cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
+def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int] = None, targets=None,
+             cache=None, cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """Every level's text, op counts per dialect and pass times, from the input's level
     down to llvm (and the target's LLVM IR when the targets package can make it). Each
     level also has `origins`: per line of its text, the document line (0-based) of the
-    source op the op starting on that line came from, or None."""
+    source op the op starting on that line came from, or None.
+
+    `targets` (see `target_code_command`; [] for none) adds `dispatches` and `targets`."""
+    wanted = _target_list(targets)
+    if isinstance(wanted, str):
+        return {"error": wanted}
     from .. import api
     from ..transforms.conversions.levels import LEVELS, level_of
     from .actions import function_module_text
@@ -231,7 +236,7 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
         return {"level": level, "text": text, "origins": origins, "op_counts": op_counts(module), "passes": passes}
     start = level_of(module) or "linalg"
     levels = [level_entry(start, [])]
-    out = {"function": function, "levels": levels, "error": None, "target": None}
+    out = {"function": function, "levels": levels, "error": None, "target": None, "dispatches": [], "targets": []}
     for level in LEVELS[LEVELS.index(start) + 1:]:
         if cancelled is not None and cancelled.is_set():
             out["error"] = "cancelled"
@@ -244,10 +249,67 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
             return out
         if problem is not None:
             out["error"] = f"lowering to {level} stops: {problem}"
-            return out
+            break
         levels.append(level_entry(level, [{"pass": n, "seconds": s} for n, s in timing]))
-    out["target"] = _target_output(module)
+    else:
+        out["target"] = _target_output(module)
+    if wanted:
+        # The targets compile the function as `mlirtext compile` does (its own way down), so
+        # they show even where the level-by-level lowering stopped.
+        found = target_code_command(doc, function, chunk, wanted, cache, cancelled, report)
+        if found.get("error") == "cancelled":
+            out["error"] = "cancelled"
+            return out
+        out["dispatches"], out["targets"] = found.get("dispatches", []), found.get("targets", [])
     return out
+
+
+def target_code_command(doc: Document, function: Optional[str] = None, chunk: Optional[int] = None,
+                        targets=None, cache=None, cancelled: Optional[threading.Event] = None,
+                        report: Callable = _noop) -> dict:
+    """Each target's code for a function (or chunk), compiled as `mlirtext compile` does:
+    {"function", "dispatches", "targets": [per target: its kernels, or the error why it has
+    none], "error"}. `targets`: a list, or names separated by commas; default llvm-cpu and the
+    GPU targets whose back-end or tool is here. Results go into, and come from, `cache` (a
+    TargetCache: hover reads it)."""
+    from . import target_code
+    wanted = _target_list(targets)
+    if isinstance(wanted, str):
+        return {"error": wanted}
+    cache = cache if cache is not None else target_code.TargetCache()
+    if function:
+        name = function.lstrip("@")
+        index = _find_function_chunk(doc, name)
+        if index is None:
+            return {"error": f"no function named @{name} in {doc.filename}"}
+        c = doc.chunks[index]
+        piece, fn = c.symbols[name]
+        compiled = target_code.compiled_source(doc, c, piece, fn)
+        cache.functions.add((doc.uri, name))   # (hover looks only at the functions computed)
+    else:
+        index = chunk or 0
+        if not 0 <= index < len(doc.chunks):
+            return {"error": f"no chunk #{index}"}
+        c = doc.chunks[index]
+        compiled = target_code.CompiledSource(doc.text[c.start:c.end], [(0, c.start, c.end - c.start)])
+    found = cache.compute(compiled.text, doc.filename, wanted, cancelled, report)
+    if found.error == "cancelled":
+        return {"error": "cancelled"}
+    return {"function": function, "error": None,
+            **target_code.as_json(found, lambda offset: _document_line(doc, compiled.document_offset(offset)))}
+
+
+def _target_list(targets):
+    """The targets asked for: a list (maybe empty), names separated by commas, or None (the
+    default); a message when it is none of these."""
+    from .target_code import available_targets
+    if targets is None:
+        return list(available_targets())
+    if isinstance(targets, str):
+        targets = [t.strip() for t in targets.split(",") if t.strip()]
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        return "targets must be a list of target names, e.g. [\"llvm-cpu\", \"cuda\"]"
+    return targets
 
 
 def _document_line(doc: Document, offset: Optional[int]) -> Optional[int]:

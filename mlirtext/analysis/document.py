@@ -206,12 +206,17 @@ def common_suffix(a: str, b: str, limit: int) -> int:
     return lo
 
 
-def _relayout(previous, text: str) -> list:
-    """[(chunk start, chunk end, piece bounds)] of `text`: rescanned only around the
-    edit when the old layout is known and the edit leaves the `// -----` lines alone."""
+def layout_of(text: str) -> list:
+    """[(chunk start, chunk end, piece bounds)] of `text`."""
     from ..syntax.parser import split_input
+    return [(cs, ce, split_pieces(text, cs, ce)) for cs, ce in split_input(text)]
+
+
+def _relayout(previous, text: str) -> list:
+    """The layout of `text` (`layout_of`): rescanned only around the edit when the old
+    layout is known and the edit leaves the `// -----` lines alone."""
     if previous is None or not previous.chunks:
-        return [(cs, ce, split_pieces(text, cs, ce)) for cs, ce in split_input(text)]
+        return layout_of(text)
     old = previous.text
     p = common_prefix(old, text)
     s = common_suffix(old, text, min(len(old), len(text)) - p)
@@ -219,7 +224,7 @@ def _relayout(previous, text: str) -> list:
     line_start = old.rfind("\n", 0, p) + 1
     if "-----" in old[line_start:old.find("\n", old_end) % (len(old) + 1)] or \
             "-----" in text[line_start:text.find("\n", new_end) % (len(text) + 1)]:
-        return [(cs, ce, split_pieces(text, cs, ce)) for cs, ce in split_input(text)]
+        return layout_of(text)
     delta = len(text) - len(old)
     layout = []
     for chunk in previous.chunks:
@@ -242,13 +247,15 @@ class Document:
     being answered from this version never sees half of the next one."""
 
     def __init__(self, uri: str, text: str, version: int = 0, filename: Optional[str] = None,
-                 previous: Optional["Document"] = None):
+                 previous: Optional["Document"] = None, layout: Optional[list] = None):
+        """`layout`: `layout_of(text)` when the caller has it already."""
         self.uri = uri
         self.filename = filename or uri
         self.text = text
         self.version = version
         with ANALYSIS_LOCK, gc_paused():
-            layout = _relayout(previous, text)
+            if layout is None:
+                layout = _relayout(previous, text)
             chunks, pieces = [], []
             for index, (cs, ce, bounds) in enumerate(layout):
                 chunk = self._build_chunk(text, cs, ce, index, bounds)
@@ -265,80 +272,14 @@ class Document:
         return Document(self.uri, text, version, self.filename, previous=self)
 
     def _build_chunk(self, text: str, start: int, end: int, index: int, bounds) -> Chunk:
-        pieces = []
-        attr_env: dict = {}
-        type_env: dict = {}
-        env_key: tuple = ()
-        aliases: dict = {}
-        for ps, pe in bounds:
-            piece_text = text[ps:pe]
-            key = (piece_text, env_key)
-            parsed = PIECE_CACHE.get(key)
-            if parsed is None:
-                parsed = parse_piece(piece_text, self.filename, attr_env, type_env)
-                PIECE_CACHE.put(key, parsed)
-            piece = Piece(parsed, ps, pe, index)
-            pieces.append(piece)
-            if parsed.defines_aliases:
-                attr_env = {**attr_env, **parsed.attr_aliases}
-                type_env = {**type_env, **parsed.type_aliases}
-                env_key = env_key + (piece_text,)
-                for name, span in parsed.result.state.alias_defs.items():
-                    aliases.setdefault(name, (piece, span))
-        symbols: dict = {}
-        for piece in pieces:
-            for name, op in piece.parsed.symbols:
-                if name not in symbols:
-                    symbols[name] = (piece, op)
-        return Chunk(start, end, pieces, symbols, aliases)
+        pieces, aliases = parse_chunk_pieces(text, self.filename, index, bounds)
+        return Chunk(start, end, pieces, symbol_table(pieces), aliases)
 
     def _collect_diagnostics(self) -> list[DocDiagnostic]:
         out: list[DocDiagnostic] = []
         for chunk in self.chunks:
-            symbols = chunk.symbols
-            # A piece's verification depends on the versions (serials) of the pieces
-            # defining the symbols it uses: unchanged serials, cached diagnostics.
-            serials = {name: entry[0].parsed.serial for name, entry in symbols.items()}
-            seen: dict = {}
-            for piece in chunk.pieces:
-                parsed = piece.parsed
-                roots = parsed.roots
-                key = tuple([serials.get(r) for r in roots]) if roots else ()
-                if parsed.verified_key == key:
-                    found = parsed.verified
-                else:
-                    found = verify_piece(parsed, key, lambda piece=piece, roots=roots: {
-                        r: symbols[r][1] for r in roots if r in symbols and symbols[r][0] is not piece})
-                if found:
-                    out.extend(self._placed(piece, d) for d in found)
-                for name, op in parsed.symbols:  # a symbol defined again in another piece
-                    first = seen.get(name)
-                    if first is None:
-                        seen[name] = (piece, op)
-                    elif first[0] is not piece:
-                        d = Diagnostic("error", f"redefinition of symbol named '{name}'",
-                                       op.name_span or op.span)
-                        placed = self._placed(piece, d)
-                        fs = self.op_range(first[0], first[1])
-                        placed.related.append((fs[0], fs[1], "see existing symbol definition here"))
-                        out.append(placed)
+            out.extend(chunk_diagnostics(chunk.pieces, chunk.symbols))
         return out
-
-    def _placed(self, piece: Piece, d: Diagnostic) -> DocDiagnostic:
-        start, end = self._range(piece, d.span)
-        related = []
-        for note in d.notes:
-            if note.span is not None and note.span.source is piece.parsed.source:
-                ns, ne = self._range(piece, note.span)
-                related.append((ns, ne, note.message))
-            elif note.span is None:
-                related.append((start, end, note.message))
-        return DocDiagnostic(start, end, d.severity, d.message, related)
-
-    def _range(self, piece: Piece, span: Optional[Span]) -> tuple[int, int]:
-        if span is None or span.source is not piece.parsed.source:
-            return piece.base, piece.base
-        return piece.base + span.start, piece.base + max(span.end, span.start)
 
     # -- queries -----------------------------------------------------------------------
     def piece_at(self, offset: int) -> Optional[Piece]:
@@ -355,12 +296,109 @@ class Document:
 
     def span_range(self, piece: Piece, span: Optional[Span]) -> tuple[int, int]:
         """Document offsets of a span in a piece's parse."""
-        return self._range(piece, span)
+        return _range(piece, span)
 
     def op_range(self, piece: Piece, op: Operation) -> tuple[int, int]:
-        span = op.name_span or op.span
-        return self._range(piece, span)
+        return _op_range(piece, op)
 
     def symbol(self, piece: Piece, name: str):
         """(Piece, op) defining `name` in the piece's chunk, or None."""
         return self.chunk_of(piece).symbols.get(name)
+
+
+# -- the pieces of a chunk and their diagnostics (a whole chunk, or some of its pieces) ------
+def parse_chunk_pieces(text: str, filename: str, index: int, bounds, wanted=None) -> tuple[list, dict]:
+    """The chunk's pieces (with the aliases of the pieces before each in scope) and
+    {alias: (Piece, span)}. With `wanted` (piece indices), only those pieces: they must
+    include every piece before a wanted one that defines an alias (see `partial.py`)."""
+    pieces = []
+    attr_env: dict = {}
+    type_env: dict = {}
+    env_key: tuple = ()
+    aliases: dict = {}
+    for i, (ps, pe) in enumerate(bounds):
+        if wanted is not None and i not in wanted:
+            continue
+        piece_text = text[ps:pe]
+        key = (piece_text, env_key)
+        parsed = PIECE_CACHE.get(key)
+        if parsed is None:
+            parsed = parse_piece(piece_text, filename, attr_env, type_env)
+            PIECE_CACHE.put(key, parsed)
+        piece = Piece(parsed, ps, pe, index)
+        pieces.append(piece)
+        if parsed.defines_aliases:
+            attr_env = {**attr_env, **parsed.attr_aliases}
+            type_env = {**type_env, **parsed.type_aliases}
+            env_key = env_key + (piece_text,)
+            for name, span in parsed.result.state.alias_defs.items():
+                aliases.setdefault(name, (piece, span))
+    return pieces, aliases
+
+
+def symbol_table(pieces) -> dict:
+    """name -> (Piece, op) of its first definition."""
+    symbols: dict = {}
+    for piece in pieces:
+        for name, op in piece.parsed.symbols:
+            if name not in symbols:
+                symbols[name] = (piece, op)
+    return symbols
+
+
+def chunk_diagnostics(pieces, symbols: dict, reported=None) -> list[DocDiagnostic]:
+    """The diagnostics of a chunk's pieces, in order; with `reported` (start, end), only
+    those of the pieces that start in that range of the document. `pieces` and `symbols`
+    may be a subset of the chunk's that holds every definition of the symbols the reported
+    pieces use or define (`partial.py`): the answer is then the same."""
+    out: list[DocDiagnostic] = []
+    # A piece's verification depends on the versions (serials) of the pieces
+    # defining the symbols it uses: unchanged serials, cached diagnostics.
+    serials = {name: entry[0].parsed.serial for name, entry in symbols.items()}
+    seen: dict = {}
+    for piece in pieces:
+        parsed = piece.parsed
+        report = reported is None or reported[0] <= piece.base < reported[1]
+        if report:
+            roots = parsed.roots
+            key = tuple([serials.get(r) for r in roots]) if roots else ()
+            if parsed.verified_key == key:
+                found = parsed.verified
+            else:
+                found = verify_piece(parsed, key, lambda piece=piece, roots=roots: {
+                    r: symbols[r][1] for r in roots if r in symbols and symbols[r][0] is not piece})
+            if found:
+                out.extend(_placed(piece, d) for d in found)
+        for name, op in parsed.symbols:  # a symbol defined again in another piece
+            first = seen.get(name)
+            if first is None:
+                seen[name] = (piece, op)
+            elif first[0] is not piece and report:
+                d = Diagnostic("error", f"redefinition of symbol named '{name}'", op.name_span or op.span)
+                placed = _placed(piece, d)
+                fs = _op_range(first[0], first[1])
+                placed.related.append((fs[0], fs[1], "see existing symbol definition here"))
+                out.append(placed)
+    return out
+
+
+def _placed(piece: Piece, d: Diagnostic) -> DocDiagnostic:
+    start, end = _range(piece, d.span)
+    related = []
+    for note in d.notes:
+        if note.span is not None and note.span.source is piece.parsed.source:
+            ns, ne = _range(piece, note.span)
+            related.append((ns, ne, note.message))
+        elif note.span is None:
+            related.append((start, end, note.message))
+    return DocDiagnostic(start, end, d.severity, d.message, related)
+
+
+def _range(piece: Piece, span: Optional[Span]) -> tuple[int, int]:
+    if span is None or span.source is not piece.parsed.source:
+        return piece.base, piece.base
+    return piece.base + span.start, piece.base + max(span.end, span.start)
+
+
+def _op_range(piece: Piece, op: Operation) -> tuple[int, int]:
+    return _range(piece, op.name_span or op.span)

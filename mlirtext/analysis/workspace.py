@@ -34,15 +34,21 @@ class Workspace:
         self._lock = threading.Lock()
 
     # -- open documents ------------------------------------------------------------------
-    def open(self, uri: str, text: str, version: int) -> Document:
-        """Analyse a new version (of a new or known document) and make it the current one."""
+    def open(self, uri: str, text: str, version: int, layout=None) -> Document:
+        """Analyse a new version (of a new or known document) and make it the current one;
+        `layout`: the new document's `layout_of(text)`, when the caller has it."""
         doc = self.open_documents.get(uri)
         if doc is None:
-            doc = Document(uri, text, version, filename=uri_to_path(uri) or uri)
+            doc = Document(uri, text, version, filename=self.filename(uri), layout=layout)
         else:
             doc = doc.updated(text, version)
         self.open_documents[uri] = doc
         return doc
+
+    @staticmethod
+    def filename(uri: str) -> str:
+        """The name diagnostics and locations give an open document."""
+        return uri_to_path(uri) or uri
 
     def close(self, uri: str) -> None:
         self.open_documents.pop(uri, None)

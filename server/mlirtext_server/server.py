@@ -17,17 +17,20 @@ import logging
 import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from lsprotocol import types as T
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from mlirtext.analysis import (actions, commands, completion, inlay, lowered_forms, navigation, outline,
-                               signature, tokens)
-from mlirtext.analysis.document import Document
+                               signature, target_code, tokens)
+from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.hover import hover as hover_at
+from mlirtext.analysis.open_worker import DiagnosticsWorker
+from mlirtext.analysis.positions import LineIndex
 from mlirtext.analysis.workspace import Workspace, uri_to_path
+from mlirtext.syntax.gc_pause import gc_paused
 
 from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, lsp_symbol,
                       workspace_edit)
@@ -73,6 +76,8 @@ class MlirServer(LanguageServer):
         self.analysis_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlirtext-analysis")
         self.work_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mlirtext-work")
         self.lowered = lowered_forms.LoweredForms(self.work_pool)
+        self.open_worker = DiagnosticsWorker()   # started by `main`
+        self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
@@ -103,22 +108,41 @@ class MlirServer(LanguageServer):
             return None
         loop = asyncio.get_running_loop()
         try:
-            doc = await loop.run_in_executor(self.analysis_pool, self._open_frozen, uri, text, version)
+            doc, early = await loop.run_in_executor(self.analysis_pool, self._open_frozen, uri, text, version,
+                                                    loop)
         except Exception:  # noqa: BLE001 - logged; requests keep the previous version
             log.exception("error while analysing %s", uri)
             return self.ws.get(uri)
         self._schedule_idle_collect()
-        if uri in self.workspace.text_documents:
-            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(
-                uri=uri, version=version, diagnostics=[lsp_diagnostic(doc, d) for d in doc.diagnostics]))
+        if early != doc.diagnostics:  # published already, unless the document's differ
+            self._publish(doc, version, doc.diagnostics)
         return doc
 
-    def _open_frozen(self, uri: str, text: str, version: int) -> Document:
-        """Analyse, then move what exists to the collector's permanent generation: a full
-        collection over a big document's IR takes ~0.4 s and would land on a keystroke."""
-        doc = self.ws.open(uri, text, version)
-        gc.freeze()
-        return doc
+    def _publish(self, doc, version: int, diagnostics) -> None:
+        """Diagnostics of `doc` (a Document, or an `_OpenedText` before it is built)."""
+        if doc.uri in self.workspace.text_documents:
+            self.text_document_publish_diagnostics(T.PublishDiagnosticsParams(
+                uri=doc.uri, version=version, diagnostics=[lsp_diagnostic(doc, d) for d in diagnostics]))
+
+    def _open_frozen(self, uri: str, text: str, version: int, loop):
+        """Analyse; on a first open of a big document, publish its diagnostics (half of
+        them computed by the worker process) before building the document. Then move what
+        exists to the collector's permanent generation, before the collector runs again: a
+        collection over a big document's IR takes ~0.2-0.4 s and would land on the open or
+        on a keystroke. Returns (the document, the diagnostics published early or None)."""
+        early = None
+        with gc_paused():
+            if self.ws.get(uri) is None:
+                layout = layout_of(text)
+                early = self.open_worker.diagnostics(text, self.ws.filename(uri), layout)
+                if early is not None:
+                    loop.call_soon_threadsafe(self._publish, _OpenedText(uri, text, LineIndex(text)), version,
+                                              early)
+                doc = self.ws.open(uri, text, version, layout)
+            else:
+                doc = self.ws.open(uri, text, version)
+            gc.freeze()
+        return doc, early
 
     def _schedule_idle_collect(self) -> None:
         """Collect what earlier versions left behind once the user pauses (IDLE_COLLECT_S)."""
@@ -145,6 +169,14 @@ class MlirServer(LanguageServer):
             await asyncio.shield(self.pending[uri])
             doc = self.ws.get(uri)
         return doc
+
+
+class _OpenedText(NamedTuple):
+    """A text whose document is not built yet: enough to place its diagnostics."""
+
+    uri: str
+    text: str
+    lines: LineIndex
 
 
 server = MlirServer()
@@ -196,10 +228,6 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
     if not roots and params.root_uri:
         roots = [uri_to_path(params.root_uri)]
     ls.ws.roots = [r for r in roots if r]
-    # The first parse builds the parser from its cached tables and compiles its callbacks
-    # (~80 ms); paying it here, while the client waits for the handshake anyway, keeps it out
-    # of the first file's open.
-    Document("mlirtext:warm-up", WARM_UP_TEXT, 0)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
@@ -249,7 +277,12 @@ async def hover(ls: MlirServer, params: T.HoverParams):
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(entry.future)), LOWERED_WAIT_S)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - show the levels done
                 pass
-    found = hover_at(doc, offset, ls.lowered.section)
+    # The op's dispatch and its kernels, as far as the pipeline command has computed them.
+    dispatch = target_code.hover_section(doc, offset, ls.targets)
+
+    def sections(op):
+        return "\n\n---\n\n".join(s for s in (dispatch, ls.lowered.section(op)) if s)
+    found = hover_at(doc, offset, sections)
     if found is None:
         return None
     text, start, end = found
@@ -481,17 +514,39 @@ async def run_devices_command(ls: MlirServer, *args):
 @server.command("mlirtext.pipeline")
 @safe(lambda: {"error": "internal error (see the server log)"})
 async def pipeline_command(ls: MlirServer, *args):
-    """[uri, function name or None (the whole module), chunk index (default 0)]"""
-    uri, function, *rest = list(args) + [None] * (2 - len(args))
+    """[uri, function name or None (the whole module), chunk index (default 0), targets (a list;
+    default: llvm-cpu and the GPU targets whose tools are here)]"""
+    uri, function, chunk, targets = (list(args) + [None] * 4)[:4]
     doc = await ls.document(uri)
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
-    chunk = rest[0] if rest and rest[0] is not None else None
-    return await _long_command(ls, "Lowering pipeline", commands.pipeline, doc, function, chunk)
+    return await _long_command(ls, "Lowering pipeline", commands.pipeline, doc, function, chunk, targets,
+                               ls.targets)
 
 
-def main(argv=None) -> int:
+@server.command("mlirtext.targetCode")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def target_code_command(ls: MlirServer, *args):
+    """[uri, function name or None (the whole module), chunk index (default 0), targets]: the
+    pipeline's `dispatches` and `targets` alone (the pipeline view asks for them after the levels)."""
+    uri, function, chunk, targets = (list(args) + [None] * 4)[:4]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    return await _long_command(ls, "Target code", commands.target_code_command, doc, function, chunk, targets,
+                               ls.targets)
+
+
+def main(open_worker: bool = True) -> int:
+    """Serve on stdio; `open_worker`: fork a process that shares the work of opening a large
+    document (see `mlirtext/analysis/open_worker.py`)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="mlirtext-lsp: %(levelname)s: %(message)s")
+    # The first parse builds the parser from its cached tables and compiles its callbacks
+    # (~80 ms): paid here, while the client starts up, it stays out of the first file's open.
+    # The worker is forked after it (it starts warm) and before the server starts a thread.
+    Document("mlirtext:warm-up", WARM_UP_TEXT, 0)
+    if open_worker:
+        server.open_worker.start()
     server.start_io()
     return 0

@@ -2,8 +2,8 @@
 // follow a click on an op to its source op and what that became in every level (the
 // server gives each line the source line its op came from; without one, named
 // results, which keep their names through lowering) and to the source line in the
-// editor, and put in the device runs when the extension sends them. The HTML itself
-// is rendered by the extension.
+// editor, show the kernels of the target picked in the target column, and put in the
+// device runs when the extension sends them. The HTML itself is rendered by the extension.
 (function () {
   const vscode = acquireVsCodeApi();
   const levels = document.getElementById('levels');
@@ -58,8 +58,12 @@
       const col = m.closest('.level');
       if (seen.has(col)) return;
       seen.add(col);
-      const pre = col.querySelector('pre.code');
-      pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - pre.clientHeight / 3);
+      const pre = m.closest('pre.code');
+      if (pre) {
+        pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - pre.clientHeight / 3);
+      } else {
+        m.scrollIntoView({ block: 'nearest', inline: 'nearest' }); // a kernel's header in the target column
+      }
     });
     const column = line.closest('.level');
     vscode.postMessage({
@@ -74,7 +78,27 @@
     });
   });
 
+  // The target column's select (its content may come after the levels, in a message).
+  function showTarget(target) {
+    const select = document.getElementById('target-select');
+    const sections = document.querySelectorAll('.target-code');
+    if (!select || ![...sections].some((s) => s.dataset.target === target)) return;
+    select.value = target;
+    sections.forEach((s) => (s.hidden = s.dataset.target !== target));
+    state.target = target;
+    vscode.setState(state);
+  }
+  document.addEventListener('change', (e) => {
+    if (e.target && e.target.id === 'target-select') showTarget(e.target.value);
+  });
+  if (state.target) showTarget(state.target);
+
   window.addEventListener('message', (e) => {
+    if (e.data && e.data.type === 'targets') {
+      const column = document.querySelector('article[data-level="targets"]');
+      if (column) column.innerHTML = e.data.html;
+      if (state.target) showTarget(state.target);
+    }
     if (e.data && e.data.type === 'devices') {
       document.getElementById('device-runs').querySelector('.body').innerHTML = e.data.html;
     }

@@ -48,8 +48,10 @@ export function runCommandArguments(uri: string, fn: string, inputs: string[] | 
 }
 
 /** Arguments of the server command `mlirtext.pipeline`: [uri, function or null (the module), chunk or null]. */
-export function pipelineCommandArguments(uri: string, fn: string | undefined, chunk?: number): unknown[] {
-  return [uri, fn ?? null, chunk ?? null];
+/** Also the arguments of `mlirtext.targetCode`; `targets` ([] for none) only when given. */
+export function pipelineCommandArguments(uri: string, fn: string | undefined, chunk?: number, targets?: string[] | null): unknown[] {
+  const args: unknown[] = [uri, fn ?? null, chunk ?? null];
+  return targets === undefined ? args : [...args, targets];
 }
 
 /** What `mlirtext.run` answers. */

@@ -4,8 +4,8 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
 import { definedValues, definitionLine, findFunctions } from '../functions';
-import { PipelineResult } from '../pipeline/model';
-import { RenderContext, renderDeviceRuns, renderMessage, renderPipeline } from '../pipeline/render';
+import { PipelineResult, TargetCodeResult } from '../pipeline/model';
+import { RenderContext, renderDeviceRuns, renderMessage, renderPipeline, renderTargets } from '../pipeline/render';
 import { executeServerCommand, serverUri } from '../protocol';
 import { pipelineCommandArguments } from '../runInputs';
 import { MlirServer } from '../serverProcess';
@@ -13,6 +13,7 @@ import { activeMlirEditor, targetFunction } from './target';
 
 export const PIPELINE_SERVER_COMMAND = 'mlirtext.pipeline';
 export const RUN_DEVICES_SERVER_COMMAND = 'mlirtext.runDevices';
+export const TARGET_CODE_SERVER_COMMAND = 'mlirtext.targetCode';
 
 /** What media/pipeline.js posts: it is ready for messages, or an op was clicked. */
 type ViewMessage =
@@ -32,6 +33,8 @@ export class PipelineView implements vscode.Disposable {
   private fnName: string | undefined;
   /** The device runs of the view now shown, once they are done, and whether its script listens yet. */
   private devices: DeviceRunsResult | undefined;
+  /** The target column's answer, once it is there (it is asked for after the levels). */
+  private targets: TargetCodeResult | undefined;
   private viewReady = false;
   /** The show() whose answers the view waits for (a newer one makes older answers stale). */
   private current: symbol | undefined;
@@ -61,6 +64,7 @@ export class PipelineView implements vscode.Disposable {
     // Both run on the server's work pool side by side. The levels are the view: they show as
     // soon as they are done; the device runs (a compile, then timed calls) join them when ready.
     this.devices = undefined;
+    this.targets = undefined;
     this.viewReady = false;
     const shown = Symbol(fn.name);
     this.current = shown;
@@ -76,10 +80,12 @@ export class PipelineView implements vscode.Disposable {
           this.postDevices();
         }
       });
+    // The levels without the targets (compiling for every target takes seconds); the target
+    // column is asked for once the levels are there, and fills in when it comes.
     const pipeline = await executeServerCommand<PipelineResult | null>(
       client,
       PIPELINE_SERVER_COMMAND,
-      pipelineCommandArguments(uri, fn.name),
+      pipelineCommandArguments(uri, fn.name, undefined, []),
     );
     if (this.panel !== panel || this.current !== shown) {
       return pipeline ?? undefined; // closed meanwhile
@@ -93,8 +99,28 @@ export class PipelineView implements vscode.Disposable {
       fn: fn.name,
       file: path.basename(editor.document.fileName),
       devices: this.devices,
+      targets: 'pending',
     });
+    void executeServerCommand<TargetCodeResult | null>(
+      client,
+      TARGET_CODE_SERVER_COMMAND,
+      pipelineCommandArguments(uri, fn.name, undefined, null),
+    )
+      .catch((e) => ({ error: String(e) }))
+      .then((targets) => {
+        if (this.current === shown) {
+          this.targets = targets ?? { error: 'the server did not answer (see its log)' };
+          this.postTargets();
+        }
+      });
     return pipeline;
+  }
+
+  /** The target column into the shown view, once both it and the view's script are there. */
+  private postTargets(): void {
+    if (this.panel && this.viewReady && this.targets) {
+      void this.panel.webview.postMessage({ type: 'targets', html: renderTargets(this.targets) });
+    }
   }
 
   /** The device runs into the shown view, once both they and the view's script are there. */
@@ -122,6 +148,7 @@ export class PipelineView implements vscode.Disposable {
       if (m.type === 'ready') {
         this.viewReady = true;
         this.postDevices();
+        this.postTargets();
       } else if (m.type === 'reveal') {
         void this.reveal(m);
       }

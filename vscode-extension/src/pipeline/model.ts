@@ -23,6 +23,72 @@ export interface PipelineResult {
   error?: string | null;
   /** LLVM IR text of the llvm level, when the server's targets package made it. */
   target?: string | null;
+  /** The dispatches the function forms (the GPU targets' kernels, one each). */
+  dispatches?: DispatchInfo[];
+  /** Each target's kernels for the function, in the order asked (llvm-cpu first by default). */
+  targets?: TargetCode[];
+}
+
+/** What the server's `mlirtext.targetCode` command answers (the pipeline's target part alone). */
+export interface TargetCodeResult {
+  function?: string | null;
+  dispatches?: DispatchInfo[];
+  targets?: TargetCode[];
+  error?: string | null;
+}
+
+export interface DispatchInfo {
+  name: string;
+  index: number | null;
+  /** The structured ops it runs. */
+  ops: string[];
+  /** Document lines (0-based) of the source ops it was made from. */
+  lines: number[];
+}
+
+/** One target (llvm-cpu, cuda, rocm, vulkan-spirv): its kernels, or why it has none. */
+export interface TargetCode {
+  target: string;
+  arch: string;
+  /** What the code is: llvm, ptx, asm (AMDGPU) or spirv; `code_name` says it in words. */
+  language: string;
+  code_name: string;
+  error: string | null;
+  seconds: number;
+  kernels: TargetKernel[];
+}
+
+export interface TargetKernel {
+  name: string;
+  dispatch: number | null;
+  entry: string;
+  /** GPU: threads and workgroups launched; llvm-cpu: row ranges (workgroups) it splits into. */
+  threads: number | null;
+  workgroups: number | null;
+  workgroup_size: number | null;
+  /** Bytes of machine code (llvm-cpu: its symbol in the object; GPU: the kernel's binary). */
+  size: number | null;
+  implementation: string;
+  code: string;
+  /** Document lines (0-based) of the source ops it was made from. */
+  lines: number[];
+}
+
+/** One line about a kernel: entry point, launch and code size. */
+export function kernelSummary(kernel: TargetKernel): string {
+  const parts = [`entry ${kernel.entry}`];
+  if (kernel.threads !== null && kernel.threads !== undefined) {
+    const groups = kernel.workgroups === 1 ? 'workgroup' : 'workgroups';
+    parts.push(`${kernel.threads} threads (${kernel.workgroups} ${groups} of ${kernel.workgroup_size})`);
+  }
+  if (kernel.size !== null && kernel.size !== undefined) {
+    parts.push(formatBytes(kernel.size));
+  }
+  return parts.join(' · ');
+}
+
+export function formatBytes(n: number): string {
+  return n < 10240 ? `${n} B` : `${(n / 1024).toFixed(1)} KiB`;
 }
 
 export interface DialectCount {

@@ -1,9 +1,10 @@
 /**
  * The pipeline view's HTML: a summary, a bar of op counts per dialect for each
  * level, the time of each pass, the run on each device, then the text of every
- * level (side by side, or one at a time). Everything is rendered here from the
- * server's answers; the webview script only switches layouts, follows clicks and
- * puts in the device runs when they arrive after the levels. Pure.
+ * level (side by side, or one at a time) and the target column (each kernel's code
+ * for the target picked in its select). Everything is rendered here from the
+ * server's answers; the webview script only switches layouts and targets, follows
+ * clicks and puts in the device runs when they arrive after the levels. Pure.
  */
 import { DeviceRun, DeviceRunsResult, formatDiff, speedup } from '../devices';
 import { clip, formatSeconds } from '../runInputs';
@@ -11,9 +12,13 @@ import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight
 import {
   PipelineLevel,
   PipelineResult,
+  TargetCode,
+  TargetCodeResult,
+  TargetKernel,
   allDialects,
   dialectCounts,
   dialectFamily,
+  kernelSummary,
   levelSeconds,
   totalOps,
 } from './model';
@@ -25,6 +30,8 @@ export interface RenderContext {
   file: string;
   /** The function's runs on each device, when they are done before the levels (else they come later). */
   devices?: DeviceRunsResult;
+  /** The target column's content when the levels came without it: 'pending' (it comes later) or the answer. */
+  targets?: TargetCodeResult | 'pending';
   /** Webview resource origin and a per-render nonce (the content security policy). */
   cspSource: string;
   nonce: string;
@@ -65,6 +72,11 @@ export function renderPipeline(result: PipelineResult, ctx: RenderContext): stri
   const name = ctx.fn ? `@${ctx.fn}` : 'module';
   const lowering = levels.reduce((a, l) => a + levelSeconds(l), 0);
   const cols = columns(result);
+  const targets: TargetCodeResult | 'pending' | undefined = result.targets?.length ? result : ctx.targets;
+  const steps = cols.map((c) => ({ title: c.title, family: familyOfLevel(c.id) }));
+  if (targets) {
+    steps.push({ title: 'targets', family: 'llvm' });
+  }
   const path = levels.map((l) => l.level).join(' → ') + (result.target ? ' → LLVM IR' : '');
   return `<!DOCTYPE html>
 <html lang="en">
@@ -95,13 +107,14 @@ ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.err
     <button id="mode-side" class="on" data-mode="side">Side by side</button>
     <button id="mode-step" data-mode="step">Stepped</button>
   </span>
-  <span class="steps">${cols
-    .map((c, i) => `<button class="step fam-${familyOfLevel(c.id)}" data-col="${i}">${escapeHtml(c.title)}</button>`)
+  <span class="steps">${steps
+    .map((c, i) => `<button class="step fam-${c.family}" data-col="${i}">${escapeHtml(c.title)}</button>`)
     .join('')}</span>
   <span class="hint">click an op: the source op it came from and what that became at every level, and its line in the editor</span>
 </nav>
 <main class="levels side" id="levels">
 ${cols.map((c, i) => renderColumn(c, i)).join('\n')}
+${targets ? renderTargetColumn(targets, cols.length) : ''}
 </main>
 <script nonce="${ctx.nonce}" src="${escapeHtml(ctx.scriptUri)}"></script>
 </body>
@@ -219,6 +232,61 @@ export function renderColumn(col: Column, index: number): string {
 <h3><span class="name">${escapeHtml(col.title)}</span><span class="detail">${escapeHtml(col.detail)}</span></h3>
 <pre class="code">${body}</pre>
 </article>`;
+}
+
+/** The target column; its content (`renderTargets`) is replaced when the answer comes later. */
+export function renderTargetColumn(targets: TargetCodeResult | 'pending', index: number): string {
+  return `<article class="level targets fam-border-llvm" data-col="${index}" data-level="targets">${renderTargets(targets)}</article>`;
+}
+
+/**
+ * The target column's content: a select of the targets and, for the one selected (the
+ * first at first), each kernel with its entry point, launch, size, how it is made and its
+ * code. A kernel's header is a clickable op line whose origin is its first source op's
+ * line. A target without code says why.
+ */
+export function renderTargets(answer: TargetCodeResult | 'pending'): string {
+  if (answer === 'pending' || answer.error || !answer.targets?.length) {
+    const why =
+      answer === 'pending'
+        ? '<p class="muted pending">compiling for each target…</p>'
+        : `<p class="error">${escapeHtml(answer.error ?? 'no targets')}</p>`;
+    return `<h3><span class="name">target</span><span class="detail">each kernel's code</span></h3><div class="target-body">${why}</div>`;
+  }
+  const targets: TargetCode[] = answer.targets;
+  const options = targets
+    .map((t, i) => `<option value="${escapeHtml(t.target)}"${i === 0 ? ' selected' : ''}>${escapeHtml(t.target)}${t.error ? ' (no code)' : ''}</option>`)
+    .join('');
+  let line = 0;
+  const sections = targets
+    .map((t, i) => {
+      const about = t.error
+        ? `<p class="error">${escapeHtml(t.error)}</p>`
+        : `<p class="muted summary">${t.kernels.length} kernel${t.kernels.length === 1 ? '' : 's'} · ${escapeHtml(t.code_name)}` +
+          `${t.arch ? ` for ${escapeHtml(t.arch)}` : ''} · ${formatSeconds(t.seconds)}</p>`;
+      const kernels = t.kernels.map((k) => renderKernel(k, line++)).join('');
+      return `<section class="target-code" data-target="${escapeHtml(t.target)}"${i === 0 ? '' : ' hidden'}>${about}${kernels}</section>`;
+    })
+    .join('\n');
+  return `<h3><span class="name">target <select id="target-select" aria-label="target">${options}</select></span><span class="detail">each kernel's code</span></h3>
+<div class="target-body">${sections}</div>`;
+}
+
+function renderKernel(kernel: TargetKernel, line: number): string {
+  const origin = kernel.lines.length ? ` data-origin="${kernel.lines[0]}"` : '';
+  const dispatch = kernel.dispatch === null ? '' : `dispatch ${kernel.dispatch} · `;
+  const code = kernel.code
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((l) => `<div class="ln">${escapeHtml(l) || ' '}</div>`)
+    .join('');
+  return (
+    `<div class="kernel" data-kernel="${escapeHtml(kernel.name)}">` +
+    `<div class="ln op kernel-head" data-line="${line}"${origin} data-op="kernel">` +
+    `<b>${escapeHtml(kernel.name)}</b> <span class="muted">${dispatch}${escapeHtml(kernelSummary(kernel))}</span></div>` +
+    `<div class="impl muted">${escapeHtml(kernel.implementation)}</div>` +
+    `<pre class="code">${code}</pre></div>`
+  );
 }
 
 /** Shown while the server works, and when it cannot answer. */

@@ -22,7 +22,14 @@ const MLP = 'mlp_stablehlo.mlir';
 // Known inputs and the output they give: relu(0.5*0.25*8 - 0.5) = 0.5; 0.5*0.125*16 + 1 = 2.
 const MLP_INPUTS = '4x8xf32=0.5; 8x16xf32=0.25; 16xf32=-0.5; 16x4xf32=0.125; 4xf32=1';
 const MLP_OUTPUT = 'result[0]: 4x4xf32=[2 2 2 2][2 2 2 2][2 2 2 2][2 2 2 2]';
-const LEVELS = ['hlo', 'tosa', 'linalg', 'loops', 'llvm', 'llvm-ir'];
+const LEVELS = ['hlo', 'tosa', 'linalg', 'loops', 'llvm', 'llvm-ir', 'targets'];
+// What each target's kernel code holds (the target column shows the targets whose tools the machine has).
+const TARGET_CODE = {
+  'llvm-cpu': 'define void @mlp_dispatch_0(',
+  cuda: '.visible .entry mlp_dispatch_',
+  rocm: '.amdhsa_kernel mlp_dispatch_',
+  'vulkan-spirv': 'OpEntryPoint GLCompute %main "mlp_dispatch_',
+};
 
 export const checks = [
   {
@@ -156,6 +163,39 @@ export const checks = [
     },
   },
   {
+    name: 'pipeline view has a target column with each target\'s kernels',
+    async run({ page }) {
+      const frame = await webviewFrame(page, '#target-select');
+      const targets = await frame.$$eval('#target-select option', (els) => els.map((e) => e.value));
+      if (targets[0] !== 'llvm-cpu') {
+        throw new Error(`targets offered: ${targets.join(', ')}`);
+      }
+      const seen = [];
+      for (const target of targets) {
+        await frame.selectOption('#target-select', target);
+        const shown = await frame.$$eval('.target-code', (els) => els.filter((e) => !e.hidden).map((e) => ({
+          target: e.dataset.target,
+          kernels: [...e.querySelectorAll('.kernel')].map((k) => k.dataset.kernel),
+          code: e.querySelector('pre.code')?.textContent ?? '',
+          error: e.querySelector('.error')?.textContent ?? '',
+        })));
+        if (shown.length !== 1 || shown[0].target !== target) {
+          throw new Error(`selecting ${target} shows ${JSON.stringify(shown.map((s) => s.target))}`);
+        }
+        const { kernels, code, error } = shown[0];
+        if (target === 'llvm-cpu' ? kernels.length !== 3 : kernels.length !== 4 && !error) {
+          throw new Error(`${target}: kernels ${kernels.join(', ')}; ${error}`);
+        }
+        if (kernels.length && !code.includes(TARGET_CODE[target])) {
+          throw new Error(`${target}: the first kernel's code does not hold '${TARGET_CODE[target]}': ${code.slice(0, 200)}`);
+        }
+        seen.push(`${target} ${error ? `(${error.slice(0, 60)})` : `${kernels.length} kernels`}`);
+      }
+      await frame.selectOption('#target-select', 'llvm-cpu');
+      return seen.join('; ');
+    },
+  },
+  {
     name: 'pipeline view shows the run on each device against the reference',
     async run({ page, out }) {
       const frame = await webviewFrame(page, '#device-runs');
@@ -215,7 +255,8 @@ export const checks = [
         els.map((e) => ({ level: e.closest('article').dataset.level, text: e.textContent })));
       const levels = [...new Set(marked.map((m) => m.level))];
       const source = marked.filter((m) => m.level === 'hlo').map((m) => m.text);
-      if (JSON.stringify(levels) !== '["hlo","tosa","linalg","loops","llvm"]' || source.length !== 1
+      // (targets: the header of the kernel the first matmul became)
+      if (JSON.stringify(levels) !== '["hlo","tosa","linalg","loops","llvm","targets"]' || source.length !== 1
         || !source[0].includes('%0 = stablehlo.dot_general')) {
         throw new Error(`marked: ${JSON.stringify(marked.slice(0, 8))}`);
       }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from '../../src/pipeline/highlight';
-import { PipelineResult, allDialects, dialectCounts, dialectFamily, levelSeconds, totalOps } from '../../src/pipeline/model';
-import { columns, renderChart, renderDeviceRuns, renderPassTimes, renderPipeline } from '../../src/pipeline/render';
+import { PipelineResult, allDialects, dialectCounts, dialectFamily, kernelSummary, levelSeconds, totalOps } from '../../src/pipeline/model';
+import { columns, renderChart, renderDeviceRuns, renderPassTimes, renderPipeline, renderTargets } from '../../src/pipeline/render';
 
 // Trimmed from a real `mlirtext.pipeline` answer for @mlp (examples/mlp_stablehlo.mlir).
 const RESULT: PipelineResult & { levels: PipelineResult['levels'] & object } = {
@@ -120,4 +120,72 @@ test('what a line says about itself: named results, op', () => {
   assert.equal(opName('  %0 = "stablehlo.add"(%a, %b) : ...'), 'stablehlo.add');
   assert.equal(opName('  linalg.yield %0 : f32'), 'linalg.yield');
   assert.equal(opName('  ^bb1:'), undefined);
+});
+
+// Trimmed from a real answer's `dispatches` and `targets` for @mlp.
+const TARGETS: NonNullable<PipelineResult['targets']> = [
+  {
+    target: 'llvm-cpu', arch: 'znver3', language: 'llvm', code_name: 'LLVM IR', error: null, seconds: 0.8,
+    kernels: [
+      {
+        name: 'mlp_dispatch_0', dispatch: 0, entry: 'mlp_dispatch_0', threads: null, workgroups: 1, workgroup_size: null,
+        size: 978, implementation: 'micro-kernel: matmul f32, addf+maximumf epilogue', lines: [5, 8],
+        code: 'define void @mlp_dispatch_0(ptr noalias %in0, i64 %lo, i64 %hi) {\nentry:\n  ret void\n}\n',
+      },
+    ],
+  },
+  {
+    target: 'cuda', arch: 'sm_80', language: 'ptx', code_name: 'PTX', error: null, seconds: 0.1,
+    kernels: [
+      {
+        name: 'mlp_dispatch_1', dispatch: 1, entry: 'mlp_dispatch_1', threads: 64, workgroups: 1, workgroup_size: 64,
+        size: 1054, implementation: 'one thread per output element of axes 4x16', lines: [8],
+        code: '.visible .entry mlp_dispatch_1(\n\t.param .u64 .ptr .global .align 1 p0\n)\n{\n\tsetp.gt.u64 %p1, %rd6, 63;\n\tret;\n}\n',
+      },
+    ],
+  },
+  { target: 'vulkan-spirv', arch: 'vulkan1.3', language: 'spirv', code_name: 'SPIR-V assembly', error: 'spirv-as not found (Debian spirv-tools; `make gpu-deps` installs it)', seconds: 0, kernels: [] },
+];
+
+test('the target column: a select of the targets, the first one shown, each kernel with its launch and code', () => {
+  const html = renderPipeline({ ...RESULT, targets: TARGETS }, CTX);
+  assert.match(html, /<article class="level targets fam-border-llvm" data-col="3" data-level="targets">/);
+  assert.match(html, /<button class="step fam-llvm" data-col="3">targets<\/button>/);
+  assert.match(
+    html,
+    /<select id="target-select" aria-label="target"><option value="llvm-cpu" selected>llvm-cpu<\/option><option value="cuda">cuda<\/option><option value="vulkan-spirv">vulkan-spirv \(no code\)<\/option><\/select>/,
+  );
+  // Only the selected target's kernels are visible; the others are there, hidden, for the select.
+  assert.match(html, /<section class="target-code" data-target="llvm-cpu">/);
+  assert.match(html, /<section class="target-code" data-target="cuda" hidden>/);
+  assert.match(html, /<p class="muted summary">1 kernel · LLVM IR for znver3 · 800\.0 ms<\/p>/);
+  // A kernel's header is an op line: a click follows its first source op (line 5) like any other op.
+  assert.match(
+    html,
+    /<div class="ln op kernel-head" data-line="0" data-origin="5" data-op="kernel"><b>mlp_dispatch_0<\/b> <span class="muted">dispatch 0 · entry mlp_dispatch_0 · 978 B<\/span><\/div><div class="impl muted">micro-kernel: matmul f32, addf\+maximumf epilogue<\/div>/,
+  );
+  assert.match(html, /dispatch 1 · entry mlp_dispatch_1 · 64 threads \(1 workgroup of 64\) · 1054 B/);
+  // Code is escaped text, a line per line (tabs kept), not MLIR-highlighted.
+  assert.match(html, /<div class="ln">define void @mlp_dispatch_0\(ptr noalias %in0, i64 %lo, i64 %hi\) \{<\/div><div class="ln">entry:<\/div>/);
+  assert.match(html, /<div class="ln">\tsetp\.gt\.u64 %p1, %rd6, 63;<\/div>/);
+  assert.match(html, /data-target="vulkan-spirv" hidden><p class="error">spirv-as not found/);
+  assert.equal((html.match(/<script/g) ?? []).length, 1);
+});
+
+test('no targets in the answer (an older server): no target column', () => {
+  const html = renderPipeline(RESULT, CTX);
+  assert.doesNotMatch(html, /target-select|data-level="targets"/);
+  assert.equal(kernelSummary({ ...TARGETS[1].kernels[0], size: 20480 }), 'entry mlp_dispatch_1 · 64 threads (1 workgroup of 64) · 20.0 KiB');
+});
+
+test('the target column while the targets compile, and its content when they come (or fail)', () => {
+  const html = renderPipeline(RESULT, { ...CTX, targets: 'pending' });
+  assert.match(html, /<article class="level targets fam-border-llvm" data-col="3" data-level="targets"><h3>.*<p class="muted pending">compiling for each target…<\/p>/s);
+  assert.match(html, /<button class="step fam-llvm" data-col="3">targets<\/button>/);
+  // What the webview puts into the column when `mlirtext.targetCode` answers.
+  const later = renderTargets({ function: 'mlp', dispatches: [], targets: TARGETS, error: null });
+  assert.match(later, /^<h3><span class="name">target <select id="target-select"/);
+  assert.match(later, /<section class="target-code" data-target="cuda" hidden>/);
+  assert.equal(renderPipeline({ ...RESULT, targets: TARGETS }, CTX).includes(later), true); // the same content either way
+  assert.match(renderTargets({ error: 'no function named @f in a.mlir' }), /<p class="error">no function named @f in a\.mlir<\/p>/);
 });

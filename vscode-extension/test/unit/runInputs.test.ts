@@ -40,6 +40,8 @@ test('server command arguments: [uri, fn, inputs|null, seed, device] and [uri, f
   ]);
   assert.deepEqual(pipelineCommandArguments('file:///a.mlir', 'mlp'), ['file:///a.mlir', 'mlp', null]);
   assert.deepEqual(pipelineCommandArguments('file:///a.mlir', undefined, 2), ['file:///a.mlir', null, 2]);
+  assert.deepEqual(pipelineCommandArguments('file:///a.mlir', 'mlp', undefined, []), ['file:///a.mlir', 'mlp', null, []]);
+  assert.deepEqual(pipelineCommandArguments('file:///a.mlir', 'mlp', undefined, null), ['file:///a.mlir', 'mlp', null, null]);
 });
 
 test('times read in the unit that suits them', () => {
