@@ -31,8 +31,11 @@ def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
         path = spec[1:]
         try:
             value = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise ValueError_(f"{what}: cannot load '{path}': {e}") from None
+        except (OSError, ValueError, EOFError) as e:   # EOFError: an empty file
+            raise ValueError_(f"{what}: cannot load '{path}' as a .npy array: {e}") from None
+        if not isinstance(value, np.ndarray):           # an .npz archive loads as a mapping of arrays
+            value.close()
+            raise ValueError_(f"{what}: '{path}' is an .npz archive; give one .npy file per --input")
         return _conform(value, want, what)
     head, sep, body = spec.partition("=")
     if not sep:

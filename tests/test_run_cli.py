@@ -59,6 +59,21 @@ def test_bad_inputs_are_clear(program, inputs, message, capsys):
     assert message in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("content,message", [
+    (None, "cannot load"),                     # an empty file
+    ("npz", "is an .npz archive"),
+])
+def test_unreadable_npy_inputs_are_clear(program, tmp_path, content, message, capsys):
+    path = tmp_path / "x.npz"
+    if content == "npz":
+        np.savez(path, a=np.zeros(3, np.float32))
+    else:
+        path.write_bytes(b"")
+    assert main(["run", program, f"--input=@{path}", "--input=7"]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_function_is_needed_when_ambiguous(tmp_path, capsys):
     path = tmp_path / "two.mlir"
     path.write_text("func.func @a() { return }\nfunc.func @b() { return }\n")
