@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from .interpreter.dtypes import dtype_of
+from .interpreter.dtypes import dtype_of, narrow_ints_as_storage
 from .ir import types as T
 
 
@@ -79,7 +79,7 @@ def _word(w: str, dtype: np.dtype):
 
 
 def _conform(value: np.ndarray, want: T.Type, what: str) -> np.ndarray:
-    value = np.asarray(value)
+    value = narrow_ints_as_storage(np.asarray(value))
     dtype = dtype_of(want)
     if isinstance(want, T.ShapedType):
         shape = tuple(want.shape)

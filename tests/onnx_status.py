@@ -3,7 +3,10 @@
     python -m tests.onnx_status [-j N] [--time-limit S] [--filter SUBSTR] [--limit N] [--tsv FILE]
 
 Each test under `onnx/backend/test/data/node` (shipped in the onnx==1.22.0 wheel) is a model with
-input and expected output tensors. A test is *converted* when torch-mlir turns it into StableHLO,
+input and expected output tensors. A test is *converted* when torch-mlir turns it into StableHLO;
+when it does not, and the test has scalar or integer-vector inputs, it is tried once more with those
+bound to the test's values as constants (StableHLO needs static shapes, and such inputs often decide
+one: a reduction's axes, Reshape's shape, TopK's k), and the summary counts those separately. It is
 *ran* when mlirtext runs that on a device without an error, and *matched* when the outputs equal
 the expected ones (integers and booleans exactly; floats within rtol 1e-3, atol 1e-5, NaN where
 NaN is expected). Devices: `reference` (the interpreter) and `local-task` (compiled to native code,
@@ -44,6 +47,30 @@ def read_case(directory: str):
     return tensors("input_"), tensors("output_")
 
 
+def input_names(directory: str) -> list[str]:
+    """The names of the model's inputs, in the order of the test's input_N.pb files."""
+    import onnx
+    graph = onnx.load(os.path.join(directory, "model.onnx"), load_external_data=False).graph
+    initialized = {t.name for t in graph.initializer}
+    return [i.name for i in graph.input if i.name not in initialized]
+
+
+def shape_inputs(directory: str) -> dict:
+    """The test's scalar and integer-vector inputs, by name: the values that may decide a shape
+    (axes, pads, repeats, k, a target shape, a window size). Sequence and optional inputs: none."""
+    try:
+        inputs, _ = read_case(directory)
+    except Exception:  # inputs that are no tensors (sequences, optionals) bind nothing
+        return {}
+    return {name: a for name, a in zip(input_names(directory), inputs)
+            if a.ndim == 0 or (a.ndim == 1 and a.dtype.kind in "iu")}
+
+
+def _is_float(dtype) -> bool:
+    """numpy's floats and complexes, and ml_dtypes' bf16 and f8 kinds (which numpy calls void, 'V')."""
+    return dtype.kind in "fc" or dtype.name.startswith(("float", "bfloat"))
+
+
 def outputs_match(got, want) -> str:
     """'' when `got` equals `want`, else what differs."""
     import numpy as np
@@ -53,10 +80,14 @@ def outputs_match(got, want) -> str:
         g, w = np.asarray(g), np.asarray(w)
         if g.shape != w.shape:
             return f"result {i}: shape {g.shape}, expected {w.shape}"
-        if w.dtype.kind in "fc":
-            if not np.allclose(g.astype(w.dtype), w, rtol=RTOL, atol=ATOL, equal_nan=True):
-                bad = np.abs(g.astype(np.float64) - w.astype(np.float64))
-                return f"result {i}: max abs error {np.nanmax(bad):.3g}"
+        if _is_float(w.dtype):
+            # Rounded to the expected type, then compared as complex128 (bf16 and f8 arrays have no
+            # arithmetic of their own in numpy).
+            g, w = g.astype(w.dtype).astype(np.complex128), w.astype(np.complex128)
+            close = np.isclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True)
+            if not close.all():
+                worst = np.abs(g - w)[~close].max()  # nan where one side is NaN and the other is not
+                return f"result {i}: {int((~close).sum())} elements differ, max abs error {worst:.3g}"
         elif not np.array_equal(g.astype(w.dtype), w):
             return f"result {i}: {int((g.astype(w.dtype) != w).sum())} elements differ"
     return ""
@@ -73,14 +104,25 @@ def run_one(directory: str, devices=DEVICES, converted=lambda: None) -> dict:
     from mlirtext.interpreter import Interpreter
     from mlirtext.runtime import compile_text, load_module
     record = {"test": os.path.basename(directory), "converted": False}
+    model = os.path.join(directory, "model.onnx")
+    bound = {}
     try:
-        text = convert(os.path.join(directory, "model.onnx"), "stablehlo")
+        text = convert(model, "stablehlo")
     except ImportFailed as e:
         record["why"] = str(e).splitlines()[-1].strip()[:200]
-        return record
+        bound = shape_inputs(directory)
+        if not bound:
+            return record
+        try:
+            text = convert(model, "stablehlo", constants=bound)
+        except ImportFailed:
+            return record
+        del record["why"]
+        record["bound"] = ",".join(bound)
     record["converted"] = True
     converted()
     inputs, expected = read_case(directory)
+    inputs = [a for name, a in zip(input_names(directory), inputs) if name not in bound]
     result = parse_and_verify(text, record["test"])
     if not result.ok:
         why = "parse/verify: " + result.diagnostics[0].message[:160]
@@ -189,11 +231,14 @@ def run_all(directories: list[str], jobs: int, time_limit: float, devices=DEVICE
 
 def summary(records: list[dict], devices=DEVICES) -> str:
     converted = [r for r in records if r["converted"]]
-    lines = [f"ONNX node tests: {len(records)}; converted to StableHLO by torch-mlir: {len(converted)}"]
+    bound = [r for r in converted if r.get("bound")]
+    lines = [f"ONNX node tests: {len(records)}; converted to StableHLO by torch-mlir: {len(converted)}",
+             f"  of which {len(bound)} only with their scalar and integer-vector inputs as constants"]
     for device in devices:
         ran = [r for r in converted if not r.get(device, "").startswith(("error", "parse", "crashed", "over"))]
         matched = [r for r in converted if r.get(device) == "matched"]
-        lines.append(f"  {device:<10} ran {len(ran)}, matched {len(matched)} (of {len(converted)} converted)")
+        lines.append(f"  {device:<10} ran {len(ran)}, matched {len(matched)} (of {len(converted)} converted; "
+                     f"{sum(1 for r in matched if r.get('bound'))} of them with constant inputs)")
     if len(devices) > 1:
         every = [r for r in converted if all(r.get(d) == "matched" for d in devices)]
         lines.append(f"  matched on every device: {len(every)}")
@@ -237,10 +282,11 @@ def main(argv=None) -> int:
                      key=lambda r: r["test"])
     if args.tsv:
         with open(args.tsv, "w") as f:
-            f.write("test\tconverted\t" + "\t".join(devices) + "\tseconds\twhy\n")
+            f.write("test\tconverted\t" + "\t".join(devices) + "\tseconds\twhy\tconstant inputs\n")
             for r in records:
                 f.write("\t".join([r["test"], str(r["converted"])] + [r.get(d, "") for d in devices] +
-                                  [str(r.get("seconds", "")), r.get("why", "")]).replace("\n", " ") + "\n")
+                                  [str(r.get("seconds", "")), r.get("why", ""), r.get("bound", "")])
+                        .replace("\n", " ") + "\n")
     print(summary(records, devices))
     if len(records) < len(directories):
         print(f"budget of {args.budget:g} s spent: {len(directories) - len(records)} of {len(directories)} "

@@ -14,8 +14,8 @@ pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (pip insta
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from mlirtext.cli import main  # noqa: E402
-from mlirtext.importers.common import ImportFailed  # noqa: E402
-from mlirtext.importers.onnx import import_model  # noqa: E402
+from mlirtext.importers.common import ImportFailed, parse_imported  # noqa: E402
+from mlirtext.importers.onnx import convert, import_model  # noqa: E402
 from mlirtext.interpreter import Interpreter  # noqa: E402
 from tests import onnx_status  # noqa: E402
 
@@ -82,6 +82,39 @@ def test_the_conformance_runner_converts_runs_and_compares_node_tests():
     assert record["converted"] and record["reference"] == "matched" and record["local-task"] == "matched"
     record = onnx_status.run_one(os.path.join(root, "test_affine_grid_2d"), ("reference",))
     assert not record["converted"] and "AffineGrid" in record["why"]
+
+
+def test_inputs_bound_as_constants_give_torch_mlir_the_static_shape_it_needs(tmp_path):
+    root = onnx_status.node_tests_dir()
+    model = os.path.join(root, "test_reduce_l1_keep_dims_example", "model.onnx")   # ReduceL1(data, axes)
+    with pytest.raises(ImportFailed, match="sum.dim_IntList"):   # the axes are a runtime input
+        convert(model)
+    imported = parse_imported(convert(model, constants={"axes": np.array([2])}), "m")
+    data = np.arange(12, dtype=np.float32).reshape(3, 2, 2) - 6
+    got = Interpreter(imported.module).call("test_reduce_l1_keep_dims_example", [data])[0]
+    np.testing.assert_array_equal(got, np.abs(data).sum(axis=2, keepdims=True))
+    with pytest.raises(ImportFailed, match="the model has no input named 'axis' \\(its inputs: data, axes\\)"):
+        convert(model, constants={"axis": np.array([2])})
+
+
+def test_the_runner_binds_shape_inputs_only_when_torch_mlir_needs_them():
+    root = onnx_status.node_tests_dir()
+    record = onnx_status.run_one(os.path.join(root, "test_top_k"), ("reference",))   # TopK(X, K)
+    assert record["converted"] and record["bound"] == "k" and record["reference"] == "matched"
+    assert "of which 1 only with their scalar and integer-vector inputs" in onnx_status.summary([record], ("reference",))
+    record = onnx_status.run_one(os.path.join(root, "test_gather_0"), ("reference",))   # indices: an input
+    assert record["converted"] and "bound" not in record and record["reference"] == "matched"
+
+
+def test_low_precision_floats_are_compared_as_values_nan_included():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    want = [np.array([np.nan, 448, 0.5], ml_dtypes.float8_e4m3fn)]
+    assert onnx_status.outputs_match([np.array([np.nan, 448, 0.5], ml_dtypes.float8_e4m3fn)], want) == ""
+    assert onnx_status.outputs_match([np.array([np.nan, np.nan, 0.5], ml_dtypes.float8_e4m3fn)], want) == \
+        "result 0: 1 elements differ, max abs error nan"
+    assert onnx_status.outputs_match([np.array([np.nan, 1, 2], ml_dtypes.bfloat16)],   # one bf16 ulp apart
+                                     [np.array([np.nan, 1, 2.015625], ml_dtypes.bfloat16)]) == \
+        "result 0: 1 elements differ, max abs error 0.0156"
 
 
 def test_the_runner_reports_a_wrong_result_and_a_test_over_its_time_limit():

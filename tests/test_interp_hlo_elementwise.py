@@ -132,6 +132,15 @@ def test_convert_complex_bool_bf16():
     assert b.astype(np.float32).tolist() == [1.0, 1.015625]   # ties to even at bf16 precision
 
 
+def test_i4_and_ui4_arguments_take_ml_dtypes_int4_arrays():
+    """What onnx hands out for INT4/UINT4 tensors; held here in int8/uint8 storage."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.array([-8, -1, 0, 7], ml_dtypes.int4)
+    assert unary("stablehlo.convert", "tensor<4xi4>", x, "tensor<4xf32>").tolist() == [-8, -1, 0, 7]
+    u = np.array([0, 1, 9, 15], ml_dtypes.uint4)
+    assert unary("stablehlo.convert", "tensor<4xui4>", u, "tensor<4xi32>").tolist() == [0, 1, 9, 15]
+
+
 def test_bitcast_convert_between_widths():
     x = np.array([1.0, -2.0], np.float32)
     bytes_ = unary("stablehlo.bitcast_convert", "tensor<2xf32>", x, "tensor<2x4xi8>")

@@ -110,6 +110,21 @@ def test_bad_inputs_name_the_argument():
     assert m.dense(x, w, b).shape == (4, 16)
 
 
+def test_f8e5m2_and_int4_values_cross_the_module_file():
+    """f8E5M2's numpy string ('<f1') does not parse back, and onnx hands out int4 as ml_dtypes.int4:
+    both as arguments, results and constants of a compiled module."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    m = runtime.load_module(runtime.compile_text("""func.func @f(%a: tensor<4xf8E5M2>, %n: tensor<4xi4>) -> (tensor<4xf8E5M2>, tensor<4xf32>) {
+  %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 0.5]> : tensor<4xf8E5M2>
+  %s = stablehlo.add %a, %c : tensor<4xf8E5M2>
+  %w = stablehlo.convert %n : (tensor<4xi4>) -> tensor<4xf32>
+  return %s, %w : tensor<4xf8E5M2>, tensor<4xf32>
+}""", filename="f8.mlir"), device="local-task")
+    s, w = m.f(np.array([1, 1, 1, 1], ml_dtypes.float8_e5m2), np.array([-8, -1, 0, 7], ml_dtypes.int4))
+    assert s.dtype == ml_dtypes.float8_e5m2 and s.astype(np.float32).tolist() == [2, 3, 4, 1.5]
+    assert w.tolist() == [-8, -1, 0, 7]
+
+
 def test_python_api_returns_a_tuple_for_several_results(tmp_path):
     src = tmp_path / "two.mlir"
     src.write_text("""func.func @two(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
+
 from .common import ImportFailed, Imported, parse_imported, require
 
 #: `--to` names and torch-mlir's backend pipelines.
@@ -41,8 +43,12 @@ def convert_in_child(path: str, to: str) -> str:
     raise ImportFailed(child.stderr.strip() or f"converting '{path}' failed (exit status {child.returncode})")
 
 
-def convert(model, to: str = "stablehlo") -> str:
-    """The MLIR text torch-mlir makes of `model` at level `to` (ImportFailed when it cannot)."""
+def convert(model, to: str = "stablehlo", constants: dict | None = None) -> str:
+    """The MLIR text torch-mlir makes of `model` (a path or a ModelProto) at level `to`
+    (ImportFailed when it cannot). `constants` binds graph inputs by name to numpy arrays: they
+    become initializers, so the function no longer takes them. StableHLO's shapes are static,
+    so an input that decides a shape (Reshape's shape, TopK's k, a reduction's axes) must be
+    a constant for torch-mlir to convert the model."""
     onnx = require("onnx", "onnx", "ONNX")
     require("torch_mlir", "onnx", "ONNX")
     from torch_mlir.dialects import torch as torch_d
@@ -52,6 +58,10 @@ def convert(model, to: str = "stablehlo") -> str:
     if to not in PIPELINES:
         raise ImportFailed(f"unknown target level '{to}': one of {', '.join(PIPELINES)}")
     proto = _load(onnx, model) if isinstance(model, str) else model
+    if constants:
+        proto = _with_constant_inputs(proto, constants)
+    if isinstance(model, str) or constants:  # the importer needs the shapes ONNX infers
+        proto = _infer_shapes(onnx, proto, f"'{model}'" if isinstance(model, str) else "the model")
     context = Context()
     torch_d.register_dialect(context)
     try:
@@ -70,16 +80,41 @@ def convert(model, to: str = "stablehlo") -> str:
 
 
 def _load(onnx, path: str):
-    """The model with inferred shapes (the importer needs them), as torch-mlir-import-onnx loads it."""
     try:
-        proto = onnx.load(path)
+        return onnx.load(path)
     except Exception as e:  # a missing file, or bytes that are no ONNX protobuf
         raise ImportFailed(f"cannot read ONNX model '{path}': {type(e).__name__}: {e}") from None
+
+
+def _infer_shapes(onnx, proto, what: str):
+    """`proto` checked, with the shapes ONNX infers, data propagation included (as
+    torch-mlir-import-onnx does by default: a Shape -> Gather -> Reshape chain gets a static shape)."""
     try:
         onnx.checker.check_model(proto)
-        return onnx.shape_inference.infer_shapes(proto)
+        return onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as e:
-        raise ImportFailed(f"'{path}' is not a valid ONNX model: {type(e).__name__}: {_first_line(e)}") from None
+        raise ImportFailed(f"{what} is not a valid ONNX model: {type(e).__name__}: {_first_line(e)}") from None
+
+
+def _with_constant_inputs(proto, constants: dict):
+    """A copy of `proto` whose graph inputs named in `constants` are initializers with those values."""
+    from onnx import numpy_helper
+    bound = type(proto)()
+    bound.CopyFrom(proto)
+    graph = bound.graph
+    initialized = {t.name for t in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in initialized]
+    unknown = sorted(set(constants) - {i.name for i in inputs})
+    if unknown:
+        raise ImportFailed(f"the model has no input named '{unknown[0]}' "
+                           f"(its inputs: {', '.join(i.name for i in inputs) or 'none'})")
+    for name, value in constants.items():
+        graph.initializer.append(numpy_helper.from_array(np.asarray(value), name))
+    kept = [i for i in graph.input if i.name not in constants]
+    del graph.input[:]
+    graph.input.extend(kept)
+    del graph.value_info[:]  # shapes inferred without the constants; inferred again with them
+    return bound
 
 
 #: The op a `torch.operator` stands for, in its custom (`torch.operator "onnx.X"`) or generic form.

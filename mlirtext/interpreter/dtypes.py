@@ -91,6 +91,18 @@ def shape_of(t: T.Type) -> tuple:
     return tuple(t.shape) if isinstance(t, T.ShapedType) else ()
 
 
+#: ml_dtypes' narrow integers (what onnx hands out for INT4, UINT4, INT2, UINT2 tensors).
+_NARROW_INTS = ("int2", "int4", "uint2", "uint4")
+
+
+def narrow_ints_as_storage(a: np.ndarray) -> np.ndarray:
+    """An ml_dtypes int2/int4/uint2/uint4 array as the int8/uint8 array that holds such values here
+    (`dtype_of(i4)` is int8); any other array as it is."""
+    if a.dtype.kind == "V" and a.dtype.name in _NARROW_INTS:
+        return a.astype(np.uint8 if a.dtype.name.startswith("u") else np.int8)
+    return a
+
+
 def check_value(value: np.ndarray, t: T.Type, what: str) -> np.ndarray:
     """`value` as the runtime form of type `t`, or a clear error saying what differs."""
     if isinstance(t, T.TupleType):  # HLO tuples are Python tuples
@@ -103,7 +115,7 @@ def check_value(value: np.ndarray, t: T.Type, what: str) -> np.ndarray:
             raise ValueError(f"{what}: expected {t}")
         return value
     dtype = dtype_of(t)
-    arr = np.asarray(value)
+    arr = narrow_ints_as_storage(np.asarray(value))
     if isinstance(t, T.ShapedType):
         want = shape_of(t)
         if arr.ndim != len(want) or any(w is not None and w != d for w, d in zip(want, arr.shape)):

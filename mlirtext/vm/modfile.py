@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .program import portable_dtype
+
 FORMAT = "mlirtext-vmpack"
 VERSION = 1
 
@@ -54,10 +56,11 @@ def pack(compiled) -> bytes:
     constants = {}
     for name, array in compiled.constants.items():
         buf = io.BytesIO()
-        np.save(buf, array, allow_pickle=False)
+        stored = array.view(portable_dtype(array.dtype))  # the loader views bf16 & co back by dtype_name
+        np.save(buf, stored, allow_pickle=False)
         path = f"constants/{name}.npy"
         entries[path] = buf.getvalue()
-        constants[name] = {"path": path, "shape": list(array.shape), "dtype": array.dtype.str,
+        constants[name] = {"path": path, "shape": list(array.shape), "dtype": stored.dtype.str,
                            "dtype_name": array.dtype.name}
     executables = {"reference": {"format": "mlir", "kernels": "executables/reference/kernels.mlir"}}
     entries["executables/reference/kernels.mlir"] = compiled.reference_mlir.encode()
@@ -99,7 +102,7 @@ def _gpu_executable(exe, entries: dict) -> dict:
     for name, launch in exe.launches.items():
         code = f"{base}/{name}{_GPU_SUFFIX[exe.format]}"
         entries[code] = exe.code[name]
-        info = {**launch, "entry": name, "code": code}
+        info = {**launch, "entry": launch.get("entry", name), "code": code}
         if exe.format in _ASM_SUFFIX:
             info["assembly"] = f"{base}/{name}{_ASM_SUFFIX[exe.format]}"
             entries[info["assembly"]] = exe.assembly[name].encode()

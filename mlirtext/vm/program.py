@@ -35,7 +35,18 @@ def type_record(t: T.Type) -> dict:
     shape = list(t.shape) if isinstance(t, T.ShapedType) else None
     if shape is not None and any(d is None or d < 0 for d in shape):
         raise CompileError(f"dynamic shapes are not supported by the VM yet ({t})")
-    return {"shape": shape, "element": str(T.element_type(t)), "dtype": dtype_of(t).str}
+    return {"shape": shape, "element": str(T.element_type(t)), "dtype": portable_dtype(dtype_of(t)).str}
+
+
+def portable_dtype(dtype: np.dtype) -> np.dtype:
+    """`dtype`, or raw bytes of its size where its own string does not name it again (ml_dtypes'
+    kinds: bf16 reads back as void, f8E5M2's '<f1' does not parse at all)."""
+    try:
+        if np.dtype(dtype.str) == dtype:
+            return dtype
+    except TypeError:
+        pass
+    return np.dtype(f"V{dtype.itemsize}")
 
 
 def record_dtype(rec: dict) -> np.dtype:

@@ -18,6 +18,7 @@ import numpy as np
 
 from .devices import DeviceError, make_device
 from .modfile import ModuleFileError, read_module_file
+from ..interpreter.dtypes import narrow_ints_as_storage
 from ..ir import types as T
 from .program import describe, record_dtype, record_type, storage
 
@@ -157,6 +158,7 @@ class Function:
                 continue
             if not isinstance(value, np.ndarray):
                 raise VMError(f"{what}: expected a numpy array ({describe(rec)}), got {type(value).__name__}")
+            value = narrow_ints_as_storage(value)
             if tuple(value.shape) != tuple(rec["shape"]):
                 raise VMError(f"{what}: expected {describe(rec)}, got shape "
                               f"{'x'.join(map(str, value.shape)) or 'a scalar'}")
