@@ -2,7 +2,7 @@
 ops), triangular_solve (substitution in scf/linalg), reduce_precision (bits), rng and
 rng_bit_generator (the interpreter's numbers, bit for bit), dynamic ops with static shapes,
 chlo functions (formulas of stablehlo ops, as chlo-legalize-to-stablehlo writes them), optimization_barrier/tuples and IREE's
-flow.tensor ops. Every level runs on the same inputs as the source and gives the same numbers,
+flow.tensor ops; reductions over an empty set, and f16/bf16 contractions summed in f32. Every level runs on the same inputs as the source and gives the same numbers,
 and iree-opt accepts every level."""
 from __future__ import annotations
 
@@ -166,6 +166,62 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 }
 """
 
+#: Reductions whose reduced extent is 0: each result is its init value (ONNX's `*_empty_set` tests);
+#: a TOSA-shaped body, a body TOSA has no reduction for, a variadic argmax and unsigned integers.
+EMPTY_REDUCE = """
+func.func @main(%x: tensor<2x0x4xf32>, %i: tensor<0x3xi32>, %u: tensor<3x0xui8>)
+    -> (tensor<2x4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xui8>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %seven = stablehlo.constant dense<7> : tensor<i32>
+  %nine = stablehlo.constant dense<9> : tensor<ui8>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1]
+     : (tensor<2x0x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %1 = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [0, 1]
+     : (tensor<2x0x4xf32>, tensor<f32>) -> tensor<4xf32>
+  %fi = stablehlo.convert %i : (tensor<0x3xi32>) -> tensor<0x3xf32>
+  %2:2 = stablehlo.reduce(%fi init: %ninf), (%i init: %seven) across dimensions = [0]
+     : (tensor<0x3xf32>, tensor<0x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<3xf32>, tensor<3xi32>)
+    reducer(%a: tensor<f32>, %b: tensor<f32>) (%ai: tensor<i32>, %bi: tensor<i32>) {
+      %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %v = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<f32>
+      %k = stablehlo.select %gt, %ai, %bi : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+    }
+  %3 = stablehlo.reduce(%u init: %nine) applies stablehlo.multiply across dimensions = [1]
+     : (tensor<3x0xui8>, tensor<ui8>) -> tensor<3xui8>
+  return %0, %1, %2#0, %2#1, %3 : tensor<2x4xf32>, tensor<4xf32>, tensor<3xf32>, tensor<3xi32>, tensor<3xui8>
+}
+"""
+
+#: Contractions on f16/bf16: products summed in f32 and rounded once, at every level (TOSA's
+#: fp32-accumulate matmul, linalg generics with f32 accumulators) as in the reference.
+NARROW_CONTRACTIONS = """
+func.func @main(%a: tensor<2x16xf16>, %b: tensor<16x3xf16>, %x: tensor<1x2x16xf16>, %k: tensor<3x2x4xf16>,
+                %c: tensor<2x16xbf16>, %d: tensor<16x3xbf16>)
+    -> (tensor<2x3xf16>, tensor<1x3x13xf16>, tensor<2x3xbf16>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x16xf16>, tensor<16x3xf16>) -> tensor<2x3xf16>
+  %1 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1],
+       pad = [[0, 0]], rhs_dilate = [1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+     : (tensor<1x2x16xf16>, tensor<3x2x4xf16>) -> tensor<1x3x13xf16>
+  %2 = stablehlo.dot_general %c, %d, contracting_dims = [1] x [0]
+     : (tensor<2x16xbf16>, tensor<16x3xbf16>) -> tensor<2x3xbf16>
+  return %0, %1, %2 : tensor<2x3xf16>, tensor<1x3x13xf16>, tensor<2x3xbf16>
+}
+"""
+
+
+def _narrow_contraction_inputs():
+    """Random values, and in the first row a large leading term followed by ones: summed in the
+    narrow type, each +1 is a tie that rounds back to the large term; in f32 they add up."""
+    import ml_dtypes
+    a, b, x, k = _random((2, 16), (16, 3), (1, 2, 16), (3, 2, 4), dtype=np.float16)()
+    c, d = (v.astype(ml_dtypes.bfloat16) for v in _random((2, 16), (16, 3))())
+    a[0], b[:, 0], x[0, :, :4], k[0] = 1, 1, 1, 1
+    a[0, 0], x[0, 0, 0] = 2048, 2048
+    c[0], d[:, 0], c[0, 0] = 1, 1, 256
+    return [a, b, x, k, c, d]
+
 
 def _edge_floats(dtype):
     info = np.finfo(dtype)
@@ -198,6 +254,9 @@ PROGRAMS = {
     "gamma": (GAMMA, lambda: [np.array([0.3, 1.0, 2.5, 7.0, -0.5, -2.7, 1e-3, 30.0], np.float32)], False),
     "map": (MAP, _random((2, 3), (2, 3), dtype=np.int32), True),
     "flow": (FLOW, lambda: [np.ones((2, 3), np.float32)], True),
+    "empty_reduce": (EMPTY_REDUCE, lambda: [np.zeros((2, 0, 4), np.float32), np.zeros((0, 3), np.int32),
+                                            np.zeros((3, 0), np.uint8)], True),
+    "narrow_contractions": (NARROW_CONTRACTIONS, _narrow_contraction_inputs, True),
 }
 
 

@@ -27,9 +27,53 @@ class CompileError(Exception):
     """The IR did not parse or verify, or code generation failed."""
 
 
+def _double_to_narrow_ir(name: str, ty: str, exponent_bits: int, mantissa_bits: int) -> str:
+    """LLVM IR of `ty @name(double)`: the double rounded to nearest (ties to even) in an IEEE-style
+    format of `exponent_bits` and `mantissa_bits`, on the bits. (Through float it would round
+    twice: a double just above a tie of the narrow format can become the tie in float and then
+    round to even, the wrong way.) Overflow gives inf, NaN stays NaN (quiet, its sign and top
+    payload bits kept), values below the least subnormal round to (signed) zero."""
+    width = 1 + exponent_bits + mantissa_bits
+    bias = (1 << (exponent_bits - 1)) - 1
+    inf = ((1 << exponent_bits) - 1) << mantissa_bits
+    shift = 52 - mantissa_bits
+    return f"""
+define {ty} @{name}(double %x) {{
+  %b = bitcast double %x to i64
+  %abs = and i64 %b, {(1 << 63) - 1}
+  %sign.hi = lshr i64 %b, {64 - width}
+  %sign = and i64 %sign.hi, {1 << (width - 1)}
+  ; a normal result: the exponent rebiased, the fraction rounded (a carry may reach inf; above, clamp to it)
+  %rebiased = sub i64 %abs, {(1023 - bias) << 52}
+  %normal.r = call i64 @__mlirtext_round_shift(i64 %rebiased, i64 {shift})
+  %over = icmp ugt i64 %normal.r, {inf}
+  %normal = select i1 %over, i64 {inf}, i64 %normal.r
+  ; a subnormal one: the significand (leading 1 made explicit) in units of the least subnormal
+  %e = lshr i64 %abs, 52
+  %s.wide = sub i64 {1076 - bias - mantissa_bits}, %e
+  %s.big = icmp ugt i64 %s.wide, 63
+  %s = select i1 %s.big, i64 63, i64 %s.wide
+  %frac = and i64 %abs, {(1 << 52) - 1}
+  %m = or i64 %frac, {1 << 52}
+  %subnormal = call i64 @__mlirtext_round_shift(i64 %m, i64 %s)
+  %is.normal = icmp uge i64 %abs, {(1024 - bias) << 52}
+  %finite = select i1 %is.normal, i64 %normal, i64 %subnormal
+  %payload.hi = lshr i64 %abs, {shift}
+  %payload = and i64 %payload.hi, {(1 << mantissa_bits) - 1}
+  %nan = or i64 %payload, {inf | 1 << (mantissa_bits - 1)}
+  %is.nan = icmp ugt i64 %abs, {0x7FF << 52}
+  %mag = select i1 %is.nan, i64 %nan, i64 %finite
+  %bits = or i64 %sign, %mag
+  %t = trunc i64 %bits to i{width}
+  %r = bitcast i{width} %t to {ty}
+  ret {ty} %r
+}}
+"""
+
+
 #: Helper functions that LLVM's code generator may call and that neither libc nor libm provide
-#: (compiler-rt's; libgcc may lack them): bf16 conversions, round to nearest even, NaN kept quiet.
-#: double -> bf16 goes through float (it may round twice, as compiler-rt's does not).
+#: (compiler-rt's; libgcc may lack them): conversions to bf16 and from double to f16, round to
+#: nearest even, NaN kept quiet.
 RUNTIME_SUPPORT_IR = """
 define bfloat @__truncsfbf2(float %x) {
   %b = bitcast float %x to i32
@@ -46,12 +90,26 @@ define bfloat @__truncsfbf2(float %x) {
   ret bfloat %f
 }
 
-define bfloat @__truncdfbf2(double %x) {
-  %f = fptrunc double %x to float
-  %r = call bfloat @__truncsfbf2(float %f)
-  ret bfloat %r
+; %v >> %s (%s < 64) rounded to nearest, ties to even
+define private i64 @__mlirtext_round_shift(i64 %v, i64 %s) {
+  %q = lshr i64 %v, %s
+  %unit = shl i64 1, %s
+  %mask = sub i64 %unit, 1
+  %rest = and i64 %v, %mask
+  %half = lshr i64 %unit, 1
+  %above = icmp ugt i64 %rest, %half
+  %tie = icmp eq i64 %rest, %half
+  %odd = trunc i64 %q to i1
+  %tie.odd = and i1 %tie, %odd
+  %up = or i1 %above, %tie.odd
+  %inc = zext i1 %up to i64
+  %r = add i64 %q, %inc
+  ret i64 %r
 }
-"""
+""" + _double_to_narrow_ir("__truncdfbf2", "bfloat", 8, 7) + _double_to_narrow_ir("__truncdfhf2", "half", 5, 10)
+
+#: The functions of RUNTIME_SUPPORT_IR that loaded objects may call.
+RUNTIME_SUPPORT_FUNCTIONS = ("__truncsfbf2", "__truncdfbf2", "__truncdfhf2")
 
 
 def _init() -> None:
@@ -77,7 +135,7 @@ def _install_runtime_support() -> None:
         tm = llvm.Target.from_default_triple().create_target_machine(opt=2)
         engine = llvm.create_mcjit_compiler(module, tm)
         engine.finalize_object()
-        for fn in ("__truncsfbf2", "__truncdfbf2"):
+        for fn in RUNTIME_SUPPORT_FUNCTIONS:
             llvm.add_symbol(fn, engine.get_function_address(fn))
         _state["support"] = (engine, tm)  # kept alive for the process's lifetime
 

@@ -12,10 +12,47 @@ from .hlo_generic import _Pattern, _identity, _int_attr, _map, _pad_op, _pairs, 
 from .hlo_scalar import _FM, Scalar, _cast_scalar
 
 
+def _accumulator(element: T.Type) -> T.Type:
+    """The type a contraction's products are summed in: f32 for the narrow floats (as the spec's
+    reference interpreter and ours do, rounding once at the end), else the result's own."""
+    return T.f32 if T.is_float(element) and element.width < 32 else element
+
+
+def _multiply_add(acc: T.Type):
+    """A contraction generic's body: out + in0 * in1, the operands cast to `acc`."""
+    def body(b: Scalar, ins, outs):
+        x, y = _cast_scalar(b, ins[0], acc), _cast_scalar(b, ins[1], acc)
+        if x is None or y is None:
+            return None
+        if T.is_float(acc):
+            return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [x, y], acc, _FM)], acc, _FM)]
+        return [b.op("arith.addi", [outs[0], b.op("arith.muli", [x, y], acc)], acc)]
+    return body
+
+
+def _zeros(rw, op, t: T.RankedTensorType):
+    """A `linalg.fill` of 0 in `t`: the accumulators' start."""
+    from ...dialects.linalg import structured_op
+    e = t.element
+    zero = rw.create(op, "arith.constant", [], [e], {"value": FloatAttr(0.0, e) if T.is_float(e)
+                                                     else IntegerAttr(0, e)}).result
+    return insert(rw, op, structured_op("linalg.fill", [zero], [empty(rw, op, t)])).result
+
+
+def _rounded(rw, op, sums, t: T.RankedTensorType):
+    """`sums` (accumulated in a wider type) as `t`'s elements."""
+    if sums.type == t:
+        return sums
+    block = generic_body([sums], [t], lambda b, i, o: [_cast_scalar(b, i[0], t.element)])
+    return make_generic(rw, op, [sums], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+                        ["parallel"] * t.rank, block).result
+
+
 class Convolution(_Pattern):
     """Pad (and lhs-dilate) the input with zeros, then one reduction generic: loops over the
     result's dims, the kernel's input features and its window; feature and batch groups pick
-    the input's feature / batch through `floordiv` in its indexing map."""
+    the input's feature / batch through `floordiv` in its indexing map. Narrow floats
+    accumulate in f32 and are rounded once at the end."""
     ops = hlo_names("convolution")
 
     def signless_keeps_meaning(self, op) -> bool:
@@ -43,15 +80,8 @@ class Convolution(_Pattern):
         if T.is_float(et) != T.is_float(xe) or T.is_float(et) != T.is_float(ke) or et == T.i1:
             return False
 
-        def body(b: Scalar, ins, outs):
-            a, w = _cast_scalar(b, ins[0], et), _cast_scalar(b, ins[1], et)
-            if a is None or w is None:
-                return None
-            if T.is_float(et):
-                return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [a, w], et, _FM)], et, _FM)]
-            return [b.op("arith.addi", [outs[0], b.op("arith.muli", [a, w], et)], et)]
-
-        block = generic_body([x, k], [t], body)
+        at = T.RankedTensorType(t.shape, _accumulator(et))
+        block = generic_body([x, k], [at], _multiply_add(at.element))
         if block is None:
             return False
         if any(lo) or any(hi) or any(d != 1 for d in lhs_dil):
@@ -85,14 +115,10 @@ class Convolution(_Pattern):
         k_exprs[dn.kernel_output_feature] = of
         for i, d in enumerate(dn.kernel_spatial):
             k_exprs[d] = f"d{k_loops[i]}"
-        zero = rw.create(op, "arith.constant", [], [et], {"value": FloatAttr(0.0, et) if T.is_float(et)
-                                                           else IntegerAttr(0, et)}).result
-        from ...dialects.linalg import structured_op
-        init = insert(rw, op, structured_op("linalg.fill", [zero], [empty(rw, op, t)])).result
         kinds = ["parallel"] * r + ["reduction"] * (1 + sp)
-        out = make_generic(rw, op, [x, k], [_map(loops, in_exprs), _map(loops, k_exprs)], [init],
-                           [_map(loops, [f"d{d}" for d in range(r)])], kinds, block)
-        rw.replace_op(op, out.results)
+        out = make_generic(rw, op, [x, k], [_map(loops, in_exprs), _map(loops, k_exprs)], [_zeros(rw, op, at)],
+                           [_map(loops, [f"d{d}" for d in range(r)])], kinds, block).result
+        rw.replace_op(op, [_rounded(rw, op, out, t)])
         return True
 
 
@@ -135,34 +161,14 @@ class DotGeneral(_Pattern):
             rexpr[b] = f"d{nb + nl + i}"
         for i, (a, b) in enumerate(zip(lc, rc)):
             lexpr[a] = rexpr[b] = f"d{nb + nl + nr + i}"
-        acc = t.element
-        if T.is_float(acc) and acc.width < 32:
-            acc = T.f32
-        at = T.RankedTensorType(t.shape, acc)
-
-        def body(b: Scalar, ins, outs):
-            x, y = _cast_scalar(b, ins[0], acc), _cast_scalar(b, ins[1], acc)
-            if x is None or y is None:
-                return None
-            if T.is_float(acc):
-                return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [x, y], acc, _FM)], acc, _FM)]
-            return [b.op("arith.addi", [outs[0], b.op("arith.muli", [x, y], acc)], acc)]
-
-        block = generic_body([lhs, rhs], [at], body)
+        at = T.RankedTensorType(t.shape, _accumulator(t.element))
+        block = generic_body([lhs, rhs], [at], _multiply_add(at.element))
         if block is None:
             return False
-        zero = rw.create(op, "arith.constant", [], [acc], {"value": FloatAttr(0.0, acc) if T.is_float(acc)
-                                                            else IntegerAttr(0, acc)}).result
-        from ...dialects.linalg import structured_op
-        init = insert(rw, op, structured_op("linalg.fill", [zero], [empty(rw, op, at)])).result
         kinds = ["parallel"] * (nb + nl + nr) + ["reduction"] * len(lc)
-        out = make_generic(rw, op, [lhs, rhs], [_map(loops, lexpr), _map(loops, rexpr)], [init],
+        out = make_generic(rw, op, [lhs, rhs], [_map(loops, lexpr), _map(loops, rexpr)], [_zeros(rw, op, at)],
                            [_map(loops, [f"d{i}" for i in range(nb + nl + nr)])], kinds, block).result
-        if acc != t.element:
-            round_block = generic_body([at], [t], lambda b, i, o: [_cast_scalar(b, i[0], t.element)])
-            out = make_generic(rw, op, [out], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
-                               ["parallel"] * t.rank, round_block).result
-        rw.replace_op(op, [out])
+        rw.replace_op(op, [_rounded(rw, op, out, t)])
         return True
 
 

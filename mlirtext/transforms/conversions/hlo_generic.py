@@ -110,7 +110,8 @@ class _Pattern(RewritePattern):
             if op.results and all(0 in r.type.shape for r in op.results):
                 rw.replace_op(op, [empty(rw, op, r.type) for r in op.results])  # no values to compute
                 return True
-            return False  # empty operands: nothing to index
+            if not self.empty_operands_ok:
+                return False  # empty operands: nothing to index
         return self.rewrite(op, rw)
 
     def rewrite(self, op, rw) -> bool:
@@ -121,6 +122,9 @@ class _Pattern(RewritePattern):
     #: the unsigned arith ops); false by default, so that no pattern reads unsigned as signed
     #: (an index, an extension, a bound) without saying so.
     signless_safe = False
+    #: Whether `rewrite` gives the meaning of an op with empty operands but non-empty results
+    #: (a reduction over an empty set); other patterns would index elements that do not exist.
+    empty_operands_ok = False
 
     def signless_keeps_meaning(self, op) -> bool:
         return self.signless_safe

@@ -13,13 +13,19 @@ from .hlo_scalar import scalarize
 
 class Reduce(_Pattern):
     """Any reduce TOSA's reductions do not cover: a reduction generic whose body is the region's,
-    on accumulators that start as the init values."""
+    on accumulators that start as the init values; over an empty set, the init values."""
     ops = hlo_names("reduce")
     signless_safe = True
+    empty_operands_ok = True
 
     def rewrite(self, op, rw) -> bool:
         n = len(op.operands) // 2
         inputs, inits = op.operands[:n], op.operands[n:]
+        if 0 in inputs[0].type.shape:
+            # A reduced extent is 0 (the results have elements, so no kept one is): the body
+            # never runs and each result is its init value everywhere, by the spec's schedule.
+            rw.replace_op(op, [broadcast_scalar(rw, op, init, r.type) for init, r in zip(inits, op.results)])
+            return True
         rank = inputs[0].type.rank
         dims = set(int_list(op.attributes.get("dimensions")) or [])
         kept = [d for d in range(rank) if d not in dims]

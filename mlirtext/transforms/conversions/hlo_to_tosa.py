@@ -469,8 +469,13 @@ class DotGeneral(_Pattern):
         a = _to_rank3(rw, op, lhs, lb + lf + lc, [B, M, K])
         b = _to_rank3(rw, op, rhs, rb + rc + rf, [B, K, N])
         zero = lambda e: tosa_const(rw, op, 0, tensor_of([1], e))
+        # f16/bf16 products are summed in f32 and rounded once (TOSA's "fp32 accumulate" modes), as
+        # the StableHLO reference interpreter does: an f16 accumulator would round at every step.
+        acc = T.f32 if T.is_float(t.element) else t.element
         out = rw.create(op, "tosa.matmul", [a, b, zero(lt.element), zero(rt.element)],
-                        [tensor_of([B, M, N], t.element)]).result
+                        [tensor_of([B, M, N], acc)]).result
+        if acc != t.element:
+            out = rw.create(op, "tosa.cast", [out], [tensor_of([B, M, N], t.element)]).result
         if [B, M, N] != list(t.shape):
             out = rw.create(op, "tosa.reshape", [out, tosa_shape(rw, op, t.shape)], [t]).result
         rw.replace_op(op, [out])

@@ -212,8 +212,13 @@ def _mul(shift: int):
 
 
 def _is_zero_const(value) -> bool:
-    from ...dialects.common import splat_value
-    return splat_value(constant_value(value)) == 0
+    """A constant whose elements are all 0 (read as numbers: bf16 and f8 constants may be kept as
+    their bits, in hex)."""
+    from ...interpreter.constants import attr_to_array
+    try:
+        return not attr_to_array(constant_value(value), value.type).astype(float).any()
+    except ValueError:  # not a constant, or not one of numbers
+        return False
 
 
 class Elementwise(RewritePattern):
