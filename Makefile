@@ -39,11 +39,13 @@ demo: $(VENV)/.installed
 	$(BIN)/mlirtext dump $(VENV)/mlp.vmpack
 	$(BIN)/mlirtext run $(VENV)/mlp.vmpack --device=local-task $(INPUTS) --print-statistics
 
-# GPU targets (cuda, rocm, vulkan-spirv; see README "GPU targets"): the tools that validate the
-# generated code (ld.lld + llvm-readelf for AMDGPU, spirv-val for SPIR-V), the software Vulkan
-# driver (Mesa lavapipe) that the `vulkan` device runs on, and the `gpu` extra (the `vulkan`
-# binding, a ptxas from PyPI). Debian packages only where apt-get exists and we are root.
-GPU_APT := llvm-22 lld-22 spirv-tools mesa-vulkan-drivers libvulkan1
+# GPU targets (cuda, rocm, vulkan-spirv, opencl-spirv; see README "GPU targets"): the tools that
+# validate the generated code (ld.lld + llvm-readelf for AMDGPU, spirv-val for SPIR-V), the
+# software Vulkan driver (Mesa lavapipe) that the `vulkan` device runs on, the OpenCL CPU driver
+# (pocl) and SPIR-V reader (llvm-spirv-15) that the `opencl` device runs on, and the `gpu` extra
+# (the `vulkan` binding, pyopencl, a ptxas from PyPI). Debian packages only where apt-get exists
+# and we are root.
+GPU_APT := llvm-22 lld-22 spirv-tools mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1 llvm-spirv-15
 gpu-deps: | $(BIN)/python
 	@if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	  missing=$$(for p in $(GPU_APT); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

@@ -45,11 +45,13 @@ def build_argparser() -> argparse.ArgumentParser:
                      help="an argument: 2x3xf32=1 2 3 4 5 6, f32=0.5, 7, or @x.npy (repeat per argument)")
     run.add_argument("--output", dest="outputs", action="append", default=[], metavar="DEST",
                      help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
-    run.add_argument("--device", default=None, choices=["reference", "local-sync", "local-task", "vulkan", "cuda"],
+    run.add_argument("--device", default=None,
+                     choices=["reference", "local-sync", "local-task", "vulkan", "opencl", "cuda"],
                      help="reference: the interpreter (default for .mlir); local-sync / local-task: native "
                           "kernels on the VM, one by one / on a thread pool (default for .vmpack); an .mlir "
-                          "is then compiled in memory for llvm-cpu; vulkan / cuda: the module's vulkan-spirv / "
-                          "cuda kernels on a GPU (vulkan runs on Mesa lavapipe without one)")
+                          "is then compiled in memory for llvm-cpu; vulkan / opencl / cuda: the module's "
+                          "vulkan-spirv / opencl-spirv / cuda kernels on a GPU (without one, vulkan runs on Mesa "
+                          "lavapipe and opencl on pocl's CPU driver)")
     run.add_argument("--print-statistics", action="store_true",
                      help="report dispatches, time and peak memory of the run on stderr (VM devices)")
     from .vm.commands import add_arguments as add_vm_commands
@@ -270,7 +272,7 @@ def _public_functions(module) -> list[str]:
 
 def cmd_run(args) -> int:
     from .vm.commands import run_compiled
-    if args.device in ("local-sync", "local-task", "vulkan", "cuda") or args.input.endswith(".vmpack") or \
+    if args.device in ("local-sync", "local-task", "vulkan", "opencl", "cuda") or args.input.endswith(".vmpack") or \
             _starts_like_module_file(args.input):
         return run_compiled(args)
     return cmd_interpret(args)

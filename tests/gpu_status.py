@@ -2,7 +2,7 @@
 vendor's validation, and (vulkan-spirv) give the interpreter's results on the `vulkan` device.
 
     PYTHONPATH=. python -m tests.gpu_status [--files GLOB]... [--targets cuda,rocm,vulkan-spirv]
-                                            [--cache FILE] [-v]
+                                            [-j N] [--time-limit S] [--cache FILE] [-v]
 
 Each corpus function that lowering_status takes to llvm is compiled as vm_status does (no
 canonicalize), once for dispatch formation; its reference kernels (linalg on tensors) are then
@@ -10,6 +10,10 @@ compiled for each target and validated (ptxas sm_80 + sm_90; ld.lld + llvm-reade
 spirv-val vulkan1.3). The vulkan-spirv executable is packed and run on the `vulkan` device (Mesa
 lavapipe here); it matches when every result equals the interpreter's within float tolerance
 (1e-4 relative + 1e-5 absolute: GPU code is not bit-identical to the CPU's) and integers exactly.
+
+Functions run in `-j` worker processes. A function's GPU work gets `--time-limit` seconds (its
+lowering has its own, longer limit): over it, its worker is killed (codegen child included), the
+targets it had finished still count, the rest fail with "time limit", and the run goes on.
 """
 from __future__ import annotations
 
@@ -77,7 +81,8 @@ def need_tools(*tools) -> None:
         pytest.skip(f"{', '.join(missing)} not found (`make gpu-deps` installs them; ptxas comes with CUDA)")
 
 
-def check_function(rel: str, name: str, source_text: str, targets=TARGETS) -> GpuOutcome:
+def check_function(rel: str, name: str, source_text: str, targets=TARGETS, step=None) -> GpuOutcome:
+    """The function's outcome; `step(outcome)` after each target (so far)."""
     from mlirtext.api import parse_and_verify
     from mlirtext.interpreter import Interpreter
     from mlirtext.targets.gpu import GpuCompileError, compile_gpu
@@ -107,6 +112,8 @@ def check_function(rel: str, name: str, source_text: str, targets=TARGETS) -> Gp
         if target == "vulkan-spirv" and exe is not None:
             compiled.gpu[target] = exe
             out.matched = _run_on_vulkan(out, compiled, name, want)
+        if step:
+            step(out)
     return out
 
 
@@ -132,24 +139,195 @@ def _run_on_vulkan(out: GpuOutcome, compiled, name: str, want) -> bool:
     return True
 
 
-def collect(globs=None, targets=TARGETS, cache=None, progress=None) -> list[GpuOutcome]:
-    from fnmatch import fnmatch
-    from .vm_status import lowered_functions
-    outcomes = []
-    for o in lowered_functions(globs, cache, progress):
-        if globs and not any(fnmatch(o.file, g) for g in globs):   # (a cache holds every file)
+def _lowered_source(rel: str, chunk_index: int, name: str):
+    """The function's lowering outcome (lowering_status's), or None when it does not reach llvm."""
+    from .lowering_status import lower_function
+    outcome = lower_function(rel, _chunks(rel)[chunk_index].module, name)
+    return outcome if outcome.reached == "llvm" else None
+
+
+@functools.lru_cache(maxsize=4)   # a worker mostly takes a file's functions one after another
+def _chunks(rel: str) -> list:
+    from mlirtext.api import parse_chunks
+    from . import corpus
+    from .check_status import needs_split
+    text = corpus.file_text(rel)
+    return list(parse_chunks(text, rel, needs_split(text)))
+
+
+def _test_functions(rel: str) -> list[tuple]:
+    """(file, chunk index, function) of each test function in a corpus file."""
+    from mlirtext.checking import test_functions
+    from mlirtext.diagnostics import has_errors
+    return [(rel, i, fn.sym_name) for i, chunk in enumerate(_chunks(rel))
+            if chunk.module is not None and not has_errors(chunk.diagnostics)
+            for fn in test_functions(chunk.module)]
+
+
+def _worker(conn, targets) -> None:
+    """Answers tasks until told to stop: ("list", file) -> its test functions; ("lower", file, chunk,
+    function) -> "lowered" (with the lowering outcome) then the GPU outcome, or None when it does not
+    reach llvm; ("gpu", file, function, source) -> the GPU outcome."""
+    import os
+    os.setsid()   # its own process group: a worker over the limit is killed with its codegen child
+    while (task := conn.recv()) is not None:
+        if task[0] == "list":
+            conn.send(_test_functions(task[1]))
             continue
-        outcomes.append(check_function(o.file, o.function, o.texts["source"], targets))
+        if task[0] == "lower":
+            lowered = _lowered_source(*task[1:])
+            conn.send(("lowered", lowered))
+            if lowered is None:
+                continue
+            rel, name, source = lowered.file, lowered.function, lowered.texts["source"]
+        else:
+            rel, name, source = task[1:]
+        conn.send(check_function(rel, name, source, targets, lambda so_far: conn.send(("so far", so_far))))
+
+
+class _Slot:
+    """One worker process and the task it is on."""
+
+    def __init__(self, ctx, targets):
+        self.ctx, self.targets = ctx, targets
+        self.start_process()
+
+    def start_process(self):
+        self.conn, child = self.ctx.Pipe()
+        self.process = self.ctx.Process(target=_worker, args=(child, self.targets), daemon=True)
+        self.process.start()
+        child.close()
+        self.task, self.started, self.so_far = None, 0.0, None
+
+    def give(self, task: tuple):
+        self.task, self.started, self.so_far = task, time.monotonic(), None
+        self.conn.send(task)
+
+    def kill(self):
+        import os
+        import signal
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:   # (not yet in its own group: it has started nothing either)
+            self.process.kill()
+        self.process.join()
+
+    def replace(self):
+        self.kill()
+        self.start_process()
+
+
+def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 1,
+            time_limit: float = 120.0, lowering_time_limit: float = 600.0) -> tuple[list[GpuOutcome], list[str]]:
+    """(The GPU outcomes of the functions that lower to llvm, the functions whose lowering ran over
+    `lowering_time_limit`). Each function runs in a worker process; one whose GPU work (compile,
+    validate, vulkan run) takes over `time_limit` seconds fails with "time limit" for the targets it
+    had not finished, and the run goes on. With `cache` (vm_status's pickle of lowered functions):
+    read when present, else written with what lowering found."""
+    import multiprocessing as mp
+    import os
+    import pickle
+    from fnmatch import fnmatch
+    from multiprocessing.connection import wait
+    from .check_status import corpus_files
+    have_cache = bool(cache) and os.path.exists(cache)
+    if have_cache:
+        with open(cache, "rb") as f:
+            lowered = [o for o in pickle.load(f) if o.reached == "llvm"]
+        pending = [("gpu", o.file, o.function, o.texts["source"]) for o in lowered
+                   if not globs or any(fnmatch(o.file, g) for g in globs)]   # (a cache holds every file)
+    else:
+        lowered, pending = [], [("list", rel) for rel in corpus_files(globs)]
+    pending.reverse()
+    outcomes, lowering_over = [], []
+    ctx = mp.get_context("fork")
+    slots = [_Slot(ctx, targets) for _ in range(max(1, jobs))]
+
+    def finish(slot, outcome):
+        slot.task = None
+        outcomes.append(outcome)
         if progress:
-            last = outcomes[-1]
-            progress(f"{o.file} @{o.function}: compiled {sorted(last.compiled)} validated {sorted(last.validated)} "
-                     f"matched {last.matched} {last.why or ''}")
-    return outcomes
+            progress(f"{outcome.file} @{outcome.function}: compiled {sorted(outcome.compiled)} validated "
+                     f"{sorted(outcome.validated)} matched {outcome.matched} {outcome.why or ''}")
+
+    try:
+        while pending or any(s.task for s in slots):
+            for slot in slots:
+                if slot.task is None and pending:
+                    slot.give(pending.pop())
+            ready = wait([s.conn for s in slots if s.task], timeout=1.0)
+            for slot in slots:
+                task = slot.task
+                if task is None:
+                    continue
+                if slot.conn in ready:
+                    try:
+                        message = slot.conn.recv()
+                    except (EOFError, OSError):
+                        message = None
+                    if message is None:
+                        _crashed(slot, task, outcomes, lowering_over, progress)
+                    elif task[0] == "list":
+                        slot.task = None
+                        pending += [("lower", *t) for t in reversed(message)]   # next: they share the parse
+                    elif isinstance(message, tuple) and message[0] == "so far":
+                        slot.so_far = message[1]
+                    elif isinstance(message, tuple) and message[0] == "lowered":
+                        if message[1] is None:
+                            slot.task = None
+                        else:   # the GPU work's own clock starts now
+                            lowered.append(message[1])
+                            slot.task, slot.started = ("gpu", message[1].file, message[1].function), time.monotonic()
+                    else:
+                        finish(slot, message)
+                elif not slot.process.is_alive():
+                    _crashed(slot, task, outcomes, lowering_over, progress)
+                elif task[0] == "lower" and time.monotonic() - slot.started > lowering_time_limit:
+                    slot.replace()
+                    lowering_over.append(f"{task[1]} @{task[3]}")
+                    if progress:
+                        progress(f"{task[1]} @{task[3]}: lowering over the {lowering_time_limit:g} s limit")
+                elif task[0] == "gpu" and time.monotonic() - slot.started > time_limit:
+                    out = slot.so_far or GpuOutcome(task[1], task[2])   # the targets it finished count
+                    out.why["time limit"] = f"over the {time_limit:g} s time limit"
+                    slot.replace()
+                    finish(slot, out)
+    except KeyboardInterrupt:   # Ctrl-C: what finished is still reported (and no partial cache kept)
+        print(f"interrupted: {len(outcomes)} functions finished, {len(pending)} tasks not started",
+              file=sys.stderr)
+        cache = None
+    finally:
+        for slot in slots:
+            slot.kill()
+    if cache and not have_cache:
+        with open(cache, "wb") as f:
+            pickle.dump(lowered, f)
+    return outcomes, lowering_over
 
 
-def report(outcomes: list, targets, seconds: float) -> str:
+def _crashed(slot, task, outcomes, lowering_over, progress) -> None:
+    """A worker that died mid-task: the task's function is a failure, the run goes on."""
+    slot.replace()
+    if task[0] == "gpu":
+        out = GpuOutcome(task[1], task[2])
+        out.why["crash"] = "the worker process died"
+        outcomes.append(out)
+    elif task[0] == "lower":
+        lowering_over.append(f"{task[1]} @{task[3]} (crashed)")
+    else:
+        lowering_over.append(f"{task[1]} (crashed while reading it)")
+    if progress:
+        progress(f"{task[1]}: worker died on {task[0]}")
+
+
+def report(outcomes: list, targets, seconds: float, time_limit: float, lowering_over=()) -> str:
     n = len(outcomes)
-    lines = [f"{n} programs (those tests/vm_status.py runs), {seconds:.0f} s"]
+    over = sum("time limit" in o.why for o in outcomes)
+    lines = [f"{n} programs (those tests/vm_status.py runs), {seconds:.0f} s; {over} over the "
+             f"{time_limit:g} s time limit per function"]
+    if lowering_over:
+        lines.append(f"  not counted: {len(lowering_over)} whose lowering ran over its limit or crashed: "
+                     + ", ".join(lowering_over))
     for t in targets:
         line = (f"  {t:13s} compiled {sum(t in o.compiled for o in outcomes)}/{n}, "
                 f"validated {sum(t in o.validated for o in outcomes)}/{n}")
@@ -169,12 +347,23 @@ def main(argv=None) -> None:
     ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated GPU targets")
     ap.add_argument("--cache", metavar="FILE", help="the lowered functions as vm_status.py --cache keeps them")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per function")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    ap.add_argument("--time-limit", type=float, default=120.0,
+                    help="seconds for one function's GPU work: compile, validate, vulkan run (default 120)")
+    ap.add_argument("--lowering-time-limit", type=float, default=600.0,
+                    help="seconds to lower one function to llvm first (default 600)")
     args = ap.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
+    unknown = [t for t in targets if t not in TARGETS]
+    if unknown or args.jobs < 1 or args.time_limit <= 0 or args.lowering_time_limit <= 0:
+        ap.error(f"unknown target {unknown[0]!r} (known: {', '.join(TARGETS)})" if unknown
+                 else "-j and the time limits must be positive")
     start = time.perf_counter()
-    outcomes = collect(args.files, targets, args.cache,
-                       (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None)
-    print(report(outcomes, targets, time.perf_counter() - start))
+    outcomes, lowering_over = collect(
+        args.files, targets, args.cache,
+        (lambda line: print(line, file=sys.stderr, flush=True)) if args.verbose else None,
+        args.jobs, args.time_limit, args.lowering_time_limit)
+    print(report(outcomes, targets, time.perf_counter() - start, args.time_limit, lowering_over))
 
 
 if __name__ == "__main__":

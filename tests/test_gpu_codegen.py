@@ -30,7 +30,8 @@ def test_output_elements_become_threads_and_a_total_runs_in_one_thread():
     module, names = kernels(ELEMENTWISE)
     exe = compile_gpu(module, names, "cuda")
     (launch,) = exe.launches.values()
-    assert launch == {"threads": 800, "workgroup_size": 64, "workgroups": 13, "split": True, "axes": [100, 8]}
+    assert launch == {"threads": 800, "workgroup_size": 64, "workgroups": 13, "split": True, "axes": [100, 8],
+                      "entry": "f_dispatch_0"}
     module, names = kernels(TOTAL.replace("300", "100"))   # too short to share among a workgroup
     (launch,) = compile_gpu(module, names, "cuda").launches.values()
     assert launch["threads"] == 1 and not launch["split"]

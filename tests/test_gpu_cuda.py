@@ -33,3 +33,31 @@ def test_cuda_device_without_a_driver_says_so():
     from mlirtext.vm.devices import DeviceError
     with pytest.raises(DeviceError, match="no CUDA driver"):
         driver()
+
+
+DOTTED = """
+func.func @i8i8.i32(%a: tensor<4x3xi8>, %b: tensor<3x5xi8>) -> tensor<4x5xi32> {
+  %0 = stablehlo.dot %a, %b : (tensor<4x3xi8>, tensor<3x5xi8>) -> tensor<4x5xi32>
+  return %0 : tensor<4x5xi32>
+}
+"""
+
+
+def test_kernel_names_with_dots_get_valid_ptx_entry_points():
+    """`.` cannot be in a PTX identifier: the entry point is spelt with `_$_` (as LLVM renames
+    internal symbols) and the module file records it for the cuda device to look up."""
+    from mlirtext.targets.gpu.llvm_gpu import entry_symbol
+    from mlirtext.vm.modfile import pack, read_module_file
+
+    from .gpu_status import reference_kernels
+    need_tools("ptxas")
+    compiled, module = reference_kernels(DOTTED)
+    names = list(compiled.kernels)
+    assert names == ["i8i8.i32_dispatch_0"]
+    exe = compile_gpu(module, names, "cuda", "sm_80")
+    validate_executable(exe)   # ptxas rejected `.entry i8i8.i32_dispatch_0(`
+    assert ".entry i8i8_$_i32_dispatch_0(" in exe.code[names[0]].decode()
+    compiled.gpu["cuda"] = exe
+    manifest = read_module_file(pack(compiled)).manifest
+    assert manifest["executables"]["cuda"]["kernels"][names[0]]["entry"] == "i8i8_$_i32_dispatch_0"
+    assert entry_symbol("9lives.x", "cuda") == "_9lives_$_x" and entry_symbol("a.b", "rocm") == "a.b"

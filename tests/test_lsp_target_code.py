@@ -14,7 +14,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MLP = (ROOT / "examples" / "mlp_stablehlo.mlir").read_text()
 URI = "file:///tmp/targets_mlp.mlir"
-GPU = [t for t in ("cuda", "rocm", "vulkan-spirv") if t in available_targets()]
+GPU = [t for t in ("cuda", "rocm", "vulkan-spirv", "opencl-spirv") if t in available_targets()]
 
 
 @pytest_lsp.fixture(scope="module", config=SERVER)
@@ -79,7 +79,7 @@ async def test_pipeline_answers_each_targets_kernels(client: LanguageClient):
 async def test_pipeline_takes_a_list_of_targets(client: LanguageClient):
     result = await pipeline(client, "mlp", None, ["vulkan-spirv", "tpu"])
     assert [t["target"] for t in result["targets"]] == ["vulkan-spirv", "tpu"]
-    assert result["targets"][1]["error"] == "unknown target 'tpu' (targets: llvm-cpu, cuda, rocm, vulkan-spirv)"
+    assert result["targets"][1]["error"] == "unknown target 'tpu' (targets: llvm-cpu, cuda, rocm, vulkan-spirv, opencl-spirv)"
     if "vulkan-spirv" in GPU:
         assert 'OpEntryPoint GLCompute %main "mlp_dispatch_0"' in result["targets"][0]["kernels"][0]["code"]
     else:

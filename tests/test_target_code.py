@@ -16,9 +16,10 @@ from mlirtext.vm.compiler import compile_module, form_dispatches, kernel_module
 from .lsp_support import ROOT
 
 MLP = (ROOT / "examples" / "mlp_stablehlo.mlir").read_text()
-GPU = [t for t in ("cuda", "rocm", "vulkan-spirv") if t in tc.available_targets()]
+GPU = [t for t in ("cuda", "rocm", "vulkan-spirv", "opencl-spirv") if t in tc.available_targets()]
 #: What each GPU target's kernel code starts its entry point with.
-ENTRY = {"cuda": ".visible .entry {}(", "rocm": ".amdhsa_kernel {}", "vulkan-spirv": 'OpEntryPoint GLCompute %main "{}"'}
+ENTRY = {"cuda": ".visible .entry {}(", "rocm": ".amdhsa_kernel {}", "vulkan-spirv": 'OpEntryPoint GLCompute %main "{}"',
+         "opencl-spirv": 'OpEntryPoint Kernel'}
 
 
 def _line(text: str, needle: str) -> int:

@@ -32,10 +32,11 @@ from typing import Callable, Optional, Sequence
 from ..ir.core import Operation
 from .document import Document
 
-TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan-spirv")
+TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 #: What each target's code is, for a Markdown code fence and the client's label.
-LANGUAGES = {"llvm-cpu": "llvm", "cuda": "ptx", "rocm": "asm", "vulkan-spirv": "spirv"}
-CODE_NAMES = {"llvm-cpu": "LLVM IR", "cuda": "PTX", "rocm": "AMDGPU assembly", "vulkan-spirv": "SPIR-V assembly"}
+LANGUAGES = {"llvm-cpu": "llvm", "cuda": "ptx", "rocm": "asm", "vulkan-spirv": "spirv", "opencl-spirv": "spirv"}
+CODE_NAMES = {"llvm-cpu": "LLVM IR", "cuda": "PTX", "rocm": "AMDGPU assembly", "vulkan-spirv": "SPIR-V assembly",
+              "opencl-spirv": "SPIR-V assembly"}
 #: Lines of a kernel's code shown in a hover before it is cut.
 HOVER_CODE_LINES = 30
 #: Ops from these dialects get a dispatch section in hover (the tensor levels compile forms dispatches from).
@@ -51,12 +52,14 @@ def _noop(message: str) -> None:
 @lru_cache(maxsize=1)
 def available_targets() -> tuple:
     """llvm-cpu, and each GPU target whose code generation can run here: cuda and rocm need
-    llvmlite's NVPTX and AMDGPU back-ends, vulkan-spirv needs `spirv-as`."""
+    llvmlite's NVPTX and AMDGPU back-ends, opencl-spirv its SPIR-V back-end, vulkan-spirv needs
+    `spirv-as`."""
     out = ["llvm-cpu"]
     try:
         import llvmlite.binding as llvm
         llvm.initialize_all_targets()
-        for target, triple in (("cuda", "nvptx64-nvidia-cuda"), ("rocm", "amdgcn-amd-amdhsa")):
+        for target, triple in (("cuda", "nvptx64-nvidia-cuda"), ("rocm", "amdgcn-amd-amdhsa"),
+                               ("opencl-spirv", "spirv64v1.0-unknown-unknown")):
             try:
                 llvm.Target.from_triple(triple)
                 out.append(target)
@@ -67,7 +70,7 @@ def available_targets() -> tuple:
     from ..targets.gpu.validate import find_tool
     if find_tool("spirv-as") is not None:
         out.append("vulkan-spirv")
-    return tuple(out)
+    return tuple(t for t in TARGETS if t in out)
 
 
 @dataclass
@@ -232,7 +235,7 @@ def _gpu_kernel(exe, name: str, offsets: frozenset) -> Kernel:
         how = f"one thread per output element of axes {'x'.join(map(str, launch['axes']))}"
     else:
         how = "serial: one thread runs the whole kernel"
-    return Kernel(name, name, exe.assembly.get(name, ""), len(exe.code.get(name, b"")), how,
+    return Kernel(name, launch.get("entry", name), exe.assembly.get(name, ""), len(exe.code.get(name, b"")), how,
                   launch["threads"], launch["workgroups"], launch["workgroup_size"], offsets)
 
 

@@ -178,7 +178,7 @@ def add_arguments(sub) -> None:
     comp.add_argument("-o", dest="output", required=True, help="the module file to write (e.g. out.vmpack)")
     comp.add_argument("--target", default="llvm-cpu", type=_targets, metavar="TARGET[,TARGET...]",
                       help="llvm-cpu: native kernels for this CPU (default); reference: interpreted kernels only; "
-                           "cuda (PTX), rocm (AMDGPU object), vulkan-spirv (SPIR-V): GPU kernels; several "
+                           "cuda (PTX), rocm (AMDGPU object), vulkan-spirv, opencl-spirv (SPIR-V): GPU kernels; several "
                            "targets, comma-separated, give one executable each in the module file")
     comp.add_argument("--cuda-arch", default="sm_80", type=_arch("sm_", CUDA_ARCH),
                       help="the PTX architecture for --target=cuda (default sm_80)")
@@ -186,7 +186,7 @@ def add_arguments(sub) -> None:
                       help="the AMDGPU processor for --target=rocm (default gfx942)")
     comp.add_argument("--validate", action="store_true",
                       help="check GPU code with ptxas (sm_80 and sm_90), ld.lld + llvm-readelf (HSA code object), "
-                           "spirv-val; a kernel that fails is a compile error")
+                           "spirv-val (vulkan1.3, opencl1.2); a kernel that fails is a compile error")
     comp.add_argument("--print-statistics", action="store_true",
                       help="report compile time, module size and each function's peak memory on stderr")
     dump = sub.add_parser("dump", help="print a module file's sections (like iree-dump-module)")

@@ -18,9 +18,9 @@ from ..ir.core import Operation
 from .planner import plan_memory
 from .program import CompileError, build_host_program, type_record
 
-TARGETS = ("llvm-cpu", "reference", "cuda", "rocm", "vulkan-spirv")
+TARGETS = ("llvm-cpu", "reference", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 #: Targets whose kernels are GPU executables (mlirtext/targets/gpu/).
-GPU_TARGET_NAMES = ("cuda", "rocm", "vulkan-spirv")
+GPU_TARGET_NAMES = ("cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
 #: polynomial approximation of transcendentals is added when it is available.

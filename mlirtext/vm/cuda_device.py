@@ -66,7 +66,8 @@ class CudaDevice:
             _check(lib.cuModuleLoadData(ctypes.byref(module), self.code[name] + b"\0"),
                    f"loading the PTX of @{name}", lib)
             fn = ctypes.c_void_p()
-            _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, name.encode()), f"finding @{name}", lib)
+            entry = self.launches[name].get("entry", name)   # (module files before entry symbols: the name)
+            _check(lib.cuModuleGetFunction(ctypes.byref(fn), module, entry.encode()), f"finding @{name}", lib)
             self.functions[name] = fn
         return self.functions[name]
 

@@ -17,9 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-DEVICES = ("local-task", "local-sync", "reference", "vulkan", "cuda")
-#: GPU devices (their own modules: vulkan_device.py, cuda_device.py) and the target each runs.
-GPU_DEVICES = {"vulkan": "vulkan-spirv", "cuda": "cuda"}
+DEVICES = ("local-task", "local-sync", "reference", "vulkan", "opencl", "cuda")
+#: GPU devices (their own modules: vulkan_device.py, opencl_device.py, cuda_device.py) and the
+#: target each runs.
+GPU_DEVICES = {"vulkan": "vulkan-spirv", "opencl": "opencl-spirv", "cuda": "cuda"}
 
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
@@ -206,11 +207,14 @@ def _gpu_device(name: str, module_file):
             return _NoKernels()
         raise DeviceError(f"the module file has no {target} executable (compiled for target "
                           f"'{manifest.get('target')}'); recompile with --target={target} (targets can be "
-                          "combined: --target=llvm-cpu,cuda,rocm,vulkan-spirv)")
+                          "combined: --target=llvm-cpu,cuda,rocm,vulkan-spirv,opencl-spirv)")
     code = {kernel: module_file.entry(info["code"]) for kernel, info in exe["kernels"].items()}
     if name == "vulkan":
         from .vulkan_device import VulkanDevice
         return VulkanDevice(exe, code, manifest["kernels"])
+    if name == "opencl":
+        from .opencl_device import OpenCLDevice
+        return OpenCLDevice(exe, code, manifest["kernels"])
     from .cuda_device import CudaDevice
     return CudaDevice(exe, code, manifest["kernels"])
 

@@ -4,7 +4,8 @@
       -> threads.py   loops, with the outer parallel axis mapped onto threads (shared by all targets),
                       or a tiled kernel: tiling.py (matmul), reductions.py (row reductions),
                       epilogue.py (elementwise ops after either)
-      -> llvm_gpu.py  cuda (PTX) and rocm (HSA code object): LLVM IR through llvmlite, in a child process
+      -> llvm_gpu.py  cuda (PTX), rocm (HSA code object) and opencl-spirv (SPIR-V, Kernel model):
+                      LLVM IR through llvmlite, in a child process
       -> spirv.py     vulkan-spirv: SPIR-V compute shaders written directly from the loops level
       -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)
 

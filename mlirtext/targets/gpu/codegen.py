@@ -1,7 +1,9 @@
-"""Child process of llvm_gpu.generate: LLVM IR to PTX or an AMDGPU object, one kernel at a time.
+"""Child process of llvm_gpu.generate: LLVM IR to PTX, an AMDGPU object or a SPIR-V module (OpenCL),
+one kernel at a time.
 
 Serves requests until its stdin closes: each is one JSON line {"ir", "kernels", "triple", "cpu",
-"target"}; it answers per kernel {"begin": name} before its code generation (so that, when LLVM
+"target"[, "only": the kernels to generate, when not all]}; it answers per kernel {"begin": name}
+before its code generation (so that, when LLVM
 aborts the process, the parent knows which kernel it was), then {"kernel", "assembly", "code"
 (base64)} or {"kernel", "error"} for an error LLVM reports without aborting, and {"done": true}
 after the last kernel. (One process serves many compiles: starting Python and LLVM costs more
@@ -9,7 +11,8 @@ than generating a small kernel.)
 
 Each kernel is generated from its own copy of the module in which the other entry points are
 internal, so the optimiser drops what that kernel does not use; assembly and object are
-emitted from separate clones (AMDGPU codegen mutates the module).
+emitted from separate clones (AMDGPU codegen mutates the module), the object by a new target
+machine (the SPIR-V backend keeps state in it).
 """
 from __future__ import annotations
 
@@ -38,14 +41,14 @@ def generate_one(llvm, ir: str, kernel: str, others: list, triple: str, cpu: str
     assembly = tm.emit_assembly(module.clone())
     if target == "cuda":
         code = assembly.encode()
-    else:
-        code = bytes(tm.emit_object(module.clone()))
+    else:   # (a second emission from the same SPIR-V target machine crashes LLVM: a fresh one)
+        code = bytes(_machine(llvm, triple, cpu).emit_object(module.clone()))
     return {"kernel": kernel, "assembly": assembly, "code": base64.b64encode(code).decode()}
 
 
 def serve(llvm, request: dict) -> None:
     names = request["kernels"]
-    for kernel in names:
+    for kernel in request.get("only", names):
         print(json.dumps({"begin": kernel}), flush=True)
         try:
             msg = generate_one(llvm, request["ir"], kernel, [n for n in names if n != kernel],

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from ...ir.core import Operation
 
 #: target -> (code format, default architecture)
-GPU_TARGETS = {"cuda": ("ptx", "sm_80"), "rocm": ("amdgpu-object", "gfx942"), "vulkan-spirv": ("spirv", "vulkan1.3")}
+GPU_TARGETS = {"cuda": ("ptx", "sm_80"), "rocm": ("amdgpu-object", "gfx942"), "vulkan-spirv": ("spirv", "vulkan1.3"),
+               "opencl-spirv": ("spirv", "opencl1.2")}
 
 #: Threads per workgroup for every kernel (a 1-D launch: workgroups = ceil(threads / this)).
 WORKGROUP_SIZE = 64
@@ -22,10 +23,11 @@ class GpuExecutable:
     arch: str
     format: str
     launches: dict                               # kernel -> {"threads", "workgroup_size", "workgroups", "split", "axes"
-    #     [, "workgroup": [x, y], "grid": [x, y, z], "block": [rows, cols], "tiling": kind] (a tiled kernel)}
+    #     [, "workgroup": [x, y], "grid": [x, y, z], "block": [rows, cols], "tiling": kind] (a tiled kernel)
+    #     [, "entry": the entry point's symbol] (cuda, rocm, opencl-spirv)}
     code: dict = field(default_factory=dict)     # kernel -> bytes (PTX text, AMDGPU ELF object, SPIR-V binary)
     assembly: dict = field(default_factory=dict)  # kernel -> str (PTX, AMDGPU assembly, SPIR-V assembly)
-    llvm_ir: str = ""                            # the kernels' LLVM IR before codegen (cuda, rocm)
+    llvm_ir: str = ""                            # the kernels' LLVM IR before codegen (cuda, rocm, opencl-spirv)
     validated: list = field(default_factory=list)  # what --validate ran, e.g. ["ptxas sm_80", "ptxas sm_90"]
 
 
@@ -58,8 +60,10 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
         for name, sizes in scratch.items():
             exe.launches[name]["scratch"] = sizes
     else:
-        from .llvm_gpu import emit_kernels
+        from .llvm_gpu import emit_kernels, entry_symbol
         exe.llvm_ir, exe.assembly, exe.code = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
+        for name, launch in exe.launches.items():   # (PTX spells some kernel names differently)
+            launch["entry"] = entry_symbol(name, target)
     if validate:
         from .validate import validate_executable
         validate_executable(exe)

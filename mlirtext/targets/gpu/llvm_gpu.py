@@ -1,19 +1,29 @@
-"""cuda and rocm: the loops-level kernels as LLVM IR for NVPTX and AMDGPU.
+"""cuda, rocm and opencl-spirv: the loops-level kernels as LLVM IR for NVPTX, AMDGPU and SPIR-V.
 
 The kernels are lowered and translated exactly as for the CPU (`convert-loops-to-llvm`,
 `targets/llvm_ir.py`); each then becomes an internal, always-inlined body called by a GPU entry
 point written here, which holds what differs per target:
 
-- the calling convention (`ptx_kernel`, `amdgpu_kernel`) and buffer parameters in the global
-  address space (`ptr addrspace(1)`, cast to generic pointers for the body; LLVM's address
-  space inference turns the accesses back into global ones once the body is inlined);
+- the calling convention (`ptx_kernel`, `amdgpu_kernel`, `spir_kernel`) and buffer parameters in
+  the global address space (`ptr addrspace(1)`, cast to generic pointers for the body; LLVM's
+  address space inference turns the accesses back into global ones once the body is inlined);
 - the global thread id (`llvm.nvvm.read.ptx.sreg.ctaid.x/tid.x`, `llvm.amdgcn.workgroup.id.x/
-  workitem.id.x`) times the fixed workgroup size, checked against the kernel's thread count; a
-  split kernel gets the row range `[gid, gid + 1)` (see threads.py);
+  workitem.id.x` times the fixed workgroup size, OpenCL's `get_global_id(0)`), checked against
+  the kernel's thread count; a split kernel gets the row range `[gid, gid + 1)` (see threads.py);
 - a tiled kernel (tiling.py) gets its workgroup's x, y, z ids and its thread's x, y ids; its
   `__workgroup_` tiles live in address space 3 and its barrier is the target's.
 
 Temporary buffers (`malloc` on the CPU) become private `alloca`s: a GPU thread has no heap.
+
+OpenCL (SPIR-V's Kernel execution model, Physical64 addressing) differs from the other two:
+address space 0 is private memory there, the generic one (4) needs OpenCL 2.0, and LLVM's SPIR-V
+backend infers no address spaces. So the bodies get no generic pointers: each pointer is given
+the address space of what it points into (`_opencl_address_spaces`: a buffer parameter global
+(1), a temporary private (0), a tile workgroup (3), a constant `__constant` (2)), which the
+translated IR makes simple (pointers come only from parameters, allocations, globals and
+getelementptr). Ids and the barrier are OpenCL builtins by their mangled names
+(`_Z13get_global_idj`, `_Z7barrierj`), which the backend turns into BuiltIn variables and
+OpControlBarrier.
 Code generation runs in a child process (codegen.py): LLVM aborts instead of raising on
 what it cannot select, and that must not take the compiler down.
 """
@@ -30,14 +40,16 @@ import threading
 from ...ir.core import Operation
 from .executable import GpuCompileError
 
-TRIPLES = {"cuda": "nvptx64-nvidia-cuda", "rocm": "amdgcn-amd-amdhsa"}
+TRIPLES = {"cuda": "nvptx64-nvidia-cuda", "rocm": "amdgcn-amd-amdhsa", "opencl-spirv": "spirv64v1.0-unknown-unknown"}
+#: OpenCL builtins the entry points and the barrier call (the SPIR-V backend knows them by name).
+_OPENCL_BUILTINS = ("_Z13get_global_idj", "_Z12get_group_idj", "_Z12get_local_idj", "_Z7barrierj")
 
 _DEFINE = re.compile(r"^define (?:\w+ )*void @([\w.$]+)\((.*)\) \{$", re.M)
 _DECLARE = re.compile(r"^declare [^@]*@([\w.$]+)\(", re.M)
 
 
 def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workgroup_size: int):
-    """(LLVM IR, {kernel: assembly}, {kernel: code bytes}) for `target` (cuda or rocm)."""
+    """(LLVM IR, {kernel: assembly}, {kernel: code bytes}) for `target` (cuda, rocm, opencl-spirv)."""
     from ...targets.llvm_ir import TranslateError, translate_module
     from .threads import _run
     module = loops.clone()
@@ -50,13 +62,28 @@ def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workg
     _check_calls(ir, target)
     ir = _private_temporaries(ir, target)
     ir = gpu_module(ir, launches, target, workgroup_size)
-    assembly, code = generate(ir, list(launches), target, arch)
-    return ir, assembly, code
+    if target == "opencl-spirv":
+        ir = _opencl_address_spaces(ir)
+    entries = {entry_symbol(name, target): name for name in launches}
+    assembly, code = generate(ir, list(entries), target, arch)
+    return ir, {entries[e]: a for e, a in assembly.items()}, {entries[e]: c for e, c in code.items()}
+
+
+def entry_symbol(kernel: str, target: str) -> str:
+    """The symbol of a kernel's entry point. PTX identifiers are letters, digits, `_` and `$` (a
+    letter or `_` first), where MLIR symbols also have `.` (`@i8i8.i32`) and more: LLVM's NVPTX
+    backend renames only internal symbols, so an entry point gets `_$_` for each other character,
+    as LLVM spells them."""
+    if target != "cuda":
+        return kernel
+    symbol = re.sub(r"[^A-Za-z0-9_$]", "_$_", kernel)
+    return symbol if re.match(r"[A-Za-z_]", symbol) else "_" + symbol
 
 
 def _check_calls(ir: str, target: str) -> None:
     """A call to a library function (expm1f, atan2f, ...) has nothing to link against on a GPU."""
-    libcalls = [n for n in _DECLARE.findall(ir) if not n.startswith("llvm.") and n not in ("malloc", "free")]
+    libcalls = [n for n in _DECLARE.findall(ir)
+                if not n.startswith("llvm.") and n not in ("malloc", "free", *_OPENCL_BUILTINS)]
     if not libcalls:
         return
     for m in re.finditer(r"^define [^@]*@([\w.$]+)\(.*?^}$", ir, re.M | re.S):
@@ -73,9 +100,11 @@ _BARRIERS = {
     "cuda": "  call void @llvm.nvvm.barrier0()\n",
     "rocm": ('  fence syncscope("workgroup") release\n  call void @llvm.amdgcn.s.barrier()\n'
              '  fence syncscope("workgroup") acquire\n'),
+    "opencl-spirv": "  call void @_Z7barrierj(i32 1)\n",   # 1: CLK_LOCAL_MEM_FENCE
 }
 _BARRIER_DECLS = {"cuda": "declare void @llvm.nvvm.barrier0() convergent\n",
-                  "rocm": "declare void @llvm.amdgcn.s.barrier() convergent\n"}
+                  "rocm": "declare void @llvm.amdgcn.s.barrier() convergent\n",
+                  "opencl-spirv": "declare void @_Z7barrierj(i32) convergent\n"}
 
 
 def _workgroup_memory(ir: str, target: str) -> str:
@@ -90,8 +119,9 @@ def _workgroup_memory(ir: str, target: str) -> str:
         names.append(m.group(1))
         return f"@{m.group(1)} = internal addrspace(3) global {m.group(2)} undef, align 16"
     ir = globals_.sub(shared, ir)
-    for name in names:
-        ir = re.sub(rf"ptr @{re.escape(name)}\b", f"ptr addrspacecast (ptr addrspace(3) @{name} to ptr)", ir)
+    if target != "opencl-spirv":   # (OpenCL has no generic pointers here: see _opencl_address_spaces)
+        for name in names:
+            ir = re.sub(rf"ptr @{re.escape(name)}\b", f"ptr addrspacecast (ptr addrspace(3) @{name} to ptr)", ir)
     declaration = re.compile(rf"^declare void @{BARRIER}\(\)\s*$", re.M)
     if declaration.search(ir):
         ir = declaration.sub(f"define internal void @{BARRIER}() convergent alwaysinline {{\n"
@@ -104,9 +134,56 @@ def _private_temporaries(ir: str, target: str) -> str:
         ir = re.sub(r"^(\s*)(%[\w.$]+) = call ptr @malloc\(i64 (\d+)\)",
                     r"\1\2.private = alloca i8, i64 \3, align 16, addrspace(5)\n"
                     r"\1\2 = addrspacecast ptr addrspace(5) \2.private to ptr", ir, flags=re.M)
+    elif target == "opencl-spirv":   # private memory is address space 0; the SPIR-V backend wants a fixed size
+        ir = re.sub(r"call ptr @malloc\(i64 (\d+)\)", r"alloca [\1 x i8], align 16", ir)
     ir = re.sub(r"call ptr @malloc\(i64 (\d+)\)", r"alloca i8, i64 \1, align 16", ir)
     ir = re.sub(r"^\s*call void @free\(ptr [^)]*\)\n", "", ir, flags=re.M)
     return re.sub(r"^declare (ptr @malloc|void @free)\(.*\n", "", ir, flags=re.M)
+
+
+_GLOBAL = re.compile(r"^@([\w.$]+) = ([^=]*?)(constant|global) ", re.M)
+_FUNCTION = re.compile(r"^define [^\n]*\{$.*?^\}$", re.M | re.S)
+_POINTER_USE = re.compile(r"\bptr ([%@][\w.$]+)")
+
+
+def _opencl_address_spaces(ir: str) -> str:
+    """Every plain pointer of the module in the address space of what it points into (OpenCL's
+    address spaces are distinct: see the module's docstring). Module constants go to address
+    space 2 (`__constant`), other module variables to 1. Raises GpuCompileError for a pointer
+    whose address space cannot be told (one from a phi, a select, a load...)."""
+    spaces = {}
+
+    def place(m):
+        given = re.search(r"addrspace\((\d+)\)", m.group(2))
+        spaces["@" + m.group(1)] = int(given.group(1)) if given else 2 if m.group(3) == "constant" else 1
+        prefix = m.group(2) if given else f"{m.group(2)}addrspace({spaces['@' + m.group(1)]}) "
+        return f"@{m.group(1)} = {prefix}{m.group(3)} "
+    ir = _GLOBAL.sub(place, ir)
+    return _FUNCTION.sub(lambda m: _place_pointers(m.group(0), spaces), ir)
+
+
+def _place_pointers(function: str, global_spaces: dict) -> str:
+    header, body = function.split("\n", 1)
+    spaces = dict(global_spaces)
+    spaces.update({name: 1 for name in re.findall(r"\bptr (?:noalias )?(%[\w.$]+)", header)})   # buffers
+    spaces.update({name: 0 for name in re.findall(r"^\s*(%[\w.$]+) = alloca ", body, re.M)})
+    geps = re.findall(r"^\s*(%[\w.$]+) = getelementptr (?:inbounds )?[^,]+, ptr ([%@][\w.$]+)", body, re.M)
+    changed = True
+    while changed:   # (a base may be defined further down the text than its use)
+        changed = False
+        for result, base in geps:
+            if result not in spaces and base in spaces:
+                spaces[result] = spaces[base]
+                changed = True
+    unknown = sorted({name for name in _POINTER_USE.findall(function) if name not in spaces})
+    if unknown:
+        name = re.search(r"@([\w.$]+)\(", header).group(1)
+        raise GpuCompileError(f"opencl-spirv: @{name}: cannot tell the address space of {', '.join(unknown[:4])}")
+
+    def typed(m):
+        space = spaces[m.group(1)]
+        return m.group(0) if space == 0 else f"ptr addrspace({space}) {m.group(1)}"
+    return _POINTER_USE.sub(typed, function)
 
 
 def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str:
@@ -126,15 +203,20 @@ def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str
         return f"define internal void @{name}.body({m.group(2)}) alwaysinline {{"
     ir = _DEFINE.sub(body, ir)
     entries = [_entry(name, params[name], launches[name], target, workgroup_size) for name in launches]
-    tail = _NVPTX_DECLS if target == "cuda" else _AMDGPU_DECLS + _AMDGPU_FLAGS
-    return ir + "\n" + "\n".join(entries) + tail
+    return ir + "\n" + "\n".join(entries) + _DECLS[target]
+
+
+def _convention(target: str, workgroup_size: int) -> tuple:
+    """(calling convention, function attributes) of a kernel entry point."""
+    if target == "rocm":
+        return "amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{workgroup_size}"'
+    return {"cuda": "ptx_kernel", "opencl-spirv": "spir_kernel"}[target], ""
 
 
 def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> str:
     if launch.workgroup:
         return _tiled_entry(name, types, launch, target)
-    cc, attrs = ("ptx_kernel", "") if target == "cuda" else \
-        ("amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{workgroup_size}"')
+    cc, attrs = _convention(target, workgroup_size)
     params, args, casts = [], [], []
     pairs = len(launch.axes) if launch.split else 0
     range_at = _range_position(types, pairs)
@@ -142,9 +224,10 @@ def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> 
         if range_at <= i < range_at + 2 * pairs:
             continue
         if t == "ptr":
-            params.append(f"ptr addrspace(1) noalias %a{i}")
-            casts.append(f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr")
-            args.append(f"ptr %p{i}")
+            param, cast, arg = _buffer(i, target)
+            params.append(param)
+            casts += cast
+            args.append(arg)
         else:
             params.append(f"{t} %a{i}")
             args.append(f"{t} %a{i}")
@@ -161,16 +244,8 @@ def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> 
     for k, index in enumerate(indices):
         casts.append(f"  %end{k} = add i64 {index}, 1")
     args[range_at:range_at] = [a for k, index in enumerate(indices) for a in (f"i64 {index}", f"i64 %end{k}")]
-    if target == "cuda":
-        ids = ("  %group = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()\n"
-               "  %local = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n")
-    else:
-        ids = ("  %group = call i32 @llvm.amdgcn.workgroup.id.x()\n"
-               "  %local = call i32 @llvm.amdgcn.workitem.id.x()\n")
-    return (f"define {cc} void @{name}({', '.join(params)}){attrs} {{\n"
-            f"entry:\n{ids}"
-            f"  %group64 = zext i32 %group to i64\n  %local64 = zext i32 %local to i64\n"
-            f"  %base = mul i64 %group64, {workgroup_size}\n  %gid = add i64 %base, %local64\n"
+    return (f"define {cc} void @{entry_symbol(name, target)}({', '.join(params)}){attrs} {{\n"
+            f"entry:\n{_global_id(target, workgroup_size)}"
             f"  %inside = icmp ult i64 %gid, {launch.threads}\n"
             f"  br i1 %inside, label %run, label %done\n"
             f"run:\n" + "".join(c + "\n" for c in casts) +
@@ -178,33 +253,60 @@ def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> 
             f"done:\n  ret void\n}}\n")
 
 
+def _buffer(i: int, target: str) -> tuple:
+    """(parameter, lines, argument) of the entry point's buffer parameter i: global memory, given
+    to the body as a generic pointer (OpenCL: as it is, the body's pointers being placed)."""
+    param = f"ptr addrspace(1) noalias %a{i}"
+    if target == "opencl-spirv":
+        return param, [], f"ptr addrspace(1) %a{i}"
+    return param, [f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr"], f"ptr %p{i}"
+
+
+def _global_id(target: str, workgroup_size: int) -> str:
+    """Lines that set %gid (i64), the thread's index in a 1-D launch of `workgroup_size` workgroups."""
+    if target == "opencl-spirv":
+        return "  %gid = call i64 @_Z13get_global_idj(i32 0)\n"
+    group, local = _IDS[target][0], _IDS[target][3]
+    return (f"  %group = call i32 @{group}()\n  %local = call i32 @{local}()\n"
+            f"  %group64 = zext i32 %group to i64\n  %local64 = zext i32 %local to i64\n"
+            f"  %base = mul i64 %group64, {workgroup_size}\n  %gid = add i64 %base, %local64\n")
+
+
+#: Per target: the workgroup's x, y, z ids and the thread's x, y ids in its workgroup (NVPTX and
+#: AMDGPU intrinsics returning i32; OpenCL builtins returning size_t, i64 here, of a dimension).
+_IDS = {
+    "cuda": [f"llvm.nvvm.read.ptx.sreg.{r}" for r in ("ctaid.x", "ctaid.y", "ctaid.z", "tid.x", "tid.y")],
+    "rocm": [f"llvm.amdgcn.{r}" for r in ("workgroup.id.x", "workgroup.id.y", "workgroup.id.z",
+                                          "workitem.id.x", "workitem.id.y")],
+    "opencl-spirv": [("_Z12get_group_idj", 0), ("_Z12get_group_idj", 1), ("_Z12get_group_idj", 2),
+                     ("_Z12get_local_idj", 0), ("_Z12get_local_idj", 1)],
+}
+
+
 def _tiled_entry(name: str, types: list, launch, target: str) -> str:
     """The entry point of a tiled kernel (tiling.py): its i64 parameters are the workgroup's
     x, y, z ids and the thread's x, y ids, read here from the target's registers; every thread
     calls the body (it checks its own bounds: the barriers need all threads)."""
-    threads = launch.workgroup[0] * launch.workgroup[1]
-    cc, attrs = ("ptx_kernel", "") if target == "cuda" else \
-        ("amdgpu_kernel", f' "amdgpu-flat-work-group-size"="1,{threads}"')
-    if target == "cuda":
-        registers = [f"llvm.nvvm.read.ptx.sreg.{r}" for r in ("ctaid.x", "ctaid.y", "ctaid.z", "tid.x", "tid.y")]
-    else:
-        registers = [f"llvm.amdgcn.{r}" for r in ("workgroup.id.x", "workgroup.id.y", "workgroup.id.z",
-                                                  "workitem.id.x", "workitem.id.y")]
+    cc, attrs = _convention(target, launch.workgroup[0] * launch.workgroup[1])
     params, args, lines = [], [], []
-    ids = iter(registers)
+    ids = iter(_IDS[target])
     for i, t in enumerate(types):
         if t == "ptr":
-            params.append(f"ptr addrspace(1) noalias %a{i}")
-            lines.append(f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr")
-            args.append(f"ptr %p{i}")
+            param, cast, arg = _buffer(i, target)
+            params.append(param)
+            lines += cast
+            args.append(arg)
         elif t == "i64":   # (a tiled kernel's only integer parameters are its ids)
             register = next(ids)
-            lines += [f"  %r{i} = call i32 @{register}()", f"  %id{i} = zext i32 %r{i} to i64"]
+            if isinstance(register, tuple):   # an OpenCL builtin and its dimension
+                lines.append(f"  %id{i} = call i64 @{register[0]}(i32 {register[1]})")
+            else:
+                lines += [f"  %r{i} = call i32 @{register}()", f"  %id{i} = zext i32 %r{i} to i64"]
             args.append(f"i64 %id{i}")
         else:
             params.append(f"{t} %a{i}")
             args.append(f"{t} %a{i}")
-    return (f"define {cc} void @{name}({', '.join(params)}){attrs} {{\nentry:\n" + "".join(x + "\n" for x in lines) +
+    return (f"define {cc} void @{entry_symbol(name, target)}({', '.join(params)}){attrs} {{\nentry:\n" + "".join(x + "\n" for x in lines) +
             f"  call void @{name}.body({', '.join(args)})\n  ret void\n}}\n")
 
 
@@ -238,14 +340,32 @@ _AMDGPU_FLAGS = """
 !llvm.module.flags = !{!0}
 !0 = !{i32 1, !"amdhsa_code_object_version", i32 500}
 """
+_OPENCL_DECLS = """
+declare i64 @_Z13get_global_idj(i32)
+declare i64 @_Z12get_group_idj(i32)
+declare i64 @_Z12get_local_idj(i32)
+"""
+_DECLS = {"cuda": _NVPTX_DECLS, "rocm": _AMDGPU_DECLS + _AMDGPU_FLAGS, "opencl-spirv": _OPENCL_DECLS}
 
 
 def generate(ir: str, names: list, target: str, arch: str) -> tuple[dict, dict]:
     """Code generation in the child process (codegen.py): ({kernel: assembly}, {kernel: code})."""
     import base64
-    request = {"ir": ir, "kernels": names, "triple": TRIPLES[target], "cpu": arch, "target": target}
+    cpu = "" if target == "opencl-spirv" else arch   # (the SPIR-V backend has one generic processor)
+    request = {"ir": ir, "kernels": names, "triple": TRIPLES[target], "cpu": cpu, "target": target}
+    # LLVM's SPIR-V backend keeps state from one code generation to the next that can give a later
+    # kernel duplicate ids (spirv-val: "Id 2 is defined more than once"): a fresh process for each.
+    alone = [[name] for name in names] if target == "opencl-spirv" else [names]
+    results, failed = {}, None
     with _worker_lock:
-        results, failed = _worker().ask(request)
+        for only in alone:
+            worker = _worker()
+            answers, failed = worker.ask({**request, "only": only})
+            results.update(answers)
+            if failed is not None:
+                break
+            if target == "opencl-spirv":
+                worker.close()
     if failed is not None:
         kernel, why = failed
         where = f"kernel @{kernel}: " if kernel else ""
@@ -281,6 +401,10 @@ class _CodegenWorker:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
     def ask(self, request: dict):
         """({kernel: answer}, None), or (partial answers, (kernel or None, why)) when the child died."""

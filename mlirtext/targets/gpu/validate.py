@@ -4,7 +4,7 @@
   must also build for newer GPUs);
 - rocm: `ld.lld -shared` links the object into an HSA code object, and `llvm-readelf` must read
   it as one (OS/ABI 'AMDGPU - HSA', machine EM_AMDGPU, the kernel's descriptor in its notes);
-- vulkan-spirv: `spirv-val --target-env vulkan1.3`.
+- vulkan-spirv: `spirv-val --target-env vulkan1.3`; opencl-spirv: `spirv-val --target-env opencl1.2`.
 
 A failure is a GpuCompileError naming the kernel and quoting the tool; a missing tool is one too
 (`make gpu-deps` installs them).
@@ -20,9 +20,11 @@ import tempfile
 from .executable import GpuCompileError
 
 TOOLS = {"ptxas": ("ptxas",), "ld.lld": ("ld.lld-22", "ld.lld"), "llvm-readelf": ("llvm-readelf-22", "llvm-readelf"),
-         "spirv-val": ("spirv-val",), "spirv-as": ("spirv-as",), "spirv-dis": ("spirv-dis",)}
+         "spirv-val": ("spirv-val",), "spirv-as": ("spirv-as",), "spirv-dis": ("spirv-dis",),
+         "llvm-spirv": ("llvm-spirv-15", "llvm-spirv")}   # (the opencl device's SPIR-V reader)
 _HINT = {"ptxas": "the CUDA toolkit", "ld.lld": "Debian lld-22", "llvm-readelf": "Debian llvm-22",
-         "spirv-val": "Debian spirv-tools", "spirv-as": "Debian spirv-tools", "spirv-dis": "Debian spirv-tools"}
+         "spirv-val": "Debian spirv-tools", "spirv-as": "Debian spirv-tools", "spirv-dis": "Debian spirv-tools",
+         "llvm-spirv": "Debian llvm-spirv-15"}
 
 
 def find_tool(tool: str) -> str | None:
@@ -53,12 +55,12 @@ def run_tool(args: list, what: str) -> str:
 
 
 def validate_executable(exe) -> None:
-    check = {"cuda": _ptx, "rocm": _hsaco, "vulkan-spirv": _spirv}[exe.target]
+    check = {"cuda": _ptx, "rocm": _hsaco, "vulkan-spirv": _spirv, "opencl-spirv": _spirv}[exe.target]
     with tempfile.TemporaryDirectory(prefix="mlirtext-gpu-") as tmp:
         for name, code in exe.code.items():
             check(exe, name, code, tmp)
     exe.validated = {"cuda": [f"ptxas {a}" for a in ptx_archs(exe.arch)], "rocm": ["ld.lld", "llvm-readelf"],
-                     "vulkan-spirv": ["spirv-val vulkan1.3"]}[exe.target]
+                     "vulkan-spirv": [f"spirv-val {exe.arch}"], "opencl-spirv": [f"spirv-val {exe.arch}"]}[exe.target]
 
 
 def ptx_archs(arch: str) -> list:
@@ -100,5 +102,5 @@ def _spirv(exe, name: str, code: bytes, tmp: str) -> None:
     path = os.path.join(tmp, f"{name}.spv")
     with open(path, "wb") as f:
         f.write(code)
-    run_tool([need_tool("spirv-val"), "--target-env", "vulkan1.3", path],
+    run_tool([need_tool("spirv-val"), "--target-env", exe.arch, path],   # (vulkan1.3 or opencl1.2)
              f"kernel @{name}: spirv-val rejects its SPIR-V")

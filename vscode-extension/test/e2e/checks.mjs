@@ -29,6 +29,7 @@ const TARGET_CODE = {
   cuda: '.visible .entry mlp_dispatch_',
   rocm: '.amdhsa_kernel mlp_dispatch_',
   'vulkan-spirv': 'OpEntryPoint GLCompute %main "mlp_dispatch_',
+  'opencl-spirv': 'OpEntryPoint Kernel %',
 };
 
 export const checks = [
