@@ -102,3 +102,48 @@ def test_elementwise_verification(types, ok):
             f"  %0 = stablehlo.add %a, %b : ({ins}) -> {out}\n  return %0 : {out}\n}}\n")
     result = api.parse_and_verify(text)
     assert result.ok == ok, [d.format() for d in result.diagnostics]
+
+
+def _parse_summary(text: str):
+    """What a parse produces, as comparable data: diagnostics, printed IR, spans and uses."""
+    from mlirtext.syntax.parser import parse_file_chunks
+    from mlirtext.syntax.printer import print_module
+    out = []
+    for result in parse_file_chunks(text, "t.mlir", True):
+        ops = [] if result.module is None else list(result.module.walk())
+        out.append((
+            [(d.message, d.span.start, d.span.end) for d in result.diagnostics if d.span is not None],
+            None if result.module is None else print_module(result.module),
+            [(op.name, op.span and (op.span.start, op.span.end),
+              op.name_span and (op.name_span.start, op.name_span.end),
+              [r.span and (r.span.start, r.span.end) for r in op.results]) for op in ops],
+            [(start, end) for start, end, _ in result.state.uses]))
+    return out
+
+
+def _fast_path_texts():
+    from . import corpus
+    texts = ["func.func @f(%a: tensor<4xf32>, %b: i32) -> (tensor<4xf32>, i32) {\n"
+             "  %0:2 = \"t.op\"(%a, %b) {k = [1, -2], s = \"x\"} : (tensor<4xf32>, i32) -> (tensor<4xf32>, i32)\n"
+             "  %c = arith.constant dense<1.0> : tensor<4xf32>  // a comment\n"
+             "  return %0#0, %b : tensor<4xf32>, i32\n}\n"]
+    if corpus.available():
+        names = sorted({case.file for case in corpus.cases()})
+        texts += [corpus.file_text(name) for name in names[::12]]
+    for text in list(texts):  # and broken: a character cut out, junk put in, the end cut off
+        i = len(text) * 2 // 3
+        texts += [text[:i] + text[i + 1:], text[:i] + " %% }{ -> :: " + text[i:], text[:i]]
+    return texts
+
+
+def test_tokens_the_driver_lexes_itself_mean_what_the_lexer_gives(monkeypatch):
+    """The driver takes the commonest tokens (`lexer.FAST`) without calling `Lexer.token`:
+    with that turned off, every parse gives the same IR, spans, uses and diagnostics."""
+    from mlirtext.syntax import lalr
+    texts = _fast_path_texts()
+    fast = [_parse_summary(text) for text in texts]
+    monkeypatch.setattr(lalr, "FAST", {})
+    slow = [_parse_summary(text) for text in texts]
+    assert len(texts) > 20
+    for text, a, b in zip(texts, fast, slow):
+        assert a == b, text[:200]

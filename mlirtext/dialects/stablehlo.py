@@ -382,6 +382,10 @@ _SAME = set(UNARY + UNARY_ACCURACY + CONVERSIONS + BINARY) | {
     "clamp", "reverse", "reduce_precision", "cholesky", "transpose", "broadcast", "broadcast_in_dim",
     "concatenate", "add_dependency", "bitcast", "copy", "stochastic_convert"}
 _NULLARY = {"create_token", "replica_id", "partition_id", "iota"}
+#: Ops whose `: T` alone (no attributes) means T for every operand and the result: `_signature`
+#: has no special case for them (`complex` has one).
+_ONE_TYPE = frozenset(_SAME - {"complex"} - _NULLARY - {"select", "after_all", "tuple", "optimization_barrier",
+                                                       "compare", "broadcast_compare", "dot_general"})
 
 
 def _signature(ctx, name: str, n_operands: int, types, results):
@@ -431,8 +435,14 @@ def _hlo_simple(ctx, children):
             words.append(arg[1])
         else:
             kwargs.append((arg[1], arg[2]))
-    attributes = _kwarg_attrs(ctx, name, kwargs)
     short = short_of(name)
+    if (not words and not kwargs and attrs is None and results is None and len(types) == 1
+            and short in _ONE_TYPE and not isinstance(types[0], T.FunctionType)):
+        # The commonest form (`stablehlo.add %a, %b : tensor<4xf32>`), a tenth of a large
+        # file's parse: what the general path below makes of it, without its detours.
+        t = types[0]
+        return hlo_create(ctx, name, ctx.resolve_all(operands, [t] * len(operands)), [t], {})
+    attributes = _kwarg_attrs(ctx, name, kwargs)
     if short in ("compare", "broadcast_compare") and words:
         prefix = prefix_of(name)
         attributes["comparison_direction"] = enum_attr(prefix, "comparison_direction", words[0].value)

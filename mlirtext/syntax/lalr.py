@@ -18,7 +18,7 @@ from ..diagnostics import DiagnosticError
 from .callbacks import CallbackCompiler
 from .context import Scope
 from .gc_pause import gc_paused
-from .lexer import SKIP, SKIP_START, LexError, Lexer, Tok
+from .lexer import BARE, FAST, LONG_WORDS, PAIR, PAIRS, SINGLE, SKIP, SKIP_START, VALUE, VALUE_ID, LexError, Lexer, Tok
 
 #: How named terminals read in "expected ..." messages.
 TERMINAL_NAMES = {
@@ -68,7 +68,17 @@ class LalrDriver:
         # States from which an op can start: where recovery restarts.
         self.op_states = tables.states_with("operation")
         self.openers = frozenset(self.literals[b] for b in _OPENERS if b in self.literals)
+        # Punctuation the driver lexes itself -> its terminal (see `lexer.FAST`).
+        self.punct = {text: self.literals.get(text, "UNKNOWN")
+                      for c, kind in FAST.items() if kind is SINGLE or kind is PAIR
+                      for text in ((c, PAIRS[c]) if kind is PAIR else (c,))}
         self.max_errors = max_errors
+
+    def _row(self, state: int) -> dict:
+        row = self.rows.get(state)
+        if row is None:
+            row = self.rows[state] = self.states[state]
+        return row
 
     def _stub(self, index: int, size: int, origin: str):
         def first_reduction(ctx, children):
@@ -100,13 +110,18 @@ class LalrDriver:
         skip = SKIP.match
         skip_start = SKIP_START
         next_token = lexer.token
+        # The lexer's commonest cases, taken here without a call (see `lexer.FAST`).
+        fast_kind = FAST.get
+        punct = self.punct
+        pairs = PAIRS
+        keywords = self.literals.get
+        value_id = VALUE_ID.match
+        bare = BARE.match
+        long_words = LONG_WORDS
         openers = self.openers
         max_nesting = MAX_NESTING
+        actions = self._row(sstack[-1])
         while True:
-            try:
-                actions = states[sstack[-1]]
-            except KeyError:
-                actions = states[sstack[-1]] = all_states[sstack[-1]]
             message = None   # set when the error is not "unexpected token"
             if virtual is not None:
                 tok, virtual = virtual, None
@@ -114,7 +129,28 @@ class LalrDriver:
                 tok = Tok("$END", "", end, end)
             else:
                 try:
-                    tok = next_token(pos, actions)
+                    first = text[pos]
+                    kind = fast_kind(first)
+                    if kind is None:
+                        tok = next_token(pos, actions)
+                    elif kind is SINGLE:
+                        tok = Tok(punct[first], first, pos, pos + 1)
+                    elif kind is PAIR:  # `:` or `::`, `-` or `->`
+                        value = pairs[first]
+                        if not text.startswith(value, pos, end):
+                            value = first
+                        tok = Tok(punct[value], value, pos, pos + len(value))
+                    elif kind is VALUE:
+                        m = value_id(text, pos, end)
+                        tok = Tok("VALUE_ID", m.group(), pos, m.end()) if m is not None else next_token(pos, actions)
+                    else:  # a word: a keyword where the parser takes it, else BARE_ID
+                        m = bare(text, pos, end)
+                        value = m.group()
+                        if value in long_words:
+                            tok = next_token(pos, actions)
+                        else:
+                            kw = keywords(value)
+                            tok = Tok(kw if kw is not None and kw in actions else "BARE_ID", value, pos, m.end())
                 except LexError as e:
                     if not quiet:
                         ctx.report(e.args[0], e.pos, max(e.end, e.pos + 1))
@@ -122,6 +158,7 @@ class LalrDriver:
                         return None
                     quiet = True
                     pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, e.pos, end, True)
+                    actions = self._row(sstack[-1])
                     continue
             ttype = tok.type
             while True:
@@ -131,8 +168,8 @@ class LalrDriver:
                     act = None
                     break
                 if act >= 0:  # shift
-                    # Only a stack this deep can hold MAX_NESTING brackets: the common case pays one compare.
-                    if len(sstack) > max_nesting and ttype in openers and _nesting(vstack) >= max_nesting:
+                    # Only a stack this deep can hold MAX_NESTING brackets: most tokens pay one set lookup.
+                    if ttype in openers and len(sstack) > max_nesting and _nesting(vstack) >= max_nesting:
                         message = f"brackets nested deeper than {MAX_NESTING} levels are not supported"
                         act = None
                         break
@@ -151,6 +188,10 @@ class LalrDriver:
                                 pos = skip(text, pos, end).end()
                         elif text[pos] in skip_start:
                             pos = skip(text, pos, end).end()
+                    try:
+                        actions = states[act]
+                    except KeyError:
+                        actions = states[act] = all_states[act]
                     break
                 size, origin, callback = reductions[act]
                 if callback is None:  # `?a: b`: b's value and span are a's
@@ -216,6 +257,7 @@ class LalrDriver:
                 virtual = self._close_at_eof(ctx, sstack, vstack, starts, ends, end)
                 if virtual is None:
                     return None
+                actions = self._row(sstack[-1])
                 continue
             if not quiet:
                 ctx.report(message or self._message(actions, tok), tok.start, max(tok.end, tok.start + 1))
@@ -223,6 +265,7 @@ class LalrDriver:
                 return None
             quiet = True
             pos = self._recover(ctx, lexer, sstack, vstack, starts, ends, tok.start, end, False)
+            actions = self._row(sstack[-1])
 
     # -- error recovery ---------------------------------------------------------
     def _too_many(self, ctx, pos: int) -> bool:

@@ -41,13 +41,13 @@ _TOKEN = re.compile(r"""
   | (?P<BARE>[A-Za-z_][\w$.]*)
   | (?P<PUNCT>->|::|\{-\#|\.\.\.|[(){}\[\]<>,=:?*+\-|])
 """, re.X)
-_VALUE_ID = re.compile(r"%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?")
-_BARE = re.compile(r"[A-Za-z_][\w$.]*")
+VALUE_ID = _VALUE_ID = re.compile(r"%[A-Za-z0-9_$.\-]+(?:\#[0-9]+)?")
+BARE = _BARE = re.compile(r"[A-Za-z_][\w$.]*")
 #: Punctuation that is always one character (others may start `->`, `::`, `{-#`).
 _SINGLE = frozenset("()}[]<>,=?*+|")
 _WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 #: Characters that start only a one- or two-character punctuation token (the second form).
-_PAIRS = {":": "::", "-": "->"}
+PAIRS = _PAIRS = {":": "::", "-": "->"}
 #: What a shape prefix (`_DIMS`) can start with.
 _DIMS_START = frozenset("0123456789?[*")
 _DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])[ \t]*x(?![\w$.])[ \t]*|(?:[0-9]+|\?|\[[0-9]+\])x)+")
@@ -64,6 +64,16 @@ RAW_WORDS = {
     "dense": "DENSE", "affine_map": "RAW_ATTR", "affine_set": "RAW_ATTR", "strided": "RAW_ATTR",
     "sparse": "RAW_ATTR", "opaque": "RAW_ATTR", "distinct": "RAW_ATTR", "loc": "LOC",
 }
+
+
+#: The kinds of token the LALR driver lexes itself, without calling `Lexer.token`, by first
+#: character, which saves a call per token. Each is taken exactly as `token` takes it
+#: (the tests check they agree); anything else, and a word in LONG_WORDS, takes the long way.
+SINGLE, PAIR, VALUE, WORD = "single", "pair", "value", "word"
+FAST = {**{c: SINGLE for c in _SINGLE - _DIMS_START},  # `?`, `[`, `*` may start a shape
+        **{c: PAIR for c in _PAIRS}, "%": VALUE, **{c: WORD for c in _WORD_START}}
+#: Words whose token is more than the word: `dense<...>`, `loc(...)`, `tensor<4xf32>`.
+LONG_WORDS = frozenset(RAW_WORDS) | _SHAPED_WORDS
 
 
 class Tok:
