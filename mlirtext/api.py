@@ -1,9 +1,6 @@
 """The library entry points the command line, the server and the tests share."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 from .diagnostics import Diagnostic, has_errors
 from .syntax.parser import ParseResult, parse, parse_file_chunks
 from .syntax.printer import print_module

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..ir.attributes import ArrayAttr, Attribute, DenseArrayAttr, IntegerAttr, OpaqueAttr
+from ..ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ..ir.dense import DenseElementsAttr
 
 _FIELD = re.compile(r"([A-Za-z_]\w*)\s*=\s*(\[[^\]]*\]|-?\d+|[A-Za-z_]\w*)")

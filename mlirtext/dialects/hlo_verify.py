@@ -1319,7 +1319,6 @@ def verify_result_accuracy(op) -> None:
     text = str(a)
     m = re.search(r"mode\s*=\s*#\w+\.result_accuracy_mode<\s*(\w+)\s*>", text)
     mode = m.group(1) if m else "DEFAULT"
-    f = A.struct_fields(a) or {}
     nums = {}
     for k in ("atol", "rtol", "ulps"):
         mm = re.search(k + r"\s*=\s*(-?[\d.eE+-]+)", text)
@@ -2274,7 +2273,7 @@ def _custom_call(op):
         word = A.enum_word(op.attributes.get("api_version"))
         api = {"API_VERSION_TYPED_FFI": 4, "API_VERSION_STATUS_RETURNING_UNIFIED": 3}.get(word)
     bc = op.attributes.get("backend_config")
-    from ..ir.attributes import DictionaryAttr, StringAttr
+    from ..ir.attributes import DictionaryAttr
     if bc is not None and api is not None:
         if api == 4 and not isinstance(bc, DictionaryAttr):
             fail("backend_config for api_version API_VERSION_TYPED_FFI must be a dictionary attribute" if stable

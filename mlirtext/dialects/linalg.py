@@ -890,7 +890,7 @@ def _verify_reduce(op) -> None:
     if op.regions and op.regions[0].blocks:
         block = op.regions[0].blocks[0]
         if len(block.arguments) != len(ins) + len(inits):
-            raise VerifyError(f"mismatching number of operands and block arguments")
+            raise VerifyError("mismatching number of operands and block arguments")
         verify_region_args(op, ins, inits, check_count=False)
 
 

@@ -847,7 +847,7 @@ def _verify_atomicrmw(op) -> None:
     kind = ATOMIC_BIN_OPS[_int(op.attributes.get("bin_op"))]
     t = op.operands[1].type
     if kind.startswith("f") and not _is_float(t):
-        raise VerifyError(f"expected LLVM IR floating point type")
+        raise VerifyError("expected LLVM IR floating point type")
     if kind in ("max", "min", "umax", "umin", "add", "sub", "_and", "nand", "_or", "_xor") and not _is_int(t):
         raise VerifyError("expected LLVM IR integer type")
     if _int(op.attributes.get("ordering")) in (0, 1):

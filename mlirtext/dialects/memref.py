@@ -930,9 +930,9 @@ def _verify_atomic_rmw(op) -> None:
         raise VerifyError("requires attribute 'kind'")
     name = ATOMIC_KINDS[kind.value]
     if name.endswith("f") and not T.is_float(v.type):
-        raise VerifyError(f"expects a floating-point type")
+        raise VerifyError("expects a floating-point type")
     if name[-1] in "isu" and name not in ("assign",) and not T.is_integer(v.type):
-        raise VerifyError(f"expects an integer type")
+        raise VerifyError("expects an integer type")
 
 
 dialect.op("memref.atomic_rmw", "Atomically combines a value into one element; returns the old element.",

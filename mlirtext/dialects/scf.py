@@ -10,7 +10,7 @@ and the generic print is valid.
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import DenseArrayAttr, IntegerAttr, UnitAttr, unit
+from ..ir.attributes import DenseArrayAttr, unit
 from ..ir.core import Block, Operation, Region
 from .base import RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create

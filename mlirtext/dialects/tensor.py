@@ -651,7 +651,7 @@ def _verify_tensor_yield(op) -> None:
     want = T.element_type(parent.results[0].type) if parent.results else None
     if want is not None and op.operands[0].type != want:
         what = "pad" if parent.name == "tensor.pad" else "generate"
-        raise VerifyError(f"expected yield type to match shape element type" if what == "generate" else
+        raise VerifyError("expected yield type to match shape element type" if what == "generate" else
                           f"expected yield type ({op.operands[0].type}) to match the element type ({want})")
 
 
@@ -737,12 +737,12 @@ def _verify_concat(op) -> None:
     if not op.operands:
         raise VerifyError("requires at least one input")
     if not isinstance(dim, _IntegerAttr) or not 0 <= dim.value < result.rank:
-        raise VerifyError(f"concatenation dim must be less than the tensor rank")
+        raise VerifyError("concatenation dim must be less than the tensor rank")
     total = 0
     for i, v in enumerate(op.operands):
         t = _ranked(v.type)
         if t.rank != result.rank:
-            raise VerifyError(f"rank of concatenated inputs must match result rank")
+            raise VerifyError("rank of concatenated inputs must match result rank")
         if t.element != result.element:
             raise VerifyError("inputs and result element type must match")
         d = t.shape[dim.value]

@@ -15,7 +15,7 @@ with one verifier per family implementing the TOSA 1.0 shape rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..ir import types as T
@@ -391,7 +391,7 @@ def _v_reshape(op) -> None:
     _check_shape_type(shape, "operand #1")
     sr = _shape(r)
     if sr is not None and shape_rank(shape) != len(sr):
-        raise VerifyError(f"new shape does not match result rank")
+        raise VerifyError("new shape does not match result rank")
     sa = _shape(a)
     if sa is not None and sr is not None and None not in sa and None not in sr:
         na = 1
@@ -419,7 +419,7 @@ def _v_transpose(op) -> None:
     if sorted(p) != list(range(len(p))):
         raise VerifyError("expected valid permutation indices")
     if sr is not None and len(sr) != len(p):
-        raise VerifyError(f"expected output tensor rank to equal perms size")
+        raise VerifyError("expected output tensor rank to equal perms size")
     if sa is not None and sr is not None:
         for i, k in enumerate(p):
             if not _dims_compatible(sr[i], sa[k]):
@@ -455,9 +455,9 @@ def _v_slice(op) -> None:
     sa = _shape(a)
     if sa is not None:
         if shape_rank(start) != len(sa):
-            raise VerifyError(f"length of start is not equal to rank of input shape")
+            raise VerifyError("length of start is not equal to rank of input shape")
         if shape_rank(size) != len(sa):
-            raise VerifyError(f"length of size is not equal to rank of input shape")
+            raise VerifyError("length of size is not equal to rank of input shape")
     sr = _shape(op.results[0].type)
     if sa is not None and sr is not None and len(sr) != len(sa):
         raise VerifyError("expect input1 and output to have the same rank")
@@ -751,7 +751,7 @@ def _v_const_shape(op) -> None:
         raise VerifyError("requires attribute 'values'")
     s = _shape(t)
     if _elt(t) != T.index:
-        raise VerifyError(f"attribute 'values' failed to satisfy constraint: index elements attribute")
+        raise VerifyError("attribute 'values' failed to satisfy constraint: index elements attribute")
     if s is not None:
         n = s[0] if len(s) == 1 else (0 if len(s) == 0 else None)
         if len(s) > 1:
@@ -1054,7 +1054,7 @@ def _tosa_simple(ctx, children):
         kind = kinds.get(key)
         if isinstance(value, _BareEnum):
             if kind not in (ENUM, None):
-                raise ctx.fail(f"expected attribute value", tok)
+                raise ctx.fail("expected attribute value", tok)
             value = _enum_attr(key, value.case)
         elif kind is not None:
             value = _normalize(kind, key, value, keyword=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from ..ir.attributes import BoolAttr, FloatAttr, IntegerAttr
+from ..ir.attributes import FloatAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
 from .dtypes import dtype_of, shape_of
 

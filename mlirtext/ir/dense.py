@@ -188,7 +188,6 @@ _INCONSISTENT = "tensor literal is invalid; ranks are not consistent between ele
 def _parse_tree(text: str):
     """A small recursive reader for literals json cannot take (hex, complex, 1., strings)."""
     pos = 0
-    n = len(text)
 
     def next_tok():
         nonlocal pos
