@@ -51,6 +51,26 @@ def _find_function_chunk(doc: Document, name: str) -> Optional[int]:
     return None
 
 
+def _function_at(doc: Document, function: str):
+    """(name, chunk, piece, func op) of the function `function` (with or without '@'), or a
+    message saying there is none."""
+    name = function.lstrip("@")
+    index = _find_function_chunk(doc, name)
+    if index is None:
+        return f"no function named @{name} in {doc.filename}"
+    c = doc.chunks[index]
+    piece, fn = c.symbols[name]
+    return name, c, piece, fn
+
+
+def _chunk_at(doc: Document, chunk: Optional[int]):
+    """(index, chunk) of chunk number `chunk` (default the first), or a message saying there is none."""
+    index = chunk or 0
+    if not 0 <= index < len(doc.chunks):
+        return f"no chunk #{index}"
+    return index, doc.chunks[index]
+
+
 @dataclass
 class _Prepared:
     """A function ready to run: its chunk parsed, its signature, its arguments."""
@@ -207,12 +227,10 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
     from .lowering import lower_module
     from .origins import print_with_origins, span_origin
     if function:
-        name = function.lstrip("@")
-        index = _find_function_chunk(doc, name)
-        if index is None:
-            return {"error": f"no function named @{name} in {doc.filename}"}
-        c = doc.chunks[index]
-        piece, fn = c.symbols[name]
+        found = _function_at(doc, function)
+        if isinstance(found, str):
+            return {"error": found}
+        _, c, piece, fn = found
         text, _ = function_module_text(doc, c, piece, fn)
         result = api.parse_and_verify(text, doc.filename)
         # The function's text comes last in `text` (after aliases and declarations).
@@ -220,11 +238,11 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
         at = len(text) - 1 - (doc_end - doc_start)
         to_document = lambda offset: doc_start + offset - at if at <= offset < at + doc_end - doc_start else None  # noqa: E731
     else:
-        index = chunk or 0
-        if not 0 <= index < len(doc.chunks):
-            return {"error": f"no chunk #{index}"}
+        found = _chunk_at(doc, chunk)
+        if isinstance(found, str):
+            return {"error": found}
+        index, c = found
         result = _chunk_module(doc, index)
-        c = doc.chunks[index]
         to_document = lambda offset: offset if c.start <= offset < c.end else None  # noqa: E731
     if not result.ok:
         return {"error": result.diagnostics[0].format()}
@@ -278,19 +296,17 @@ def target_code_command(doc: Document, function: Optional[str] = None, chunk: Op
         return {"error": wanted}
     cache = cache if cache is not None else target_code.TargetCache()
     if function:
-        name = function.lstrip("@")
-        index = _find_function_chunk(doc, name)
-        if index is None:
-            return {"error": f"no function named @{name} in {doc.filename}"}
-        c = doc.chunks[index]
-        piece, fn = c.symbols[name]
+        found = _function_at(doc, function)
+        if isinstance(found, str):
+            return {"error": found}
+        name, c, piece, fn = found
         compiled = target_code.compiled_source(doc, c, piece, fn)
         cache.functions.add((doc.uri, name))   # (hover looks only at the functions computed)
     else:
-        index = chunk or 0
-        if not 0 <= index < len(doc.chunks):
-            return {"error": f"no chunk #{index}"}
-        c = doc.chunks[index]
+        found = _chunk_at(doc, chunk)
+        if isinstance(found, str):
+            return {"error": found}
+        _, c = found
         compiled = target_code.CompiledSource(doc.text[c.start:c.end], [(0, c.start, c.end - c.start)])
     found = cache.compute(compiled.text, doc.filename, wanted, cancelled, report)
     if found.error == "cancelled":
