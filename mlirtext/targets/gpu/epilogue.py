@@ -151,3 +151,12 @@ def _splat(value) -> bool:
     except Exception:  # noqa: BLE001
         return False
     return array.size > 0 and bool(np.all(array == array[0]))
+
+
+def fill_then_ops(fn: Operation):
+    """The ops of kernel `fn` (linalg on tensors) other than its constants and tensor.empty, when
+    they are a linalg.fill, the structured op it initialises and at least one op after (the
+    epilogue's yield included); else None. Tiled matmuls and row reductions both start so."""
+    ops = [op for op in fn.regions[0].blocks[0].ops if op.name not in ("arith.constant", "tensor.empty")]
+    return ops if len(ops) >= 3 and ops[0].name == "linalg.fill" else None
+

@@ -64,9 +64,9 @@ class RowReduction:
 def match_row_reduction(fn: Operation):
     """The RowReduction kernel `fn` (linalg on tensors) computes, or None."""
     from ...transforms.conversions.linalg_to_loops import structured
-    from .epilogue import match_epilogue
-    ops = [op for op in fn.regions[0].blocks[0].ops if op.name not in ("arith.constant", "tensor.empty")]
-    if len(ops) < 3 or ops[0].name != "linalg.fill":
+    from .epilogue import fill_then_ops, match_epilogue
+    ops = fill_then_ops(fn)
+    if ops is None:
         return None
     fill, reduction = ops[:2]
     if reduction.name not in ("linalg.reduce", "linalg.generic") or len(reduction.operands) != 2:

@@ -87,9 +87,9 @@ class Matmul:
 def match_matmul(fn: Operation):
     """The Matmul that kernel `fn` (linalg on tensors) computes, or None when it is not one."""
     from ...transforms.conversions.linalg_to_loops import structured
-    from .epilogue import match_epilogue
-    ops = [op for op in fn.regions[0].blocks[0].ops if op.name not in ("arith.constant", "tensor.empty")]
-    if len(ops) < 3 or ops[0].name != "linalg.fill":
+    from .epilogue import fill_then_ops, match_epilogue
+    ops = fill_then_ops(fn)
+    if ops is None:
         return None
     fill, contraction = ops[:2]
     if contraction.name not in ("linalg.matmul", "linalg.batch_matmul", "linalg.generic"):
