@@ -45,6 +45,12 @@ HOVER_DIALECTS = ("stablehlo", "mhlo", "chlo", "tosa", "linalg")
 _DISPATCH_NUMBER = re.compile(r"_dispatch_(\d+)$")
 
 
+def dispatch_number(kernel_name: str) -> Optional[int]:
+    """N of a kernel or dispatch named `..._dispatch_N`, else None."""
+    m = _DISPATCH_NUMBER.search(kernel_name)
+    return int(m.group(1)) if m else None
+
+
 def _noop(message: str) -> None:
     pass
 
@@ -88,8 +94,7 @@ class Kernel:
 
     @property
     def dispatch(self) -> Optional[int]:
-        m = _DISPATCH_NUMBER.search(self.name)
-        return int(m.group(1)) if m else None
+        return dispatch_number(self.name)
 
 
 @dataclass
@@ -110,8 +115,7 @@ class Dispatch:
 
     @property
     def index(self) -> Optional[int]:
-        m = _DISPATCH_NUMBER.search(self.name)
-        return int(m.group(1)) if m else None
+        return dispatch_number(self.name)
 
 
 @dataclass
