@@ -97,7 +97,8 @@ def form_dispatches(module: Operation, fold: bool = True) -> None:
     if not fold:
         to_linalg = ",".join(p for p in to_linalg.split(",") if p != "canonicalize")
     _run(module, to_linalg, "lowering to linalg")
-    _run(module, f"linalg-fuse-elementwise-ops,{tidy},form-dispatch-regions,linalg-fuse-elementwise-ops,{tidy}",
+    _run(module, f"refine-static-shapes,linalg-fuse-elementwise-ops,{tidy},form-dispatch-regions,"
+         f"linalg-fuse-elementwise-ops,{tidy}",
          "dispatch formation")
 
 

@@ -5,5 +5,5 @@ from ..rewriter import RewritePattern
 
 
 def canonicalization_patterns() -> list[RewritePattern]:
-    from . import hlo, tensor
-    return [*hlo.PATTERNS, *tensor.PATTERNS]
+    from . import hlo, static_shapes, tensor
+    return [*hlo.PATTERNS, *tensor.PATTERNS, *static_shapes.PATTERNS]
