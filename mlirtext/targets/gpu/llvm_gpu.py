@@ -13,7 +13,8 @@ point written here, which holds what differs per target:
 - a tiled kernel (tiling.py) gets its workgroup's x, y, z ids and its thread's x, y ids; its
   `__workgroup_` tiles live in address space 3 and its barrier is the target's.
 
-Temporary buffers (`malloc` on the CPU) become private `alloca`s: a GPU thread has no heap.
+Temporary buffers (`malloc` on the CPU) become private `alloca`s in the body's entry block (a GPU
+thread has no heap; see _hoist_temporaries for why the entry block).
 
 OpenCL (SPIR-V's Kernel execution model, Physical64 addressing) differs from the other two:
 address space 0 is private memory there, the generic one (4) needs OpenCL 2.0, and LLVM's SPIR-V
@@ -130,6 +131,7 @@ def _workgroup_memory(ir: str, target: str) -> str:
 
 
 def _private_temporaries(ir: str, target: str) -> str:
+    ir = _FUNCTION.sub(lambda m: _hoist_temporaries(m.group(0)), ir)
     if target == "rocm":   # AMDGPU's private memory is address space 5
         ir = re.sub(r"^(\s*)(%[\w.$]+) = call ptr @malloc\(i64 (\d+)\)",
                     r"\1\2.private = alloca i8, i64 \3, align 16, addrspace(5)\n"
@@ -139,6 +141,27 @@ def _private_temporaries(ir: str, target: str) -> str:
     ir = re.sub(r"call ptr @malloc\(i64 (\d+)\)", r"alloca i8, i64 \1, align 16", ir)
     ir = re.sub(r"^\s*call void @free\(ptr [^)]*\)\n", "", ir, flags=re.M)
     return re.sub(r"^declare (ptr @malloc|void @free)\(.*\n", "", ir, flags=re.M)
+
+
+_TEMPORARY = re.compile(r"^[ \t]*%[\w.$]+ = call ptr @malloc\(i64 \d+\)\n", re.M)
+
+
+def _hoist_temporaries(function: str) -> str:
+    """`function` with its temporaries (fixed-size mallocs, made allocas next) allocated in its
+    entry block. An alloca anywhere else is a dynamic stack allocation: inlining the body into
+    its entry point then brackets it with stacksave/stackrestore, which NVPTX has only from PTX
+    ISA 7.3, and inside a loop it would take more stack on every iteration. One buffer for all
+    iterations keeps the meaning: the bufferizer gives loop-carried tensors buffers allocated
+    before the loop (memrefs never flow through loop-carried values or phis), so a temporary
+    allocated inside a loop is dead when its iteration ends."""
+    header, body = function.split("\n", 1)
+    temporaries = "".join(_TEMPORARY.findall(body))
+    if not temporaries:
+        return function
+    body = _TEMPORARY.sub("", body)
+    label = re.match(r"[\w.$-]+:\n", body)   # (the entry block's label, when it has one)
+    at = label.end() if label else 0
+    return f"{header}\n{body[:at]}{temporaries}{body[at:]}"
 
 
 _GLOBAL = re.compile(r"^@([\w.$]+) = ([^=]*?)(constant|global) ", re.M)
@@ -429,5 +452,17 @@ class _CodegenWorker:
             watchdog.cancel()
         self.proc.wait()
         self.errors.seek(0)
-        why = [ln for ln in self.errors.read().strip().splitlines() if ln.strip()][-3:]
-        return results, (current, f"exit code {self.proc.returncode}: {' | '.join(why) or 'no message'}")
+        return results, (current, f"exit code {self.proc.returncode}: {_llvm_reason(self.errors.read())}")
+
+
+def _llvm_reason(stderr: str) -> str:
+    """What LLVM said when it stopped the codegen child: its last `LLVM ERROR:` line with the
+    function it was in (for a selection failure, the node it could not select: `Cannot select:
+    t29: f32 = fpow t15, t28`; the operand tree LLVM prints after it says nothing of the cause),
+    else the last lines it wrote."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    errors = [i for i, ln in enumerate(lines) if ln.startswith("LLVM ERROR:")]
+    if not errors:
+        return " | ".join(lines[-3:]) or "no message"
+    where = [ln for ln in lines[errors[-1]:] if ln.startswith("In function:")]
+    return " | ".join([lines[errors[-1]]] + where[:1])
