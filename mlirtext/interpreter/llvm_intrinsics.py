@@ -72,7 +72,11 @@ def _fma64(a, b, c):
     def one(x, y, z):
         if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
             return x * y + z
-        return float(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        try:
+            return float(exact)
+        except OverflowError:        # beyond the largest double: rounds to an infinity
+            return float("inf") if exact > 0 else float("-inf")
     return np.vectorize(one, otypes=[np.float64])(a, b, c)
 
 

@@ -41,6 +41,12 @@ exp's 29 and the add. The sigmoid is held to 2 ulp (`ULP_BOUNDS["sigmoid"]`, mea
 2) wherever its result is a normal float; below -87.3 it is, as before, 1/(1 + e^{-x})
 in f32 (a subnormal, then 0 from -88.73, where e^{-x} overflows).
 
+With `gpu=true` (the GPU targets' loops pipeline, targets/gpu/threads.py) the pass also expands
+what a GPU has no library or instruction for (`expand_for_gpu`): sin, cos, tan, atan, atan2
+(trig_approximation.py), powf and cbrt (computed in f64, f64_approximation.py), the f64 forms of
+exp, expm1, log, log1p, tanh (f64_approximation.py), and ctpop, ctlz, isfinite as integer and
+compare ops (bit_expansion.py). Without it the CPU keeps its libm calls for those.
+
 Polynomials (Horner steps) and the range reductions are written with `math.fma`, which
 lowers to `llvm.intr.fma` (one instruction on FMA hardware, one rounding everywhere), so
 the bounds above hold for the fused form; the interpreter's `math.fma` rounds once too.
@@ -66,13 +72,15 @@ _SLT = 2
 
 
 class _Builder:
-    """Emits arith/math ops before `anchor`, on f32 scalars or vectors of f32 shaped like `t`."""
+    """Emits arith/math ops before `anchor`, on f32 (or, with width 64, f64) scalars or vectors
+    shaped like `t`; `i` is the integer type of the same width (for the bit operations)."""
 
-    def __init__(self, anchor: Operation, t: T.Type):
+    def __init__(self, anchor: Operation, t: T.Type, width: int = 32):
         self.anchor = anchor
         self.shape = t.shape if isinstance(t, T.VectorType) else None
-        self.f = self._like(T.f32)
-        self.i = self._like(T.i32)
+        self.width = width
+        self.f = self._like(T.f64 if width == 64 else T.f32)
+        self.i = self._like(T.IntegerType(width))
         self.b = self._like(T.i1)
 
     def _like(self, element):
@@ -85,17 +93,24 @@ class _Builder:
         self.anchor.parent.insert_before(self.anchor, new)
         return new.results[0]
 
+    def like(self, element: T.Type) -> T.Type:
+        """`element`, or a vector of it shaped as this builder's values."""
+        return self._like(element)
+
     # constants
     def c(self, value: float) -> Value:
-        v = float(value)
-        if self.shape is None:
-            return self.op("arith.constant", [], T.f32, {"value": FloatAttr(_f32(v), T.f32)})
-        return self.op("arith.constant", [], self.f, {"value": DenseElementsAttr(self.f, (_f32(v),), True)})
+        v = float(value) if self.width == 64 else _f32(float(value))
+        return self.constant(v, self.f)
 
     def ci(self, value: int) -> Value:
-        if self.shape is None:
-            return self.op("arith.constant", [], T.i32, {"value": IntegerAttr(int(value), T.i32)})
-        return self.op("arith.constant", [], self.i, {"value": DenseElementsAttr(self.i, (int(value),), True)})
+        return self.constant(int(value), self.i)
+
+    def constant(self, value, t: T.Type) -> Value:
+        """A constant of type `t` (a scalar type, or a vector of one: the value is splat)."""
+        if isinstance(t, T.VectorType):
+            return self.op("arith.constant", [], t, {"value": DenseElementsAttr(t, (value,), True)})
+        attr = FloatAttr(value, t) if isinstance(t, T.FloatType) else IntegerAttr(value, t)
+        return self.op("arith.constant", [], t, {"value": attr})
 
     # float arithmetic
     def add(self, a, b): return self.op("arith.addf", [a, b], self.f)
@@ -136,9 +151,14 @@ class _Builder:
     def clamp_above(self, x, high):
         return self.select(self.fcmp(_OGT, x, self.c(high)), self.c(high), x)
 
+    def cmpi(self, pred, a, b): return self.op("arith.cmpi", [a, b], self.b, {"predicate": IntegerAttr(pred)})
+    def floor(self, a): return self.op("math.floor", [a], self.f)
+
     def pow2(self, n_int) -> Value:
-        """2^n as a float for integer n in [-126, 127] (exponent bits)."""
-        return self.from_bits(self.shli(self.addi(n_int, self.ci(127)), self.ci(23)))
+        """2^n as a float for integer n in the normal exponent range ([-126, 127] for f32,
+        [-1022, 1023] for f64), from the exponent bits."""
+        bias, mantissa = (1023, 52) if self.width == 64 else (127, 23)
+        return self.from_bits(self.shli(self.addi(n_int, self.ci(bias)), self.ci(mantissa)))
 
 
 def _f32(v: float) -> float:
@@ -314,12 +334,17 @@ EXPANSIONS = {"math.exp": exp, "math.exp2": exp2, "math.log": log, "math.log2": 
               "math.log1p": log1p, "math.tanh": tanh, "math.erf": erf, "math.expm1": expm1}
 
 
-def _approximable(t: T.Type):
-    """The float element type when `t` is a scalar or vector we expand, else None."""
-    e = t.element if isinstance(t, T.VectorType) else t
-    if isinstance(t, T.VectorType) and (len(t.shape) != 1 or any(t.scalable or ())):
-        return None
-    return e if isinstance(e, T.FloatType) and e.name in ("f32", "f16", "bf16") else None
+def _approximable(t: T.Type, names=("f32", "f16", "bf16")):
+    """The float element type when `t` is a scalar or 1-D vector of one of `names`, else None."""
+    e = _element(t)
+    return e if isinstance(e, T.FloatType) and e.name in names else None
+
+
+def _element(t: T.Type):
+    """The element type of a scalar or fixed 1-D vector type; None for other vectors."""
+    if isinstance(t, T.VectorType):
+        return t.element if len(t.shape) == 1 and not any(t.scalable or ()) else None
+    return t
 
 
 def expand(op: Operation) -> bool:
@@ -327,21 +352,60 @@ def expand(op: Operation) -> bool:
     fn = EXPANSIONS.get(op.name)
     if fn is None or len(op.operands) != 1 or len(op.results) != 1:
         return False
-    return _replace(op, fn, op.operands[0])
+    return _replace(op, fn, [op.operands[0]])
 
 
-def _replace(op: Operation, fn, x: Value) -> bool:
-    """Replace `op`'s one result by fn(x), computed in f32 (narrow floats extended and rounded back)."""
-    t = op.results[0].type
-    element = _approximable(t)
-    if element is None:
+def expand_for_gpu(op: Operation) -> bool:
+    """What a target without a math library also needs (after `expand`): sin, cos, tan, atan,
+    atan2, powf and cbrt on f32/f16/bf16, these and exp, expm1, log, log1p, tanh on f64, and
+    ctpop, ctlz and isfinite as integer and compare ops. False when `op` is none of these."""
+    from . import bit_expansion, f64_approximation, trig_approximation
+    if len(op.results) != 1:
         return False
-    b = _Builder(op, t)
-    if element.name != "f32":                                   # compute narrow floats in f32
-        x = b.op("arith.extf", [x], b.f)
-    y = fn(b, x)
-    if element.name != "f32":
+    t = op.results[0].type
+    element = _element(t)
+    if op.name in ("math.ctpop", "math.ctlz"):
+        if not isinstance(element, T.IntegerType) or element.width not in (8, 16, 32, 64):
+            return False
+        return _replace(op, getattr(bit_expansion, op.name[5:]), [op.operands[0]], element.width)
+    if op.name == "math.isfinite":
+        operand_type = op.operands[0].type
+        if not isinstance(_element(operand_type), T.FloatType):
+            return False
+        b = _Builder(op, operand_type)
+        return _use_instead(op, bit_expansion.isfinite(b, op.operands[0], operand_type))
+    if _approximable(t, ("f64", "f32", "f16", "bf16")) is None:
+        return False
+    trig = {"math.sin": trig_approximation.sin, "math.cos": trig_approximation.cos,
+            "math.tan": trig_approximation.tan, "math.atan": trig_approximation.atan,
+            "math.atan2": trig_approximation.atan2}
+    if op.name in trig:
+        return _replace(op, trig[op.name], list(op.operands), 64 if element.name == "f64" else 32)
+    if op.name in f64_approximation.EXPANSIONS and (
+            element.name == "f64" or op.name in f64_approximation.IN_F64_FOR_ALL):
+        return _replace(op, f64_approximation.EXPANSIONS[op.name], list(op.operands), 64)
+    return False                                  # (f32's exp, log, ...: EXPANSIONS, done by `expand`)
+
+
+def _replace(op: Operation, fn, operands, width: int = 32) -> bool:
+    """Replace `op`'s one result by fn(*operands), computed in f32 (or f64 with `width` 64):
+    other float types are extended (or truncated) to it and the result rounded back once."""
+    t = op.results[0].type
+    element = _element(t)
+    if element is None or (isinstance(element, T.FloatType) and width == 32 and _approximable(t) is None):
+        return False                                            # (f64 is not computed in f32)
+    b = _Builder(op, t, width)
+    if isinstance(element, T.IntegerType):
+        return _use_instead(op, fn(b, *operands))
+    args = [x if _element(x.type) == _element(b.f) else b.op("arith.extf", [x], b.f) for x in operands]
+    y = fn(b, *args)
+    if element != _element(b.f):
         y = b.op("arith.truncf", [y], t)
+    return _use_instead(op, y)
+
+
+def _use_instead(op: Operation, y: Value) -> bool:
+    """`y` replaces `op`'s one result (and keeps its name); `op` is erased."""
     result = op.results[0]
     if y.name is None:
         y.name = result.name
@@ -366,16 +430,23 @@ def _one_plus(exp_op: Operation):
 @register
 @dataclass(frozen=True)
 class PolynomialApproximation(Pass):
+    """With `gpu` (for targets without a math library): also `expand_for_gpu`'s ops."""
     name = "math-polynomial-approximation"
     summary = ("Expand math.exp/exp2/expm1/log/log2/log10/log1p/tanh/erf on f32 (and f16/bf16) into arith "
-               "polynomials, so loops that use them vectorise")
+               "polynomials, so loops that use them vectorise; gpu=true: also sin/cos/tan/atan/atan2/powf/"
+               "cbrt, f64 math and ctpop/ctlz/isfinite, for targets without a math library")
+    gpu: bool = False
 
     def run(self, op: Operation) -> None:
         for inner in list(op.walk()):
-            if inner.parent is None or inner.name not in EXPANSIONS:
+            if inner.parent is None:
                 continue
-            add = _one_plus(inner) if inner.name == "math.exp" else None
-            if add is not None and _replace(add, one_plus_exp, inner.operands[0]):
-                inner.erase()
-            else:
-                expand(inner)
+            if inner.name in EXPANSIONS:
+                add = _one_plus(inner) if inner.name == "math.exp" else None
+                if add is not None and _replace(add, one_plus_exp, [inner.operands[0]]):
+                    inner.erase()
+                    continue
+                if expand(inner):
+                    continue
+            if self.gpu:
+                expand_for_gpu(inner)

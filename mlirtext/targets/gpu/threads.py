@@ -21,8 +21,9 @@ each other's whole results) runs in a single thread: correct, not fast. Not tile
 convolutions, and row chains that reduce inside a larger kernel (softmax as one dispatch: its
 rows still run one thread each).
 
-Transcendentals are expanded into polynomials (`math-polynomial-approximation`) before any
-target sees them: NVPTX and AMDGPU have no libcalls, and LLVM aborts on what it cannot select.
+Transcendentals are expanded into polynomials (`math-polynomial-approximation{gpu=true}`: f64,
+sin/cos/tan/atan2/pow/cbrt and ctpop/ctlz/isfinite too) before any target sees them: NVPTX and
+AMDGPU have no libcalls, GLSL.std.450 has no f64, and LLVM aborts on what it cannot select.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from ...ir import types as T
 from ...ir.core import Operation
 
 #: After the linalg -> loops step and the thread mapping: the loops-level pipeline.
-LOOPS_PIPELINE = "canonicalize,cse,results-to-out-params,math-polynomial-approximation,canonicalize,cse"
+LOOPS_PIPELINE = "canonicalize,cse,results-to-out-params,math-polynomial-approximation{gpu=true},canonicalize,cse"
 
 
 @dataclass
