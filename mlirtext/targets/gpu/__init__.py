@@ -6,6 +6,7 @@
                       epilogue.py (elementwise ops after either)
       -> llvm_gpu.py  cuda (PTX), rocm (HSA code object) and opencl-spirv (SPIR-V, Kernel model):
                       LLVM IR through llvmlite, in a child process
+      -> narrow_types.py  vulkan-spirv: i2/i4, bf16, f8/f6/f4 held in i8/i16/f32 (SPIR-V lacks them)
       -> spirv.py     vulkan-spirv: SPIR-V compute shaders written directly from the loops level
       -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)
 

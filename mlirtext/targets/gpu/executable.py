@@ -55,7 +55,12 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
     loops, launches = kernels_at_loops_level(kernels_mod, names)
     exe = GpuExecutable(target, arch, fmt, {name: _launch_record(l) for name, l in launches.items()})
     if target == "vulkan-spirv":
+        from .narrow_types import NarrowTypeError, emulate_narrow_types
         from .spirv import emit_kernels
+        try:   # (i2/i4, bf16, f8...: SPIR-V has no such types; LLVM legalises them for the others)
+            emulate_narrow_types(loops)
+        except NarrowTypeError as e:
+            raise GpuCompileError(str(e)) from None
         exe.assembly, exe.code, scratch = emit_kernels(loops, launches, WORKGROUP_SIZE)
         for name, sizes in scratch.items():
             exe.launches[name]["scratch"] = sizes
