@@ -145,10 +145,15 @@ def _select(interp, op, args):
     return [_out(op, np.where(cond, a, b))]
 
 
+def _signed(a):
+    """The signed value of each element; an i1 (a numpy bool) true is -1, as in LLVM's icmp."""
+    return -a.astype(np.int8) if a.dtype == np.bool_ else signed_view(a)
+
+
 _CMPI = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-    "slt": lambda a, b: signed_view(a) < signed_view(b), "sle": lambda a, b: signed_view(a) <= signed_view(b),
-    "sgt": lambda a, b: signed_view(a) > signed_view(b), "sge": lambda a, b: signed_view(a) >= signed_view(b),
+    "slt": lambda a, b: _signed(a) < _signed(b), "sle": lambda a, b: _signed(a) <= _signed(b),
+    "sgt": lambda a, b: _signed(a) > _signed(b), "sge": lambda a, b: _signed(a) >= _signed(b),
     "ult": lambda a, b: unsigned_view(a) < unsigned_view(b), "ule": lambda a, b: unsigned_view(a) <= unsigned_view(b),
     "ugt": lambda a, b: unsigned_view(a) > unsigned_view(b), "uge": lambda a, b: unsigned_view(a) >= unsigned_view(b),
 }

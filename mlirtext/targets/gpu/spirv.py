@@ -1,18 +1,20 @@
 """vulkan-spirv: each loops-level kernel as a SPIR-V compute shader (assembly, then `spirv-as`).
 
 Written directly from scf/memref/arith/math, which map onto SPIR-V's structured control flow
-one to one (`scf.for` is a loop construct with OpLoopMerge, `scf.if` a selection with
-OpSelectionMerge, loop-carried values are OpPhis), instead of through LLVM's SPIR-V backend,
+one to one (`scf.for` is a loop construct with OpLoopMerge, `scf.while` one whose before-region
+ends in a conditional break, `scf.if` a selection with OpSelectionMerge, loop-carried values are
+OpPhis), instead of through LLVM's SPIR-V backend,
 whose Vulkan flavour cannot address buffers by computed offsets.
 
 Conventions (what the `vulkan` device binds, see vm/vulkan_device.py):
 - one storage buffer per kernel argument, in order (inputs, then outputs), set 0, binding i; a
   scalar input is a one-element buffer; `i1` is stored as one byte;
-- `index` is a 32-bit integer; element offsets come from the memref type's static layout, so
-  views (subview, reshapes) address their root buffer;
+- `index` is a 32-bit integer, held in memory as an i64 (the VM's int64 index buffers, so no
+  conversion on the host; needs the Int64 capability); element offsets come from the memref
+  type's static layout, so views (subview, reshapes) address their root buffer;
 - temporaries (`memref.alloc` at the kernel's top level) are scratch storage buffers bound after
   the arguments (a split kernel's threads each use their own rows of them); constants
-  (`memref.global`) are Private arrays initialised from constants;
+  (`memref.global`) are Private arrays initialised from constants, a constant splat just its value;
 - float constants are integer bit patterns bitcast once at the entry (exact, NaN and -0 kept);
 - the thread's global id is GlobalInvocationId.x: a split kernel's row range is [gid, gid + 1),
   and threads at or past the kernel's thread count do nothing;
@@ -166,11 +168,12 @@ class ShaderWriter:
         raise Unsupported(f"type {t}")
 
     def memory_element(self, t: T.Type) -> T.Type:
-        """How an element is held in memory: i1 as a byte (numpy's bool), index as i32."""
+        """How an element is held in memory: i1 as a byte (numpy's bool); index as i64, the VM's
+        layout of index buffers (a 32-bit value in registers: loads truncate, stores sign-extend)."""
         if isinstance(t, T.IntegerType) and t.width == 1:
             return T.i8
         if isinstance(t, T.IndexType):
-            raise Unsupported("memrefs of index")
+            return T.i64
         return t
 
     def pointer(self, storage: str, pointee: str) -> str:
@@ -343,6 +346,8 @@ class ShaderWriter:
         return ptr
 
     def load_element(self, ref, index: str, elt: T.Type, into=None) -> str:
+        if ref[1] == "Splat":   # a constant splat global: every element is its value
+            return ref[0]
         out = self.code if into is None else into
         ptr = self.element_pointer(ref, index, out)
         raw = self.fresh()
@@ -350,16 +355,25 @@ class ShaderWriter:
         out.append(f"{raw} = OpLoad {self.scalar(mem)} {ptr}")
         if mem == elt:
             return raw
-        value = self.fresh()    # a byte to i1
-        out.append(f"{value} = OpINotEqual {self.scalar(T.i1)} {raw} {self.const(0, mem)}")
+        value = self.fresh()
+        if isinstance(elt, T.IndexType):   # i64 to the 32-bit index
+            out.append(f"{value} = OpSConvert {self.scalar(elt)} {raw}")
+        else:                              # a byte to i1
+            out.append(f"{value} = OpINotEqual {self.scalar(T.i1)} {raw} {self.const(0, mem)}")
         return value
 
     def store_element(self, ref, index: str, value: str, elt: T.Type) -> None:
+        if ref[1] == "Splat":
+            raise Unsupported("a store to a constant memref.global")
         mem = ref[2]
         if mem != elt:
-            byte = self.fresh()
-            self.code.append(f"{byte} = OpSelect {self.scalar(mem)} {value} {self.const(1, mem)} {self.const(0, mem)}")
-            value = byte
+            held = self.fresh()
+            if isinstance(elt, T.IndexType):   # the 32-bit index sign-extended to i64
+                self.code.append(f"{held} = OpSConvert {self.scalar(mem)} {value}")
+            else:                              # i1 as a byte
+                one, zero = self.const(1, mem), self.const(0, mem)
+                self.code.append(f"{held} = OpSelect {self.scalar(mem)} {value} {one} {zero}")
+            value = held
         ptr = self.element_pointer(ref, index, self.code)
         self.code.append(f"OpStore {ptr} {value}")
 
@@ -407,6 +421,12 @@ class ShaderWriter:
                 np.zeros(t.shape, dtype_of(t.element))
         except Exception as e:  # noqa: BLE001 - an initialiser the interpreter cannot read
             raise Unsupported(f"the initial value of @{name} ({e})") from None
+        flat = array.reshape(-1)
+        if "constant" in g.attributes and flat.size and flat.tobytes() == flat[:1].tobytes() * flat.size:
+            # A constant splat (what util.unfoldable_constant leaves in test programs) is just its
+            # value: lavapipe turns each load of a Private array at a computed index into a ladder
+            # of branches over the elements, which took its compiler minutes at 1,024 elements.
+            return self.const(flat[0].item(), t.element), "Splat", t.element
         if isinstance(mem, T.FloatType):
             # Private array filled in the prologue from the integer bit patterns (exact).
             ref = self.array_variable(t, "Private")
@@ -570,11 +590,18 @@ class ShaderWriter:
         t = op.operands[0].type
         if isinstance(t, T.IntegerType) and t.width == 1:
             code = {0: "OpLogicalEqual", 1: "OpLogicalNotEqual"}.get(pred)
-            if code is None:
-                raise Unsupported("an ordered comparison of i1 values")
+            if code is None:   # ordered: compare as i32, true being -1 for the signed predicates
+                true = self.const(-1 if pred in (2, 3, 4, 5) else 1, T.i32)
+                a, b = (self.bool_as_i32(x, true) for x in (a, b))
+                code = _CMPI[pred]
         else:
             code = _CMPI[pred]
         self.result(op, f"{code} {self.scalar(T.i1)} {a} {b}")
+
+    def bool_as_i32(self, value: str, true: str) -> str:
+        widened = self.fresh()
+        self.code.append(f"{widened} = OpSelect {self.scalar(T.i32)} {value} {true} {self.const(0, T.i32)}")
+        return widened
 
     def cast(self, op: Operation) -> None:
         src, dst = op.operands[0].type, op.results[0].type
@@ -751,6 +778,39 @@ class ShaderWriter:
             unroll = next(u for u in (UNROLL, 8, 4, 2, 1) if trip % u == 0 and trip >= u)
         for result, value in zip(op.results, self.loop(lower, upper, step, types, inits, emit_body, unroll)):
             self.values[result] = value
+
+    def op_scf_while(self, op: Operation) -> None:
+        """A structured loop whose header only holds the before-region's arguments (OpPhis of the
+        initial values and of what the after-region yields) and the OpLoopMerge; the before-region
+        follows in blocks of its own (it may hold selections and loops), and its scf.condition
+        either enters the after-region (the body, then the continue block) or breaks out to the
+        merge block, where the results are OpPhis of the condition's arguments."""
+        before, after = (region.blocks[0] for region in op.regions)
+        types = [self.scalar(a.type) for a in before.arguments]
+        header, start, body, cont, merge = (self.fresh(h) for h in ("header", "before", "body", "continue", "merge"))
+        carried = [self.fresh("c") for _ in before.arguments]
+        yielded = [self.fresh("y") for _ in before.arguments]   # bound where the after-region yields
+        inits = [self.v(x) for x in op.operands]
+        self.code += [f"OpBranch {header}", f"{header} = OpLabel"]
+        self.code += [f"{c} = OpPhi {t} {init} {self.block} {y} {cont}"
+                      for c, t, init, y in zip(carried, types, inits, yielded)]
+        self.code += [f"OpLoopMerge {merge} {cont} None", f"OpBranch {start}", f"{start} = OpLabel"]
+        self.block = start
+        for arg, c in zip(before.arguments, carried):
+            self.values[arg] = c
+        self.emit_ops(before.ops[:-1])
+        condition, *forwarded = (self.v(x) for x in before.ops[-1].operands)
+        exit_block = self.block
+        self.code += [f"OpBranchConditional {condition} {body} {merge}", f"{body} = OpLabel"]
+        self.block = body
+        for arg, value in zip(after.arguments, forwarded):
+            self.values[arg] = value
+        self.emit_ops(after.ops[:-1])
+        self.code += [f"{y} = OpCopyObject {t} {self.v(x)}" for y, t, x in zip(yielded, types, after.ops[-1].operands)]
+        self.code += [f"OpBranch {cont}", f"{cont} = OpLabel", f"OpBranch {header}", f"{merge} = OpLabel"]
+        self.block = merge
+        for result, value in zip(op.results, forwarded):
+            self.result_at(result, f"OpPhi {self.scalar(result.type)} {value} {exit_block}")
 
     def op_scf_if(self, op: Operation) -> None:
         cond = self.v(op.operands[0])
