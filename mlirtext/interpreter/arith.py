@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dialects.arith import CMPF_PREDICATES, CMPI_PREDICATES
 from .constants import attr_to_array
+from ..ir import types as T
 from .dtypes import dtype_of, signed_view, unsigned_view, wrap_to_width
 from .registry import impl
 
@@ -20,12 +21,37 @@ def _out(op, value, index: int = 0) -> np.ndarray:
     return wrap_to_width(np.asarray(value).astype(dtype_of(t), copy=False), t)
 
 
-def _binary(fn):
+def _binary(fn, name: str = ""):
     def run(interp, op, args):
         a, b = (np.asarray(x) for x in args)
+        width = _narrow_width(op.results[0].type)
         with np.errstate(all="ignore"):
+            if width and name in _NARROW_FORMS:
+                return [_out(op, _NARROW_FORMS[name](a.astype(np.int64), b.astype(np.int64), width))]
             return [_out(op, fn(a, b))]
     return run
+
+
+def _narrow_width(t):
+    """The width of an integer element type numpy has no dtype for (i4, i17), else None."""
+    e = T.element_type(t)
+    return e.width if isinstance(e, T.IntegerType) and e.width not in (1, 8, 16, 32, 64) else None
+
+
+def _low_bits(a, width):
+    """The unsigned value of a narrow integer held sign-extended (ui4 9 is held as -7)."""
+    return (a & ((1 << width) - 1)).astype(np.uint64)
+
+
+#: Ops whose result depends on bits above a narrow value's width in its holder: given the
+#: values (int64) and the width. The others (add, shifts left, compares, ...) are right once wrapped.
+_NARROW_FORMS = {
+    "divui": lambda a, b, w: _udiv(_low_bits(a, w), _low_bits(b, w)),
+    "remui": lambda a, b, w: _urem(_low_bits(a, w), _low_bits(b, w)),
+    "ceildivui": lambda a, b, w: np.where(_low_bits(b, w) == 0, 0, -(-_low_bits(a, w).astype(np.int64)
+                                                                     // np.maximum(_low_bits(b, w), 1).astype(np.int64))),
+    "shrui": lambda a, b, w: np.where(_low_bits(b, w) >= w, 0, _low_bits(a, w) >> np.minimum(_low_bits(b, w), 63)),
+}
 
 
 def _int_div(a, b, rounding):
@@ -126,7 +152,7 @@ def _with_i1(name, fn):
 
 
 for _name, _fn in {**_INT, **_FLOAT}.items():
-    impl(f"arith.{_name}")(_binary(_with_i1(_name, _fn)))
+    impl(f"arith.{_name}")(_binary(_with_i1(_name, _fn), _name))
 
 
 @impl("arith.negf")
