@@ -84,3 +84,26 @@ def test_callers_see_the_source_signature_unsigned_and_narrow_integers():
         got = runtime.load_module(runtime.compile_text(text), device=device).f(a, b)
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and np.array_equal(g, w), (device, g, w)
+
+
+ZERO_D = """func.func @f(%a: tensor<i64>, %b: tensor<3xi64>) -> tensor<3xi64> {
+  %c = arith.constant dense<10> : tensor<i64>
+  %e = tensor.empty() : tensor<3xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>,
+                                        affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%a, %c, %b : tensor<i64>, tensor<i64>, tensor<3xi64>) outs(%e : tensor<3xi64>) {
+  ^bb0(%x: i64, %k: i64, %y: i64, %o: i64):
+    %s = arith.addi %x, %y : i64
+    %t = arith.muli %s, %k : i64
+    linalg.yield %t : i64
+  } -> tensor<3xi64>
+  return %r : tensor<3xi64>
+}"""
+
+
+@pytest.mark.parametrize("device", ["reference", "local-sync", "local-task"])
+def test_zero_d_tensors_keep_their_shape_on_every_device(device):
+    # (a 0-d argument or constant made contiguous must stay 0-d: the reference kernels check shapes)
+    module = runtime.load_module(runtime.compile_text(ZERO_D), device=device)
+    got = module.f(np.array(5, np.int64), np.array([1, 2, 3], np.int64))
+    np.testing.assert_array_equal(got, [60, 70, 80])

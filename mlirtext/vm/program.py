@@ -134,7 +134,7 @@ def build_host_program(fn, constants: dict, source=None) -> HostProgram:
 
     for op in fn.regions[0].blocks[0].ops:
         if op.name == "arith.constant":
-            array = np.ascontiguousarray(attr_to_array(op.attributes["value"], op.results[0].type))
+            array = np.require(attr_to_array(op.attributes["value"], op.results[0].type), requirements="C")
             name = _constant_name(array, constants)
             prog.instructions.append({"op": "constant", "dst": new(op.results[0]), "name": name})
         elif op.name == "tensor.empty":  # returned or viewed as it is: a buffer, contents undefined

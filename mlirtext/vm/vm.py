@@ -140,7 +140,7 @@ class Function:
         for i, (value, rec) in enumerate(zip(args, self.inputs)):
             shape, dtype = self._input_types[i]
             if type(value) is np.ndarray and value.shape == shape and value.dtype == dtype:  # the common case
-                out.append(self.in_views[i](np.ascontiguousarray(value)))
+                out.append(self.in_views[i](np.require(value, requirements="C")))
                 continue
             what = f"argument {i}" + (f" (%{rec['name']})" if rec.get("name") else "") + f" of @{self.name}"
             if rec["shape"] is None:
@@ -164,7 +164,7 @@ class Function:
                               f"{'x'.join(map(str, value.shape)) or 'a scalar'}")
             if value.dtype != dtype:
                 raise VMError(f"{what}: expected element type {rec['element']} ({dtype.name}), got {value.dtype.name}")
-            out.append(self.in_views[i](np.ascontiguousarray(value)))
+            out.append(self.in_views[i](np.require(value, requirements="C")))
         return out
 
     def _take_arena(self):
@@ -304,7 +304,7 @@ class LoadedModule:
                     raise VMError(f"module file: constant {name} is {info['dtype_name']}, which needs the "
                                   "ml_dtypes package") from None
             array.setflags(write=False)
-            self.constants[name] = np.ascontiguousarray(array)
+            self.constants[name] = np.require(array, requirements="C")
         try:
             self.device = make_device(device, self.file)
         except DeviceError as e:
