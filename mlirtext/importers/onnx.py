@@ -1,6 +1,7 @@
 """ONNX models to StableHLO, TOSA or Linalg through torch-mlir: its ONNX importer (what
 `torch-mlir-import-onnx` runs) to the torch dialect, then `torch-onnx-to-torch-backend-pipeline`
-and a backend pipeline (what `torch-mlir-opt` runs), in this process."""
+and a backend pipeline (what `torch-mlir-opt` runs), in this process. A model torch-mlir cannot
+convert as it is is tried again rewritten by `onnx_graph` (function ops expanded, constants folded)."""
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ import sys
 
 import numpy as np
 
+from . import onnx_graph
 from .common import ImportFailed, Imported, parse_imported, require
 
 #: `--to` names and torch-mlir's backend pipelines.
@@ -51,10 +53,6 @@ def convert(model, to: str = "stablehlo", constants: dict | None = None) -> str:
     a constant for torch-mlir to convert the model."""
     onnx = require("onnx", "onnx", "ONNX")
     require("torch_mlir", "onnx", "ONNX")
-    from torch_mlir.dialects import torch as torch_d
-    from torch_mlir.extras import onnx_importer
-    from torch_mlir.ir import Context, MLIRError
-    from torch_mlir.passmanager import PassManager
     if to not in PIPELINES:
         raise ImportFailed(f"unknown target level '{to}': one of {', '.join(PIPELINES)}")
     proto = _load(onnx, model) if isinstance(model, str) else model
@@ -62,6 +60,49 @@ def convert(model, to: str = "stablehlo", constants: dict | None = None) -> str:
         proto = _with_constant_inputs(proto, constants)
     if isinstance(model, str) or constants:  # the importer needs the shapes ONNX infers
         proto = _infer_shapes(onnx, proto, f"'{model}'" if isinstance(model, str) else "the model")
+    try:
+        return _import_and_lower(proto, to)
+    except _Unconverted as e:
+        first = e
+    # Then the graph rewritten, keeping what it computes (onnx_graph.py): an op torch-mlir has no
+    # conversion for (Attention, RMSNormalization), or one whose conversion it cannot lower
+    # (NegativeLogLikelihoodLoss to StableHLO), may be one ONNX defines as a function of other
+    # ops, and is then replaced by that function's body, as a runtime without a kernel for it
+    # runs it; and values known before the model runs (axes and shapes computed in the graph)
+    # are folded to the constants StableHLO's static shapes need. First the function ops
+    # torch-mlir names, then every function op (None), nested ones included.
+    named = first.ops & onnx_graph.function_ops(onnx, proto)
+    for ops in ([named] if named else []) + [None]:
+        try:
+            # Folded before the expansion too: a function op on constants (Range) is computed
+            # rather than expanded into a body torch-mlir may not take (Range's Loop).
+            folded = onnx_graph.infer_shapes(onnx, onnx_graph.fold_constants(onnx, proto))
+            rewritten = onnx_graph.fold_constants(onnx, onnx_graph.expand_functions(onnx, folded, ops))
+            return _import_and_lower(onnx_graph.infer_shapes(onnx, rewritten), to)
+        except _Unconverted as e:
+            last = e
+        except ImportFailed as e:   # the importer rejects the rewritten graph
+            last = _Unconverted(str(e), set())
+        except Exception as e:   # ONNX cannot rewrite the graph (a function it cannot specialise)
+            last = _Unconverted(f"rewriting the graph failed: {type(e).__name__}: {_first_line(e)}", set())
+    raise ImportFailed(f"{first.message}\n  and with function ops expanded and constants folded: "
+                       f"{last.message.splitlines()[-1].strip()}")
+
+
+class _Unconverted(Exception):
+    """torch-mlir's pipeline failed; `ops` are the ONNX ops it left unconverted."""
+
+    def __init__(self, message: str, ops: set[str]):
+        super().__init__(message)
+        self.message, self.ops = message, ops
+
+
+def _import_and_lower(proto, to: str) -> str:
+    """torch-mlir's import of `proto`, lowered to level `to`."""
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras import onnx_importer
+    from torch_mlir.ir import Context, MLIRError
+    from torch_mlir.passmanager import PassManager
     context = Context()
     torch_d.register_dialect(context)
     try:
@@ -75,7 +116,7 @@ def convert(model, to: str = "stablehlo", constants: dict | None = None) -> str:
         with context:
             PassManager.parse(pipeline).run(module)
     except MLIRError as e:
-        raise ImportFailed(_conversion_problem(e, to)) from None
+        raise _Unconverted(*_conversion_problem(e, to)) from None
     return module.get_asm()
 
 
@@ -121,18 +162,20 @@ def _with_constant_inputs(proto, constants: dict):
 _ONNX_OP = re.compile(r'"onnx\.(\w+)"')
 
 
-def _conversion_problem(error, to: str) -> str:
-    """Which ONNX op (and node) torch-mlir left unconverted, from its diagnostics."""
-    lines = []
+def _conversion_problem(error, to: str) -> tuple[str, set[str]]:
+    """Which ONNX ops (and nodes) torch-mlir left unconverted, from its diagnostics: the message
+    and the ops' names."""
+    lines, ops = [], set()
     for d in error.error_diagnostics:
         text = "\n".join([d.message] + [n.message for n in d.notes])
         op = _ONNX_OP.search(text) or _ONNX_OP.search(str(d.location))
         where = f" at {d.location}" if str(d.location) not in ("loc(unknown)", 'loc("")') else ""
         if op:
+            ops.add(op.group(1))
             lines.append(f"the ONNX op {op.group(1)}{where} has no conversion to {to} in torch-mlir: {d.message}")
         else:
             lines.append(f"{d.message}{where}")
-    return "torch-mlir could not convert the model:\n  " + "\n  ".join(lines or [_first_line(error)])
+    return "torch-mlir could not convert the model:\n  " + "\n  ".join(lines or [_first_line(error)]), ops
 
 
 def _first_line(e: Exception) -> str:
