@@ -107,3 +107,16 @@ def test_zero_d_tensors_keep_their_shape_on_every_device(device):
     module = runtime.load_module(runtime.compile_text(ZERO_D), device=device)
     got = module.f(np.array(5, np.int64), np.array([1, 2, 3], np.int64))
     np.testing.assert_array_equal(got, [60, 70, 80])
+
+
+def test_zero_d_constants_on_the_host_are_packed_and_shared():
+    text = """func.func @g(%x: tensor<i32>) -> (tensor<i32>, tensor<i32>) {
+  %a = util.unfoldable_constant dense<3> : tensor<i32>
+  %b = util.unfoldable_constant dense<3> : tensor<i32>
+  %s = stablehlo.add %x, %a : tensor<i32>
+  %t = stablehlo.multiply %s, %b : tensor<i32>
+  return %t, %b : tensor<i32>, tensor<i32>
+}"""
+    for device in ("reference", "local-sync"):
+        got = runtime.load_module(runtime.compile_text(text), device=device).g(np.array(4, np.int32))
+        assert [int(v) for v in got] == [21, 3], device

@@ -165,8 +165,7 @@ def build_host_program(fn, constants: dict, source=None) -> HostProgram:
 
 def _constant_name(array: np.ndarray, constants: dict) -> str:
     for name, existing in constants.items():
-        if existing.dtype == array.dtype and existing.shape == array.shape and np.array_equal(
-                existing.view(np.uint8) if existing.size else existing, array.view(np.uint8) if array.size else array):
+        if existing.dtype == array.dtype and existing.shape == array.shape and existing.tobytes() == array.tobytes():
             return name
     name = f"c{len(constants)}"
     constants[name] = array
