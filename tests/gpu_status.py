@@ -1,15 +1,18 @@
 """How many of the programs `tests/vm_status.py` runs also compile for each GPU target, pass their
-vendor's validation, and (vulkan-spirv) give the interpreter's results on the `vulkan` device.
+vendor's validation, and (vulkan-spirv, opencl-spirv) give the interpreter's results on the
+`vulkan` / `opencl` device.
 
-    PYTHONPATH=. python -m tests.gpu_status [--files GLOB]... [--targets cuda,rocm,vulkan-spirv]
+    PYTHONPATH=. python -m tests.gpu_status [--files GLOB]... [--targets cuda,rocm,vulkan-spirv,opencl-spirv]
                                             [-j N] [--time-limit S] [--cache FILE] [-v]
 
 Each corpus function that lowering_status takes to llvm is compiled as vm_status does (no
 canonicalize), once for dispatch formation; its reference kernels (linalg on tensors) are then
 compiled for each target and validated (ptxas sm_80 + sm_90; ld.lld + llvm-readelf for gfx942;
-spirv-val vulkan1.3). The vulkan-spirv executable is packed and run on the `vulkan` device (Mesa
-lavapipe here); it matches when every result equals the interpreter's within float tolerance
-(1e-4 relative + 1e-5 absolute: GPU code is not bit-identical to the CPU's) and integers exactly.
+spirv-val vulkan1.3 or opencl1.2). The vulkan-spirv executable is packed and run on the `vulkan`
+device (Mesa lavapipe here), the opencl-spirv one on the `opencl` device (pocl's CPU driver here);
+it matches when every result equals the interpreter's within float tolerance (1e-4 relative +
+1e-5 absolute: GPU code is not bit-identical to the CPU's) and integers exactly. (opencl-spirv
+is not among the default targets: name it with --targets.)
 
 Functions run in `-j` worker processes. A function's GPU work gets `--time-limit` seconds (its
 lowering has its own, longer limit): over it, its worker is killed (codegen child included), the
@@ -27,6 +30,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 TARGETS = ("cuda", "rocm", "vulkan-spirv")
+KNOWN_TARGETS = (*TARGETS, "opencl-spirv")
+#: The device each SPIR-V target's executable runs on, against the interpreter.
+DEVICES = {"vulkan-spirv": "vulkan", "opencl-spirv": "opencl"}
 
 
 @dataclass
@@ -36,7 +42,8 @@ class GpuOutcome:
     why: dict = field(default_factory=dict)        # stage ("compile", "cuda", ..., "vulkan run") -> reason
     compiled: set = field(default_factory=set)
     validated: set = field(default_factory=set)
-    matched: bool = False
+    matched: bool = False                          # on `vulkan`
+    matched_opencl: bool = False                   # on `opencl`
 
 
 def compare(got, want, rtol: float = 1e-4, atol: float = 1e-5) -> str:
@@ -109,32 +116,37 @@ def check_function(rel: str, name: str, source_text: str, targets=TARGETS, step=
             out.why[target] = str(e) if exe is None else f"validation: {e}"
         except Exception as e:  # noqa: BLE001
             out.why[target] = f"internal error: {type(e).__name__}: {e}"
-        if target == "vulkan-spirv" and exe is not None:
+        if target in DEVICES and exe is not None:
             compiled.gpu[target] = exe
-            out.matched = _run_on_vulkan(out, compiled, name, want)
+            matched = _run_on_device(DEVICES[target], out, compiled, name, want)
+            if target == "vulkan-spirv":
+                out.matched = matched
+            else:
+                out.matched_opencl = matched
         if step:
             step(out)
     return out
 
 
-def _run_on_vulkan(out: GpuOutcome, compiled, name: str, want) -> bool:
+def _run_on_device(device: str, out: GpuOutcome, compiled, name: str, want) -> bool:
     from mlirtext.vm.modfile import pack
     from mlirtext.vm.vm import LoadedModule, VMError
+    stage = f"{device} run"
     try:
-        got = LoadedModule(pack(compiled), "vulkan").function(name)()
+        got = LoadedModule(pack(compiled), device).function(name)()
     except VMError as e:
-        out.why["vulkan run"] = f"vm: {e}"
+        out.why[stage] = f"vm: {e}"
         return False
     except Exception as e:  # noqa: BLE001
-        out.why["vulkan run"] = f"internal error: {type(e).__name__}: {e}"
+        out.why[stage] = f"internal error: {type(e).__name__}: {e}"
         return False
     if len(got) != len(want):
-        out.why["vulkan run"] = f"{len(got)} results, expected {len(want)}"
+        out.why[stage] = f"{len(got)} results, expected {len(want)}"
         return False
     for i, (g, w) in enumerate(zip(got, want)):
         why = compare(g, w)
         if why:
-            out.why["vulkan run"] = f"result {i}: {why}"
+            out.why[stage] = f"result {i}: {why}"
             return False
     return True
 
@@ -247,8 +259,9 @@ def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 
         slot.task = None
         outcomes.append(outcome)
         if progress:
+            opencl = f" matched on opencl {outcome.matched_opencl}" if "opencl-spirv" in targets else ""
             progress(f"{outcome.file} @{outcome.function}: compiled {sorted(outcome.compiled)} validated "
-                     f"{sorted(outcome.validated)} matched {outcome.matched} {outcome.why or ''}")
+                     f"{sorted(outcome.validated)} matched {outcome.matched}{opencl} {outcome.why or ''}")
 
     try:
         while pending or any(s.task for s in slots):
@@ -333,6 +346,8 @@ def report(outcomes: list, targets, seconds: float, time_limit: float, lowering_
                 f"validated {sum(t in o.validated for o in outcomes)}/{n}")
         if t == "vulkan-spirv":
             line += f", matched on vulkan {sum(o.matched for o in outcomes)}/{n}"
+        if t == "opencl-spirv":
+            line += f", matched on opencl {sum(o.matched_opencl for o in outcomes)}/{n}"
         lines.append(line)
     reasons = Counter((stage, why.split("\n")[0][:160]) for o in outcomes for stage, why in o.why.items())
     if reasons:
@@ -349,14 +364,14 @@ def main(argv=None) -> None:
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per function")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--time-limit", type=float, default=120.0,
-                    help="seconds for one function's GPU work: compile, validate, vulkan run (default 120)")
+                    help="seconds for one function's GPU work: compile, validate, device runs (default 120)")
     ap.add_argument("--lowering-time-limit", type=float, default=600.0,
                     help="seconds to lower one function to llvm first (default 600)")
     args = ap.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
-    unknown = [t for t in targets if t not in TARGETS]
+    unknown = [t for t in targets if t not in KNOWN_TARGETS]
     if unknown or args.jobs < 1 or args.time_limit <= 0 or args.lowering_time_limit <= 0:
-        ap.error(f"unknown target {unknown[0]!r} (known: {', '.join(TARGETS)})" if unknown
+        ap.error(f"unknown target {unknown[0]!r} (known: {', '.join(KNOWN_TARGETS)})" if unknown
                  else "-j and the time limits must be positive")
     start = time.perf_counter()
     outcomes, lowering_over = collect(

@@ -5,9 +5,14 @@ pocl as Debian builds it reads no SPIR-V (no IL support), so each kernel's SPIR-
 back to SPIR 1.2 bitcode by `llvm-spirv-15 -r`, from which the program is built as a binary. That
 reader (LLVM 15's) asserts on OpConstantNull of a scalar, which SPIR-V allows and LLVM 22's
 backend writes: such constants become the equal OpConstant 0 / OpConstantFalse first
-(`_scalar_nulls`). A dispatch copies its inputs into buffers, enqueues the kernel over its
-NDRange (a 1-D range of `workgroups x workgroup_size` items, or a tiled kernel's grid of 2-D
-workgroups), and reads the outputs back; buffers do not outlive the dispatch, as on `vulkan`.
+(`_scalar_nulls`), and it knows no OpIAddCarry / OpISubBorrow (which the backend writes for
+an add or subtract whose carry is used, as the f64 sine's argument reduction does): those become
+the add (subtract) and the unsigned compare that gives the carry (borrow), read where the
+struct's members were (`_carries`). A dispatch copies its inputs into buffers, enqueues the kernel over its
+NDRange (a tiled kernel's grid of 2-D workgroups; any other kernel, which reads only its global
+id, one item per thread with the workgroup size left to the driver: pocl gives each item of a
+workgroup its own copy of the kernel's private temporaries, and 64 copies of a large one overflow
+its stack), and reads the outputs back; buffers do not outlive the dispatch, as on `vulkan`.
 """
 from __future__ import annotations
 
@@ -62,7 +67,7 @@ def spir_bitcode(spirv: bytes, name: str) -> bytes:
     with tempfile.TemporaryDirectory(prefix="mlirtext-opencl-") as tmp:
         src, out = os.path.join(tmp, f"{name}.spv"), os.path.join(tmp, f"{name}.bc")
         with open(src, "wb") as f:
-            f.write(_scalar_nulls(spirv))
+            f.write(_carries(_scalar_nulls(spirv)))
         proc = subprocess.run([tool, "-r", src, "-o", out], capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             why = (proc.stderr.strip() or f"exit code {proc.returncode}").splitlines()[0]
@@ -98,6 +103,81 @@ def _scalar_nulls(spirv: bytes) -> bytes:
     return np.concatenate(out).tobytes()
 
 
+_OP_TYPE_STRUCT, _OP_FUNCTION, _OP_COMPOSITE_EXTRACT = 30, 54, 81
+_OP_IADD, _OP_ISUB, _OP_ULESS_THAN, _OP_SELECT = 128, 130, 176, 169
+_OP_IADD_CARRY, _OP_ISUB_BORROW = 149, 150
+
+
+def _instructions(words):
+    """(opcode, the instruction's words) of each instruction after the 5-word header."""
+    at = 5
+    while at < len(words):
+        count, opcode = int(words[at]) >> 16, int(words[at]) & 0xFFFF
+        if count == 0:
+            raise DeviceError("the opencl-spirv kernel is not a well-formed SPIR-V module")
+        yield opcode, [int(w) for w in words[at:at + count]]
+        at += count
+
+
+def _carries(spirv: bytes) -> bytes:
+    """`spirv` with each OpIAddCarry (OpISubBorrow) of integers a, b written as s = a + b (a - b)
+    and carry = s < a (borrow = a < b) unsigned, selected as 1 or 0; each OpCompositeExtract of
+    the struct it gave becomes the member plus 0. (Building the struct instead, by
+    OpCompositeConstruct, crashes llvm-spirv 15: it makes a constant of any struct composite.)"""
+    words = np.frombuffer(spirv, dtype="<u4")
+    found = list(_instructions(words))
+    if not any(op in (_OP_IADD_CARRY, _OP_ISUB_BORROW) for op, _ in found):
+        return spirv
+    bound = int(words[3])
+    widths = {ins[1]: ins[2] for op, ins in found if op == _OP_TYPE_INT}
+    members = {ins[1]: ins[2] for op, ins in found if op == _OP_TYPE_STRUCT and len(ins) == 4}
+    bools = [ins[1] for op, ins in found if op == _OP_TYPE_BOOL]
+    constants = {(ins[1], tuple(ins[3:])): ins[2] for op, ins in found if op == _OP_CONSTANT}
+    declared = []   # the types and constants this needs that the module lacks
+
+    def new_id():
+        nonlocal bound
+        bound += 1
+        return bound - 1
+    if not bools:
+        bools.append(new_id())
+        declared.append([2 << 16 | _OP_TYPE_BOOL, bools[0]])
+
+    def constant(type_, value):
+        literal = (value,) + (0,) * (widths[type_] // 32 - 1)
+        if (type_, literal) not in constants:
+            constants[type_, literal] = new_id()
+            declared.append([(3 + len(literal)) << 16 | _OP_CONSTANT, type_, constants[type_, literal], *literal])
+        return constants[type_, literal]
+
+    parts = {}   # an expanded instruction's result -> (its members' type, the ids of its two members)
+
+    def expanded(op, ins):
+        if op in (_OP_IADD_CARRY, _OP_ISUB_BORROW):
+            struct, result, a, b = ins[1:]
+            type_ = members[struct]
+            s, carry, flag = new_id(), new_id(), new_id()
+            parts[result] = (type_, (s, flag))
+            arith, compared = (_OP_IADD, [s, a]) if op == _OP_IADD_CARRY else (_OP_ISUB, [a, b])
+            return [5 << 16 | arith, type_, s, a, b,
+                    5 << 16 | _OP_ULESS_THAN, bools[0], carry, *compared,
+                    6 << 16 | _OP_SELECT, type_, flag, carry, constant(type_, 1), constant(type_, 0)]
+        if op == _OP_COMPOSITE_EXTRACT and len(ins) == 5 and ins[3] in parts:
+            type_, member = parts[ins[3]]
+            return [5 << 16 | _OP_IADD, ins[1], ins[2], member[ins[4]], constant(type_, 0)]
+        return ins
+    found = [(op, expanded(op, ins)) for op, ins in found]
+    out = []
+    for op, ins in found:
+        if op == _OP_FUNCTION and declared:   # (what it declares goes before the first function)
+            out += [w for d in declared for w in d]
+            declared = []
+        out += ins
+    header = [int(w) for w in words[:5]]
+    header[3] = bound
+    return np.array(header + out, dtype="<u4").tobytes()
+
+
 class OpenCLDevice:
     name = "opencl"
 
@@ -126,8 +206,7 @@ class OpenCLDevice:
             local = (*launch["workgroup"], 1)
             global_ = tuple(g * l for g, l in zip(launch["grid"], local))
         else:
-            local = (launch["workgroup_size"],)
-            global_ = (launch["workgroups"] * launch["workgroup_size"],)
+            local, global_ = None, (max(1, launch["threads"]),)   # (see the module docstring)
 
         def run(inputs, outputs) -> None:
             with _lock:

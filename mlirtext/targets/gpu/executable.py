@@ -66,6 +66,12 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
             exe.launches[name]["scratch"] = sizes
     else:
         from .llvm_gpu import emit_kernels, entry_symbol
+        if target == "opencl-spirv":   # (LLVM's SPIR-V back-end has bf16 only with SPV_KHR_bfloat16)
+            from .narrow_types import NarrowTypeError, emulate_narrow_types
+            try:
+                emulate_narrow_types(loops)
+            except NarrowTypeError as e:
+                raise GpuCompileError(str(e)) from None
         exe.llvm_ir, exe.assembly, exe.code = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
         for name, launch in exe.launches.items():   # (PTX spells some kernel names differently)
             launch["entry"] = entry_symbol(name, target)

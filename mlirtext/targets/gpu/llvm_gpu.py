@@ -22,7 +22,9 @@ backend infers no address spaces. So the bodies get no generic pointers: each po
 the address space of what it points into (`_opencl_address_spaces`: a buffer parameter global
 (1), a temporary private (0), a tile workgroup (3), a constant `__constant` (2)), which the
 translated IR makes simple (pointers come only from parameters, allocations, globals and
-getelementptr). Ids and the barrier are OpenCL builtins by their mangled names
+getelementptr; a memcpy / memset is then named for its pointers' spaces). An i1 in memory is a
+byte (OpenCL has no bool in global or constant memory), and llvm.maximum / minimum are written
+out (the back-end makes them OpenCL's fmax / fmin, which drop NaNs). Ids and the barrier are OpenCL builtins by their mangled names
 (`_Z13get_global_idj`, `_Z7barrierj`), which the backend turns into BuiltIn variables and
 OpControlBarrier.
 Code generation runs in a child process (codegen.py): LLVM aborts instead of raising on
@@ -30,6 +32,7 @@ what it cannot select, and that must not take the compiler down.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -64,7 +67,7 @@ def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workg
     ir = _private_temporaries(ir, target)
     ir = gpu_module(ir, launches, target, workgroup_size)
     if target == "opencl-spirv":
-        ir = _opencl_address_spaces(ir)
+        ir = _ieee_min_max(_bools_as_bytes(_opencl_address_spaces(ir)))
     entries = {entry_symbol(name, target): name for name in launches}
     assembly, code = generate(ir, list(entries), target, arch)
     return ir, {entries[e]: a for e, a in assembly.items()}, {entries[e]: c for e, c in code.items()}
@@ -182,7 +185,31 @@ def _opencl_address_spaces(ir: str) -> str:
         prefix = m.group(2) if given else f"{m.group(2)}addrspace({spaces['@' + m.group(1)]}) "
         return f"@{m.group(1)} = {prefix}{m.group(3)} "
     ir = _GLOBAL.sub(place, ir)
-    return _FUNCTION.sub(lambda m: _place_pointers(m.group(0), spaces), ir)
+    return _memory_intrinsics(_FUNCTION.sub(lambda m: _place_pointers(m.group(0), spaces), ir))
+
+
+_MEMORY_CALL = re.compile(r"\bcall void @llvm\.(memcpy|memmove|memset)\.[\w.]+\((.*)\)$", re.M)
+_ARGUMENT_TYPE = re.compile(r"(ptr(?: addrspace\(\d+\))?|i\d+) [^,]+")
+
+
+def _memory_intrinsics(ir: str) -> str:
+    """`ir` with each memcpy / memmove / memset named for the address spaces its pointers now have
+    (`llvm.memcpy.p1.p2.i64`): the intrinsic's name spells its pointer types, and a call through
+    the translated `p0` name with placed pointers is rejected by LLVM's verifier ("Intrinsic
+    called with incompatible signature"). Each new name gets its declaration."""
+    declared = set(_DECLARE.findall(ir))
+    declarations = {}
+
+    def renamed(m):
+        kind, types = m.group(1), _ARGUMENT_TYPE.findall(m.group(2))
+        pointers = [t for t in types if t.startswith("ptr")]
+        name = "llvm.{}.{}.{}".format(kind, ".".join(f"p{re.sub(r'[^0-9]', '', t) or 0}" for t in pointers),
+                                      types[2])   # (the length's type)
+        if name not in declared:
+            declarations[name] = f"declare void @{name}({', '.join(types)})"
+        return f"call void @{name}({m.group(2)})"
+    ir = _MEMORY_CALL.sub(renamed, ir)
+    return ir + "".join(f"\n{d}\n" for d in declarations.values())
 
 
 def _place_pointers(function: str, global_spaces: dict) -> str:
@@ -207,6 +234,59 @@ def _place_pointers(function: str, global_spaces: dict) -> str:
         space = spaces[m.group(1)]
         return m.group(0) if space == 0 else f"ptr addrspace({space}) {m.group(1)}"
     return _POINTER_USE.sub(typed, function)
+
+
+_BOOL_GLOBAL = re.compile(r"^@[\w.$]+ = .*\bi1\b.*$", re.M)
+_BOOL_LOAD = re.compile(r"^(\s*)(%[\w.$]+) = load i1, (.*)$", re.M)
+_BOOL_STORE = re.compile(r"^(\s*)store i1 ([^,]+), (.*)$", re.M)
+
+
+def _bools_as_bytes(ir: str) -> str:
+    """`ir` with every i1 in memory held in a byte (0 or 1, the VM's form of a bool element):
+    OpenCL allows no OpTypeBool in externally visible memory (spirv-val: "If OpTypeBool is
+    stored in conjunction with OpVariable, it can only be used with non-externally visible
+    shader Storage Classes"). A load reads the byte and compares it with 0; a store writes the
+    bool zero-extended; i1 constants and element types of memory become i8 (same size in
+    memory, so address arithmetic is unchanged)."""
+    def global_bytes(m):
+        line = re.sub(r"\bi1 true\b", "i8 1", re.sub(r"\bi1 false\b", "i8 0", m.group(0)))
+        return re.sub(r"\bi1\b", "i8", line)
+    ir = _BOOL_GLOBAL.sub(global_bytes, ir)
+    ir = re.sub(r"(getelementptr (?:inbounds )?)i1,", r"\1i8,", ir)
+    ir = re.sub(r"x i1\]", "x i8]", ir)
+    ir = _BOOL_LOAD.sub(lambda m: f"{m.group(1)}{m.group(2)}.byte = load i8, {m.group(3)}\n"
+                                  f"{m.group(1)}{m.group(2)} = icmp ne i8 {m.group(2)}.byte, 0", ir)
+    count = itertools.count()
+
+    def store(m):
+        byte = f"%bool.byte.{next(count)}"
+        return f"{m.group(1)}{byte} = zext i1 {m.group(2)} to i8\n{m.group(1)}store i8 {byte}, {m.group(3)}"
+    return _BOOL_STORE.sub(store, ir)
+
+
+_MIN_MAX = re.compile(r"^(\s*)(%[\w.$]+) = call (?:\w+ )*(float|double) @llvm\.(maximum|minimum)\.f(?:32|64)"
+                      r"\((?:float|double) ([^,]+), (?:float|double) ([^)]+)\)$", re.M)
+
+
+def _ieee_min_max(ir: str) -> str:
+    """`ir` with llvm.maximum / llvm.minimum on float and double written out: the SPIR-V back-end
+    makes them OpenCL's fmax / fmin, which return the other operand for a NaN (and either zero
+    for -0 and +0), where these return NaN (and +0 for the maximum, -0 for the minimum). Written
+    out: the greater (lesser) by an ordered compare; for equal operands their bits ANDed (ORed),
+    which keeps a value and orders the zeros; for unordered ones a + b, a NaN."""
+    def expand(m):
+        pad, r, t, kind, a, b = m.groups()
+        i = "i32" if t == "float" else "i64"
+        pick, bits = ("ogt", "and") if kind == "maximum" else ("olt", "or")
+        return "\n".join(pad + line for line in (
+            f"{r}.pick = fcmp {pick} {t} {a}, {b}", f"{r}.by.order = select i1 {r}.pick, {t} {a}, {t} {b}",
+            f"{r}.a.bits = bitcast {t} {a} to {i}", f"{r}.b.bits = bitcast {t} {b} to {i}",
+            f"{r}.both = {bits} {i} {r}.a.bits, {r}.b.bits", f"{r}.equal.value = bitcast {i} {r}.both to {t}",
+            f"{r}.equal = fcmp oeq {t} {a}, {b}",
+            f"{r}.ordered = select i1 {r}.equal, {t} {r}.equal.value, {t} {r}.by.order",
+            f"{r}.nan = fcmp uno {t} {a}, {b}", f"{r}.nan.value = fadd {t} {a}, {b}",
+            f"{r} = select i1 {r}.nan, {t} {r}.nan.value, {t} {r}.ordered"))
+    return _MIN_MAX.sub(expand, ir)
 
 
 def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str:
