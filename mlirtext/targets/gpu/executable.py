@@ -54,24 +54,21 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
     arch = arch or default_arch
     loops, launches = kernels_at_loops_level(kernels_mod, names)
     exe = GpuExecutable(target, arch, fmt, {name: _launch_record(l) for name, l in launches.items()})
-    if target == "vulkan-spirv":
+    if target in ("vulkan-spirv", "opencl-spirv"):
+        # i2/i4, bf16, f8...: SPIR-V has no such types (LLVM's SPIR-V back-end has bf16 only with
+        # SPV_KHR_bfloat16); LLVM legalises them for cuda and rocm.
         from .narrow_types import NarrowTypeError, emulate_narrow_types
-        from .spirv import emit_kernels
-        try:   # (i2/i4, bf16, f8...: SPIR-V has no such types; LLVM legalises them for the others)
-            emulate_narrow_types(loops)
+        try:
+            emulate_narrow_types(loops, target)
         except NarrowTypeError as e:
             raise GpuCompileError(str(e)) from None
+    if target == "vulkan-spirv":
+        from .spirv import emit_kernels
         exe.assembly, exe.code, scratch = emit_kernels(loops, launches, WORKGROUP_SIZE)
         for name, sizes in scratch.items():
             exe.launches[name]["scratch"] = sizes
     else:
         from .llvm_gpu import emit_kernels, entry_symbol
-        if target == "opencl-spirv":   # (LLVM's SPIR-V back-end has bf16 only with SPV_KHR_bfloat16)
-            from .narrow_types import NarrowTypeError, emulate_narrow_types
-            try:
-                emulate_narrow_types(loops)
-            except NarrowTypeError as e:
-                raise GpuCompileError(str(e)) from None
         exe.llvm_ir, exe.assembly, exe.code = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
         for name, launch in exe.launches.items():   # (PTX spells some kernel names differently)
             launch["entry"] = entry_symbol(name, target)

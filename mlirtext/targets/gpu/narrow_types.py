@@ -298,9 +298,9 @@ _FLOAT_OPS = frozenset({"arith.addf", "arith.subf", "arith.mulf", "arith.divf", 
 
 
 # -- the rewrite ----------------------------------------------------------------------------------
-def emulate_narrow_types(module: Operation) -> None:
+def emulate_narrow_types(module: Operation, target: str = "vulkan-spirv") -> None:
     """Rewrite every kernel of loops-level `module` (and its memref.globals) in place.
-    Raises NarrowTypeError naming the op that has no emulation."""
+    Raises NarrowTypeError naming the kernel, `target` and the op that has no emulation."""
     body = module.regions[0].blocks[0]
     for op in body.ops:
         if op.name == "memref.global":
@@ -309,7 +309,7 @@ def emulate_narrow_types(module: Operation) -> None:
             try:
                 _Kernel(op).run()
             except NarrowTypeError as e:
-                raise NarrowTypeError(f"kernel @{op.sym_name}: vulkan-spirv: {e}") from None
+                raise NarrowTypeError(f"kernel @{op.sym_name}: {target}: {e}") from None
 
 
 def _global(op: Operation) -> None:

@@ -70,7 +70,7 @@ class StructuredOpOnStaticOperands(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         if not op.name.startswith("linalg.") or not op.results:
             return False
-        ins, inits = segments(op)
+        inits = segments(op)[1]
         if len(op.results) != len(inits) or not all(isinstance(v.type, T.RankedTensorType)
                                                     for v in (*inits, *op.results)):
             return False
