@@ -72,11 +72,13 @@ def convert(model, to: str = "stablehlo", constants: dict | None = None) -> str:
     # are folded to the constants StableHLO's static shapes need. First the function ops
     # torch-mlir names, then every function op (None), nested ones included.
     named = first.ops & onnx_graph.function_ops(onnx, proto)
+    folded = None
     for ops in ([named] if named else []) + [None]:
         try:
-            # Folded before the expansion too: a function op on constants (Range) is computed
-            # rather than expanded into a body torch-mlir may not take (Range's Loop).
-            folded = onnx_graph.infer_shapes(onnx, onnx_graph.fold_constants(onnx, proto))
+            # Folded before the expansion too (once for both tries): a function op on constants
+            # (Range) is computed rather than expanded into a body torch-mlir may not take (a Loop).
+            if folded is None:
+                folded = onnx_graph.infer_shapes(onnx, onnx_graph.fold_constants(onnx, proto))
             rewritten = onnx_graph.fold_constants(onnx, onnx_graph.expand_functions(onnx, folded, ops))
             return _import_and_lower(onnx_graph.infer_shapes(onnx, rewritten), to)
         except _Unconverted as e:
