@@ -12,7 +12,7 @@ than generating a small kernel.)
 Each kernel is generated from its own copy of the module in which the other entry points are
 internal, so the optimiser drops what that kernel does not use; assembly and object are
 emitted from separate clones (AMDGPU codegen mutates the module), the object by a new target
-machine (the SPIR-V backend keeps state in it).
+machine; for SPIR-V the object comes first (see _spirv_assembly).
 """
 from __future__ import annotations
 
@@ -38,12 +38,28 @@ def generate_one(llvm, ir: str, kernel: str, others: list, triple: str, cpu: str
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
     module.verify()
-    assembly = tm.emit_assembly(module.clone())
-    if target == "cuda":
-        code = assembly.encode()
-    else:   # (a second emission from the same SPIR-V target machine crashes LLVM: a fresh one)
-        code = bytes(_machine(llvm, triple, cpu).emit_object(module.clone()))
+    if target == "opencl-spirv":
+        code = bytes(tm.emit_object(module.clone()))
+        assembly = _spirv_assembly(llvm, code, module, triple, cpu)
+    else:
+        assembly = tm.emit_assembly(module.clone())
+        code = assembly.encode() if target == "cuda" else bytes(_machine(llvm, triple, cpu).emit_object(module.clone()))
     return {"kernel": kernel, "assembly": assembly, "code": base64.b64encode(code).decode()}
+
+
+def _spirv_assembly(llvm, code: bytes, module, triple: str, cpu: str) -> str:
+    """The SPIR-V's assembly. LLVM's SPIR-V back-end can number a second emission in one process
+    wrongly (block labels given the ids of types: spirv-val's "Id 2 is defined more than once"),
+    so the code is emitted first and the assembly shown is its disassembly; without spirv-dis,
+    a second emission (from a fresh target machine: reusing one crashes LLVM) stands in."""
+    import subprocess
+    from .validate import find_tool
+    spirv_dis = find_tool("spirv-dis")
+    if spirv_dis:
+        proc = subprocess.run([spirv_dis, "-"], input=code, capture_output=True, timeout=300)
+        if proc.returncode == 0:
+            return proc.stdout.decode()
+    return _machine(llvm, triple, cpu).emit_assembly(module.clone())
 
 
 def serve(llvm, request: dict) -> None:

@@ -457,11 +457,14 @@ def generate(ir: str, names: list, target: str, arch: str) -> tuple[dict, dict]:
     cpu = "" if target == "opencl-spirv" else arch   # (the SPIR-V backend has one generic processor)
     request = {"ir": ir, "kernels": names, "triple": TRIPLES[target], "cpu": cpu, "target": target}
     # LLVM's SPIR-V backend keeps state from one code generation to the next that can give a later
-    # kernel duplicate ids (spirv-val: "Id 2 is defined more than once"): a fresh process for each.
+    # kernel duplicate ids (spirv-val: "Id 2 is defined more than once"): a fresh process for each,
+    # one that has generated nothing else before either.
     alone = [[name] for name in names] if target == "opencl-spirv" else [names]
     results, failed = {}, None
     with _worker_lock:
         for only in alone:
+            if target == "opencl-spirv" and _workers and _workers[0].alive():
+                _workers.pop().close()
             worker = _worker()
             answers, failed = worker.ask({**request, "only": only})
             results.update(answers)
