@@ -133,7 +133,6 @@ _INT = {
     "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor,
     "shli": _shift("shli"), "shrsi": _shift("shrsi"), "shrui": _shift("shrui"),
     "maxsi": np.maximum, "minsi": np.minimum, "maxui": _umax, "minui": _umin,
-    "mulhisi": _mulhi(True), "mulhiui": _mulhi(False),
 }
 _FLOAT = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": np.fmod,
