@@ -197,38 +197,6 @@ def _worker(conn, targets) -> None:
         conn.send(check_function(rel, name, source, targets, lambda so_far: conn.send(("so far", so_far))))
 
 
-class _Slot:
-    """One worker process and the task it is on."""
-
-    def __init__(self, ctx, targets):
-        self.ctx, self.targets = ctx, targets
-        self.start_process()
-
-    def start_process(self):
-        self.conn, child = self.ctx.Pipe()
-        self.process = self.ctx.Process(target=_worker, args=(child, self.targets), daemon=True)
-        self.process.start()
-        child.close()
-        self.task, self.started, self.so_far = None, 0.0, None
-
-    def give(self, task: tuple):
-        self.task, self.started, self.so_far = task, time.monotonic(), None
-        self.conn.send(task)
-
-    def kill(self):
-        import os
-        import signal
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:   # (not yet in its own group: it has started nothing either)
-            self.process.kill()
-        self.process.join()
-
-    def replace(self):
-        self.kill()
-        self.start_process()
-
-
 def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 1,
             time_limit: float = 120.0, lowering_time_limit: float = 600.0) -> tuple[list[GpuOutcome], list[str]]:
     """(The GPU outcomes of the functions that lower to llvm, the functions whose lowering ran over
@@ -242,6 +210,7 @@ def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 
     from fnmatch import fnmatch
     from multiprocessing.connection import wait
     from .check_status import corpus_files
+    from .worker_slot import WorkerSlot
     have_cache = bool(cache) and os.path.exists(cache)
     if have_cache:
         with open(cache, "rb") as f:
@@ -253,7 +222,7 @@ def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 
     pending.reverse()
     outcomes, lowering_over = [], []
     ctx = mp.get_context("fork")
-    slots = [_Slot(ctx, targets) for _ in range(max(1, jobs))]
+    slots = [WorkerSlot(ctx, _worker, targets) for _ in range(max(1, jobs))]
 
     def finish(slot, outcome):
         slot.task = None
@@ -284,7 +253,7 @@ def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 
                         slot.task = None
                         pending += [("lower", *t) for t in reversed(message)]   # next: they share the parse
                     elif isinstance(message, tuple) and message[0] == "so far":
-                        slot.so_far = message[1]
+                        slot.extra = message[1]   # (the targets finished so far)
                     elif isinstance(message, tuple) and message[0] == "lowered":
                         if message[1] is None:
                             slot.task = None
@@ -295,13 +264,13 @@ def collect(globs=None, targets=TARGETS, cache=None, progress=None, jobs: int = 
                         finish(slot, message)
                 elif not slot.process.is_alive():
                     _crashed(slot, task, outcomes, lowering_over, progress)
-                elif task[0] == "lower" and time.monotonic() - slot.started > lowering_time_limit:
+                elif task[0] == "lower" and slot.over(lowering_time_limit):
                     slot.replace()
                     lowering_over.append(f"{task[1]} @{task[3]}")
                     if progress:
                         progress(f"{task[1]} @{task[3]}: lowering over the {lowering_time_limit:g} s limit")
-                elif task[0] == "gpu" and time.monotonic() - slot.started > time_limit:
-                    out = slot.so_far or GpuOutcome(task[1], task[2])   # the targets it finished count
+                elif task[0] == "gpu" and slot.over(time_limit):
+                    out = slot.extra or GpuOutcome(task[1], task[2])   # the targets it finished count
                     out.why["time limit"] = f"over the {time_limit:g} s time limit"
                     slot.replace()
                     finish(slot, out)

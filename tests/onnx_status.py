@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+from .worker_slot import WorkerSlot
+
 DEVICES = ("reference", "local-task")
 RTOL, ATOL = 1e-3, 1e-5
 
@@ -157,75 +159,56 @@ def _worker(conn, devices) -> None:
         conn.send(record)
 
 
-class _Slot:
-    """One worker process and the test it is running."""
-
-    def __init__(self, ctx, devices):
-        self.ctx, self.devices = ctx, devices
-        self.start_process()
-
-    def start_process(self):
-        self.conn, child = self.ctx.Pipe()
-        self.process = self.ctx.Process(target=_worker, args=(child, self.devices), daemon=True)
-        self.process.start()
-        child.close()
-        self.test, self.started, self.converted = None, 0.0, False
-
-    def give(self, directory: str):
-        self.test, self.started, self.converted = directory, time.monotonic(), False
-        self.conn.send(directory)
-
-    def replace(self, why: str) -> dict:
-        """The running test's record after its worker crashed or ran over; a fresh worker."""
-        # A crash inside torch-mlir (it segfaults on a few models) means the test was not converted.
-        record = {"test": os.path.basename(self.test), "converted": self.converted, "why": why}
-        if self.converted:
-            record.update({d: why for d in self.devices})
-        self.process.kill()
-        self.process.join()
-        self.start_process()
-        return record
+def _replace(slot: WorkerSlot, why: str) -> dict:
+    """The running test's record after its worker crashed or ran over; the slot gets a fresh worker."""
+    # A crash inside torch-mlir (it segfaults on a few models) means the test was not converted.
+    converted = bool(slot.extra)
+    record = {"test": os.path.basename(slot.task), "converted": converted, "why": why}
+    if converted:
+        record.update({d: why for d in slot.args[0]})
+    slot.replace()
+    return record
 
 
 def run_all(directories: list[str], jobs: int, time_limit: float, devices=DEVICES, report=None,
             budget: float = 0.0) -> list[dict]:
     """Every test's record; with a `budget` (seconds), no test starts after it is spent."""
     ctx = mp.get_context("spawn")  # torch-mlir's native state must not be forked mid-use
-    slots = [_Slot(ctx, devices) for _ in range(max(1, min(jobs, len(directories))))]
+    slots = [WorkerSlot(ctx, _worker, devices) for _ in range(max(1, min(jobs, len(directories))))]
     pending, records = list(reversed(directories)), []
     stop_starting = time.monotonic() + budget if budget else float("inf")
     try:
-        while pending or any(s.test for s in slots):
+        while pending or any(s.task for s in slots):
             if time.monotonic() > stop_starting:
                 pending = []
             for slot in slots:
-                if slot.test is None and pending:
+                if slot.task is None and pending:
                     slot.give(pending.pop())
-            ready = mp.connection.wait([s.conn for s in slots if s.test], timeout=1.0)
+            ready = mp.connection.wait([s.conn for s in slots if s.task], timeout=1.0)
             for slot in slots:
-                if slot.test is None:
+                if slot.task is None:
                     continue
                 record = None
                 if slot.conn in ready:
                     try:
                         message = slot.conn.recv()
                         if message == "converted":
-                            slot.converted = True
+                            slot.extra = True   # (converted)
                         else:
-                            record, slot.test = message, None
+                            record, slot.task = message, None
                     except (EOFError, OSError):  # the worker died mid-test
-                        record = slot.replace("crashed")
+                        record = _replace(slot, "crashed")
                 elif not slot.process.is_alive():
-                    record = slot.replace("crashed")
-                elif time.monotonic() - slot.started > time_limit:
-                    record = slot.replace(f"over the {time_limit:g} s time limit")
+                    record = _replace(slot, "crashed")
+                elif slot.over(time_limit):
+                    record = _replace(slot, f"over the {time_limit:g} s time limit")
                 if record is not None:
                     records.append(record)
                     if report:
                         report(record)
     finally:
         for slot in slots:
-            slot.process.kill()
+            slot.kill()
     return records
 
 
