@@ -2,9 +2,10 @@
 (`libcuda.so.1`, called with ctypes: the driver is all it needs, no toolkit or Python package).
 
 The driver JIT-compiles each kernel's PTX for the GPU it finds (cuModuleLoadData). A dispatch
-copies its inputs to device memory, launches `workgroups x 64` threads (a tiled kernel: its grid
-of 2-D workgroups) and copies the outputs back. Without a driver (no NVIDIA GPU) the device
-refuses to open with a clear message.
+copies its inputs to device memory (and allocates the kernel's scratch buffers, passed after the
+outputs), launches `workgroups x 64` threads (a tiled kernel: its grid of 2-D workgroups) and
+copies the outputs back. Without a driver (no NVIDIA GPU) the device refuses to open with a
+clear message.
 """
 from __future__ import annotations
 
@@ -102,6 +103,8 @@ class CudaDevice:
                 ptr = self._alloc(max(1, o.nbytes), pointers)
                 outs.append(ptr)
                 params.append(ptr)
+            for nbytes in launch.get("scratch", []):   # large temporaries: a slice per thread, device only
+                params.append(self._alloc(nbytes, pointers))
             args = (ctypes.c_void_p * len(params))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in params])
             grid = launch.get("grid") or (launch["workgroups"], 1, 1)
             block = (*launch["workgroup"], 1) if launch.get("workgroup") else (launch["workgroup_size"], 1, 1)

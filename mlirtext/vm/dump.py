@@ -23,8 +23,8 @@ def kernel_kinds(ir: str) -> dict:
 
 
 def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
-    """Per GPU executable: its kernels (entry point, launch, code size) and, with `show_code`,
-    their PTX / AMDGPU assembly / SPIR-V assembly."""
+    """Per GPU executable: its kernels (entry point, launch, code size, the device memory of its
+    scratch buffers) and, with `show_code`, their PTX / AMDGPU assembly / SPIR-V assembly."""
     out = []
     for target, exe in mf.manifest["executables"].items():
         if "arch" not in exe:
@@ -43,8 +43,9 @@ def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
             else:
                 how = "one thread per output row" if k.get("split") else "serial: one thread"
                 launch = f"{k['workgroups']} workgroups of {k['workgroup_size']}; {how}"
+            scratch = f", scratch {' + '.join(_size(n) for n in k['scratch'])}" if k.get("scratch") else ""
             out.append(f"@{name}: entry point {k['entry']}, {k['threads']} threads ({launch}), "
-                       f"code {_size(len(mf.entry(k['code'])))}")
+                       f"code {_size(len(mf.entry(k['code'])))}{scratch}")
         if show_code:
             for name, k in exe["kernels"].items():
                 text = mf.entry(k.get("assembly") or k["code"]).decode()

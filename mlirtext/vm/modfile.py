@@ -15,6 +15,10 @@ executables).
     executables/<gpu target>/kernels.ll             the LLVM IR given to codegen (cuda, rocm)
     source/dispatched.mlir            the module after dispatch formation, for inspection
 
+A GPU executable's record in the manifest gives each kernel's launch (threads, workgroups, entry
+point) and, for a kernel with large temporaries, `scratch`: the bytes of each buffer the device
+allocates and binds after the outputs (an optional field: files without it read as none).
+
 `read_module_file` checks everything (zip integrity, manifest, format, version, every hash, the
 structure of the host programs, the CPU the code was built for) before the VM loads any native
 code; a file that fails is refused with one clear message (`ModuleFileError`).
@@ -186,6 +190,9 @@ def _check_structure(manifest: dict, entries: dict) -> None:
             for name, info in exe["kernels"].items():
                 need(name in kernels and isinstance(info, dict) and info.get("code") in entries,
                      f"the {target} executable's kernel @{name} has no code")
+                scratch = info.get("scratch", [])   # (absent before scratch buffers: none)
+                need(isinstance(scratch, list) and all(isinstance(n, int) and n > 0 for n in scratch),
+                     f"the {target} executable's kernel @{name} has a malformed scratch list")
     for export in manifest["exports"]:
         need(isinstance(export, dict) and export.get("program") in entries,
              f"export {export.get('name') if isinstance(export, dict) else export!r} has no host program")

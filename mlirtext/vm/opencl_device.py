@@ -8,7 +8,8 @@ backend writes: such constants become the equal OpConstant 0 / OpConstantFalse f
 (`_scalar_nulls`), and it knows no OpIAddCarry / OpISubBorrow (which the backend writes for
 an add or subtract whose carry is used, as the f64 sine's argument reduction does): those become
 the add (subtract) and the unsigned compare that gives the carry (borrow), read where the
-struct's members were (`_carries`). A dispatch copies its inputs into buffers, enqueues the kernel over its
+struct's members were (`_carries`). A dispatch copies its inputs into buffers (and allocates the kernel's
+scratch buffers, bound after the outputs), enqueues the kernel over its
 NDRange (a tiled kernel's grid of 2-D workgroups; any other kernel, which reads only its global
 id, one item per thread with the workgroup size left to the driver: pocl gives each item of a
 workgroup its own copy of the kernel's private temporaries, and 64 copies of a large one overflow
@@ -236,9 +237,11 @@ class OpenCLDevice:
             buffers.append(buffer)
             args.append(buffer)
         results = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(4, o.nbytes)) for o in outputs]
-        buffers += results
+        # large temporaries: device memory only, a slice per thread (see targets/gpu/llvm_gpu.py)
+        scratch = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n) for n in self.launches[name].get("scratch", [])]
+        buffers += results + scratch
         try:
-            kernel.set_args(*args, *results)
+            kernel.set_args(*args, *results, *scratch)
             cl.enqueue_nd_range_kernel(self.queue, kernel, global_, local)
             for o, buffer in zip(outputs, results):
                 host = np.empty(o.shape, o.dtype)

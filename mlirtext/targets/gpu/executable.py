@@ -24,7 +24,8 @@ class GpuExecutable:
     format: str
     launches: dict                               # kernel -> {"threads", "workgroup_size", "workgroups", "split", "axes"
     #     [, "workgroup": [x, y], "grid": [x, y, z], "block": [rows, cols], "tiling": kind] (a tiled kernel)
-    #     [, "entry": the entry point's symbol] (cuda, rocm, opencl-spirv)}
+    #     [, "entry": the entry point's symbol] (cuda, rocm, opencl-spirv)
+    #     [, "scratch": [bytes of each scratch buffer, bound after the outputs]]}
     code: dict = field(default_factory=dict)     # kernel -> bytes (PTX text, AMDGPU ELF object, SPIR-V binary)
     assembly: dict = field(default_factory=dict)  # kernel -> str (PTX, AMDGPU assembly, SPIR-V assembly)
     llvm_ir: str = ""                            # the kernels' LLVM IR before codegen (cuda, rocm, opencl-spirv)
@@ -65,13 +66,14 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
     if target == "vulkan-spirv":
         from .spirv import emit_kernels
         exe.assembly, exe.code, scratch = emit_kernels(loops, launches, WORKGROUP_SIZE)
-        for name, sizes in scratch.items():
-            exe.launches[name]["scratch"] = sizes
     else:
         from .llvm_gpu import emit_kernels, entry_symbol
-        exe.llvm_ir, exe.assembly, exe.code = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
+        exe.llvm_ir, exe.assembly, exe.code, scratch = emit_kernels(loops, launches, target, arch, WORKGROUP_SIZE)
         for name, launch in exe.launches.items():   # (PTX spells some kernel names differently)
             launch["entry"] = entry_symbol(name, target)
+    for name, sizes in scratch.items():   # temporaries in device memory: the device allocates them
+        if sizes:
+            exe.launches[name]["scratch"] = sizes
     if validate:
         from .validate import validate_executable
         validate_executable(exe)

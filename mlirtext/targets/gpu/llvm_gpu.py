@@ -14,7 +14,10 @@ point written here, which holds what differs per target:
   `__workgroup_` tiles live in address space 3 and its barrier is the target's.
 
 Temporary buffers (`malloc` on the CPU) become private `alloca`s in the body's entry block (a GPU
-thread has no heap; see _hoist_temporaries for why the entry block).
+thread has no heap; see _hoist_temporaries for why the entry block), except a large one in a
+kernel that is not tiled: that is the thread's slice of a scratch buffer the device allocates
+(threads x its bytes) and passes after the outputs, as the Vulkan emitter does (see
+_scratch_temporaries and the launch record's `scratch` list).
 
 OpenCL (SPIR-V's Kernel execution model, Physical64 addressing) differs from the other two:
 address space 0 is private memory there, the generic one (4) needs OpenCL 2.0, and LLVM's SPIR-V
@@ -53,7 +56,8 @@ _DECLARE = re.compile(r"^declare [^@]*@([\w.$]+)\(", re.M)
 
 
 def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workgroup_size: int):
-    """(LLVM IR, {kernel: assembly}, {kernel: code bytes}) for `target` (cuda, rocm, opencl-spirv)."""
+    """(LLVM IR, {kernel: assembly}, {kernel: code bytes}, {kernel: [scratch buffer bytes]}) for
+    `target` (cuda, rocm, opencl-spirv)."""
     from ...targets.llvm_ir import TranslateError, translate_module
     from .threads import _run
     module = loops.clone()
@@ -64,13 +68,16 @@ def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workg
         raise GpuCompileError(f"{target}: translation to LLVM IR: {e}") from None
     ir = _workgroup_memory(ir, target)
     _check_calls(ir, target)
+    ir, strides = _scratch_temporaries(ir, launches)
     ir = _private_temporaries(ir, target)
-    ir = gpu_module(ir, launches, target, workgroup_size)
+    ir = gpu_module(ir, launches, target, workgroup_size, strides)
     if target == "opencl-spirv":
         ir = _ieee_min_max(_bools_as_bytes(_opencl_address_spaces(ir)))
     entries = {entry_symbol(name, target): name for name in launches}
     assembly, code = generate(ir, list(entries), target, arch)
-    return ir, {entries[e]: a for e, a in assembly.items()}, {entries[e]: c for e, c in code.items()}
+    scratch = {name: [launches[name].threads * stride for stride in s] for name, s in strides.items()}
+    return (ir, {entries[e]: a for e, a in assembly.items()}, {entries[e]: c for e, c in code.items()},
+            scratch)
 
 
 def entry_symbol(kernel: str, target: str) -> str:
@@ -133,6 +140,46 @@ def _workgroup_memory(ir: str, target: str) -> str:
     return ir
 
 
+#: A temporary of more bytes than this (per thread) is a slice of a scratch buffer in global
+#: memory rather than private memory. Private memory is global memory underneath on these GPUs,
+#: but the runtime reserves a kernel's whole frame for every thread it may run at once: AMDGPU
+#: refuses frames over 128 KiB (IREE's `unpack *_large` tests keep 128 KiB), large frames cut
+#: occupancy on every target, and pocl puts each work-item's private memory on a CPU stack.
+#: 16 KiB keeps the small per-thread arrays (a row, a tile) private and fast.
+SCRATCH_THRESHOLD = 16 << 10
+#: Slices start at multiples of this (the alignment the private allocas had).
+SCRATCH_ALIGN = 16
+
+
+def _scratch_temporaries(ir: str, launches: dict) -> tuple[str, dict]:
+    """(`ir`, {kernel: [bytes of each thread's slice]}): in each kernel that is not tiled, every
+    temporary over SCRATCH_THRESHOLD becomes a trailing `ptr` parameter (after the outputs), the
+    entry point passing this thread's slice of a scratch buffer there (see _entry). The threads'
+    buffers must fit in SCRATCH_LIMIT, as on Vulkan; else the temporaries stay private."""
+    from .spirv import SCRATCH_LIMIT
+    strides = {}
+
+    def kernel(m):
+        function = _hoist_temporaries(m.group(0))
+        name = re.search(r"@([\w.$]+)\(", function).group(1)
+        launch = launches.get(name)
+        if launch is None or launch.workgroup:   # (a tiled kernel's threads have no one linear id)
+            return function
+        large = [(t.group(1), int(t.group(2))) for t in _SIZED_TEMPORARY.finditer(function)
+                 if int(t.group(2)) > SCRATCH_THRESHOLD]
+        sizes = [-(-n // SCRATCH_ALIGN) * SCRATCH_ALIGN for _, n in large]
+        if not large or launch.threads * sum(sizes) > SCRATCH_LIMIT:
+            return function
+        strides[name] = sizes
+        header, body = function.split("\n", 1)
+        for value, _ in large:   # the parameter takes the temporary's name: its uses stay as they are
+            body = re.sub(rf"^[ \t]*{re.escape(value)} = call ptr @malloc\(i64 \d+\)\n", "", body, flags=re.M)
+        added = ", ".join(f"ptr {value}" for value, _ in large)
+        header = re.sub(r"\((.*)\) \{$", lambda h: f"({h.group(1)}{', ' if h.group(1) else ''}{added}) {{", header)
+        return f"{header}\n{body}"
+    return _FUNCTION.sub(kernel, ir), strides
+
+
 def _private_temporaries(ir: str, target: str) -> str:
     ir = _FUNCTION.sub(lambda m: _hoist_temporaries(m.group(0)), ir)
     if target == "rocm":   # AMDGPU's private memory is address space 5
@@ -147,6 +194,7 @@ def _private_temporaries(ir: str, target: str) -> str:
 
 
 _TEMPORARY = re.compile(r"^[ \t]*%[\w.$]+ = call ptr @malloc\(i64 \d+\)\n", re.M)
+_SIZED_TEMPORARY = re.compile(r"^[ \t]*(%[\w.$]+) = call ptr @malloc\(i64 (\d+)\)$", re.M)
 
 
 def _hoist_temporaries(function: str) -> str:
@@ -289,8 +337,9 @@ def _ieee_min_max(ir: str) -> str:
     return _MIN_MAX.sub(expand, ir)
 
 
-def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str:
-    """`ir` with every kernel turned into an internal body and given a GPU entry point."""
+def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int, strides: dict) -> str:
+    """`ir` with every kernel turned into an internal body and given a GPU entry point; `strides`:
+    {kernel: bytes of each thread's slice of its scratch buffers} (_scratch_temporaries)."""
     params = {}
     for m in _DEFINE.finditer(ir):
         if m.group(1) in launches:
@@ -305,7 +354,8 @@ def gpu_module(ir: str, launches: dict, target: str, workgroup_size: int) -> str
             return m.group(0)
         return f"define internal void @{name}.body({m.group(2)}) alwaysinline {{"
     ir = _DEFINE.sub(body, ir)
-    entries = [_entry(name, params[name], launches[name], target, workgroup_size) for name in launches]
+    entries = [_entry(name, params[name], launches[name], target, workgroup_size, strides.get(name, []))
+               for name in launches]
     return ir + "\n" + "\n".join(entries) + _DECLS[target]
 
 
@@ -316,17 +366,23 @@ def _convention(target: str, workgroup_size: int) -> tuple:
     return {"cuda": "ptx_kernel", "opencl-spirv": "spir_kernel"}[target], ""
 
 
-def _entry(name: str, types: list, launch, target: str, workgroup_size: int) -> str:
+def _entry(name: str, types: list, launch, target: str, workgroup_size: int, strides: list) -> str:
     if launch.workgroup:
         return _tiled_entry(name, types, launch, target)
     cc, attrs = _convention(target, workgroup_size)
     params, args, casts = [], [], []
     pairs = len(launch.axes) if launch.split else 0
     range_at = _range_position(types, pairs)
+    scratch_at = len(types) - len(strides)   # (the scratch parameters come last)
     for i, t in enumerate(types):
         if range_at <= i < range_at + 2 * pairs:
             continue
-        if t == "ptr":
+        if i >= scratch_at:
+            param, cast, arg = _scratch_slice(i, strides[i - scratch_at], target)
+            params.append(param)
+            casts += cast
+            args.append(arg)
+        elif t == "ptr":
             param, cast, arg = _buffer(i, target)
             params.append(param)
             casts += cast
@@ -363,6 +419,17 @@ def _buffer(i: int, target: str) -> tuple:
     if target == "opencl-spirv":
         return param, [], f"ptr addrspace(1) %a{i}"
     return param, [f"  %p{i} = addrspacecast ptr addrspace(1) %a{i} to ptr"], f"ptr %p{i}"
+
+
+def _scratch_slice(i: int, stride: int, target: str) -> tuple:
+    """(parameter, lines, argument) of scratch buffer parameter i: the body gets this thread's
+    `stride` bytes of it, at gid * stride."""
+    param, _, arg = _buffer(i, target)
+    lines = [f"  %slice{i}.at = mul i64 %gid, {stride}",
+             f"  %slice{i} = getelementptr inbounds i8, ptr addrspace(1) %a{i}, i64 %slice{i}.at"]
+    if target == "opencl-spirv":
+        return param, lines, f"ptr addrspace(1) %slice{i}"
+    return param, lines + [f"  %p{i} = addrspacecast ptr addrspace(1) %slice{i} to ptr"], arg
 
 
 def _global_id(target: str, workgroup_size: int) -> str:
