@@ -1,5 +1,6 @@
-"""exp, expm1, log, log1p, tanh, pow and cbrt on f64 as arith polynomials, for targets without a
-math library (GPUs: NVPTX and AMDGPU have no f64 libcalls, GLSL.std.450 is 16/32-bit only).
+"""exp, exp2, expm1, log, log2, log10, log1p, tanh, pow and cbrt on f64 as arith polynomials, for
+targets without a math library (GPUs: NVPTX and AMDGPU have no f64 libcalls, GLSL.std.450 is
+16/32-bit only).
 
 Written from the math: range reduction by n ln2 (ln2 in two parts, fdlibm's split) with the
 magic-number rounding of the f32 expansions (1.5 * 2^52 here), Taylor polynomials for e^r - 1,
@@ -15,6 +16,10 @@ fdlibm's minimax fit for log(1 + f) in s = f/(2 + f); the code is our own.
 | tanh       | m / (m + 2) with m = expm1(2|x|), the sign of x                      | 4 ulp |
 | cbrt       | exponent / 3 by integer division, 4 Newton steps, a last one with the | 2 ulp |
 |            | residual t^3 - x formed exactly (Dekker's products)                  |       |
+| exp2       | exp(x ln2) with x ln2 as Dekker's product + its error + x ln2_lo, that | 2 ulp |
+|            | tail added to exp's reduced argument (2^n for integer n exactly)     |       |
+| log2,      | log x as hi + lo (as pow's, below) times 1/ln2 (1/ln10) in two parts:  | 2 ulp |
+| log10      | Dekker's product of the high parts, the small products added to it   |       |
 | pow        | exp(y log|x|) with log|x| as hi + lo (2 atanh(s), s = f/(2 + f) in two | 2 ulp |
 |            | parts, a degree-27 Taylor polynomial; e ln2 + 2s summed exactly),    |       |
 |            | y log|x| as the product + its exact error (Dekker) + y lo, that tail |       |
@@ -23,21 +28,25 @@ fdlibm's minimax fit for log(1 + f) in s = f/(2 + f); the code is our own.
 |            | gives 1, a finite x < 0 with a non-integer y gives NaN, ...)         |       |
 
 Bounds are against numpy in long double (tests/test_gpu_math.py, 2^18 inputs per op: random bit
-patterns, dense sweeps, edge cases); measured natively (a fused fma): exp, log, cbrt, pow 1 ulp;
-expm1, log1p 2; tanh 3; on lavapipe (whose Fma rounds twice; 2^16 inputs): exp, log, cbrt, pow 1,
-expm1, log1p, tanh 2. Nothing here needs a fused multiply-add to be right (exact products are
-Dekker's). f32 (and f16/bf16) pow and cbrt are computed with the f64 forms and rounded once
-(measured 0 ulp from the correctly rounded result, both ways).
+patterns, dense sweeps, edge cases); measured natively (a fused fma): exp, exp2, log, log2, log10,
+cbrt, pow 1 ulp; expm1, log1p 2; tanh 3; on lavapipe (whose Fma rounds twice; 2^16 inputs): exp,
+exp2, log, log2, log10, cbrt, pow 1, expm1, log1p, tanh 2. Nothing here needs a fused
+multiply-add to be right (exact products are Dekker's). f32 (and f16/bf16) pow and cbrt are
+computed with the f64 forms and rounded once (measured 0 ulp from the correctly rounded result,
+both ways).
 """
 from __future__ import annotations
 
 import math
+from fractions import Fraction
+
+from .trig_approximation import _parts
 
 #: The largest error, in ulp of the result, against numpy that each expansion is held to, by (op,
 #: float width).
 ULP_BOUNDS = {("math.exp", 64): 2, ("math.expm1", 64): 3, ("math.log", 64): 2, ("math.log1p", 64): 3,
               ("math.tanh", 64): 4, ("math.cbrt", 64): 2, ("math.cbrt", 32): 1, ("math.powf", 64): 2,
-              ("math.powf", 32): 1}
+              ("math.powf", 32): 1, ("math.exp2", 64): 2, ("math.log2", 64): 2, ("math.log10", 64): 2}
 _OEQ, _OGT, _OLT, _ONE, _UNO = 1, 2, 4, 6, 14
 
 LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # ln2_hi: 32 bits, exact n ln2_hi
@@ -79,13 +88,18 @@ def _expm1_reduced(b, r):
     return b.fma(b.mul(r, r), b.horner(r, _EXPM1_POLY), r)
 
 
-def exp(b, x, tail=None):
-    """e^x, or e^(x + tail) for a `tail` far below x's last bit (pow's y log|x| in two parts)."""
-    x = b.clamp_above(b.clamp_below(x, -746.0), 710.0)           # 0 below, inf above; NaN passes
+def exp(b, x, tail=None, shift=0):
+    """e^x, or e^(x + tail) for a `tail` far below x's last bit (pow's y log|x| in two parts),
+    times 2^shift (|shift| <= 64) rounded once: sinh's e^|x| / 2 where e^|x| alone overflows,
+    erfc's e^(-x^2) 2^64 where it alone would underflow before its last factor."""
+    low, high = -746.0 - shift * LN2_HI, 710.0 - shift * LN2_HI   # 0 below, inf above; NaN passes
+    x = b.clamp_above(b.clamp_below(x, low), high)
     r, n = _reduce(b, x)
     if tail is not None:
         r = b.add(r, tail)
     y = b.add(_expm1_reduced(b, r), b.c(1.0))
+    if shift:
+        n = b.addi(n, b.ci(shift))
     half = b.shrsi(n, b.ci(1))                                   # n in [-1077, 1025]: two normal halves
     return b.mul(b.mul(y, b.pow2(half)), b.pow2(b.subi(n, half)))
 
@@ -214,7 +228,55 @@ def pow(b, x, y):  # noqa: A001 - math.powf
     return b.select(b.op("arith.ori", [always_one, unit], b.b), one, result)
 
 
+def _atanh_inverse(x: int, precision: int) -> Fraction:
+    """atanh(1/x) (its Taylor series in fixed point with `precision` fraction bits), x >= 3."""
+    one, total, power, k = 1 << precision, 0, (1 << precision) // x, 1
+    while power:
+        total += power // k
+        power //= x * x
+        k += 2
+    return Fraction(total, one)
+
+
+#: ln 2 = 2 atanh(1/3); ln 10 = 3 ln 2 + ln(5/4), ln(5/4) = 2 atanh(1/9): 256 bits
+_LN2_EXACT = 2 * _atanh_inverse(3, 256)
+_LN10_EXACT = 3 * _LN2_EXACT + 2 * _atanh_inverse(9, 256)
+_LN2_PARTS = _parts(_LN2_EXACT, 2, 64)
+_INVERSE_LN = {"math.log2": _parts(1 / _LN2_EXACT, 2, 64), "math.log10": _parts(1 / _LN10_EXACT, 2, 64)}
+
+
+def exp2(b, x):
+    """e^(x ln2), x ln2 carried as the product and its exact error (Dekker) plus x times ln2's
+    second part: exp's tail. Integer x gives 2^x exactly."""
+    x = b.clamp_above(b.clamp_below(x, -1100.0), 1100.0)       # (beyond: 0 and inf; keeps the split finite)
+    ln2, ln2_lo = _LN2_PARTS
+    product, error = two_product(b, x, b.c(ln2))
+    return exp(b, product, b.fma(x, b.c(ln2_lo), error))
+
+
+def _log_scaled(b, x, factor):
+    """log(x) * factor for factor = 1/ln2 or 1/ln10 given in two parts: log x as hi + lo
+    (`_log_hi_lo`), the product hi factor as Dekker's product plus the small terms; powers of 2
+    (log2) and of 10 (log10, to 10^22) come out exact. Special values as log's."""
+    f_hi, f_lo = factor
+    positive = b.op("arith.andi", [b.fcmp(_OGT, x, b.c(0.0)), b.fcmp(_OLT, x, b.c(math.inf))], b.b)
+    hi, lo = _log_hi_lo(b, b.select(positive, x, b.c(1.0)))
+    product, error = two_product(b, hi, b.c(f_hi))
+    r = b.add(product, b.add(error, b.fma(lo, b.c(f_hi), b.mul(hi, b.c(f_lo)))))
+    inf = b.c(math.inf)
+    r = b.select(b.fcmp(_OEQ, x, inf), inf, r)
+    r = b.select(b.fcmp(_OEQ, x, b.c(0.0)), b.c(-math.inf), r)
+    r = b.select(b.fcmp(_OLT, x, b.c(0.0)), b.c(math.nan), r)
+    return b.select(b.fcmp(_UNO, x, x), x, r)
+
+
+def log2(b, x):
+    return _log_scaled(b, x, _INVERSE_LN["math.log2"])
+
+
+def log10(b, x):
+    return _log_scaled(b, x, _INVERSE_LN["math.log10"])
+
+
 EXPANSIONS = {"math.exp": exp, "math.expm1": expm1, "math.log": log, "math.log1p": log1p, "math.tanh": tanh,
-              "math.cbrt": cbrt, "math.powf": pow}
-#: ops computed in f64 also for f32, f16 and bf16 operands (then rounded once).
-IN_F64_FOR_ALL = ("math.cbrt", "math.powf")
+              "math.cbrt": cbrt, "math.powf": pow, "math.exp2": exp2, "math.log2": log2, "math.log10": log10}

@@ -43,9 +43,13 @@ in f32 (a subnormal, then 0 from -88.73, where e^{-x} overflows).
 
 With `gpu=true` (the GPU targets' loops pipeline, targets/gpu/threads.py) the pass also expands
 what a GPU has no library or instruction for (`expand_for_gpu`): sin, cos, tan, atan, atan2
-(trig_approximation.py), powf and cbrt (computed in f64, f64_approximation.py), the f64 forms of
-exp, expm1, log, log1p, tanh (f64_approximation.py), and ctpop, ctlz, isfinite as integer and
-compare ops (bit_expansion.py). Without it the CPU keeps its libm calls for those.
+(trig_approximation.py); powf and cbrt (f64_approximation.py), sinh, cosh, asinh, acosh, atanh,
+asin, acos (hyperbolic_approximation.py) and erfc (erf_approximation.py), all ten computed in
+f64 for every float type and rounded once (`IN_F64_FOR_ALL`); the f64 forms of exp, exp2,
+expm1, log, log2, log10, log1p, tanh (f64_approximation.py) and erf (erf_approximation.py); and
+ctpop, ctlz, isfinite as integer and compare ops (bit_expansion.py). What is left is what every
+GPU has an instruction for (sqrt, rsqrt, floor, ceil, round, roundeven, trunc, abs, copysign,
+fma). Without `gpu` the CPU keeps its libm calls for those.
 
 Polynomials (Horner steps) and the range reductions are written with `math.fma`, which
 lowers to `llvm.intr.fma` (one instruction on FMA hardware, one rounding everywhere), so
@@ -357,9 +361,10 @@ def expand(op: Operation) -> bool:
 
 def expand_for_gpu(op: Operation) -> bool:
     """What a target without a math library also needs (after `expand`): sin, cos, tan, atan,
-    atan2, powf and cbrt on f32/f16/bf16, these and exp, expm1, log, log1p, tanh on f64, and
-    ctpop, ctlz and isfinite as integer and compare ops. False when `op` is none of these."""
-    from . import bit_expansion, f64_approximation, trig_approximation
+    atan2 and `IN_F64_FOR_ALL` on f32/f16/bf16, these and exp, exp2, expm1, log, log2, log10,
+    log1p, tanh, erf on f64, and ctpop, ctlz and isfinite as integer and compare ops. False when
+    `op` is none of these."""
+    from . import bit_expansion, erf_approximation, f64_approximation, hyperbolic_approximation, trig_approximation
     if len(op.results) != 1:
         return False
     t = op.results[0].type
@@ -381,10 +386,18 @@ def expand_for_gpu(op: Operation) -> bool:
             "math.atan2": trig_approximation.atan2}
     if op.name in trig:
         return _replace(op, trig[op.name], list(op.operands), 64 if element.name == "f64" else 32)
-    if op.name in f64_approximation.EXPANSIONS and (
-            element.name == "f64" or op.name in f64_approximation.IN_F64_FOR_ALL):
-        return _replace(op, f64_approximation.EXPANSIONS[op.name], list(op.operands), 64)
+    in_f64 = {**f64_approximation.EXPANSIONS, **hyperbolic_approximation.EXPANSIONS,
+              **erf_approximation.EXPANSIONS}
+    if op.name in in_f64 and (element.name == "f64" or op.name in IN_F64_FOR_ALL):
+        return _replace(op, in_f64[op.name], list(op.operands), 64)
     return False                                  # (f32's exp, log, ...: EXPANSIONS, done by `expand`)
+
+
+#: ops that f32, f16 and bf16 operands also get the f64 expansion of (rounded once): those with no
+#: f32 one (GPU targets: NVPTX and AMDGPU have no libcalls; GLSL.std.450's Asin, Sinh, ... are kept
+#: out of the Vulkan shaders too, so every target computes the same numbers).
+IN_F64_FOR_ALL = ("math.cbrt", "math.powf", "math.sinh", "math.cosh", "math.asinh", "math.acosh", "math.atanh",
+                  "math.asin", "math.acos", "math.erfc")
 
 
 def _replace(op: Operation, fn, operands, width: int = 32) -> bool:
