@@ -4,7 +4,7 @@ MLIRTEXT_GPU_TILING=0, both are checked against the reference device, and their 
 interleaved round by round. Reported: each one's median time per call and the median of the
 per-round ratios (untiled time / tiled time: > 1 means the tiled kernels are faster).
 
-    PYTHONPATH=. python benchmarks/gpu_tiling.py [--rounds 5] [--only mlp|softmax|attention]...
+    PYTHONPATH=. python benchmarks/gpu_tiling.py [--rounds 5] [--only mlp|softmax|attention|conv]...
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-WORKLOADS = ("mlp", "softmax", "attention")
+WORKLOADS = ("mlp", "softmax", "attention", "conv")
 
 
 def compiled(text: str, path: str, tiling: bool) -> bytes:
