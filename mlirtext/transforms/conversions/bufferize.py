@@ -1,21 +1,26 @@
 """Bufferization: tensors to memrefs, function by function.
 
-Every tensor value gets a buffer. A linalg op writes its result into the
-buffer of its init when that is safe (the init is used by this op only and
-its buffer was allocated here, not a function argument, a constant or a view
-of another buffer); otherwise into a fresh `memref.alloc`, after copying the
-init in. `tensor.empty` allocates nothing until an op needs its buffer (its
-contents are undefined, so nothing is copied). Constants become private
-`memref.global`s. Function arguments and results become memrefs of the same
-shape; a result that would alias an argument, a constant or a view is copied
-out, so callers always own what they get back.
+Every tensor value gets a buffer. A linalg op or a `tensor.insert` writes its
+result into the buffer of its init when that is safe, as MLIR's one-shot
+bufferization does: the buffer was allocated here (not a function argument, a
+constant or a view of another buffer), the op is not inside a loop the buffer
+was allocated outside of, and no tensor value held in that buffer is read at or
+after the op; otherwise into a fresh `memref.alloc`, after copying the init in.
+Loop-carried tensors (scf.for, scf.while) take over the buffer of their init
+under the same rule (else they copy it once, before the loop), and an scf.if
+result takes over the buffer both branches yield, so a loop of updates writes
+one buffer in place. `tensor.empty` allocates nothing until an op needs its
+buffer (its contents are undefined, so nothing is copied). Constants become
+private `memref.global`s. Function arguments and results become memrefs of the
+same shape; a result that would alias an argument, a constant or a view (or
+another result) is copied out, so callers always own what they get back.
 """
 from __future__ import annotations
 
 from ...dialects.linalg import segments
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr
-from ...ir.core import Operation, Value
+from ...ir.core import BlockArgument, Operation, Value
 from ..passes import PassFailure
 
 #: The function's signature at the tensor level, kept on every lowered form of it.
@@ -46,6 +51,8 @@ class Bufferizer:
         self.buffers: dict[Value, object] = {}   # tensor value -> memref Value or _Empty
         self.owned: set = set()                   # buffers allocated here (safe to write into)
         self.fence: set = set()                   # owned buffers defined outside the loop being bufferized
+        self.roots: dict[Value, Value] = {}       # view -> the buffer it views
+        self.holders: dict[Value, list] = {}      # buffer -> the tensor values held in it (or in views of it)
         self.globals: dict = {}
         self.symbols = {op.sym_name for op in module.walk() if op.sym_name}
 
@@ -93,17 +100,41 @@ class Bufferizer:
         self.owned.add(buf)
         return buf
 
-    def writable(self, init: Value, before: Operation) -> Value:
-        """A buffer an op may write its result into, starting with `init`'s contents."""
+    def writable(self, init: Value, before: Operation, index: int) -> Value:
+        """A buffer `before` may write its result into, starting with `init`'s contents
+        (`init` is its operand number `index`)."""
         found = self.buffers.get(init)
         if isinstance(found, _Empty):
             return self.alloc(before, memref_of(init.type))
         source = self.buffer(init, before)
-        if source in self.owned and source not in self.fence and len(init.uses) == 1:
+        if source in self.owned and source not in self.fence and self.take_over(source, before, index):
             return source
         fresh = self.alloc(before, memref_of(init.type))
         _create(before, "memref.copy", [source, fresh], [])
         return fresh
+
+    def bind(self, value: Value, buf: Value, views: Value | None = None) -> None:
+        """`value` is held in `buf` (a view of buffer `views`, when given)."""
+        self.buffers[value] = buf
+        if views is not None:
+            self.roots[buf] = self.roots.get(views, views)
+        self.holders.setdefault(self.roots.get(buf, buf), []).append(value)
+
+    def take_over(self, buf: Value, op: Operation, index: int | None, inside: bool = True) -> bool:
+        """Whether `op` may make `buf` its own (write it, or hold its result in it): no tensor
+        value held in `buf` is read after `op` (or by `op` itself or inside it, when `inside`),
+        but for `op`'s operand number `index`. The values this proves dead are forgotten."""
+        root = self.roots.get(buf, buf)
+        scope = {id(b) for b in _enclosing_blocks(op)}
+        live = [v for v in self.holders.get(root, ()) if id(_defining_block(v)) in scope]
+        chain = {id(o): o for o in (op, *op.ancestors())}
+        for value in live:
+            for use in value.uses:
+                if (use.op is not op or use.index != index) and _may_read_after(use.op, op, chain, inside):
+                    return False
+        # Held values defined in `op`'s own block are read nowhere after it: they are dead for good.
+        self.holders[root] = [v for v in self.holders[root] if _defining_block(v) is not op.parent]
+        return True
 
     # -- handlers ----------------------------------------------------------------------------------
     def _empty(self, op: Operation) -> None:
@@ -114,7 +145,7 @@ class Bufferizer:
         t = op.results[0].type
         name = self._global(op.attributes["value"], t)
         buf = _create(op, "memref.get_global", (), [memref_of(t)], {"name": SymbolRefAttr(name)})
-        self.buffers[op.results[0]] = buf
+        self.bind(op.results[0], buf)
 
     def _global(self, value, t: T.RankedTensorType) -> str:
         key = (str(value), str(t))
@@ -136,7 +167,7 @@ class Bufferizer:
     def _linalg(self, op: Operation) -> None:
         ins, inits = segments(op)
         new_ins = [self.buffer(v, op) for v in ins]
-        new_outs = [self.writable(v, op) for v in inits]
+        new_outs = [self.writable(v, op, len(ins) + i) for i, v in enumerate(inits)]
         new = Operation(op.name, [*new_ins, *new_outs], (), dict(op.attributes), (), span=op.span,
                         property_names=op.property_names, location=op.location)
         new.name_span = op.name_span
@@ -145,7 +176,7 @@ class Bufferizer:
         op.parent.insert_before(op, new)
         self._captured(new, new)
         for result, buf in zip(op.results, new_outs):
-            self.buffers[result] = buf
+            self.bind(result, buf)
 
     def _captured(self, op: Operation, anchor: Operation) -> None:
         """Tensors defined outside `op` that its regions read (`tensor.extract` / `tensor.dim`
@@ -170,11 +201,11 @@ class Bufferizer:
         name = op.name.replace("tensor.", "memref.")
         attrs = {k: v for k, v in op.attributes.items() if k in ("reassociation", "static_output_shape")}
         view = _create(op, name, [source, *op.operands[1:]], [memref_of(op.results[0].type)], attrs)
-        self.buffers[op.results[0]] = view  # a view: not owned
+        self.bind(op.results[0], view, views=source)  # a view: not owned
 
     def _cast(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
-        self.buffers[op.results[0]] = _create(op, "memref.cast", [source], [memref_of(op.results[0].type)])
+        self.bind(op.results[0], _create(op, "memref.cast", [source], [memref_of(op.results[0].type)]), views=source)
 
     def _extract_slice(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
@@ -191,7 +222,7 @@ class Bufferizer:
                               "not supported yet", op.name_span or op.span)
         fresh = self.alloc(op, memref_of(t))
         _create(op, "memref.copy", [view, fresh], [])
-        self.buffers[op.results[0]] = fresh
+        self.bind(op.results[0], fresh)
 
     def _concat(self, op: Operation) -> None:
         t = op.results[0].type
@@ -204,7 +235,7 @@ class Bufferizer:
             view = subview(op, fresh, offsets, list(piece.type.shape), [1] * t.rank)
             _create(op, "memref.copy", [piece, view], [])
             offset += piece.type.shape[dim]
-        self.buffers[op.results[0]] = fresh
+        self.bind(op.results[0], fresh)
 
     def _extract(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
@@ -220,7 +251,7 @@ class Bufferizer:
         values = []
         for v in op.operands:
             buf = self.buffer(v, op)
-            if isinstance(v.type, T.RankedTensorType) and (buf not in self.owned or _returned_twice(op, v)):
+            if isinstance(v.type, T.RankedTensorType) and (buf not in self.owned or buf in values):
                 fresh = self.alloc(op, memref_of(v.type))
                 _create(op, "memref.copy", [buf, fresh], [])
                 buf = fresh
@@ -233,11 +264,11 @@ class Bufferizer:
                         span=op.span, location=op.location)
         op.parent.insert_before(op, new)
         for old, result in zip(op.results, new.results):
-            self.buffers[old] = result
+            self.bind(old, result)
             self.owned.add(result)
 
 
-    # -- scf on tensors: results and loop-carried tensors live in buffers allocated before the op ------
+    # -- scf on tensors: results and loop-carried tensors live in buffers chosen before the op ---------
     def _block(self, block, terminator) -> None:
         for inner in list(block.ops):
             if inner is block.ops[-1] and inner.name in ("scf.yield", "scf.condition"):
@@ -246,14 +277,18 @@ class Bufferizer:
                 self.op(inner)
 
     def _into(self, before: Operation, values, targets) -> None:
-        """Copy tensor `values` into buffers `targets` (through temporaries where a value's buffer
-        is another target, so that no copy reads a buffer already overwritten)."""
-        pairs = [(self.buffer(v, before), t) for v, t in zip(values, targets)]
+        """Copy tensor `values` into buffers `targets`."""
+        self._copy_into(before, [self.buffer(v, before) for v in values], targets)
+
+    def _copy_into(self, before: Operation, sources, targets) -> None:
+        """Copy buffers `sources` into buffers `targets` (through temporaries where a source is, or
+        views, another target, so that no copy reads a buffer already overwritten)."""
+        target_roots = {self.roots.get(t, t) for t in targets}
         staged = []
-        for src, dst in pairs:
+        for src, dst in zip(sources, targets):
             if src is dst:
                 continue
-            if src in targets:
+            if self.roots.get(src, src) in target_roots:
                 tmp = self.alloc(before, dst.type)
                 _create(before, "memref.copy", [src, tmp], [])
                 src = tmp
@@ -261,30 +296,58 @@ class Bufferizer:
         for src, dst in staged:
             _create(before, "memref.copy", [src, dst], [])
 
+    def _carried(self, loop: Operation, inits) -> list[Value]:
+        """Buffers for the tensors a loop carries, from `inits` (operand number, value) pairs: the
+        init's own buffer where the loop may take it over (it is read nowhere after the loop starts),
+        else a fresh buffer holding a copy of it, made once before the loop."""
+        carried = []
+        for index, init in inits:
+            if isinstance(self.buffers.get(init), _Empty):
+                carried.append(self.alloc(loop, memref_of(init.type)))   # undefined contents: no copy
+                continue
+            source = self.buffer(init, loop)
+            if source in self.owned and source not in self.fence and source not in carried \
+                    and self.take_over(source, loop, index):
+                carried.append(source)
+                continue
+            fresh = self.alloc(loop, memref_of(init.type))
+            _create(loop, "memref.copy", [source, fresh], [])
+            carried.append(fresh)
+        return carried
+
     def _scf_if(self, op: Operation) -> None:
+        """A tensor result lives in the buffer every branch yields it in, when that buffer holds no
+        value read after the op (an update in one branch, the unchanged tensor in the other);
+        else in a buffer allocated before the op, into which each branch copies."""
         tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
-        outs = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
+        yields = []   # (scf.yield, the buffers of its tensor operands)
 
         def terminator(y: Operation) -> None:
-            self._into(y, [y.operands[i] for i in tensors], outs)
-            y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
+            yields.append((y, [self.buffer(y.operands[i], y) for i in tensors]))
 
         for region in op.regions:
             for block in region.blocks:
                 self._block(block, terminator)
+        outs = []
+        for k, i in enumerate(tensors):
+            first = yields[0][1][k]
+            if all(bufs[k] is first for _, bufs in yields) and first not in outs \
+                    and self.take_over(first, op, None, inside=False):
+                outs.append(first)
+            else:
+                outs.append(self.alloc(op, memref_of(op.results[i].type)))
+        for y, bufs in yields:
+            self._copy_into(y, bufs, outs)
+            y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
         _rebuilt(op, op.operands, [i for i in range(len(op.results)) if i not in tensors])
         for i, buf in zip(tensors, outs):
-            self.buffers[op.results[i]] = buf
+            self.bind(op.results[i], buf)
 
     def _scf_while(self, op: Operation) -> None:
         tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
-        carried = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
-        self._into(op, [op.operands[i] for i in tensors], carried)
+        carried = self._carried(op, [(i, op.operands[i]) for i in tensors])
         before, after = (r.blocks[0] for r in op.regions)
-        for block in (before, after):
-            for i, buf in zip(tensors, carried):
-                self.buffers[block.arguments[i]] = buf
-        saved, self.fence = self.fence, self.fence | self.owned
+        saved, self.fence = self.fence, (self.fence | self.owned) - set(carried)
 
         def condition(c: Operation) -> None:
             forwarded = c.operands[1:]
@@ -295,27 +358,29 @@ class Bufferizer:
             self._into(y, [y.operands[i] for i in tensors], carried)
             y.set_operands([v for i, v in enumerate(y.operands) if i not in tensors])
 
-        self._block(before, condition)
-        self._block(after, step)
+        # (The after region's arguments are bound only once the before region is done: they are
+        # new values, which an update in the before region cannot clobber.)
+        for block, terminator in ((before, condition), (after, step)):
+            for i, buf in zip(tensors, carried):
+                self.bind(block.arguments[i], buf)
+            self._block(block, terminator)
         self.fence = saved
         keep = [i for i in range(len(op.operands)) if i not in tensors]
         for block in (before, after):
             _drop_arguments(block, tensors)
         _rebuilt(op, [op.operands[i] for i in keep], keep)
         for i, buf in zip(tensors, carried):
-            self.buffers[op.results[i]] = buf
-
+            self.bind(op.results[i], buf)
 
     def _scf_for(self, op: Operation) -> None:
-        """Loop-carried tensors live in buffers allocated before the loop; the loop body may
-        write them in place (they are the loop's own)."""
+        """Loop-carried tensors live in buffers chosen before the loop; the loop body may write
+        them in place (they are the loop's own)."""
         lower, upper, step, *inits = op.operands
         tensors = [i for i, r in enumerate(op.results) if isinstance(r.type, T.RankedTensorType)]
-        carried = [self.alloc(op, memref_of(op.results[i].type)) for i in tensors]
-        self._into(op, [inits[i] for i in tensors], carried)
+        carried = self._carried(op, [(3 + i, inits[i]) for i in tensors])
         body = op.regions[0].blocks[0]
         for i, buf in zip(tensors, carried):
-            self.buffers[body.arguments[1 + i]] = buf
+            self.bind(body.arguments[1 + i], buf)
         saved, self.fence = self.fence, (self.fence | self.owned) - set(carried)
 
         def step_(y: Operation) -> None:
@@ -328,7 +393,7 @@ class Bufferizer:
         _drop_arguments(body, [1 + i for i in tensors])
         _rebuilt(op, [lower, upper, step, *(inits[i] for i in keep)], keep)
         for i, buf in zip(tensors, carried):
-            self.buffers[op.results[i]] = buf
+            self.bind(op.results[i], buf)
 
     def _barrier(self, op: Operation) -> None:
         """`util.optimization_barrier` only stops folding, which nothing does across buffers:
@@ -343,13 +408,13 @@ class Bufferizer:
                 fresh = self.alloc(op, memref_of(result.type))
                 _create(op, "memref.copy", [buf, fresh], [])
                 buf = fresh
-            self.buffers[result] = buf
+            self.bind(result, buf)
 
     def _insert(self, op: Operation) -> None:
         value, dest, *indices = op.operands
-        buf = self.writable(dest, op)
+        buf = self.writable(dest, op, 1)
         _create(op, "memref.store", [value, buf, *indices], [])
-        self.buffers[op.results[0]] = buf
+        self.bind(op.results[0], buf)
 
 
 def _rebuilt(op: Operation, operands, kept_results) -> Operation:
@@ -366,15 +431,48 @@ def _rebuilt(op: Operation, operands, kept_results) -> Operation:
     return new
 
 
+def _defining_block(value: Value):
+    """The block whose execution defines `value` (None for a value of an erased op)."""
+    return value.block if isinstance(value, BlockArgument) else value.op.parent
+
+
+def _enclosing_blocks(op: Operation):
+    block = op.parent
+    while block is not None:
+        yield block
+        owner = block.parent_op
+        block = owner.parent if owner is not None else None
+
+
+def _may_read_after(user: Operation, op: Operation, chain: dict, inside: bool) -> bool:
+    """Whether `user`, which reads a value, may run after `op` (conservatively): later in a block
+    holding both, or in another block or region of an op holding both (but the exclusive branches
+    of an scf.if); inside `op` or as `op` itself only counts when `inside`. (An op enclosing `op`
+    reads its operands before its regions run. Loops are the fence's business: a buffer defined
+    outside a loop is never written inside it.)"""
+    child = None
+    while id(user) not in chain:
+        if user.parent_op is None:
+            return True
+        user, child = user.parent_op, user
+    if user is op:
+        return inside
+    if child is None:
+        return False
+    mine = op
+    while mine.parent_op is not user:
+        mine = mine.parent_op
+    if child.parent is mine.parent:
+        ops = mine.parent.ops
+        return ops.index(child) > ops.index(mine)
+    return user.name != "scf.if" or child.parent.parent is mine.parent.parent
+
+
 def _drop_arguments(block, drop) -> None:
     """Remove the block arguments at positions `drop` (their uses are gone by now)."""
     block.arguments = [a for i, a in enumerate(block.arguments) if i not in drop]
     for i, a in enumerate(block.arguments):
         a.index = i
-
-
-def _returned_twice(ret: Operation, value: Value) -> bool:
-    return sum(1 for v in ret.operands if v is value) > 1
 
 
 _HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._constant,
