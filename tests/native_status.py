@@ -55,7 +55,11 @@ def compare(native: list, reference: list, ulps: int = FLOAT_ULPS) -> str:
         if n.shape != r.shape or n.dtype != r.dtype:
             return f"result {i}: {n.dtype}{list(n.shape)} vs {r.dtype}{list(r.shape)}"
         scale = 1
-        if n.dtype.kind == "V" and n.dtype.names is None:  # bf16 and f8 (ml_dtypes): compare as f32
+        if n.dtype.kind in "fV" and n.dtype.itemsize == 1:   # f8, f6, f4 (ml_dtypes): exact, any NaN equal
+            if not np.array_equal(n.astype(np.float32), r.astype(np.float32), equal_nan=True):
+                return f"result {i}: values differ"
+            continue
+        if n.dtype.kind == "V" and n.dtype.names is None:  # bf16 (ml_dtypes): compare as f32
             n, r, scale = n.astype(np.float32), r.astype(np.float32), 1 << 16
         if n.dtype.kind == "f" and n.dtype.itemsize in (2, 4, 8):
             d = ulp_distance(n, r) / scale

@@ -231,6 +231,21 @@ def test_rounding_integer_ops_give_the_spec_values():
     assert got[4].astype(np.float32).tolist() == [-0.0, 0.0, -1.5, -np.inf, 2.0]
 
 
+def test_a_rounding_shift_by_zero_is_exact_in_native_code():
+    """Shift 0 has no bit shifted out: its carry must not come from a shift by -1, which is poison
+    in LLVM (with the amounts known, LLVM folds it to anything)."""
+    from mlirtext.targets.native import load_module_functions
+    text = """func.func @f() -> tensor<4xi32> {
+  %a = "tosa.const"() {values = dense<[5, 8, -1, 7]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %s = "tosa.const"() {values = dense<[0, 1, 3, 1]> : tensor<4xi32>} : () -> tensor<4xi32>
+  %r = tosa.arithmetic_right_shift %a, %s {round = 1 : i1} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}"""
+    lowered, _ = lower(text, "llvm")
+    f = load_module_functions(parse_and_verify(lowered, "lowered.mlir").module)["f"]
+    np.testing.assert_array_equal(f()[0], [5, 4, 0, 4])
+
+
 def test_pack_pads_and_unpack_restores_the_source():
     s = np.arange(35, dtype=np.int32).reshape(5, 7)
     args = [np.ones((2, 5), np.float32), s, np.ones((3, 4), np.float32)]

@@ -139,8 +139,10 @@ def _arith_shift_right(b: Body, args, op):
     one, zero = b.const(1, t), b.const(0, t)
     positive = b.op("arith.cmpi", [amount, zero], T.i1, {"predicate": IntegerAttr(4, T.i64)})  # sgt
     last = b.op("arith.shrsi", [a, b.op("arith.subi", [amount, one], t)], t)
-    last_set = b.op("arith.trunci", [b.op("arith.andi", [last, one], t)], T.i1)
-    carry = b.op("arith.extui", [b.op("arith.andi", [positive, last_set], T.i1)], t)
+    # Shifting by s - 1 = -1 is poison in MLIR and LLVM, and `andi` would pass the poison on:
+    # `select` takes the carry only where s > 0.
+    last_bit = b.op("arith.andi", [last, one], t)
+    carry = b.op("arith.select", [positive, last_bit, zero], t)
     return b.op("arith.addi", [shifted, carry], t)
 
 
