@@ -35,6 +35,9 @@ def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
             if k.get("tiling") == "row reduction":
                 launch = (f"{k['grid'][0]} workgroups of {k['workgroup'][0]}; tiled row reduction: a workgroup per row "
                           f"of {k['block'][1]}, a tree in workgroup memory")
+            elif k.get("tiling") == "fused rows":
+                launch = (f"{k['workgroups']} workgroups of {k['workgroup'][0]}; fused row kernel: a workgroup per row "
+                          f"of {k['block'][1]}, each reduction a tree in workgroup memory")
             elif k.get("workgroup"):
                 (tx, ty), (rows, cols) = k["workgroup"], k["block"]
                 launch = (f"{'x'.join(map(str, k['grid']))} workgroups of {tx}x{ty}; tiled: each workgroup computes "

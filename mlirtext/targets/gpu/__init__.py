@@ -3,7 +3,8 @@
     kernels (linalg on tensors)
       -> threads.py   loops, with the outer parallel axis mapped onto threads (shared by all targets),
                       or a tiled kernel: tiling.py (matmul), reductions.py (row reductions),
-                      epilogue.py (elementwise ops after either)
+                      fused_rows.py (softmax, layer norm), epilogue.py (elementwise ops after
+                      a matmul or a row reduction)
       -> llvm_gpu.py  cuda (PTX), rocm (HSA code object) and opencl-spirv (SPIR-V, Kernel model):
                       LLVM IR through llvmlite, in a child process
       -> narrow_types.py  vulkan-spirv: i2/i4, bf16, f8/f6/f4 held in i8/i16/f32 (SPIR-V lacks them)

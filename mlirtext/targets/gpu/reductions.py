@@ -118,6 +118,33 @@ def _identity(combiner: str, t: T.Type):
     return None
 
 
+def tree_lines(partials: str, partials_t: str, combiner: str, e: T.Type, width: int, suffix: str = "",
+               radix: int = 2) -> list:
+    """The tree over the `width` partials in workgroup memory `partials` (powers of two): while n
+    partials are left, the threads x below s = n / radix fold partials x + s, x + 2 s, ... into
+    partial x, a barrier after each level; the total ends in partials[0]. `suffix` keeps the names
+    of several trees in one kernel apart."""
+    lines, n = [], width
+    while n > 1:
+        step = n // min(radix, n)
+        h = f"{step}{suffix}"
+        lines += [f"%half{h} = arith.constant {step} : index",
+                  f"%low{h} = arith.cmpi ult, %local_x, %half{h} : index", f"scf.if %low{h} {{",
+                  f"  %a{h} = memref.load {partials}[%local_x] : {partials_t}"]
+        folded = f"%a{h}"
+        for k in range(1, n // step):
+            o = f"{h}_{k}"
+            lines += [f"  %offset{o} = arith.constant {k * step} : index",
+                      f"  %other{o} = arith.addi %local_x, %offset{o} : index",
+                      f"  %b{o} = memref.load {partials}[%other{o}] : {partials_t}",
+                      f"  %f{o} = {combiner} {folded}, %b{o} : {e}"]
+            folded = f"%f{o}"
+        lines += [f"  memref.store {folded}, {partials}[%local_x] : {partials_t}", "}",
+                  f"func.call @{BARRIER}() : () -> ()"]
+        n = step
+    return lines
+
+
 def _kernel_text(name: str, rr: RowReduction, in_types: list, out_type: T.MemRefType, attributes: str) -> str:
     e, w = rr.element, rr.width
     fill = constant_text(rr.fill, e)
@@ -145,17 +172,7 @@ def _kernel_text(name: str, rr: RowReduction, in_types: list, out_type: T.MemRef
               f"    %x = memref.load %in{rr.source}[{at}] : {source_t}", f"    %y = {rr.combiner} %x, %acc : {e}",
               f"    scf.yield %y : {e}", "  }",
               f"  memref.store %partial, %partials[%local_x] : {partials_t}", f"  func.call @{BARRIER}() : () -> ()"]
-    half = w // 2
-    while half:   # the tree: threads below `half` fold in the partial `half` above them
-        lines += [f"  %half{half} = arith.constant {half} : index",
-                  f"  %low{half} = arith.cmpi ult, %local_x, %half{half} : index", f"  scf.if %low{half} {{",
-                  f"    %other{half} = arith.addi %local_x, %half{half} : index",
-                  f"    %a{half} = memref.load %partials[%local_x] : {partials_t}",
-                  f"    %b{half} = memref.load %partials[%other{half}] : {partials_t}",
-                  f"    %f{half} = {rr.combiner} %a{half}, %b{half} : {e}",
-                  f"    memref.store %f{half}, %partials[%local_x] : {partials_t}", "  }",
-                  f"  func.call @{BARRIER}() : () -> ()"]
-        half //= 2
+    lines += ["  " + line for line in tree_lines("%partials", partials_t, rr.combiner, e, w)]
     value, tail = "%result", []
     if rr.epilogue:
         tail, value = rr.epilogue.lines(value, dict(enumerate(index)), in_types, "")

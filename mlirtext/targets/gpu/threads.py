@@ -1,12 +1,15 @@
 """The kernels at the loops level, with their iteration space mapped onto GPU threads.
 
 Tiled kernels first: a matmul-class kernel (fill + matmul / batch_matmul / matmul-like generic,
-possibly with an elementwise epilogue such as a bias and a relu) becomes a 2-D tiled kernel
+or a convolution read as an implicit GEMM, possibly with an elementwise epilogue such as a bias
+and a relu) becomes a 2-D tiled kernel
 (tiling.py: 16x16-thread workgroups, each computing a 64x64 block of the output, 4x4 outputs per
 thread, K in slices of 16 staged through workgroup memory between barriers, bounds checked at the
 edges; a 3-D grid when batched); a reduction of a kernel argument along its innermost axis (a
 row sum, a row max, with an epilogue) becomes one workgroup per row with a tree reduction in
-workgroup memory (reductions.py). Their Launch carries the workgroup shape and the grid.
+workgroup memory (reductions.py), and so does a chain of such reductions and elementwise maps
+over the same rows (softmax, layer norm: fused_rows.py). Their Launch carries the workgroup
+shape and the grid.
 MLIRTEXT_GPU_TILING=0 turns both off (for side-by-side measurements).
 
 Every other kernel: one thread per output element of the leading parallel axes: the kernels that `vm/workgroups.py`
@@ -18,8 +21,7 @@ parallel loops, in order, with nothing else at their loop levels, those loops ge
 loops run once per thread and the rest of the nest (reductions included) runs serially in that
 thread. A kernel that cannot be split (a reduction to a scalar of a short vector, ops that read
 each other's whole results) runs in a single thread: correct, not fast. Not tiled yet:
-convolutions, and row chains that reduce inside a larger kernel (softmax as one dispatch: its
-rows still run one thread each).
+grouped and depthwise convolutions.
 
 Transcendentals are expanded into polynomials (`math-polynomial-approximation{gpu=true}`: f64,
 sin/cos/tan/atan2/pow/cbrt and ctpop/ctlz/isfinite too) before any target sees them: NVPTX and
@@ -49,7 +51,7 @@ class Launch:
     workgroup: tuple = ()    # (x, y): the workgroup's threads of a tiled kernel, else ()
     grid: tuple = ()         # (x, y, z): a tiled kernel's workgroups
     block: tuple = ()        # (rows, columns): the outputs each workgroup of a tiled kernel computes
-    tiling: str = ""         # what a tiled kernel is: "matmul" (tiling.py), "row reduction" (reductions.py)
+    tiling: str = ""         # what a tiled kernel is: "matmul", "convolution", "row reduction", "fused rows"
 
 
 def tiling_enabled() -> bool:
@@ -82,17 +84,21 @@ def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, di
             launches[name] = Launch(1, False)
     _run(module, LOOPS_PIPELINE, GpuCompileError)
     loops_functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops if op.name == "func.func"}
-    for name, how in tiled.items():
-        if replace_with_tiled(module, loops_functions[name], how, n_inputs[name]):
-            launches[name] = how.launch()
+    replaced = [name for name, how in tiled.items() if replace_with_tiled(module, loops_functions[name], how, n_inputs[name])]
+    for name in replaced:
+        launches[name] = tiled[name].launch()
+    if replaced:   # (a fused row kernel's exp, an epilogue's tanh: the tiled text has math ops again)
+        _run(module, "math-polynomial-approximation{gpu=true},canonicalize,cse", GpuCompileError)
     return module, launches
 
 
 def _tiled_plan(fn: Operation):
-    """How kernel `fn` (linalg) runs tiled: a tiling.Matmul, a reductions.RowReduction, or None."""
+    """How kernel `fn` (linalg) runs tiled: a tiling.Matmul, a reductions.RowReduction, a
+    fused_rows.FusedRows, or None."""
+    from .fused_rows import match_fused_rows
     from .reductions import match_row_reduction
     from .tiling import match_matmul
-    return match_matmul(fn) or match_row_reduction(fn)
+    return match_matmul(fn) or match_row_reduction(fn) or match_fused_rows(fn)
 
 
 def _parallel_extents(fn: Operation, p: int) -> tuple:
