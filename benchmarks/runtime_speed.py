@@ -7,7 +7,8 @@ Reported per workload: the median time of each, the medians of the per-round rat
 mlirtext is faster), compile time, module file size and mlirtext's planned peak memory. Also the
 per-call overhead on a tiny function (4 floats) on each device. Results are checked against numpy
 before timing. First line: who runs on how many threads (numpy: one BLAS thread; mlirtext local-task:
-one per CPU, sharing chunks of each dispatch's workgroups; IREE local-task: its default task
+one per CPU, taking each dispatch's workgroups from a shared counter, the helpers joining a call
+only while that is measured to be faster (vm/thread_choice.py); IREE local-task: its default task
 topology) and the load average, since the machine is shared.
 
     PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--device local-task]

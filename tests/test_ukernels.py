@@ -6,7 +6,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.vm.modfile import read_module_file
-from mlirtext.vm.ukernels import KC, ROW_TILES
+from mlirtext.vm.ukernels import DESCRIPTION, KC, ROW_TILES
 
 from .test_vm_programs import ROOT
 
@@ -114,9 +114,8 @@ def test_workgroups_are_panels_shared_by_the_threads():
     workers = module.device.workers
     if workers < 2:
         pytest.skip("one CPU: nothing to share")
-    for chunks in module.functions["main"].chunks:   # every thread can take a share, and all of it is covered
-        assert len(chunks) >= workers and chunks[0][0] == 0 and chunks[-1][1] == 512 // 16
-        assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
+    for grain in module.functions["main"].grains:   # every thread can take some panels
+        assert 1 <= grain and -(-(512 // 16) // grain) >= workers
 
 
 def _conv_text(h: int, w: int, ic: int, oc: int, k: int, pad: int, stride: int = 1) -> str:
@@ -156,3 +155,37 @@ def test_a_strided_convolution_keeps_its_generated_loops():
     args = [_ints(rng, 2, 9, 9, 4), _ints(rng, 3, 3, 4, 16), _ints(rng, 16)]
     want = runtime.load_module(data, device="reference").conv(*args)
     assert np.array_equal(runtime.load_module(data, device="local-sync").conv(*args), want)
+
+
+@pytest.mark.parametrize("batch,m,n,k", [(2, 3, 32, 16), (3, 13, 48, KC + 56), (1, 40, 16, 8)])
+def test_a_transposed_b_is_read_in_place_while_packed(batch, m, n, k):
+    """q @ k^T (attention's scores): the transpose is no dispatch of its own; the micro-kernel
+    transposes 8 x 8 blocks of B^T as it packs them (M up to one row tile packs too), over blocks
+    of k. Integer-valued inputs: exact."""
+    q, kt, s = f"tensor<{batch}x{m}x{k}xf32>", f"tensor<{batch}x{n}x{k}xf32>", f"tensor<{batch}x{m}x{n}xf32>"
+    text = f"""func.func @scores(%q: {q}, %k: {kt}) -> {s} {{
+  %0 = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] : ({q}, {kt}) -> {s}
+  return %0 : {s}
+}}"""
+    data = runtime.compile_text(text)
+    kernels = _kernels(data)
+    assert [k_.get("implementation", "") for k_ in kernels.values()] == [DESCRIPTION + ", B transposed while packed"]
+    rng = np.random.default_rng(2)
+    a, b = _ints(rng, batch, m, k), _ints(rng, batch, n, k)
+    for device in ("local-sync", "local-task"):
+        assert np.array_equal(runtime.load_module(data, device=device).scores(a, b), a @ b.transpose(0, 2, 1))
+
+
+def test_a_transpose_the_micro_kernel_cannot_read_stays_a_dispatch():
+    """K not a multiple of 8 (the packing transposes 8 x 8 blocks): the transpose keeps its own
+    dispatch, and the result is the same."""
+    q, kt, s = "tensor<2x10x12xf32>", "tensor<2x16x12xf32>", "tensor<2x10x16xf32>"
+    text = f"""func.func @scores(%q: {q}, %k: {kt}) -> {s} {{
+  %0 = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] : ({q}, {kt}) -> {s}
+  return %0 : {s}
+}}"""
+    data = runtime.compile_text(text)
+    assert len(_kernels(data)) == 2
+    rng = np.random.default_rng(3)
+    a, b = _ints(rng, 2, 10, 12), _ints(rng, 2, 16, 12)
+    assert np.array_equal(runtime.load_module(data, device="local-sync").scores(a, b), a @ b.transpose(0, 2, 1))

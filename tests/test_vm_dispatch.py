@@ -9,6 +9,7 @@ from mlirtext.api import parse_and_verify
 from mlirtext.syntax.printer import print_module
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.pipeline import parse_pipeline
+from mlirtext.vm.thread_choice import ThreadChoice
 
 from .test_vm_programs import ROOT, inputs_for, module_file
 
@@ -79,9 +80,15 @@ def test_workgroups_split_dispatches_and_give_identical_bits(name):
     assert any(k.get("workgroups") for k in kernels.values())
     task = runtime.load_module(data, device="local-task")
     fn = task.vm_module.functions["main"]
-    assert any(fn.chunks), "no dispatch is shared between threads"
+    assert any(fn.grains), "no dispatch is shared between threads"
     args = inputs_for(fn, seed=3)
-    assert np.array_equal(task.main(*args), runtime.load_module(data, device="local-sync").main(*args))
+    want = runtime.load_module(data, device="local-sync").main(*args)
+    # The first two calls share their dispatches with the helper threads, the next two run alone
+    # (thread_choice.py tries both ways, the first call of each not counted): the same bits.
+    fn.thread_choice = ThreadChoice()
+    for _ in range(4):
+        assert np.array_equal(task.main(*args), want)
+    assert {h: len(t) for h, t in fn.thread_choice.times.items()} == {True: 1, False: 1}
 
 
 def test_independent_dispatches_share_a_wave():
@@ -132,3 +139,62 @@ def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
         kernel([a.reshape(fn.inputs[0]["shape"]), b.reshape(fn.inputs[1]["shape"])],
                [out.reshape(kernels[name]["outputs"][0]["shape"])], (lo, hi))
     assert np.array_equal(out, a @ b)
+
+
+def test_thread_choice_uses_the_faster_way_and_keeps_trying_the_other():
+    from mlirtext.vm.thread_choice import BURST, EXPLORE_EVERY, WINDOW
+    choice = ThreadChoice()
+    # The first call after a switch runs cold (here 10 ms): it must not decide anything.
+    seconds = {True: 0.002, False: 0.001}   # alone is faster here (a loaded machine)
+    picks, last = [], None
+
+    def call():
+        nonlocal last
+        helpers = choice.pick()
+        picks.append(helpers)
+        choice.record(helpers, seconds[helpers] if helpers == last else 0.010)
+        last = helpers
+    for _ in range(8 * EXPLORE_EVERY):
+        call()
+    assert picks[:4] == [True, True, False, False]   # each way, warmed up, before choosing
+    assert picks[4:].count(True) <= 8 * BURST        # then alone, but for the bursts that try helpers
+    assert any(picks[EXPLORE_EVERY:])
+    seconds = {True: 0.0005, False: 0.001}  # the load went away: helpers win once measured again
+    for _ in range(WINDOW * EXPLORE_EVERY):
+        call()
+    picks.clear()
+    for _ in range(EXPLORE_EVERY):
+        call()
+    assert picks.count(True) == EXPLORE_EVERY - BURST
+
+
+def test_threads_share_a_dispatch_through_its_counter_and_a_late_one_finds_nothing():
+    """Several threads call the native take-wrapper of one dispatch at once; every workgroup is
+    run exactly once (the output matches local-sync's bits and the done count is the workgroup
+    count), and a thread that comes after the end takes nothing."""
+    import threading
+    data = module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir")
+    task = runtime.load_module(data, device="local-task").vm_module
+    fn = task.functions["main"]
+    kernel, ins, outs, name = fn.dispatches[0]
+    assert task.manifest["kernels"][name]["workgroups"]["take"] == name + ".take"
+    args = inputs_for(fn, seed=5)
+    x, w = (a.reshape(r["shape"]) for a, r in zip(args[:2], task.manifest["kernels"][name]["inputs"]))
+    b = args[2].reshape(task.manifest["kernels"][name]["inputs"][2]["shape"])
+    want = np.empty(task.manifest["kernels"][name]["outputs"][0]["shape"], np.float32)
+    kernel([x, w, b], [want])
+    got = np.full_like(want, np.nan)
+    shared = kernel.shared([x, w, b], [got], 1)
+    threads = [threading.Thread(target=shared.work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert shared.finished() and shared.counters[8] == kernel.workgroups
+    assert np.array_equal(got, want)
+    got[...] = np.nan   # a late thread must not run any workgroup again
+    shared.work()
+    assert np.isnan(got).all()
+    got2 = np.full_like(want, np.nan)
+    kernel.shared([x, w, b], [got2], 3).work()
+    assert np.array_equal(got2, want)

@@ -132,7 +132,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     from ..dialects.func import function_type
     from ..syntax.printer import print_module
     from ..transforms.dispatch import is_dispatch_function
-    from .epilogues import fuse_epilogues
+    from .epilogues import fuse_epilogues, fuse_transposed_operands
     targets = target.split(",")
     for t in targets:
         if t not in TARGETS:
@@ -142,6 +142,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
     form_dispatches(module, fold)
     if not any(t in GPU_TARGET_NAMES for t in targets):   # (the merged kernels are for the CPU micro-kernel)
+        fuse_transposed_operands(module)
         fuse_epilogues(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
@@ -186,6 +187,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
     from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
     from ..targets.loop_hints import interleave_long_loops
     from ..targets.llvm_ir import TranslateError, translate_module
+    from .reductions import mark_reassociable_sums
     from .ukernels import matmul_ir, plan_kernel, workgroup_count
     from .workgroups import distribute, plan
     start = time.perf_counter()
@@ -209,6 +211,8 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
     for name, split in splits.items():
         if split is not None and distribute(functions[name], *split):
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1]}
+    for fn in functions.values():
+        mark_reassociable_sums(fn)
     _run(kernels_mod, ",".join(steps[2:]), "kernel lowering")
     out.timings["kernel lowering"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -219,6 +223,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
             from None
     ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
         "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
+    ir_text += _take_wrappers(ir_text, out.kernels)
     out.timings["translation"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
@@ -231,6 +236,18 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
         raise CompileFailed([Diagnostic("error", f"llvm-cpu: kernels missing from the object: {missing}")])
     out.llvm_ir = native.llvm_ir
     out.object_code = native.object_code
+
+
+def _take_wrappers(ir_text: str, kernels: dict) -> str:
+    """The work-sharing wrapper of every kernel split into workgroups (work_queue.py)."""
+    from .work_queue import SUFFIX, take_wrapper_ir
+    wrappers = []
+    for name, spec in kernels.items():
+        groups = spec.get("workgroups")
+        if groups:
+            wrappers.append(take_wrapper_ir(ir_text, name, len(spec["inputs"]), groups["count"]))
+            groups["take"] = name + SUFFIX
+    return "".join(wrappers)
 
 
 def _no_alias(ir_text: str, kernels) -> str:

@@ -110,13 +110,16 @@ class LocalSyncDevice:
         count = groups["count"] if groups else 0
         whole = (0, count) if groups else ()
 
-        def run(inputs, outputs, rows=None) -> None:
+        def arguments(inputs) -> list:
             if all(c is None for c in converters):
-                args = [_address(a) for a in inputs]
-            else:
-                args = [_address(a) if c is None else c(np.asarray(a)[()].item()) for a, c in zip(inputs, converters)]
-            fn(*args, *(rows if rows is not None else whole), *[_address(o) for o in outputs])
+                return [_address(a) for a in inputs]
+            return [_address(a) if c is None else c(np.asarray(a)[()].item()) for a, c in zip(inputs, converters)]
+
+        def run(inputs, outputs, rows=None) -> None:
+            fn(*arguments(inputs), *(rows if rows is not None else whole), *[_address(o) for o in outputs])
         run.workgroups = count
+        run.arguments = arguments
+        run.argtypes = argtypes
         return run
 
     def execute(self, steps, waves) -> None:
@@ -133,6 +136,24 @@ class LocalTaskDevice(LocalSyncDevice):
         super().__init__(object_code, kernels)
         self.workers = workers or self.default_workers()
 
+    def kernel(self, name: str):
+        """As local-sync's, plus `run.shared(inputs, outputs, grain)` for a kernel split into
+        workgroups: its dispatch as a `SharedDispatch` (work_queue.py)."""
+        run = super().kernel(name)
+        groups = self.kernels[name].get("workgroups") or {}
+        if groups.get("take"):
+            inputs = len(self.kernels[name]["inputs"])
+            argtypes = run.argtypes[:inputs] + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64] + \
+                run.argtypes[inputs + 2:]
+            try:
+                take = ctypes.CFUNCTYPE(None, *argtypes)(self.library.address(groups["take"]))
+            except KeyError:
+                raise DeviceError(f"the llvm-cpu executable has no kernel @{groups['take']}") from None
+            arguments, count = run.arguments, groups["count"]
+            run.shared = lambda inputs, outputs, grain: SharedDispatch(
+                take, arguments(inputs), [_address(o) for o in outputs], grain, count)
+        return run
+
     @staticmethod
     def default_workers() -> int:
         """One thread per CPU this process may run on."""
@@ -148,29 +169,59 @@ class LocalTaskDevice(LocalSyncDevice):
                 cls._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mlirtext-task")
             return cls._pool
 
-    def execute(self, steps, waves) -> None:
-        """Wave by wave: the dispatches of one wave do not depend on each other, and a dispatch
-        split into workgroups (`steps[i].chunks`) is shared out too. The threads take the next
-        task from one queue until none is left (work sharing, as IREE's task system steals work):
-        on a loaded machine a thread that is not scheduled does less, instead of the call waiting
-        for its fixed share."""
+    def execute(self, steps, waves, helpers: bool = True) -> None:
+        """Wave by wave (`helpers=False`: all on the calling thread, thread_choice.py): the
+        dispatches of one wave do not depend on each other. Whole dispatches go to the threads
+        from one queue; a dispatch split into workgroups (`steps[i].shared`, a SharedDispatch) is
+        worked on by every thread at once, each taking workgroups from its counter in native code
+        (work sharing, as IREE's task system steals work): on a loaded machine a thread that is
+        not scheduled does less, instead of the call waiting for its fixed share."""
         for wave in waves:
-            tasks = [t for i in wave for t in getattr(steps[i], "chunks", None) or (steps[i],)]
-            if len(tasks) == 1 or self.workers == 1:
-                for t in tasks:
-                    t()
+            whole = [steps[i] for i in wave if getattr(steps[i], "shared", None) is None]
+            shared = [steps[i].shared for i in wave if getattr(steps[i], "shared", None) is not None]
+            if not helpers or self.workers == 1 or (len(whole) == 1 and not shared):
+                for step in whole:
+                    step()
+                for dispatch in shared:
+                    dispatch.work()
                 continue
-            queue = iter(tasks)   # (next() on a list iterator is atomic under the GIL)
+            queue = iter(whole)   # (next() on a list iterator is atomic under the GIL)
+            finished = []
 
             def drain() -> None:
-                for task in queue:
-                    task()
+                for step in queue:
+                    step()
+                    finished.append(step)
+                for dispatch in shared:
+                    dispatch.work()
             pool = self.pool(self.workers)
-            helpers = [pool.submit(drain) for _ in range(min(self.workers, len(tasks)) - 1)]
+            count = self.workers - 1 if shared else min(self.workers, len(whole)) - 1
+            futures = [pool.submit(drain) for _ in range(count)]
             drain()  # the calling thread works too
-            for f in helpers:
-                if not f.cancel():   # a helper that never started has nothing to do now
-                    f.result()
+            for f in futures:
+                # A helper that never started, or one that has nothing of this wave left to
+                # finish, is not waited for (a late one finds the queue and the counters empty).
+                if f.cancel() or (len(finished) == len(whole) and all(d.finished() for d in shared)):
+                    continue
+                f.result()
+
+
+class SharedDispatch:
+    """One call's dispatch of a kernel split into workgroups, shared by the threads that call
+    `work` (work_queue.py): its counters (next workgroup, workgroups done; a cache line apart, as
+    every thread writes them) live as long as a thread may still look at them."""
+
+    def __init__(self, take, arguments: list, outputs: list, grain: int, count: int):
+        self.counters = (ctypes.c_int64 * 16)()
+        base = ctypes.addressof(self.counters)
+        self.args = (*arguments, base, base + 64, grain, *outputs)
+        self.take, self.count = take, count
+
+    def work(self) -> None:
+        self.take(*self.args)
+
+    def finished(self) -> bool:
+        return self.counters[8] == self.count
 
 
 def make_device(name: str, module_file):

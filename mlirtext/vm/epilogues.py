@@ -195,6 +195,39 @@ def fuse_epilogues(module: Operation) -> None:
         kernels.pop(consumer.sym_name)
 
 
+def fuse_transposed_operands(module: Operation) -> None:
+    """Merge each dispatch that only transposes a tensor into the matmul dispatch that takes the
+    result as B, where the micro-kernel then reads B^T in place (it transposes while it packs B:
+    ukernels.py), so the transposed copy is never written (attention's K^T)."""
+    from ..transforms.dispatch import is_dispatch_function
+    from .ukernels import plan_kernel
+    body = module.regions[0].blocks[0]
+    kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
+    calls: dict = {}
+    for op in module.walk():
+        if op.name == "func.call":
+            calls.setdefault(_callee(op), []).append(op)
+    for name, producer in list(kernels.items()):
+        sites = calls.get(name, [])
+        ops = [op.name for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
+        if ops != ["linalg.transpose"] or len(sites) != 1 or len(sites[0].results) != 1:
+            continue
+        call = sites[0]
+        v = call.results[0]
+        if len(v.uses) != 1 or v.uses[0].op.name != "func.call":
+            continue
+        consumer_call = v.uses[0].op
+        consumer = kernels.get(_callee(consumer_call))
+        if consumer is None or len(calls.get(consumer.sym_name, [])) != 1 or len(consumer_call.results) != 1:
+            continue
+        merged = _merge(producer, call, [], consumer, consumer_call, v.uses[0].index)
+        plan = plan_kernel(merged)
+        if plan is None or not plan.b_transposed:
+            continue
+        _replace(body, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)
+        kernels.pop(consumer.sym_name)
+
+
 def _callee(call: Operation) -> str:
     return str(call.attributes.get("callee", "")).lstrip("@")
 

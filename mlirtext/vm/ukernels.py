@@ -10,7 +10,10 @@ behind the same interface instead, shaped as BLIS/IREE's are:
 - packing: a block of KC rows of the panel of B is copied into a contiguous KC x 16 buffer on the
   stack (rows of B are N floats apart: a power-of-two stride that maps every row of an unpacked
   panel to the same few L1 sets); the packed block stays in L1 while every row tile of A uses it.
-  With a single row tile there is no reuse and B is read in place;
+  With a single row tile there is no reuse and B is read in place. A B that the kernel gets as
+  B^T (attention's K, transposed only for this matmul) is read in place too: the packing loads
+  8 x 8 blocks of B^T and transposes them in registers (`_pack_transposed`), so the transpose
+  never becomes a dispatch and a buffer of its own (epilogues.fuse_transposed_operands);
 - register blocking: a 6x16 tile of C (twelve 8-float registers) accumulates over the block of k,
   with A broadcast one element at a time and B loaded 16 floats at a time (FMA); rows left over
   use 4-, 2- and 1-row tiles;
@@ -21,7 +24,8 @@ Each element still sums its products in `k` order starting from zero (multiply-a
 
 Eligible (`plan_kernel`): a zero `linalg.fill` and a `linalg.matmul` / `linalg.batch_matmul` with
 the standard maps, or a convolution generic (`plan_conv`), f32 throughout, both inputs function
-arguments, N a multiple of 16, K >= 1; then views and an epilogue generic, when
+arguments (or B a `linalg.transpose` of one that swaps its last two axes, with K a multiple of 8),
+N a multiple of 16, K >= 1; then views and an epilogue generic, when
 `epilogues.epilogue_of` accepts them. ABI: the kernel's inputs in order, the workgroup range
 `[lo, hi)`, the output.
 """
@@ -66,11 +70,13 @@ class MatmulPlan:
     a_batch: tuple = ()                 # A of batch b starts at (b // d) * s1 + (b % d) * s2: (d, s1, s2)
     b_batch: Optional[int] = None       # floats between batches of B (None: K * N)
     kind: str = "matmul"
+    b_transposed: bool = False          # the kernel input is B^T (N x K): B[k, n] is input[n, k]
 
     @property
     def description(self) -> str:
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter rows")
+        what += ", B transposed while packed" if self.b_transposed else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
 
 
@@ -80,6 +86,8 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     from ..transforms.conversions.linalg_to_loops import structured
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
+    transpose = ops[0] if ops and ops[0].name == "linalg.transpose" else None
+    ops = ops[1:] if transpose else ops
     if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
         return None
     fill, mm, rest = ops[0], ops[1], ops[2:]
@@ -90,6 +98,10 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     if outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1:
         return None
     args = list(body.arguments)
+    if transpose is not None:   # B^T, an argument, transposed only for the matmul: read in place
+        if not _swaps_last_two(transpose, ins[1], args):
+            return None
+        ins = [ins[0], transpose.operands[0]]
     if not all(any(v is a for a in args) for v in ins):
         return None
     if any(T.element_type(v.type) != T.f32 for v in (*ins, *outs)):
@@ -107,13 +119,22 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     shape_c = outs[0].type.shape
     batch, M, N = (shape_c if batched else (1, *shape_c))
     K = ins[0].type.shape[-1]
-    if N % TILE_N or K < 1 or M < 1:
+    if N % TILE_N or K < 1 or M < 1 or (transpose is not None and K % 8):
         return None
     epilogue = _epilogue(body, mm, rest, N)
     if epilogue is False:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
-    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue)
+    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue, b_transposed=transpose is not None)
+
+
+def _swaps_last_two(transpose: Operation, b, args: list) -> bool:
+    """`transpose` makes the matmul's B (and nothing else) from a kernel argument by swapping its
+    last two axes."""
+    perm = list(getattr(transpose.attributes.get("permutation"), "values", ()))
+    rank = len(perm)
+    return rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2] and transpose.results[0] is b and \
+        len(b.uses) == 1 and any(transpose.operands[0] is a for a in args)
 
 
 def plan_kernel(fn: Operation) -> Optional[MatmulPlan]:
@@ -211,7 +232,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     """The micro-kernel's definition, as LLVM IR text (intrinsics it calls: `plan.epilogue.intrinsics`)."""
     M, N, K = plan.M, plan.N, plan.K
     panels, kc = N // TILE_N, min(K, KC)
-    packed = M > ROW_TILES[0]   # several row tiles reuse each panel
+    packed = M > ROW_TILES[0] or plan.b_transposed   # several row tiles reuse each panel
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = K * N if plan.b_batch is None else plan.b_batch
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
@@ -224,7 +245,8 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
             f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
-            f"  %b.base0 = mul i64 %bat, {b_batch}", "  %b.base1 = add i64 %b.base0, %n",
+            f"  %b.base0 = mul i64 %bat, {b_batch}", f"  %b.col = mul i64 %n, {K if plan.b_transposed else 1}",
+            "  %b.base1 = add i64 %b.base0, %b.col",
             f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
     if plan.epilogue:
         out += plan.epilogue.column_loads("%n")
@@ -242,7 +264,8 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "  %first = and i1 %t.first, %k.first", "  %k.last = icmp eq i64 %kc, %left",
             "  %last = and i1 %t.last, %k.last"]
     if packed:
-        out += ["  br label %pk"] + _pack_panel(f"%in{plan.b_arg}", N, f"m{ROW_TILES[0]}.head")
+        pack = _pack_transposed if plan.b_transposed else _pack_panel
+        out += ["  br label %pk"] + pack(f"%in{plan.b_arg}", K if plan.b_transposed else N, f"m{ROW_TILES[0]}.head")
         entry, stride = "pk", TILE_N
     else:   # B in place: the block starts at row k0 of the panel
         out += [f"  %bk = mul i64 %k0, {N}", "  %bk.base = add i64 %b.base, %bk",
@@ -262,18 +285,54 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
 
 def _pack_panel(B: str, N: int, done: str) -> list[str]:
     """Copy rows k0 .. k0+kc of the panel (16 floats each, N apart in B) next to each other."""
-    return ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
-            f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
-            f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
-            "  %pk.v0 = load <8 x float>, ptr %pk.s0, align 4",
-            "  %pk.s1 = getelementptr inbounds float, ptr %pk.s0, i64 8",
-            "  %pk.v1 = load <8 x float>, ptr %pk.s1, align 4",
-            f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst",
-            "  store <8 x float> %pk.v0, ptr %pk.d0, align 64",
-            "  %pk.d1 = getelementptr inbounds float, ptr %pk.d0, i64 8",
-            "  store <8 x float> %pk.v1, ptr %pk.d1, align 32",
-            "  %pk.next = add i64 %pk.i, 1", "  %pk.more = icmp slt i64 %pk.next, %kc",
-            f"  br i1 %pk.more, label %pk, label %{done}"]
+    lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
+             f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
+             f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
+             f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
+    for j in range(TILE_N // 8):
+        if j:
+            lines += [f"  %pk.s{j} = getelementptr inbounds float, ptr %pk.s0, i64 {8 * j}",
+                      f"  %pk.d{j} = getelementptr inbounds float, ptr %pk.d0, i64 {8 * j}"]
+        lines += [f"  %pk.v{j} = load <8 x float>, ptr %pk.s{j}, align 4",
+                  f"  store <8 x float> %pk.v{j}, ptr %pk.d{j}, align 32"]
+    return lines + ["  %pk.next = add i64 %pk.i, 1", "  %pk.more = icmp slt i64 %pk.next, %kc",
+                    f"  br i1 %pk.more, label %pk, label %{done}"]
+
+
+def _pack_transposed(Bt: str, K: int, done: str) -> list[str]:
+    """Copy rows k0 .. k0+kc of the panel of B out of B^T (the panel's 16 columns are rows of B^T,
+    K floats apart): 8 x 8 blocks, each loaded as 8 rows of B^T, transposed in registers (three
+    rounds of shuffles) and stored as 8 rows of the packed panel. kc is a multiple of 8."""
+    lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
+             "  %pk.src = add i64 %b.base, %pk.k", f"  %pk.s = getelementptr inbounds float, ptr {Bt}, i64 %pk.src",
+             f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
+    rounds = [  # (pairs of inputs, the two masks): unpack low/high, then pairs of pairs, then halves
+        ([(0, 1), (2, 3), (4, 5), (6, 7)], ([0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15])),
+        ([(0, 2), (1, 3), (4, 6), (5, 7)], ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15])),
+        ([(0, 4), (1, 5), (2, 6), (3, 7)], ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]))]
+    for half in range(TILE_N // 8):
+        p = f"%pk.h{half}"
+        row = [f"{p}.r{r}" for r in range(8)]
+        for r in range(8):
+            lines += [f"  {p}.a{r} = getelementptr inbounds float, ptr %pk.s, i64 {(8 * half + r) * K}",
+                      f"  {row[r]} = load <8 x float>, ptr {p}.a{r}, align 4"]
+        for step, (pairs, masks) in enumerate(rounds):
+            new = [""] * 8
+            for x, y in pairs:
+                for which, mask in enumerate(masks):
+                    name = f"{p}.t{step}.{x}{y}{which}"
+                    vec = ", ".join(f"i32 {m}" for m in mask)
+                    lines.append(f"  {name} = shufflevector <8 x float> {row[x]}, <8 x float> {row[y]}, <8 x i32> <{vec}>")
+                    new[(x, y)[which]] = name
+            row = new
+        # Now row[c] holds column c' of the block ([B^T[r, c'] for r in 0..7]), where the second
+        # round has swapped columns 1 and 2, 5 and 6.
+        row = [row[c] for c in (0, 2, 1, 3, 4, 6, 5, 7)]
+        for c in range(8):
+            lines += [f"  {p}.d{c} = getelementptr inbounds float, ptr %pk.d, i64 {c * TILE_N + 8 * half}",
+                      f"  store <8 x float> {row[c]}, ptr {p}.d{c}, align 32"]
+    return lines + ["  %pk.next = add i64 %pk.i, 8", "  %pk.more = icmp slt i64 %pk.next, %kc",
+                    f"  br i1 %pk.more, label %pk, label %{done}"]
 
 
 def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan, stride: int,

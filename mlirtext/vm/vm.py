@@ -21,6 +21,7 @@ from .modfile import ModuleFileError, read_module_file
 from ..interpreter.dtypes import narrow_ints_as_storage
 from ..ir import types as T
 from .program import describe, record_dtype, record_type, storage
+from .thread_choice import ThreadChoice
 
 
 class VMError(Exception):
@@ -118,10 +119,14 @@ class Function:
                     self.returns.append((r, not own))
         self.waves = _waves(deps)
         workers = getattr(device, "workers", 1)
-        self.chunks = []
+        self.grains = []
         for kernel, ins, outs, _ in self.dispatches:
             nbytes = sum(int(np.prod(recs[r][0], dtype=np.int64)) * recs[r][1].itemsize for r in (*ins, *outs))
-            self.chunks.append(_chunks(getattr(kernel, "workgroups", 0), workers, nbytes))
+            shared = getattr(kernel, "shared", None) is not None
+            self.grains.append(_grain(kernel.workgroups, workers, nbytes) if shared else 0)
+        # (local-task: whether helpers join a call is measured, thread_choice.py)
+        sharing = any(self.grains) or any(len(w) > 1 for w in self.waves)
+        self.thread_choice = ThreadChoice() if workers > 1 and sharing else None
         self.registers = self.program["registers"]
         self.in_views = [_storage_view(r) for r in self.inputs]
         self._input_types = [(tuple(r["shape"]) if r["shape"] is not None else None, record_dtype(r))
@@ -193,10 +198,16 @@ class Function:
                         regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
                 else:
                     regs[dst] = payload
-            steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], chunks)
-                     for (k, ins, outs, _), chunks in zip(self.dispatches, self.chunks)]
+            steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], grain)
+                     for (k, ins, outs, _), grain in zip(self.dispatches, self.grains)]
             try:
-                self.module.device.execute(steps, self.waves)
+                if self.thread_choice is None:
+                    self.module.device.execute(steps, self.waves)
+                else:
+                    helpers = self.thread_choice.pick()
+                    begin = time.perf_counter()
+                    self.module.device.execute(steps, self.waves, helpers)
+                    self.thread_choice.record(helpers, time.perf_counter() - begin)
             except DeviceError as e:
                 raise VMError(str(e)) from None
             results = [view(np.array(regs[r], copy=True) if copy else regs[r])
@@ -239,29 +250,29 @@ def _result_view(rec: dict):
     return view
 
 
-def _step(kernel, ins, outs, chunks):
+def _step(kernel, ins, outs, grain):
     def step() -> None:
         kernel(ins, outs)
-    if chunks:
-        step.chunks = [lambda rows=rows: kernel(ins, outs, rows) for rows in chunks]
+    if grain:
+        step.shared = kernel.shared(ins, outs, grain)
     return step
 
 
-#: A dispatch touching fewer bytes than this runs whole: splitting it costs more than it saves.
+#: A dispatch touching fewer bytes than this runs whole on one thread: sharing it costs more than it saves.
 SPLIT_BYTES = 256 * 1024
-#: Chunks per thread, so that a thread slowed by other work on the machine leaves its share to
-#: the others; each chunk costs a call (a few microseconds), so a chunk touches CHUNK_BYTES at least.
-CHUNKS_PER_WORKER = 4
-CHUNK_BYTES = 512 * 1024
+#: Takes per thread, so that a thread slowed by other work on the machine leaves the rest to the
+#: others; a take costs an atomic add, but each touches TAKE_BYTES at least (a few microseconds
+#: of work, so the threads do not queue on the counter's cache line).
+TAKES_PER_WORKER = 8
+TAKE_BYTES = 64 * 1024
 
 
-def _chunks(count: int, workers: int, nbytes: int) -> list:
-    """Workgroup ranges the threads share (none when the dispatch is too small to share)."""
+def _grain(count: int, workers: int, nbytes: int) -> int:
+    """Workgroups per take for a dispatch the threads share (0: it runs whole)."""
     if count < 2 or workers < 2 or nbytes < SPLIT_BYTES:
-        return []
-    parts = min(workers * CHUNKS_PER_WORKER, count, max(workers, nbytes // CHUNK_BYTES))
-    bounds = [count * i // parts for i in range(parts + 1)]
-    return [(bounds[i], bounds[i + 1]) for i in range(parts)]
+        return 0
+    takes = min(workers * TAKES_PER_WORKER, count, max(workers, nbytes // TAKE_BYTES))
+    return -(-count // takes)
 
 
 def _new_arena(nbytes: int) -> np.ndarray:

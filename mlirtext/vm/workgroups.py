@@ -4,8 +4,8 @@ A kernel whose structured ops all write the same output rows in the same order (
 its zero fill, a convolution and its bias, an elementwise op, a row reduction) can run any
 range of output rows by itself: its loop over the first non-unit output axis gets bounds
 `[begin, end)` from two extra index arguments (after the inputs, before the outputs). The VM
-calls it once with the whole range on `local-sync`, and with one slice per thread on
-`local-task`.
+calls it once with the whole range on `local-sync`; on `local-task` the threads take ranges of
+it from a shared counter (work_queue.py).
 
 `plan` decides at the linalg level which kernels qualify (the reasons it can be done are all
 read off the indexing maps: the split dimension is parallel, is the output's axis `p` with unit

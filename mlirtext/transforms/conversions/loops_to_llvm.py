@@ -196,7 +196,11 @@ class FunctionLowering:
     def same(self, op: Operation, name: str, keep_attrs: bool = True) -> None:
         attrs = {}
         if keep_attrs and "fastmath" in op.attributes and name.startswith("llvm.f"):
-            attrs["fastmathFlags"] = OpaqueAttr("#llvm.fastmath<none>")
+            # Only `reassoc` goes through (sums that may be vectorised: vm/reductions.py); the
+            # other flags would let LLVM assume what the interpreter does not (no NaNs, ...).
+            flags = op.attributes["fastmath"]
+            reassoc = isinstance(flags, OpaqueAttr) and "reassoc" in flags.body.replace(" ", "").split(",")
+            attrs["fastmathFlags"] = OpaqueAttr(f"#llvm.fastmath<{'reassoc' if reassoc else 'none'}>")
         new = self.emit(name, [self.v(x) for x in op.operands], [convert_type(t) for t in op.result_types],
                         attrs, op)
         self.map_results(op, new)
