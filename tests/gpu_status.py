@@ -104,18 +104,19 @@ def check_function(rel: str, name: str, source_text: str, targets=TARGETS, step=
     except Exception as e:  # noqa: BLE001 - a bug is a reason, never a crash of the tool
         out.why["compile"] = f"internal error: {type(e).__name__}: {e}"
         return out
-    for target in targets:
+    for spec in targets:
+        target, _, arch = spec.partition(":")
         exe = None
         try:
-            exe = compile_gpu(kernels_mod, list(compiled.kernels), target)
-            out.compiled.add(target)
+            exe = compile_gpu(kernels_mod, list(compiled.kernels), target, arch or None)
+            out.compiled.add(spec)
             from mlirtext.targets.gpu.validate import validate_executable
             validate_executable(exe)
-            out.validated.add(target)
+            out.validated.add(spec)
         except GpuCompileError as e:
-            out.why[target] = str(e) if exe is None else f"validation: {e}"
+            out.why[spec] = str(e) if exe is None else f"validation: {e}"
         except Exception as e:  # noqa: BLE001
-            out.why[target] = f"internal error: {type(e).__name__}: {e}"
+            out.why[spec] = f"internal error: {type(e).__name__}: {e}"
         if target in DEVICES and exe is not None:
             compiled.gpu[target] = exe
             matched = _run_on_device(DEVICES[target], out, compiled, name, want)
@@ -328,7 +329,8 @@ def report(outcomes: list, targets, seconds: float, time_limit: float, lowering_
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", action="append", metavar="GLOB", help="glob over corpus file paths (repeatable)")
-    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated GPU targets")
+    ap.add_argument("--targets", default=",".join(TARGETS),
+                    help="comma-separated GPU targets, each TARGET or TARGET:ARCH (rocm:gfx90a, cuda:sm_90)")
     ap.add_argument("--cache", metavar="FILE", help="the lowered functions as vm_status.py --cache keeps them")
     ap.add_argument("-v", "--verbose", action="store_true", help="a line per function")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
@@ -338,7 +340,7 @@ def main(argv=None) -> None:
                     help="seconds to lower one function to llvm first (default 600)")
     args = ap.parse_args(argv)
     targets = tuple(t for t in args.targets.split(",") if t)
-    unknown = [t for t in targets if t not in KNOWN_TARGETS]
+    unknown = [t for t in targets if t.partition(":")[0] not in KNOWN_TARGETS]
     if unknown or args.jobs < 1 or args.time_limit <= 0 or args.lowering_time_limit <= 0:
         ap.error(f"unknown target {unknown[0]!r} (known: {', '.join(KNOWN_TARGETS)})" if unknown
                  else "-j and the time limits must be positive")
