@@ -29,7 +29,7 @@ SPECIALS = np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001,
 
 
 def _codes(name: str, count: int = 256) -> np.ndarray:
-    """Codes of format `name` as its numpy dtype: every one (bf16: `count` spread over all)."""
+    """Codes of format `name` as its numpy dtype: every one (bf16, f16: `count` spread over all)."""
     dt = dtype_of(T.FloatType(name))
     if dt.itemsize == 1:   # (f6, f4: the low bits of a byte)
         return np.arange(1 << FORMATS[name].width, dtype=np.uint8).view(dt)
@@ -97,6 +97,26 @@ def test_conversions_match_ml_dtypes_bit_for_bit(name):
     Interpreter(module).call("k", [codes.view(storage), x, wide, narrow], reflect=False)
     assert _same(wide, codes.astype(np.float32))
     assert _same(narrow.view(dt), x.astype(dt)), name
+
+
+def test_f16_conversions_on_opencl_match_numpy_bit_for_bit():
+    """opencl-spirv emulates f16 too (OpenCL 1.2 has no half arithmetic), held as bf16 is:
+    widening codes spread over all (and the specials: infinities, NaN, subnormals, the largest
+    finite) and rounding f32 ties, near-ties, overflow and specials give numpy's values and
+    codes. vulkan-spirv keeps its native f16."""
+    specials = np.array([0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x0001, 0x03FF, 0x0400, 0x8001, 0x7BFF, 0x8000],
+                        np.uint16).view(np.float16)
+    codes, x = np.concatenate([_codes("f16", 200), specials]), _f32_inputs("f16", 250)
+    text = _conversion_kernel("f16", len(codes), len(x))
+    module = parse_and_verify(text).module
+    emulate_narrow_types(module, "opencl-spirv")
+    wide, narrow = np.zeros(len(codes), np.float32), np.zeros(len(x), np.int16)
+    Interpreter(module).call("k", [codes.view(np.int16), x, wide, narrow], reflect=False)
+    assert _same(wide, codes.astype(np.float32))
+    assert _same(narrow.view(np.float16), x.astype(np.float16))
+    module = parse_and_verify(text).module
+    emulate_narrow_types(module, "vulkan-spirv")
+    assert str(module) == str(parse_and_verify(text).module)
 
 
 def test_kernel_types_after_the_rewrite():

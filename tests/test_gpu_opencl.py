@@ -348,3 +348,168 @@ def test_bf16_is_emulated_and_matches_the_reference_device_on_opencl():
     for got, want in zip(LoadedModule(data, "opencl").function("bf16")(*args),
                          LoadedModule(data, "reference").function("bf16")(*args)):
         assert got.dtype == want.dtype == ml_dtypes.bfloat16 and np.array_equal(got, want)   # (rounded alike)
+
+
+# -- f16 without OpenCL's Float16 capability ---------------------------------------------------
+def _bits_equal(got: np.ndarray, want: np.ndarray) -> bool:
+    """Same dtype, shape and bits, any NaN for a NaN."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind != "f":
+        return np.array_equal(got, want)
+    bits = got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}")
+    return bool(np.all(bits | (np.isnan(got) & np.isnan(want))))
+
+
+def _f16_program(n: int, m: int) -> str:
+    h, c = f"tensor<{n}xf16>", f"tensor<{n}xi1>"
+    return f"""func.func @arith(%a: {h}, %b: {h}) -> ({h}, {h}, {h}, {h}, {h}, {h}, {h}, {h}, {h}, {c}, {c}, tensor<{n}xf32>) {{
+  %add = stablehlo.add %a, %b : {h}
+  %sub = stablehlo.subtract %a, %b : {h}
+  %mul = stablehlo.multiply %a, %b : {h}
+  %div = stablehlo.divide %a, %b : {h}
+  %neg = stablehlo.negate %a : {h}
+  %max = stablehlo.maximum %a, %b : {h}
+  %min = stablehlo.minimum %a, %b : {h}
+  %sqrt = stablehlo.sqrt %a : {h}
+  %floor = stablehlo.floor %a : {h}
+  %lt = stablehlo.compare LT, %a, %b : ({h}, {h}) -> {c}
+  %eq = stablehlo.compare EQ, %a, %b : ({h}, {h}) -> {c}
+  %wide = stablehlo.convert %a : ({h}) -> tensor<{n}xf32>
+  return %add, %sub, %mul, %div, %neg, %max, %min, %sqrt, %floor, %lt, %eq, %wide
+      : {h}, {h}, {h}, {h}, {h}, {h}, {h}, {h}, {h}, {c}, {c}, tensor<{n}xf32>
+}}
+func.func @convert(%x: tensor<{m}xf32>, %d: tensor<{m}xf64>, %i: tensor<{m}xi32>, %h: tensor<{m}xf16>)
+    -> (tensor<{m}xf16>, tensor<{m}xf16>, tensor<{m}xf16>, tensor<{m}xi32>, tensor<{m}xf64>) {{
+  %0 = stablehlo.convert %x : (tensor<{m}xf32>) -> tensor<{m}xf16>
+  %1 = stablehlo.convert %d : (tensor<{m}xf64>) -> tensor<{m}xf16>
+  %2 = stablehlo.convert %i : (tensor<{m}xi32>) -> tensor<{m}xf16>
+  %3 = stablehlo.convert %h : (tensor<{m}xf16>) -> tensor<{m}xi32>
+  %4 = stablehlo.convert %h : (tensor<{m}xf16>) -> tensor<{m}xf64>
+  return %0, %1, %2, %3, %4 : tensor<{m}xf16>, tensor<{m}xf16>, tensor<{m}xf16>, tensor<{m}xi32>, tensor<{m}xf64>
+}}
+func.func @sums(%a: tensor<64x100xf16>) -> tensor<64xf16> {{
+  %z = stablehlo.constant dense<0.0> : tensor<f16>
+  %s = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1]
+      : (tensor<64x100xf16>, tensor<f16>) -> tensor<64xf16>
+  return %s : tensor<64xf16>
+}}"""
+
+
+def _f16_rounding_inputs(rng) -> tuple:
+    """f32 values to round to f16: the midpoints of neighbouring finite f16 values (ties), the
+    f32 and f64 values just beside them, values past f16's range, subnormal ones, specials."""
+    values = np.unique(np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float64))
+    values = values[np.isfinite(values)]
+    ties = rng.choice((values[1:] + values[:-1]) / 2, 3000, replace=False)
+    specials = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 65504.0, 65519.99, 65520.0, -65520.0, 1e6,
+                         2.0 ** -24, 2.0 ** -25, 2.0 ** -25 * 1.0001, 2.0 ** -26, 3 * 2.0 ** -26, 1e-30, 1e-45])
+    f32 = np.concatenate([ties, np.nextafter(ties.astype(np.float32), np.float32(np.inf)),
+                          np.nextafter(ties.astype(np.float32), np.float32(-np.inf)), specials]).astype(np.float32)
+    f64 = np.concatenate([ties * (1 + 2.0 ** -40), ties * (1 - 2.0 ** -40), ties, specials])
+    return f32, f64
+
+
+def test_f16_is_emulated_without_the_float16_capability():
+    """OpenCL 1.2 allows no half arithmetic: the opencl-spirv kernels hold f16 in f32 registers
+    and i16 memory (spirv-val for OpenCL 1.2 passes), while vulkan-spirv keeps its Float16."""
+    text = _f16_program(8, 8)
+    compiled, kernels = reference_kernels(text)
+    exe = compile_gpu(kernels, list(compiled.kernels), "opencl-spirv", validate=True)
+    assert exe.validated == ["spirv-val opencl1.2"]
+    assert " half" not in exe.llvm_ir and not any("Float16" in a for a in exe.assembly.values())
+    vulkan = compile_gpu(kernels, list(compiled.kernels), "vulkan-spirv")
+    assert any("OpCapability Float16" in a for a in vulkan.assembly.values())
+
+
+def test_f16_arithmetic_and_conversions_match_the_reference_device_bit_for_bit_on_opencl():
+    """Every f16 code against a shuffle of every code: add, subtract, multiply, divide, negate,
+    maximum, minimum, sqrt, floor, compare, widen (inf, NaN, subnormals, -0 included); f32 and f64
+    ties and their neighbours, overflow, subnormals and specials rounded to f16 once; i32 to f16
+    (overflow to inf), f16 to i32 and f64; and f16 row sums, each partial sum rounded to f16."""
+    _opencl_or_skip()
+    rng = np.random.default_rng(16)
+    a = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    b = rng.permutation(a)
+    x, d = _f16_rounding_inputs(rng)
+    m = len(x)
+    ints = np.concatenate([rng.integers(-70000, 70000, m - 6), [65504, 65519, 65520, -65536, 2 ** 31 - 1, -2 ** 31]])
+    finite = a[np.isfinite(a)]
+    h = rng.choice(finite, m)
+    text = _f16_program(len(a), m)
+    data = pack(compile_module(parse_and_verify(text, "f16").module, "opencl-spirv", validate=True))
+    gpu, ref = LoadedModule(data, "opencl"), LoadedModule(data, "reference")
+    for fn, args in (("arith", [a, b]), ("convert", [x, d, ints.astype(np.int32), h])):
+        for k, (got, want) in enumerate(zip(gpu.function(fn)(*args), ref.function(fn)(*args))):
+            assert _bits_equal(got, want), f"@{fn} result {k}: {np.sum(got != want)} differ"
+    rounded = ref.function("convert")(x, d, ints.astype(np.int32), h)
+    with np.errstate(over="ignore"):
+        assert _bits_equal(rounded[0], x.astype(np.float16)) and _bits_equal(rounded[1], d.astype(np.float16))
+    # Row sums: the kernel adds in order, rounding each partial sum to f16 as the f16 adds of the
+    # reduce's body say; numpy (so the reference device) sums f16 in f32 and rounds once, so the
+    # reference is matched within tolerance and the f16 additions in order bit for bit.
+    sums = rng.uniform(-4, 4, (64, 100)).astype(np.float16)
+    (got,), (want,) = gpu.function("sums")(sums), ref.function("sums")(sums)
+    in_order = np.zeros(64, np.float16)
+    for column in sums.T:
+        in_order = in_order + column
+    assert _bits_equal(got, in_order) and not _bits_equal(in_order, want)   # (the inputs do tell)
+    assert np.allclose(got.astype(np.float32), want.astype(np.float32), rtol=0.02, atol=0.1)
+
+
+# -- i128: the optimiser's multiply-high ----------------------------------------------------------
+MULHI = """func.func @mulhi(%a: tensor<64xui64>, %b: tensor<64xui64>, %c: tensor<64xi64>, %d: tensor<64xi64>)
+    -> (tensor<64xui64>, tensor<64xi64>) {
+  %0 = "chlo.mulhi"(%a, %b) : (tensor<64xui64>, tensor<64xui64>) -> tensor<64xui64>
+  %1 = "chlo.mulhi"(%c, %d) : (tensor<64xi64>, tensor<64xi64>) -> tensor<64xi64>
+  return %0, %1 : tensor<64xui64>, tensor<64xi64>
+}"""
+
+
+def test_64_bit_multiply_high_needs_no_i128_on_opencl():
+    """LLVM folds chlo.mulhi's 32-bit partial products into an i128 multiply, which SPIR-V for
+    OpenCL cannot hold: the kernel calls OpenCL's mul_hi instead, passes spirv-val, and gives the
+    reference device's values (extremes, signs and random 64-bit values) on opencl."""
+    compiled, kernels = reference_kernels(MULHI)
+    exe = compile_gpu(kernels, list(compiled.kernels), "opencl-spirv", validate=True)
+    assert any("u_mul_hi" in a for a in exe.assembly.values())
+    _opencl_or_skip()
+    rng = np.random.default_rng(64)
+    top = np.iinfo(np.uint64).max
+    edges = np.array([0, 1, 2, top, top - 1, 1 << 63, (1 << 63) - 1, 1 << 32, (1 << 32) - 1, 17293822569102704640],
+                     np.uint64)
+    a = np.concatenate([edges, rng.integers(0, top, 54, np.uint64, endpoint=True)])
+    b = np.concatenate([edges[::-1], rng.integers(0, top, 54, np.uint64, endpoint=True)])
+    args = [a, b, a.view(np.int64), rng.permutation(b).view(np.int64)]
+    data = pack(compile_module(parse_and_verify(MULHI, "mulhi").module, "opencl-spirv", validate=True))
+    got = LoadedModule(data, "opencl").function("mulhi")(*args)
+    want = LoadedModule(data, "reference").function("mulhi")(*args)
+    exact = [(int(x) * int(y)) >> 64 for x, y in zip(a, b)]
+    assert np.array_equal(want[0], np.array(exact, dtype=np.uint64))
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and np.array_equal(g, w)
+
+
+def test_an_i128_other_than_multiply_high_is_a_clear_error():
+    """After the optimiser: a multiply-high chain becomes mul_hi (its dead i128s dropped); any
+    other i128 is reported, naming the instruction, instead of stopping LLVM."""
+    from mlirtext.targets.gpu.wide_multiply import WideIntegerError, mul_hi_for_i128
+    chain = """define i64 @f(i64 %a, i64 %b) {
+  %0 = sext i64 %a to i128
+  %1 = sext i64 %b to i128
+  %2 = mul nsw i128 %1, %0
+  %3 = lshr i128 %2, 64
+  %r = trunc nuw i128 %3 to i64
+  ret i64 %r
+}"""
+    rewritten = mul_hi_for_i128(chain)
+    assert "i128" not in rewritten and "%r = call i64 @_Z6mul_hill(i64 %b, i64 %a)" in rewritten
+    assert "declare i64 @_Z6mul_hill(i64, i64)" in rewritten
+    # unsigned, with a constant operand, in a second function reusing the value names (and one
+    # whose name ends in i128)
+    unsigned = chain.replace("sext", "zext").replace("@f(", "@g_i128(").replace("%1, %0", "%1, 18446744073709551615")
+    rewritten = mul_hi_for_i128(chain + "\n" + unsigned)
+    assert "%r = call i64 @_Z6mul_himm(i64 %b, i64 -1)" in rewritten and "%r = call i64 @_Z6mul_hill" in rewritten
+    assert "i128 " not in rewritten and "%0 = " not in rewritten
+    with pytest.raises(WideIntegerError, match="integer arithmetic has no opencl-spirv form: %0 = sext i64 %a to i128"):
+        mul_hi_for_i128(chain.replace("lshr i128 %2, 64", "lshr i128 %2, 63"))

@@ -6,8 +6,10 @@
                       fused_rows.py (softmax, layer norm), epilogue.py (elementwise ops after
                       a matmul or a row reduction)
       -> llvm_gpu.py  cuda (PTX), rocm (HSA code object) and opencl-spirv (SPIR-V, Kernel model):
-                      LLVM IR through llvmlite, in a child process
-      -> narrow_types.py  vulkan-spirv: i2/i4, bf16, f8/f6/f4 held in i8/i16/f32 (SPIR-V lacks them)
+                      LLVM IR through llvmlite, in a child process (codegen.py; wide_multiply.py:
+                      opencl's mul_hi for the i128 multiplies LLVM's optimiser makes)
+      -> narrow_types.py  vulkan-spirv and opencl-spirv: i2/i4, bf16, f8/f6/f4 (opencl: f16 too)
+                      held in i8/i16/f32 (SPIR-V, or OpenCL 1.2, lacks them)
       -> spirv.py     vulkan-spirv: SPIR-V compute shaders written directly from the loops level
       -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)
 

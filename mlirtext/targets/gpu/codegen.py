@@ -20,6 +20,8 @@ import base64
 import json
 import sys
 
+from .wide_multiply import WideIntegerError, mul_hi_for_i128
+
 
 def _machine(llvm, triple: str, cpu: str):
     target = llvm.Target.from_triple(triple)
@@ -38,13 +40,26 @@ def generate_one(llvm, ir: str, kernel: str, others: list, triple: str, cpu: str
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
     module.verify()
-    if target == "opencl-spirv":
+    if target == "opencl-spirv":   # (after the optimiser, which is what makes the i128s)
+        module = _without_i128(llvm, module)
         code = bytes(tm.emit_object(module.clone()))
         assembly = _spirv_assembly(llvm, code, module, triple, cpu)
     else:
         assembly = tm.emit_assembly(module.clone())
         code = assembly.encode() if target == "cuda" else bytes(_machine(llvm, triple, cpu).emit_object(module.clone()))
     return {"kernel": kernel, "assembly": assembly, "code": base64.b64encode(code).decode()}
+
+
+def _without_i128(llvm, module):
+    """`module` with the i128 multiplies the optimiser made written as OpenCL's mul_hi
+    (wide_multiply.py); a WideIntegerError for any other i128 (SPIR-V for OpenCL has none)."""
+    text = str(module)
+    rewritten = mul_hi_for_i128(text)
+    if rewritten == text:
+        return module
+    module = llvm.parse_assembly(rewritten)
+    module.verify()
+    return module
 
 
 def _spirv_assembly(llvm, code: bytes, module, triple: str, cpu: str) -> str:
@@ -69,7 +84,7 @@ def serve(llvm, request: dict) -> None:
         try:
             msg = generate_one(llvm, request["ir"], kernel, [n for n in names if n != kernel],
                                request["triple"], request["cpu"], request["target"])
-        except RuntimeError as e:
+        except (RuntimeError, WideIntegerError) as e:
             msg = {"kernel": kernel, "error": str(e).strip()}
         print(json.dumps(msg), flush=True)
     print(json.dumps({"done": True}), flush=True)

@@ -57,7 +57,7 @@ def compile_gpu(kernels_mod: Operation, names, target: str, arch: str | None = N
     exe = GpuExecutable(target, arch, fmt, {name: _launch_record(l) for name, l in launches.items()})
     if target in ("vulkan-spirv", "opencl-spirv"):
         # i2/i4, bf16, f8...: SPIR-V has no such types (LLVM's SPIR-V back-end has bf16 only with
-        # SPV_KHR_bfloat16); LLVM legalises them for cuda and rocm.
+        # SPV_KHR_bfloat16), nor OpenCL 1.2 half arithmetic; LLVM legalises them for cuda and rocm.
         from .narrow_types import NarrowTypeError, emulate_narrow_types
         try:
             emulate_narrow_types(loops, target)

@@ -1,7 +1,8 @@
-"""vulkan-spirv: element types SPIR-V has no form for, held in wider ones before the shader is
-written (as MLIR's narrow-type emulation and `arith-emulate-unsupported-floats` do).
+"""vulkan-spirv and opencl-spirv: element types SPIR-V (or the OpenCL profile) has no form for,
+held in wider ones before the kernel is written (as MLIR's narrow-type emulation and
+`arith-emulate-unsupported-floats` do).
 
-Rewrites each loops-level kernel in place, so that spirv.py only meets i8/i16/i32 and f32:
+Rewrites each loops-level kernel in place, so that the SPIR-V emitters only meet i8/i16/i32 and f32:
 
 - Integers narrower than a byte (i2, i4, ..., i7) are i8 values holding the sign-extended value
   (the interpreter's and the VM's form for them: one byte per element). Ops that can leave the
@@ -15,6 +16,11 @@ Rewrites each loops-level kernel in place, so that spirv.py only meets i8/i16/i3
   widens the bits to f32, a store narrows f32 to the bits. Both conversions are integer bit
   manipulation (no tables), written once per format family from the format's parameters, and
   they reproduce ml_dtypes (the interpreter's arithmetic) bit for bit.
+- On opencl-spirv f16 as well: OpenCL 1.2 has no Float16 capability (half arithmetic), only
+  loads and stores of half, so f16 is emulated as bf16 is, its bits in i16 memory. (f32 holds
+  every f16 value, and f32's 24 bits make rounding an f32 sum, product, quotient or square root
+  of two f16 values to f16 give the correctly rounded f16 result, as numpy computes f16.)
+  vulkan-spirv keeps its native Float16.
 
 An op on one of these types that has no emulation here is reported (a compile error naming the
 kernel), never emitted wrong.
@@ -71,37 +77,42 @@ FORMATS = {
 }
 
 
+#: The float formats each SPIR-V target emulates: FORMATS on both, f16 too on opencl-spirv.
+F16 = FloatFormat(5, 10, 15, "ieee")
+EMULATED = {"vulkan-spirv": FORMATS, "opencl-spirv": {**FORMATS, "f16": F16}}
+
+
 class NarrowTypeError(Exception):
     """An op on an emulated type with no emulation here."""
 
 
-def narrow_float(t) -> FloatFormat | None:
-    return FORMATS.get(t.name) if isinstance(t, T.FloatType) else None
+def narrow_float(t, formats: dict = FORMATS) -> FloatFormat | None:
+    return formats.get(t.name) if isinstance(t, T.FloatType) else None
 
 
 def narrow_int(t) -> bool:
     return isinstance(t, T.IntegerType) and 1 < t.width < 8
 
 
-def _held(t: T.Type) -> T.Type:
+def _held(t: T.Type, formats: dict) -> T.Type:
     """The type a value of type `t` has after the rewrite."""
     if isinstance(t, T.MemRefType):
-        return dataclasses.replace(t, element=_stored(t.element))
-    if narrow_float(t):
+        return dataclasses.replace(t, element=_stored(t.element, formats))
+    if narrow_float(t, formats):
         return T.f32
     return T.i8 if narrow_int(t) else t
 
 
-def _stored(t: T.Type) -> T.Type:
+def _stored(t: T.Type, formats: dict) -> T.Type:
     """How an element of type `t` is held in memory."""
-    fmt = narrow_float(t)
+    fmt = narrow_float(t, formats)
     if fmt:
         return fmt.storage
     return T.i8 if narrow_int(t) else t
 
 
-def _involved(t: T.Type) -> bool:
-    return _held(t) != t
+def _involved(t: T.Type, formats: dict) -> bool:
+    return _held(t, formats) != t
 
 
 # -- building ops -------------------------------------------------------------------------------
@@ -299,26 +310,28 @@ _FLOAT_OPS = frozenset({"arith.addf", "arith.subf", "arith.mulf", "arith.divf", 
 
 # -- the rewrite ----------------------------------------------------------------------------------
 def emulate_narrow_types(module: Operation, target: str = "vulkan-spirv") -> None:
-    """Rewrite every kernel of loops-level `module` (and its memref.globals) in place.
-    Raises NarrowTypeError naming the kernel, `target` and the op that has no emulation."""
+    """Rewrite every kernel of loops-level `module` (and its memref.globals) in place, for the
+    formats `target` lacks (EMULATED). Raises NarrowTypeError naming the kernel, `target` and
+    the op that has no emulation."""
+    formats = EMULATED[target]
     body = module.regions[0].blocks[0]
     for op in body.ops:
         if op.name == "memref.global":
-            _global(op)
+            _global(op, formats)
         elif op.name == "func.func" and op.regions and op.regions[0].blocks:
             try:
-                _Kernel(op).run()
+                _Kernel(op, formats).run()
             except NarrowTypeError as e:
                 raise NarrowTypeError(f"kernel @{op.sym_name}: {target}: {e}") from None
 
 
-def _global(op: Operation) -> None:
+def _global(op: Operation, formats: dict) -> None:
     """A constant's element bits as the integers that hold them (narrow integers sign-extended)."""
     from ...interpreter.constants import array_to_attr, attr_to_array
     t = op.attributes["type"].type
-    if not _involved(t.element):
+    if not _involved(t.element, formats):
         return
-    stored = _held(t)
+    stored = _held(t, formats)
     op.attributes["type"] = TypeAttr(stored)
     value = op.attributes.get("initial_value")
     if not isinstance(value, DenseElementsAttr):   # uninitialised: nothing to convert
@@ -334,9 +347,13 @@ def _global(op: Operation) -> None:
 
 
 class _Kernel:
-    def __init__(self, fn: Operation):
+    def __init__(self, fn: Operation, formats: dict):
         self.fn = fn
+        self.formats = formats
         self.was: dict = {}     # value -> its type before the rewrite
+
+    def narrow(self, t: T.Type) -> FloatFormat | None:
+        return narrow_float(t, self.formats)
 
     def run(self) -> None:
         from ...dialects.func import function_type
@@ -344,9 +361,9 @@ class _Kernel:
         values = [a for op in [self.fn, *ops] for r in op.regions for blk in r.blocks for a in blk.arguments]
         values += [r for op in ops for r in op.results]
         for v in values:
-            if _involved(v.type):
+            if _involved(v.type, self.formats):
                 self.was[v] = v.type
-                v.type = _held(v.type)
+                v.type = _held(v.type, self.formats)
         if not self.was:
             return
         entry = self.fn.regions[0].blocks[0]
@@ -382,7 +399,7 @@ class _Kernel:
 
     def held_value(self, b: _Builder, bits: Value, t: T.Type) -> Value:
         """The register form of an element of type `t` loaded as its storage integer `bits`."""
-        fmt = narrow_float(t)
+        fmt = self.narrow(t)
         if fmt:
             wide = b.cast("arith.extui", bits, T.i32)
             return from_bits(b, b.and_(wide, (1 << fmt.width) - 1), fmt)
@@ -397,8 +414,8 @@ class _Kernel:
         result_t = self.type_of(op.results[0]) if op.results else None
         if name in _FLOAT_OPS or (name.startswith("math.") and not any(
                 narrow_int(self.type_of(v)) for v in (*op.operands, *op.results))):
-            if narrow_float(result_t):   # operands are exact f32 already: compute, then round
-                self.follow(op, lambda b, r: quantize(b, r, narrow_float(result_t)))
+            if self.narrow(result_t):   # operands are exact f32 already: compute, then round
+                self.follow(op, lambda b, r: quantize(b, r, self.narrow(result_t)))
             return None
         if name in _WRAPPING and narrow_int(result_t):
             self.follow(op, lambda b, r: _sign_extend(b, r, result_t.width))
@@ -424,7 +441,7 @@ class _Kernel:
 
     def op_memref_store(self, op: Operation) -> None:
         value = op.operands[0]
-        fmt = narrow_float(self.type_of(value))
+        fmt = self.narrow(self.type_of(value))
         if fmt:   # (a narrow integer is stored as the sign-extended byte it is held in)
             b = _Builder(op)
             op.set_operand(0, b.cast("arith.trunci", to_bits(b, value, fmt), fmt.storage))
@@ -432,7 +449,7 @@ class _Kernel:
     def op_arith_constant(self, op: Operation) -> None:
         from ...interpreter.dtypes import dtype_of
         t, attr = self.type_of(op.results[0]), op.attributes["value"]
-        if isinstance(attr, FloatAttr) and narrow_float(t):
+        if isinstance(attr, FloatAttr) and self.narrow(t):
             exact = np.array([attr.value], np.float64).astype(dtype_of(t)).astype(np.float32)[0]
             op.attributes["value"] = FloatAttr(float(exact), T.f32)
         elif isinstance(attr, IntegerAttr) and narrow_int(t):
@@ -452,13 +469,13 @@ class _Kernel:
         f64 rounded to odd so that the conversion rounds once."""
         if t == T.f64:
             return _f64_to_f32_odd(b, x)
-        if t == T.f32 or narrow_float(t):
+        if t == T.f32 or self.narrow(t):
             return x
         return b.cast("arith.extf", x, T.f32)
 
     def convert(self, b: _Builder, x: Value, src: T.Type, dst: T.Type) -> Value:
         """Float `x` (held form of `src`) as the held form of `dst`."""
-        fmt = narrow_float(dst)
+        fmt = self.narrow(dst)
         if fmt:
             return quantize(b, self.float_value(b, x, src), fmt)
         if dst == T.f32:
@@ -475,7 +492,7 @@ class _Kernel:
         src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
         if narrow_int(src) and op.name == "arith.uitofp":
             op.set_operand(0, _low_bits(_Builder(op), op.operands[0], src.width))
-        fmt = narrow_float(dst)
+        fmt = self.narrow(dst)
         if fmt:   # converted to f32 (the op's new type), then rounded
             self.follow(op, lambda b, r: quantize(b, r, fmt))
 
@@ -501,10 +518,10 @@ class _Kernel:
     def op_arith_bitcast(self, op: Operation) -> None:
         src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
         x, b = op.operands[0], _Builder(op)
-        if narrow_float(src):
-            bits = b.cast("arith.trunci", to_bits(b, x, narrow_float(src)), T.i8 if dst.width <= 8 else T.i16)
+        if self.narrow(src):
+            bits = b.cast("arith.trunci", to_bits(b, x, self.narrow(src)), T.i8 if dst.width <= 8 else T.i16)
             self.replace(op, _sign_extend(b, bits, dst.width) if narrow_int(dst) else bits)
-        elif narrow_float(dst):   # (held_value takes the low bits of a narrow integer's byte)
+        elif self.narrow(dst):   # (held_value takes the low bits of a narrow integer's byte)
             self.replace(op, self.held_value(b, x, dst))
         else:   # between integers of one width: nothing changes
             self.replace(op, x)
