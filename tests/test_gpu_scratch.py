@@ -70,9 +70,11 @@ def test_a_128_kib_temporary_runs_on_opencl_and_matches_the_reference():
 
 
 @pytest.mark.parametrize("target", ["cuda", "rocm", "opencl-spirv"])
-def test_each_thread_of_a_split_kernel_gets_its_own_slice(target):
+def test_each_thread_of_a_split_kernel_gets_its_own_slice(target, monkeypatch):
     """Six threads, a 32 KiB row each: a buffer of 6 x 32 KiB, thread gid's slice at gid x 32 KiB;
-    the kernel's small temporaries (a float each) stay private."""
+    the kernel's small temporaries (a float each) stay private. (Tiling off: a fused row kernel
+    would take this softmax and keep no row; the thread-per-row kernel is what f16 or f64 rows get.)"""
+    monkeypatch.setenv("MLIRTEXT_GPU_TILING", "0")
     need_tools({"cuda": "ptxas", "rocm": "ld.lld", "opencl-spirv": "spirv-val"}[target])
     name, exe = _compiled(SOFTMAX_ROWS, target)
     launch = exe.launches[name]
@@ -82,8 +84,9 @@ def test_each_thread_of_a_split_kernel_gets_its_own_slice(target):
     assert sizes and max(sizes) <= SCRATCH_THRESHOLD
 
 
-def test_a_split_kernel_with_large_temporaries_matches_the_reference_on_opencl():
+def test_a_split_kernel_with_large_temporaries_matches_the_reference_on_opencl(monkeypatch):
     _opencl_or_skip()
+    monkeypatch.setenv("MLIRTEXT_GPU_TILING", "0")   # (the thread-per-row kernel, as above)
     _run_both(SOFTMAX_ROWS, "softmax_rows", seed=3)
 
 
