@@ -161,14 +161,8 @@ def _scalar_constant(op: Optional[Operation]) -> bool:
 
 def fuse_epilogues(module: Operation) -> None:
     """Merge each matmul or convolution dispatch with its elementwise consumer where the micro-kernel takes both."""
-    from ..transforms.dispatch import is_dispatch_function
     from .ukernels import plan_kernel
-    body = module.regions[0].blocks[0]
-    kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
-    calls: dict = {}
-    for op in module.walk():
-        if op.name == "func.call":
-            calls.setdefault(_callee(op), []).append(op)
+    body, kernels, calls = _dispatches_and_calls(module)
     for name, producer in list(kernels.items()):
         sites = calls.get(name, [])
         if len(sites) != 1 or len(sites[0].results) != 1:
@@ -181,11 +175,8 @@ def fuse_epilogues(module: Operation) -> None:
         while len(v.uses) == 1 and v.uses[0].op.name in _VIEWS:
             views.append(v.uses[0].op)
             v = views[-1].results[0]
-        if len(v.uses) != 1 or v.uses[0].op.name != "func.call":
-            continue
-        consumer_call = v.uses[0].op
-        consumer = kernels.get(_callee(consumer_call))
-        if consumer is None or len(calls.get(consumer.sym_name, [])) != 1 or len(consumer_call.results) != 1:
+        consumer_call, consumer = _sole_consumer(v, kernels, calls)
+        if consumer is None:
             continue
         merged = _merge(producer, call, views, consumer, consumer_call, v.uses[0].index)
         merged_plan = plan_kernel(merged)
@@ -199,14 +190,8 @@ def fuse_transposed_operands(module: Operation) -> None:
     """Merge each dispatch that only transposes a tensor into the matmul dispatch that takes the
     result as B, where the micro-kernel then reads B^T in place (it transposes while it packs B:
     ukernels.py), so the transposed copy is never written (attention's K^T)."""
-    from ..transforms.dispatch import is_dispatch_function
     from .ukernels import plan_kernel
-    body = module.regions[0].blocks[0]
-    kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
-    calls: dict = {}
-    for op in module.walk():
-        if op.name == "func.call":
-            calls.setdefault(_callee(op), []).append(op)
+    body, kernels, calls = _dispatches_and_calls(module)
     for name, producer in list(kernels.items()):
         sites = calls.get(name, [])
         ops = [op.name for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
@@ -214,11 +199,8 @@ def fuse_transposed_operands(module: Operation) -> None:
             continue
         call = sites[0]
         v = call.results[0]
-        if len(v.uses) != 1 or v.uses[0].op.name != "func.call":
-            continue
-        consumer_call = v.uses[0].op
-        consumer = kernels.get(_callee(consumer_call))
-        if consumer is None or len(calls.get(consumer.sym_name, [])) != 1 or len(consumer_call.results) != 1:
+        consumer_call, consumer = _sole_consumer(v, kernels, calls)
+        if consumer is None:
             continue
         merged = _merge(producer, call, [], consumer, consumer_call, v.uses[0].index)
         plan = plan_kernel(merged)
@@ -226,6 +208,30 @@ def fuse_transposed_operands(module: Operation) -> None:
             continue
         _replace(body, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)
         kernels.pop(consumer.sym_name)
+
+
+def _dispatches_and_calls(module: Operation):
+    """(the module's body, {name: dispatch function}, {callee: [func.call]})."""
+    from ..transforms.dispatch import is_dispatch_function
+    body = module.regions[0].blocks[0]
+    kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
+    calls: dict = {}
+    for op in module.walk():
+        if op.name == "func.call":
+            calls.setdefault(_callee(op), []).append(op)
+    return body, kernels, calls
+
+
+def _sole_consumer(value, kernels: dict, calls: dict):
+    """(call, dispatch) when `value`'s one use is the only call of a dispatch with one result,
+    else (None, None)."""
+    if len(value.uses) != 1 or value.uses[0].op.name != "func.call":
+        return None, None
+    call = value.uses[0].op
+    consumer = kernels.get(_callee(call))
+    if consumer is None or len(calls.get(consumer.sym_name, [])) != 1 or len(call.results) != 1:
+        return None, None
+    return call, consumer
 
 
 def _callee(call: Operation) -> str:
