@@ -5,7 +5,7 @@ decoration), one value fills the tensor (`4xf32=0`), `f32=0.5` / `7` for
 scalars (the type comes from the function signature when not given), and
 `@x.npy` to load a numpy file. Outputs print as iree-run-module prints them
 (`result[0]: hal.buffer_view` then `2x3xf32=[1 2 3][4 5 6]`; scalars as
-`result[1]: i32=7`), or go to `@y.npy` (write), `+y.npy` (append), `-` (print).
+`result[1]: i32=7`); the command line writes them to files (`--output=@y.npy`).
 """
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ class ValueError_(ValueError):
 
 
 _SHAPE = re.compile(r"((?:\d+x)*)([a-z][a-z0-9]*)$")
+
+
+def parse_inputs(specs: list, fn_name: str, types) -> list:
+    """The values of the --input `specs` for a function `fn_name` taking `types` (ValueError_ on a
+    wrong count or value)."""
+    if len(specs) != len(types):
+        raise ValueError_(f"@{fn_name} takes {len(types)} argument(s) "
+                          f"({', '.join(map(str, types)) or 'none'}); {len(specs)} --input given")
+    return [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(specs, types))]
 
 
 def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
@@ -141,18 +150,3 @@ def format_results(values, types) -> str:
         else:
             lines.append(f"result[{i}]: {format_value(v, t)}")
     return "\n".join(lines)
-
-
-def write_output(spec: str, value: np.ndarray, type: T.Type) -> str | None:
-    """Handle one --output: returns text to print for `-`, else writes the file."""
-    if spec == "-":
-        return format_value(value, type)
-    if spec.startswith(("@", "+")):
-        path = spec[1:]
-        try:
-            with open(path, "ab" if spec[0] == "+" else "wb") as f:
-                np.save(f, np.asarray(value), allow_pickle=False)
-        except OSError as e:
-            raise ValueError_(f"--output={spec}: cannot write '{path}': {e.strerror}") from None
-        return None
-    raise ValueError_(f"--output={spec}: expected '-', '@FILE.npy' or '+FILE.npy'")

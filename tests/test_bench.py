@@ -169,9 +169,9 @@ def test_a_device_that_breaks_is_a_failed_row():
 
 
 def test_the_command_fails_on_a_mismatch(program, monkeypatch, capsys):
-    from mlirtext.bench import measure
-    real = measure.run_bench
-    monkeypatch.setattr(measure, "run_bench", lambda *a, **k: real(*a, **k, wrap_device=_perturb))
+    from mlirtext.bench.measure import run_bench
+    from mlirtext.cli import bench as command
+    monkeypatch.setattr(command, "run_bench", lambda *a, **k: run_bench(*a, **k, wrap_device=_perturb))
     assert main(["bench", *FAST, program, "--devices=local-sync"]) == 1
     captured = capsys.readouterr()
     assert "MISMATCH" in captured.out and "llvm-cpu / local-sync: mismatch" in captured.err

@@ -86,24 +86,14 @@ def _compile(text: str, filename: str, target: str) -> tuple[bytes, float, dict]
     return data, end - start, phases
 
 
-def _pick_function(module, name: Optional[str]):
-    from ..vm.vm import VMError
-    if name is None:
-        if len(module.functions) != 1:
-            raise VMError(f"--function is needed: the module exports {len(module.functions)} functions "
-                          f"({', '.join('@' + n for n in module.functions) or 'none'})")
-        return next(iter(module.functions.values()))
-    return module.function(name)
-
-
 def _inputs(fn, settings: Settings) -> tuple[list, list]:
     """(arrays, their types as text) for `fn`: the --input values, else seeded random ones."""
     from ..analysis.commands import random_input
-    from ..cli import parse_inputs
+    from ..values import parse_inputs
     from ..vm.program import describe, record_type
     types = [record_type(r) for r in fn.inputs]
     if settings.inputs:
-        arrays = parse_inputs(SimpleNamespace(inputs=settings.inputs), fn.name, types)
+        arrays = parse_inputs(settings.inputs, fn.name, types)
     else:
         rng = np.random.default_rng(settings.seed)
         arrays = [random_input(t, rng) for t in types]
@@ -212,7 +202,7 @@ def _load(data: bytes, compile_s: float, target: str, device: str, settings: Set
         start = time.perf_counter()
         module = LoadedModule(data, device)
         load_s = time.perf_counter() - start
-        fn = _pick_function(module, state.fn_name or settings.function)
+        fn = module.entry_function(state.fn_name or settings.function)
         if is_baseline:
             state.fn_name = fn.name
             state.args, state.described = _inputs(fn, settings)

@@ -14,6 +14,9 @@ import numpy as np
 from ..diagnostics import has_errors
 from ..syntax.parser import ParseResult
 
+#: The levels an import can stop at (each front end's own pipeline gets there).
+LEVELS = ("stablehlo", "tosa", "linalg")
+
 
 class ImportFailed(Exception):
     """An import that cannot go on, with a message for the user (the command exits 1)."""

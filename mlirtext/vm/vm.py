@@ -336,3 +336,12 @@ class LoadedModule:
             raise VMError(f"the module has no exported function @{name.lstrip('@')} "
                           f"(exports: {', '.join('@' + n for n in self.functions) or 'none'})")
         return f
+
+    def entry_function(self, name: str | None) -> Function:
+        """The function `name`, or with no name the module's only export (VMError when it has several)."""
+        if name is not None:
+            return self.function(name)
+        if len(self.functions) != 1:
+            raise VMError(f"--function is needed: the module exports {len(self.functions)} functions "
+                          f"({', '.join('@' + n for n in self.functions) or 'none'})")
+        return next(iter(self.functions.values()))

@@ -34,6 +34,11 @@ def level_of(module: Operation) -> Optional[str]:
     return None
 
 
+def first_op_at_level(module: Operation, level: str) -> Optional[Operation]:
+    """The first op of `module` whose dialect places it at `level` (to point a diagnostic at)."""
+    return next((op for op in module.walk() if op.dialect in _LEVEL_DIALECTS.get(level, ())), None)
+
+
 def lowering_pipeline(module: Operation, target: str) -> str:
     """Pipeline text that takes `module` down to `target`; ValueError says why it cannot."""
     if target not in LEVELS:

@@ -1,0 +1,285 @@
+"""The `mlirtext` command: the argument tree and `main`. Each subcommand's work is in its own module
+(`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `translate.py`, `import_.py`, `bench.py`,
+`lsp.py`, each with `main(args)`); `io.py` reads inputs and writes outputs for all of them.
+
+Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad request). Problems are printed
+MLIR-style on stderr, never as a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import re
+import sys
+
+from ..importers.common import LEVELS as IMPORT_LEVELS
+from ..transforms.conversions.levels import LEVELS
+from ..transforms.passes import load_passes
+from ..vm.compiler import TARGETS
+from ..vm.devices import DEVICES
+
+#: subcommand -> the module that runs it. Only the one asked for is imported: the others would cost
+#: start-up time (the VM, llvmlite, the benchmark's tables) that `mlirtext opt` does not need.
+HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
+            "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp"}
+
+#: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
+#: generates code for a generic one, so a misspelt name is refused here instead.
+CUDA_ARCH = re.compile(r"sm_[1-9][0-9]{1,2}[af]?")
+ROCM_ARCH = re.compile(r"gfx[0-9]{2,4}[0-9a-f]?")
+
+TRANSLATE_HELP = """Translate a module in the llvm dialect to LLVM IR text (like mlir-translate --mlir-to-llvmir).
+The input must already be at the llvm level (mlirtext opt FILE --lower-to=llvm); with --lower, a module
+at a higher level is lowered first with the native-code pipeline (the usual steps, plus
+math-polynomial-approximation before convert-loops-to-llvm). The IR is verified by LLVM before it is
+written."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 1, like every other diagnosed error
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
+def build_argparser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mlirtext", description="Read, check, print and lower MLIR text.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_opt(sub)
+    _add_run(sub)
+    _add_compile(sub)
+    _add_dump(sub)
+    _add_check(sub)
+    _add_lsp(sub)
+    _add_translate(sub)
+    _add_bench(sub)
+    _add_import(sub)
+    return parser
+
+
+def _add_opt(sub) -> None:
+    opt = sub.add_parser("opt", help="parse, verify and print MLIR (like mlir-opt)")
+    opt.add_argument("input", nargs="?", default="-", help="an .mlir file, or - for standard input (default)")
+    opt.add_argument("-o", dest="output", default="-", help="output file (default: standard output)")
+    opt.add_argument("--split-input-file", action="store_true",
+                     help="treat each '// -----' separated chunk as its own input")
+    opt.add_argument("--print-generic", "--mlir-print-op-generic", dest="generic", action="store_true",
+                     help="print every op in the generic form")
+    opt.add_argument("--mlir-print-debuginfo", dest="locations", action="store_true",
+                     help="print op locations")
+    opt.add_argument("--verify-diagnostics", action="store_true",
+                     help="check '// expected-error {{...}}' annotations instead of failing on errors")
+    opt.add_argument("--allow-unregistered-dialect", action="store_true",
+                     help="accepted for mlir-opt compatibility (unknown ops are always allowed)")
+    group = opt.add_argument_group("passes (run in the order given)")
+    group.add_argument("--pass-pipeline", dest="pipeline", action="append", default=[], metavar="PIPELINE",
+                       help="a pipeline in MLIR's syntax: 'builtin.module(func.func(canonicalize,cse))'")
+    for name, cls in sorted(load_passes().items()):
+        group.add_argument(f"--{name}", dest="pipeline", action="append_const", const=name,
+                           help=f"{cls.summary} (options: --{name}='key=value ...')" if
+                           dataclasses.fields(cls) else cls.summary)
+    group.add_argument("--lower-to", choices=LEVELS[1:], metavar="LEVEL",
+                       help="lower from the input's level down to LEVEL: tosa, linalg, loops or llvm "
+                            "(after the other passes given)")
+    group.add_argument("--list-passes", action="store_true", help="list the passes and exit")
+    group.add_argument("--print-ir-before-all", action="store_true", help="print the IR before every pass")
+    group.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
+    group.add_argument("--print-ir-after-change", action="store_true",
+                       help="print the IR after every pass that changed it")
+    group.add_argument("--timing", "--mlir-timing", dest="timing", action="store_true",
+                       help="report the time each pass took")
+    group.add_argument("--check-semantics", action="store_true",
+                       help="run each function before and after every pass on the same seeded random "
+                            "inputs; a pass that changes the results is an error")
+    group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
+
+
+def _add_run(sub) -> None:
+    run = sub.add_parser("run", help="run a function: an .mlir on the interpreter, or a .vmpack (or an .mlir "
+                                     "compiled in memory) on the VM (like iree-run-module)")
+    run.add_argument("input", help="an .mlir file, a .vmpack module file, or - for standard input")
+    run.add_argument("--function", help="the function to run (default: the module's only public one)")
+    run.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                     help="an argument: 2x3xf32=1 2 3 4 5 6, f32=0.5, 7, or @x.npy (repeat per argument)")
+    run.add_argument("--output", dest="outputs", action="append", default=[], metavar="DEST",
+                     help="where result i goes: - (print), @y.npy (write), +y.npy (append)")
+    run.add_argument("--device", default=None, choices=DEVICES,
+                     help="reference: the interpreter (default for .mlir); local-sync / local-task: native "
+                          "kernels on the VM, one by one / on a thread pool (default for .vmpack); an .mlir "
+                          "is then compiled in memory for llvm-cpu; vulkan / opencl / cuda: the module's "
+                          "vulkan-spirv / opencl-spirv / cuda kernels on a GPU (without one, vulkan runs on Mesa "
+                          "lavapipe and opencl on pocl's CPU driver)")
+    run.add_argument("--print-statistics", action="store_true",
+                     help="report dispatches, time and peak memory of the run on stderr (VM devices)")
+
+
+def _add_compile(sub) -> None:
+    comp = sub.add_parser("compile", help="compile an .mlir module into a module file (.vmpack) for the VM")
+    comp.add_argument("input", help="an .mlir file (hlo, tosa or linalg level), or - for standard input")
+    comp.add_argument("-o", dest="output", required=True, help="the module file to write (e.g. out.vmpack)")
+    comp.add_argument("--target", default="llvm-cpu", type=_targets, metavar="TARGET[,TARGET...]",
+                      help="llvm-cpu: native kernels for this CPU (default); reference: interpreted kernels only; "
+                           "cuda (PTX), rocm (AMDGPU object), vulkan-spirv, opencl-spirv (SPIR-V): GPU kernels; several "
+                           "targets, comma-separated, give one executable each in the module file")
+    comp.add_argument("--cuda-arch", default="sm_80", type=_arch("sm_", CUDA_ARCH),
+                      help="the PTX architecture for --target=cuda (default sm_80)")
+    comp.add_argument("--rocm-arch", default="gfx942", type=_arch("gfx", ROCM_ARCH),
+                      help="the AMDGPU processor for --target=rocm (default gfx942)")
+    comp.add_argument("--validate", action="store_true",
+                      help="check GPU code with ptxas (sm_80 and sm_90), ld.lld + llvm-readelf (HSA code object), "
+                           "spirv-val (vulkan1.3, opencl1.2); a kernel that fails is a compile error")
+    comp.add_argument("--print-statistics", action="store_true",
+                      help="report compile time, module size and each function's peak memory on stderr")
+
+
+def _add_dump(sub) -> None:
+    dump = sub.add_parser("dump", help="print a module file's sections (like iree-dump-module)")
+    dump.add_argument("input", help="a .vmpack file")
+    dump.add_argument("--ir", action="store_true", help="also print the kernels (MLIR and LLVM IR)")
+    dump.add_argument("--print-target-code", action="store_true",
+                      help="also print each GPU kernel's code: PTX, AMDGPU assembly, SPIR-V assembly")
+
+
+def _add_check(sub) -> None:
+    chk = sub.add_parser("check", help="run a test file's functions and report their check.* assertions")
+    chk.add_argument("input", help="an .mlir file, or - for standard input")
+    chk.add_argument("--split-input-file", action="store_true",
+                     help="treat each '// -----' separated chunk as its own module")
+    chk.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
+                     help="stop a function that runs longer than this (default 60; 0 = no limit)")
+    chk.add_argument("-q", "--quiet", action="store_true", help="print only failing functions and the summary")
+
+
+def _add_lsp(sub) -> None:
+    lsp = sub.add_parser("lsp", help="start the language server on standard input/output (for editors)")
+    # Clients name their transport (vscode-languageclient appends --stdio); stdio is the only one.
+    lsp.add_argument("--stdio", action="store_true", help="talk over standard input/output (the default)")
+    lsp.add_argument("--no-open-worker", action="store_true",
+                     help="analyse in this process only (no worker process that shares opening large files)")
+
+
+def _add_translate(sub) -> None:
+    tr = sub.add_parser("translate", help="translate the llvm dialect to LLVM IR (like mlir-translate)",
+                        description=TRANSLATE_HELP)
+    tr.add_argument("input", nargs="?", default="-", help="an .mlir file, or - for standard input (default)")
+    tr.add_argument("-o", dest="output", default="-", help="output file (default: standard output)")
+    tr.add_argument("--mlir-to-llvmir", action="store_true", required=True,
+                    help="the translation to perform (the only one: LLVM IR text)")
+    tr.add_argument("--lower", action="store_true",
+                    help="lower an input above the llvm level first (hlo/tosa/linalg/loops -> llvm)")
+    tr.add_argument("--optimize", action="store_true",
+                    help="print the IR after LLVM's O3 pipeline for this host CPU (vectorised loops)")
+
+
+def _add_bench(sub) -> None:
+    summary = ("compile a module for each target, run it on each device and report size, compile and load "
+               "time, latency, peak memory and speedup")
+    bench = sub.add_parser("bench", help=summary, description=summary + ". Every row's outputs are checked "
+                           "against the baseline (the reference device). Exit status 1: nothing could be measured "
+                           "(bad file, function, input or request), a row's outputs differ from the baseline, a "
+                           "call failed, or a target named in --targets did not compile.")
+    bench.add_argument("input", help="an .mlir file (hlo, tosa or linalg level)")
+    bench.add_argument("--function", help="the function to measure (default: the module's only public one)")
+    bench.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                       help="an argument, as for `mlirtext run` (2x3xf32=1 2 3 4 5 6, f32=0.5, @x.npy); "
+                            "default: seeded random values")
+    bench.add_argument("--targets", type=_names, default=None, metavar="T1,T2",
+                       help=f"targets to compile for (default: all, {','.join(TARGETS)}; a target that does not "
+                            "compile is then reported, not an error)")
+    bench.add_argument("--devices", type=_names, default=list(DEVICES), metavar="D1,D2",
+                       help=f"devices to run on (default: {','.join(DEVICES)}); the baseline, the reference "
+                            "device, always runs")
+    bench.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default 7)")
+    bench.add_argument("--warmup", type=int, default=2, help="untimed calls after the first (default 2)")
+    bench.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    bench.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    bench.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
+    bench.add_argument("--compare-iree", action="store_true",
+                       help="add IREE's figures for the same file, measured in the same run (needs "
+                            "iree-base-compiler and iree-base-runtime)")
+    bench.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+
+
+def _add_import(sub) -> None:
+    imp = sub.add_parser("import", help="import a JAX function, a PyTorch module or an ONNX model as MLIR",
+                         description="Drive the framework's own importer and write MLIR text mlirtext has "
+                                     "parsed and verified. Each front end is an optional extra: "
+                                     "pip install 'mlirtext[jax]', '[torch]' or '[onnx]'.")
+    fronts = imp.add_subparsers(dest="front_end", required=True, parser_class=_Parser)
+    jx = fronts.add_parser("jax", help="a jitted Python function to StableHLO, with Python source locations")
+    jx.add_argument("target", metavar="MODULE:FUNCTION", help="a module (or a .py file) and a function in it")
+    _add_example_inputs(jx)
+    th = fronts.add_parser("torch", help="a torch.nn.Module (from a factory function) through torch.export "
+                                         "and torch-mlir")
+    th.add_argument("target", metavar="MODULE:FACTORY",
+                    help="a module (or a .py file) and a function in it returning the torch.nn.Module")
+    _add_example_inputs(th)
+    th.add_argument("--to", choices=IMPORT_LEVELS, default="stablehlo",
+                    help="the level to import to (default stablehlo)")
+    th.add_argument("--weights", choices=["inline", "args"], default="inline",
+                    help="inline: weights are constants in the module (default); args: @main takes them "
+                         "after the model's inputs (written to OUT.weights.npz with -o)")
+    ox = fronts.add_parser("onnx", help="an .onnx model through torch-mlir's ONNX importer")
+    ox.add_argument("target", metavar="MODEL.onnx")
+    ox.add_argument("--to", choices=IMPORT_LEVELS, default="stablehlo",
+                    help="the level to import to (default stablehlo)")
+    for p in (jx, th, ox):
+        p.add_argument("-o", dest="output", default="-", help="output file (default: standard output)")
+    # What a front end does not take, so that every import request has every field.
+    jx.set_defaults(to="stablehlo", weights="inline")
+    ox.set_defaults(args=None, args_npz=None, weights="inline")
+
+
+def _add_example_inputs(p) -> None:
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--args", nargs="+", metavar="SPEC",
+                       help="each argument's shape and element type: 4x8xf32, 16xi32, f32")
+    group.add_argument("--args-npz", metavar="FILE.npz", help="example inputs, in the file's order")
+
+
+def _names(text: str) -> list:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _arch(example: str, form: re.Pattern):
+    """An argparse type: a processor name of `form` (for example sm_80, gfx942)."""
+    def check(text: str) -> str:
+        if not form.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"'{text}' is not a {example}... processor name "
+                                             f"(for example {'sm_80, sm_90' if example == 'sm_' else 'gfx90a, gfx942'})")
+        return text
+    return check
+
+
+def _targets(text: str) -> str:
+    """--target: one or more known targets, comma-separated, each once."""
+    names = [t.strip() for t in text.split(",")]
+    for t in names:
+        if t not in TARGETS:
+            raise argparse.ArgumentTypeError(f"unknown target '{t}' (targets: {', '.join(TARGETS)})")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"a target is named twice in '{text}'")
+    return ",".join(names)
+
+
+def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
+    """`--canonicalize=max-num-rewrites=5` (a short pass flag with options, as mlir-opt
+    spells it) as `--pass-pipeline=canonicalize{max-num-rewrites=5}`; a bare `--cse`
+    stays a flag (argparse keeps flags and `--pass-pipeline` in command-line order)."""
+    passes = load_passes()
+    out = []
+    for arg in argv:
+        name, eq, options = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        out.append(f"--pass-pipeline={name}{{{options}}}" if eq and name in passes else arg)
+    return out
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
+    try:
+        return importlib.import_module(f".{HANDLERS[args.command]}", __name__).main(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

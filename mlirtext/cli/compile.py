@@ -1,0 +1,54 @@
+"""`mlirtext compile FILE -o OUT.vmpack`: compile a module into a module file for the VM."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Optional
+
+from ..diagnostics import report
+from ..vm.compiler import CompileFailed, compile_module
+from ..vm.modfile import pack
+from .io import parse_verified, read_input, write_output
+
+
+def main(args) -> int:
+    got = read_input(args.input)
+    if got is None:
+        return 1
+    done = compile_text(*got, args.target, {"cuda": args.cuda_arch, "rocm": args.rocm_arch}, args.validate)
+    if done is None:
+        return 1
+    compiled, seconds = done
+    data = pack(compiled)
+    problem = write_output(args.output, data)
+    if problem is not None:
+        report([problem])
+        return 1
+    if args.print_statistics:
+        _print_statistics(compiled, seconds, len(data))
+    return 0
+
+
+def compile_text(text: str, name: str, target: str, gpu_arch: Optional[dict] = None, validate: bool = False):
+    """(compiled module, seconds, parsing included) of `text`; None after reporting why it does not compile."""
+    start = time.perf_counter()
+    result = parse_verified(text, name)
+    if result is None:
+        return None
+    try:
+        compiled = compile_module(result.module, target, gpu_arch=gpu_arch, validate=validate)
+    except CompileFailed as e:
+        report(e.diagnostics)
+        return None
+    return compiled, time.perf_counter() - start
+
+
+def _print_statistics(compiled, seconds: float, size: int) -> None:
+    w = sys.stderr.write
+    w(f"// compile: {seconds:.3f} s (" + ", ".join(f"{k} {v:.3f} s" for k, v in compiled.timings.items()) + ")\n")
+    w(f"// module file: {size} bytes, {len(compiled.kernels)} kernels, {len(compiled.constants)} constants\n")
+    for prog in compiled.programs:
+        p = prog.plan
+        w(f"// @{prog.name}: {sum(1 for i in prog.instructions if i['op'] == 'dispatch')} dispatches; peak memory "
+          f"{p['peak_bytes']} bytes (pool {p['pool_bytes']} in {len(p['slots'])} slots + results {p['result_bytes']}; "
+          f"without reuse {p['without_reuse_bytes']})\n")

@@ -1,0 +1,108 @@
+"""`mlirtext opt FILE`: parse, verify, run passes, print (like mlir-opt)."""
+from __future__ import annotations
+
+import sys
+
+from .. import api
+from ..diagnostics import Diagnostic, has_errors, report
+from ..transforms.conversions.levels import lowering_pipeline
+from ..transforms.pass_manager import PassManager, PrintIR, Timing
+from ..transforms.passes import load_passes
+from ..transforms.pipeline import PipelineError, parse_pipeline
+from ..transforms.semantics_check import CheckSemantics
+from ..verify_diagnostics import check
+from .io import read_input, write_output
+
+
+def main(args) -> int:
+    if args.list_passes:
+        sys.stdout.write(_list_passes())
+        return 0
+    pm = _pass_manager(args)
+    if isinstance(pm, str):
+        print(pm, file=sys.stderr)
+        return 1
+    got = read_input(args.input)
+    if got is None:
+        return 1
+    text, name = got
+    results = api.parse_chunks(text, name, args.split_input_file)
+    outputs, failed = [], False
+    for result in results:
+        if pm is not None and not has_errors(result.diagnostics):
+            result.diagnostics.extend(_run_passes(pm, result, args.lower_to))
+        if args.verify_diagnostics:
+            problems = check(result.source, result.start, result.end, result.diagnostics)
+            report(problems)
+            failed |= bool(problems)
+            if not has_errors(result.diagnostics):
+                outputs.append(api.to_text(result, args.generic, args.locations))
+            continue
+        report(result.diagnostics)
+        if has_errors(result.diagnostics):
+            failed = True
+            continue
+        outputs.append(api.to_text(result, args.generic, args.locations))
+    if pm is not None:
+        for inst in pm.instrumentations:
+            if isinstance(inst, Timing):
+                sys.stderr.write(inst.report())
+    if failed:
+        return 1
+    problem = write_output(args.output, "// -----\n".join(outputs))
+    if problem is not None:
+        report([problem])
+        return 1
+    return 0
+
+
+def _list_passes() -> str:
+    lines = ["Passes:"]
+    for name, cls in sorted(load_passes().items()):
+        lines.append(f"  --{name:<24} {cls.summary}")
+    return "\n".join(lines) + "\n"
+
+
+def _pass_manager(args):
+    """The pass manager the flags ask for, None when they ask for no pass, or a diagnostic."""
+    items = []
+    for text in args.pipeline:
+        try:
+            items.extend(parse_pipeline(text))
+        except PipelineError as e:
+            return e.format()
+    if not items and not args.lower_to:
+        return None
+    # Timing goes last: it starts right before the pass and stops right after it, so the
+    # time of the other instrumentations (printing, interpreting) is not counted.
+    instruments = []
+    if args.check_semantics:
+        instruments.append(CheckSemantics(sys.stderr.write, args.seed))
+    if args.print_ir_before_all or args.print_ir_after_all or args.print_ir_after_change:
+        instruments.append(PrintIR(sys.stderr.write, args.print_ir_before_all, args.print_ir_after_all,
+                                   args.print_ir_after_change))
+    if args.timing:
+        instruments.append(Timing())
+    return PassManager(items, instrumentations=instruments)
+
+
+def _run_passes(pm, result, lower_to) -> list:
+    """The pipeline of `pm`, then the steps down to `lower_to` (which depend on the input)."""
+    problems = pm.run(result.module)
+    if problems or not lower_to:
+        return problems
+    return _lower(pm, result.module, lower_to)
+
+
+def _lower(pm, module, level: str) -> list:
+    """The steps from `module`'s level down to `level`, run with `pm`'s instrumentation; the problems."""
+    try:
+        text = lowering_pipeline(module, level)
+        steps = parse_pipeline(text) if text else []  # already at that level: nothing to do
+    except ValueError as e:
+        return [Diagnostic("error", f"--lower-to={level}: {e}", module.span)]
+    saved, pm.items = pm.items, steps
+    try:
+        return pm.run(module)
+    finally:
+        pm.items = saved

@@ -1,0 +1,129 @@
+"""`mlirtext run FILE`: run one function, as iree-run-module does.
+
+What runs it is decided once, here: a module file (`.vmpack`, or a file that starts like one) runs
+on the VM (default device local-task); an .mlir runs on the interpreter, as written at any level,
+unless a compiled device is asked for (local-sync, local-task or a GPU), when it is compiled in
+memory for that device's target first.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from ..diagnostics import Diagnostic, report
+from ..interpreter import Interpreter, InterpreterError
+from ..interpreter.abi import ABI_ATTR, signature
+from ..interpreter.llvm import builtin_signature
+from ..ir.attributes import StringAttr
+from ..values import ValueError_
+from ..vm.devices import GPU_DEVICES
+from ..vm.modfile import pack
+from ..vm.program import record_type
+from ..vm.vm import LoadedModule, VMError
+from .compile import compile_text
+from .io import decode_text, parse_inputs, parse_verified, print_outputs, read_bytes
+
+#: A module file is a zip archive.
+MODULE_FILE_MAGIC = b"PK\x03\x04"
+
+
+def main(args) -> int:
+    got = read_bytes(args.input)
+    if got is None:
+        return 1
+    data, name = got
+    if args.input.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC):
+        return _run_module(args, data, None)
+    text = decode_text(data, name)
+    if text is None:
+        return 1
+    if args.device in (None, "reference"):
+        return _interpret(args, text, name)
+    target = GPU_DEVICES.get(args.device, "llvm-cpu")
+    done = compile_text(text, name, target)
+    if done is None:
+        return 1
+    compiled, seconds = done
+    return _run_module(args, pack(compiled), seconds)
+
+
+def _interpret(args, text: str, name: str) -> int:
+    result = parse_verified(text, name)
+    if result is None:
+        return 1
+    interp = Interpreter(result.module)
+    fn_name = args.function
+    if fn_name is None:
+        public = _public_functions(result.module)
+        if len(public) != 1:
+            report([Diagnostic("error", f"{name}: --function is needed: the module has "
+                              f"{len(public)} public functions ({', '.join(public) or 'none'})")])
+            return 1
+        fn_name = public[0]
+    fn_name = fn_name.lstrip("@")
+    try:
+        fn = interp.function(fn_name)
+        ftype = builtin_signature(fn) if fn.name == "llvm.func" and ABI_ATTR not in fn.attributes else signature(fn)
+    except InterpreterError as e:
+        report([Diagnostic("error", str(e), e.span)])
+        return 1
+    inputs = parse_inputs(args.inputs, fn_name, ftype.inputs)
+    if inputs is None:
+        return 1
+    print(f"EXEC @{fn_name}", flush=True)  # before the run, whose own prints follow
+    try:
+        outputs = interp.call(fn_name, inputs)
+    except ValueError_ as e:
+        report([Diagnostic("error", str(e))])
+        return 1
+    except InterpreterError as e:
+        report([Diagnostic("error", str(e), e.span)])
+        return 1
+    return print_outputs(args.outputs, outputs, ftype.results)
+
+
+def _public_functions(module) -> list[str]:
+    names = []
+    for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
+        runnable = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
+        if runnable and op.regions and op.regions[0].blocks:
+            vis = op.attributes.get("sym_visibility")
+            if not (isinstance(vis, StringAttr) and vis.value != "public"):
+                names.append(op.attributes["sym_name"].value)
+    return names
+
+
+def _run_module(args, data: bytes, compile_seconds) -> int:
+    """Run a module file's function on the VM; `compile_seconds` when it was compiled in memory."""
+    device = args.device or "local-task"
+    try:
+        module = LoadedModule(data, device)
+        fn = module.entry_function(args.function)
+    except VMError as e:
+        report([Diagnostic("error", str(e))])
+        return 1
+    inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])
+    if inputs is None:
+        return 1
+    print(f"EXEC @{fn.name}", flush=True)
+    try:
+        start = time.perf_counter()
+        outputs = fn(*inputs)
+        seconds = time.perf_counter() - start
+    except (VMError, ValueError_) as e:
+        report([Diagnostic("error", str(e))])
+        return 1
+    if args.print_statistics:
+        _print_statistics(module, fn, device, seconds, compile_seconds)
+    return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results])
+
+
+def _print_statistics(module, fn, device: str, seconds: float, compile_seconds) -> None:
+    p = fn.plan
+    w = sys.stderr.write
+    if compile_seconds is not None:
+        w(f"// compiled in memory for {GPU_DEVICES.get(device, 'llvm-cpu')}: {compile_seconds:.3f} s\n")
+    w(f"// device {module.device.name}: @{fn.name} ran {len(fn.dispatches)} dispatches in {seconds * 1e3:.3f} ms "
+      f"({len(fn.waves)} waves)\n")
+    w(f"// memory: peak {p['peak_bytes']} bytes (pool {p['pool_bytes']} in {len(p['slots'])} slots + results "
+      f"{p['result_bytes']}; without reuse {p['without_reuse_bytes']})\n")
