@@ -100,7 +100,7 @@ def write_output(path: str, data: str | bytes, append: bool = False) -> Optional
         kind = next((name for test, name in _SPECIAL if test(old.st_mode)), "not a regular file")
         return _cannot_write(path, f"it is {kind} (only regular files are written)")
     try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.")
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".mlirtext-", suffix=".tmp")
     except OSError as e:
         return _cannot_write(path, e.strerror)
     try:
