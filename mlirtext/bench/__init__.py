@@ -1,6 +1,7 @@
 """`mlirtext bench`: the deployment report of a module (size, compile and load time, latency,
 peak memory and speedup on every target and device, outputs checked against the baseline), as a
-table, JSON, or a self-contained HTML page with the module's journey.
+table, JSON, or a self-contained HTML page with the module's journey. The subcommand itself is
+`mlirtext/cli/bench.py`.
 
     measure.py   compile per target, load per device (run_bench)
     timing.py    first call, warm-up, interleaved timing rounds, the method as text
@@ -12,5 +13,4 @@ table, JSON, or a self-contained HTML page with the module's journey.
     page.py      the HTML page
     progress.py  the progress bar / lines on stderr
     iree.py      IREE's compiler and runtime, for --compare-iree and benchmarks/runtime_speed.py
-    command.py   the subcommand
 """
