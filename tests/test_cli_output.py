@@ -207,3 +207,14 @@ def test_run_output_onto_a_directory_is_refused(small, tmp_path):
     done = mlirtext("run", small, "--input=4xf32=1", f"--output=@{out}")
     assert done.returncode == 1 and f"could not write output file '{out}': it is a directory" in done.stderr
     assert "Traceback" not in done.stderr and list(out.iterdir()) == []
+
+
+def test_bench_page_is_written_through_a_symlink(small, tmp_path):
+    (tmp_path / "page.html").write_text("old\n")
+    link = tmp_path / "link.html"
+    link.symlink_to("page.html")
+    done = mlirtext("bench", small, "--targets=reference", "--devices=reference", "--rounds=1", "--warmup=0",
+                    "--no-progress", "--html", link)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and (tmp_path / "page.html").read_text().lstrip().lower().startswith("<!doctype html")
+    _no_temporaries(tmp_path, {"in", "page.html", "link.html"})

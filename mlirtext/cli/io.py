@@ -6,6 +6,7 @@ caller to report), so a subcommand only turns that into exit status 1.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -112,7 +113,8 @@ def write_output(path: str, data: str | bytes, append: bool = False) -> Optional
         _take_over_attributes(tmp, old)
         os.replace(tmp, target)
     except BaseException as e:  # also KeyboardInterrupt: never leave the temporary behind
-        os.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):  # (an interrupt right after os.replace)
+            os.unlink(tmp)
         if isinstance(e, OSError):
             return _cannot_write(path, e.strerror)
         raise
