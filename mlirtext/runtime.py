@@ -67,13 +67,8 @@ def load_module(path_or_bytes, device: str = "local-task") -> Module:
 
 def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:
     """A module file (bytes) for MLIR `text`; CompileFailed (with diagnostics) when it cannot be compiled."""
-    from .api import parse_and_verify
-    from .vm.compiler import CompileFailed, compile_module
-    from .vm.modfile import pack
-    result = parse_and_verify(text, filename)
-    if not result.ok:
-        raise CompileFailed([d for d in result.diagnostics if d.severity == "error"] or result.diagnostics)
-    return pack(compile_module(result.module, target))
+    from .compiler import compile_source, pack
+    return pack(compile_source(text, filename, target))
 
 
 def compile_file(path: str, target: str = "llvm-cpu") -> bytes:

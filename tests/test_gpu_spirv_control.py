@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
-from mlirtext.vm.compiler import compile_module
-from mlirtext.vm.modfile import pack
+from mlirtext.compiler import compile_module, pack
 from mlirtext.vm.vm import LoadedModule
 
 from . import corpus

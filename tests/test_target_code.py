@@ -11,7 +11,7 @@ from mlirtext import api
 from mlirtext.analysis import target_code as tc
 from mlirtext.analysis.document import Document
 from mlirtext.targets.gpu import compile_gpu
-from mlirtext.vm.compiler import compile_module, form_dispatches, kernel_module
+from mlirtext.compiler.driver import compile_module, form_dispatches, kernel_module
 
 from .lsp_support import ROOT
 

@@ -6,7 +6,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.vm.modfile import read_module_file
-from mlirtext.vm.ukernels import DESCRIPTION, KC, ROW_TILES
+from mlirtext.compiler.ukernels import DESCRIPTION, KC, ROW_TILES
 
 from .test_vm_programs import ROOT
 

@@ -23,7 +23,7 @@ def run_passes(text: str, pipeline: str):
 
 
 def test_host_keeps_only_calls_views_constants_and_return():
-    from mlirtext.vm.compiler import form_dispatches
+    from mlirtext.compiler.driver import form_dispatches
     result = parse_and_verify((ROOT / "benchmarks" / "programs" / "mlp.mlir").read_text())
     form_dispatches(result.module)
     host = [op for op in result.module.regions[0].blocks[0].ops if op.sym_name == "main"][0]
@@ -110,7 +110,7 @@ def test_independent_dispatches_share_a_wave():
 @pytest.mark.parametrize("batch,m,n,k", [(0, 13, 32, 7), (3, 10, 48, 16), (1, 9, 16, 1)])
 def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
     from mlirtext.vm.modfile import read_module_file
-    from mlirtext.vm.ukernels import DESCRIPTION
+    from mlirtext.compiler.ukernels import DESCRIPTION
     if batch:
         a_t, b_t, c_t = f"tensor<{batch}x{m}x{k}xf32>", f"tensor<{batch}x{k}x{n}xf32>", f"tensor<{batch}x{m}x{n}xf32>"
         dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]"

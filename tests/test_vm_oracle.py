@@ -36,7 +36,7 @@ def check_against_iree(path, tmp_path):
 def test_dispatch_regions_are_accepted_by_iree_opt():
     from mlirtext.api import parse_and_verify
     from mlirtext.syntax.printer import print_module
-    from mlirtext.vm.compiler import form_dispatches
+    from mlirtext.compiler.driver import form_dispatches
 
     from .oracle import generic_forms
     texts = []

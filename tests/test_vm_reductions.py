@@ -7,7 +7,7 @@ import numpy as np
 from mlirtext import runtime
 from mlirtext.api import parse_and_verify
 from mlirtext.vm.modfile import read_module_file
-from mlirtext.vm.reductions import mark_reassociable_sums
+from mlirtext.compiler.reductions import mark_reassociable_sums
 
 from .test_vm_programs import ROOT
 

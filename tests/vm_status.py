@@ -56,8 +56,7 @@ def _compare(got, want) -> str:
 
 def check_function(rel: str, name: str, source_text: str, device: str) -> VMOutcome:
     from mlirtext.interpreter import Interpreter
-    from mlirtext.vm.compiler import CompileFailed, compile_module
-    from mlirtext.vm.modfile import pack
+    from mlirtext.compiler import CompileFailed, compile_module, pack
     from mlirtext.vm.vm import LoadedModule, VMError
     out = VMOutcome(rel, name, False)
     try:

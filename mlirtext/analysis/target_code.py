@@ -2,7 +2,7 @@
 dispatch section of an op's hover.
 
 A function (with the chunk's aliases and the functions it calls: `compiled_source`), or a whole
-chunk, is compiled as `mlirtext compile` does: dispatch formation (`vm/compiler.py`), then per target
+chunk, is compiled as `mlirtext compile` does: dispatch formation (`compiler/driver.py`), then per target
 - llvm-cpu: the kernels' optimised LLVM IR and object code (micro-kernel or generated loops);
 - cuda, rocm, vulkan-spirv: `targets.gpu.compile_gpu` (PTX, AMDGPU assembly, SPIR-V assembly).
 GPU targets share one dispatch formation; llvm-cpu has its own, because it merges a matmul's
@@ -159,7 +159,7 @@ def _parsed(text: str, filename: str):
 
 
 def _failure(e: Exception) -> str:
-    from ..vm.compiler import CompileFailed
+    from ..compiler import CompileFailed
     if isinstance(e, CompileFailed):
         return "; ".join(d.message for d in e.diagnostics)
     return f"internal error: {type(e).__name__}: {e}"
@@ -190,7 +190,7 @@ def _dispatches(module: Operation, source) -> list:
 def _gpu_targets(text: str, filename: str, targets: list, out: FunctionTargets,
                  cancelled: Optional[threading.Event], report: Callable) -> None:
     from ..targets.gpu import GPU_TARGETS, GpuCompileError, compile_gpu
-    from ..vm.compiler import form_dispatches, kernel_module
+    from ..compiler.driver import form_dispatches, kernel_module
     report("forming dispatches")
     module = _parsed(text, filename)
     if isinstance(module, str):
@@ -244,7 +244,7 @@ def _gpu_kernel(exe, name: str, offsets: frozenset) -> Kernel:
 
 
 def _llvm_cpu(text: str, filename: str, out: FunctionTargets) -> TargetCode:
-    from ..vm.compiler import compile_module
+    from ..compiler import compile_module
     code = TargetCode("llvm-cpu", _host_cpu())
     start = time.perf_counter()
     module = _parsed(text, filename)

@@ -6,8 +6,7 @@ import time
 from typing import Optional
 
 from ..diagnostics import report
-from ..vm.compiler import CompileFailed, compile_module
-from ..vm.modfile import pack
+from ..compiler import CompileFailed, compile_module, pack
 from .io import parse_verified, read_input, write_output
 
 

@@ -15,9 +15,9 @@ from ..interpreter import Interpreter, InterpreterError
 from ..interpreter.abi import ABI_ATTR, signature
 from ..interpreter.llvm import builtin_signature
 from ..ir.attributes import StringAttr
+from ..compiler import in_memory
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
-from ..vm.modfile import pack
 from ..vm.program import record_type
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
@@ -44,7 +44,7 @@ def main(args) -> int:
     if done is None:
         return 1
     compiled, seconds = done
-    return _run_module(args, pack(compiled), seconds)
+    return _run_module(args, in_memory(compiled), seconds)   # (no module file to write and read back)
 
 
 def _interpret(args, text: str, name: str) -> int:
@@ -93,11 +93,12 @@ def _public_functions(module) -> list[str]:
     return names
 
 
-def _run_module(args, data: bytes, compile_seconds) -> int:
-    """Run a module file's function on the VM; `compile_seconds` when it was compiled in memory."""
+def _run_module(args, source, compile_seconds) -> int:
+    """Run a function of a module file (its bytes) or of a module compiled in memory (then
+    `compile_seconds` is its compile time) on the VM."""
     device = args.device or "local-task"
     try:
-        module = LoadedModule(data, device)
+        module = LoadedModule(source, device)
         fn = module.entry_function(args.function)
     except VMError as e:
         report([Diagnostic("error", str(e))])

@@ -19,7 +19,7 @@ Row chains: a row-wise reduction and the elementwise/reduction ops that follow i
 same rows (softmax's max-reduce, exp(x - max), sum-reduce, divide) become one dispatch, as
 IREE fuses them: every op's outer loop is the same parallel axis 0 of its output, and each op
 reads what an earlier member wrote only at its own row (directly, or through a view that keeps
-axis 0). Split into row ranges (vm/workgroups.py), one thread runs all the passes over its rows
+axis 0). Split into row ranges (targets/workgroups.py), one thread runs all the passes over its rows
 while they are in cache, instead of one dispatch a pass over the whole tensor. Contractions and
 convolutions never join a chain (they have micro-kernels and epilogues of their own), and the
 chain starts at a reduction, so an elementwise producer before it stays with its matmul.

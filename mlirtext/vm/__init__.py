@@ -1,6 +1,9 @@
-"""The module file (`.vmpack`), its compiler, and the VM that runs it on a device.
+"""The run time: a module (a `.vmpack` file, or one compiled in this process) on a device.
 
-    compile:  .mlir -> dispatch regions -> kernels (native code per target) + host program -> .vmpack
-    run:      .vmpack -> checked load -> inputs checked against the signature -> host program:
-              buffers from the memory plan, kernels dispatched to a device -> outputs
+    .vmpack bytes -> checked load (modfile.py) | an in-memory compiled module
+      -> inputs checked against the signature -> host program (vm.py): buffers from the memory
+         plan, kernels dispatched to a device (devices.py and the GPU devices) -> outputs
+
+The compiler that makes modules is mlirtext/compiler/; nothing here imports it (but commands.py,
+the command line's, which is leaving for mlirtext/cli/).
 """

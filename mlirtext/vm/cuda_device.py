@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .devices import _SCALARS, DeviceError
+from .devices import SCALAR_CTYPES, DeviceError
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -92,7 +92,7 @@ class CudaDevice:
             for a, rec in zip(inputs, spec["inputs"]):
                 a = np.ascontiguousarray(np.asarray(a))
                 if rec["shape"] is None:    # a scalar is passed by value
-                    ctype = _SCALARS.get(rec["element"])
+                    ctype = SCALAR_CTYPES.get(rec["element"])
                     if ctype is None:
                         raise DeviceError(f"cuda kernel @{name}: scalar {rec['element']} arguments are not supported")
                     params.append(ctype(a[()].item()))

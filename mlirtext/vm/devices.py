@@ -17,12 +17,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..interpreter import Interpreter, InterpreterError
+from ..ir.core import Operation
+from .modfile import ModuleFileError
+
 DEVICES = ("local-task", "local-sync", "reference", "vulkan", "opencl", "cuda")
 #: GPU devices (their own modules: vulkan_device.py, opencl_device.py, cuda_device.py) and the
 #: target each runs.
 GPU_DEVICES = {"vulkan": "vulkan-spirv", "opencl": "opencl-spirv", "cuda": "cuda"}
 
-_SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+SCALAR_CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
             "ui8": ctypes.c_uint8, "ui16": ctypes.c_uint16, "ui32": ctypes.c_uint32, "ui64": ctypes.c_uint64,
             "si8": ctypes.c_int8, "si16": ctypes.c_int16, "si32": ctypes.c_int32, "si64": ctypes.c_int64}
@@ -42,21 +46,13 @@ def _address(a: np.ndarray) -> int:
 class ReferenceDevice:
     name = "reference"
 
-    def __init__(self, kernels_mlir: str, kernels: dict):
-        from ..api import parse_and_verify
-        from ..interpreter import Interpreter
-        result = parse_and_verify(kernels_mlir, "kernels.mlir")
-        if not result.ok:
-            raise DeviceError("the module's reference kernels do not parse: " +
-                              "; ".join(d.message for d in result.diagnostics[:3]))
-        self.interp = Interpreter(result.module)
+    def __init__(self, kernels_module: Operation, kernels: dict):
+        self.interp = Interpreter(kernels_module)
         self.kernels = kernels
         self.lock = threading.Lock()  # the interpreter keeps per-run state
 
     def kernel(self, name: str):
         interp, lock = self.interp, self.lock
-
-        from ..interpreter import InterpreterError
 
         def run(inputs, outputs) -> None:
             with lock:
@@ -90,7 +86,7 @@ class LocalSyncDevice:
         converters = []   # per input: None (a buffer: its address) or a ctypes scalar type
         for rec in spec["inputs"]:
             if rec["shape"] is None:
-                ctype = _SCALARS.get(rec["element"])
+                ctype = SCALAR_CTYPES.get(rec["element"])
                 if ctype is None:
                     raise DeviceError(f"kernel @{name}: scalar {rec['element']} arguments are not supported "
                                       "natively (run it with --device=reference)")
@@ -138,7 +134,7 @@ class LocalTaskDevice(LocalSyncDevice):
 
     def kernel(self, name: str):
         """As local-sync's, plus `run.shared(inputs, outputs, grain)` for a kernel split into
-        workgroups: its dispatch as a `SharedDispatch` (work_queue.py)."""
+        workgroups: its dispatch as a `SharedDispatch` (compiler/work_queue.py)."""
         run = super().kernel(name)
         groups = self.kernels[name].get("workgroups") or {}
         if groups.get("take"):
@@ -208,7 +204,7 @@ class LocalTaskDevice(LocalSyncDevice):
 
 class SharedDispatch:
     """One call's dispatch of a kernel split into workgroups, shared by the threads that call
-    `work` (work_queue.py): its counters (next workgroup, workgroups done; a cache line apart, as
+    `work` (compiler/work_queue.py): its counters (next workgroup, workgroups done; a cache line apart, as
     every thread writes them) live as long as a thread may still look at them."""
 
     def __init__(self, take, arguments: list, outputs: list, grain: int, count: int):
@@ -232,7 +228,10 @@ def make_device(name: str, module_file):
         ref = executables.get("reference")
         if ref is None:
             raise DeviceError("the module file has no reference executable")
-        return ReferenceDevice(module_file.entry(ref["kernels"]).decode(), kernels)
+        try:
+            return ReferenceDevice(module_file.reference_kernels(), kernels)
+        except ModuleFileError as e:
+            raise DeviceError(str(e)) from None
     if name in ("local-sync", "local-task"):
         exe = executables.get("llvm-cpu")
         if exe is None:

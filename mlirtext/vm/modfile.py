@@ -1,5 +1,5 @@
 """The module file, `.vmpack`: a zip archive, like IREE's `.vmfb` (a FlatBuffer with an archive of
-executables).
+executables). The compiler writes it (compiler/module_writer.py); the VM reads it here.
 
     manifest.json                     format name + version, target, exports (signatures, reflection),
                                       kernels (their bindings), executables, constants, and the SHA-256
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .program import portable_dtype
+from ..ir.core import Operation
 
 FORMAT = "mlirtext-vmpack"
 VERSION = 1
@@ -43,84 +43,9 @@ class ModuleFileError(Exception):
     """A module file that cannot be loaded, and why."""
 
 
-def _sha(data: bytes) -> str:
+def checksum(data: bytes) -> str:
+    """The SHA-256 the manifest records for an entry."""
     return hashlib.sha256(data).hexdigest()
-
-
-def pack(compiled) -> bytes:
-    """The module file for a `compiler.Compiled`."""
-    from .. import __version__ as version
-    entries: dict[str, bytes] = {}
-    exports = []
-    for prog in compiled.programs:
-        path = f"host/{prog.name}.json"
-        entries[path] = json.dumps(prog.to_json(), indent=1).encode()
-        exports.append({"name": prog.name, "inputs": prog.inputs, "results": prog.results, "program": path,
-                        "peak_bytes": prog.plan["peak_bytes"]})
-    constants = {}
-    for name, array in compiled.constants.items():
-        buf = io.BytesIO()
-        stored = array.view(portable_dtype(array.dtype))  # the loader views bf16 & co back by dtype_name
-        np.save(buf, stored, allow_pickle=False)
-        path = f"constants/{name}.npy"
-        entries[path] = buf.getvalue()
-        constants[name] = {"path": path, "shape": list(array.shape), "dtype": stored.dtype.str,
-                           "dtype_name": array.dtype.name}
-    executables = {"reference": {"format": "mlir", "kernels": "executables/reference/kernels.mlir"}}
-    entries["executables/reference/kernels.mlir"] = compiled.reference_mlir.encode()
-    if compiled.object_code:
-        from ..targets.llvm_cpu import host_target_machine
-        import llvmlite.binding as llvm
-        tm = host_target_machine()
-        executables["llvm-cpu"] = {"format": "elf-object", "object": "executables/llvm-cpu/kernels.o",
-                                   "llvm_ir": "executables/llvm-cpu/kernels.ll", "triple": tm.triple,
-                                   "cpu": llvm.get_host_cpu_name(),
-                                   "features": _enabled_features()}
-        entries["executables/llvm-cpu/kernels.o"] = compiled.object_code
-        entries["executables/llvm-cpu/kernels.ll"] = compiled.llvm_ir.encode()
-    for target, exe in compiled.gpu.items():
-        executables[target] = _gpu_executable(exe, entries)
-    entries["source/dispatched.mlir"] = compiled.host_mlir.encode()
-    manifest = {"format": FORMAT, "version": VERSION, "producer": f"mlirtext {version}",
-                "target": compiled.target, "exports": exports, "kernels": compiled.kernels,
-                "executables": executables, "constants": constants,
-                "entries": {path: {"sha256": _sha(data), "size": len(data)} for path, data in entries.items()}}
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("manifest.json", json.dumps(manifest, indent=1))
-        for path, data in entries.items():
-            # Object code and constants are stored uncompressed: they load without inflating.
-            kind = zipfile.ZIP_STORED if path.endswith((".o", ".npy")) else zipfile.ZIP_DEFLATED
-            z.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data, compress_type=kind)
-    return out.getvalue()
-
-
-_GPU_SUFFIX = {"ptx": ".ptx", "amdgpu-object": ".o", "spirv": ".spv"}
-_ASM_SUFFIX = {"amdgpu-object": ".s", "spirv": ".spvasm"}   # (PTX is its own assembly)
-
-
-def _gpu_executable(exe, entries: dict) -> dict:
-    """The manifest record of a GPU executable, its files added to `entries`."""
-    base = f"executables/{exe.target}"
-    kernels = {}
-    for name, launch in exe.launches.items():
-        code = f"{base}/{name}{_GPU_SUFFIX[exe.format]}"
-        entries[code] = exe.code[name]
-        info = {**launch, "entry": launch.get("entry", name), "code": code}
-        if exe.format in _ASM_SUFFIX:
-            info["assembly"] = f"{base}/{name}{_ASM_SUFFIX[exe.format]}"
-            entries[info["assembly"]] = exe.assembly[name].encode()
-        kernels[name] = info
-    record = {"format": exe.format, "arch": exe.arch, "kernels": kernels, "validated": list(exe.validated)}
-    if exe.llvm_ir:
-        record["llvm_ir"] = f"{base}/kernels.ll"
-        entries[record["llvm_ir"]] = exe.llvm_ir.encode()
-    return record
-
-
-def _enabled_features() -> list[str]:
-    import llvmlite.binding as llvm
-    return sorted(k for k, v in llvm.get_host_cpu_features().items() if v)
 
 
 @dataclass
@@ -135,6 +60,56 @@ class ModuleFile:
 
     def json(self, path: str) -> dict:
         return json.loads(self.entries[path])
+
+    def constant(self, name: str) -> np.ndarray:
+        """Constant `name`, read from its .npy entry."""
+        info = self.manifest["constants"][name]
+        try:
+            array = np.load(io.BytesIO(self.entry(info["path"])), allow_pickle=False)
+        except (ValueError, OSError, KeyError) as e:
+            raise ModuleFileError(f"module file: constant {name} cannot be read ({e})") from None
+        if array.dtype.kind == "V" and info.get("dtype_name"):  # bf16 & co: .npy stores raw bytes
+            try:
+                import ml_dtypes   # (an optional package: only such constants need it)
+                array = array.view(getattr(ml_dtypes, info["dtype_name"]))
+            except (ImportError, AttributeError):
+                raise ModuleFileError(f"module file: constant {name} is {info['dtype_name']}, which needs the "
+                                      "ml_dtypes package") from None
+        return array
+
+    def reference_kernels(self) -> Operation:
+        """The reference executable's kernels (linalg on tensors) as IR: its MLIR, parsed and
+        verified (the reference device calls this once, when it is made)."""
+        # (imported here: the parser is not needed to run native or GPU code, and loads slowly)
+        from ..api import parse_and_verify
+        result = parse_and_verify(self.entry(self.manifest["executables"]["reference"]["kernels"]).decode(),
+                                  "kernels.mlir")
+        if not result.ok:
+            raise ModuleFileError("the module's reference kernels do not parse: " +
+                                  "; ".join(d.message for d in result.diagnostics[:3]))
+        return result.module
+
+
+class InMemoryModule(ModuleFile):
+    """A module compiled in this process (compiler/module_writer.py `in_memory`), loaded without
+    a file: the manifest and the executables' code as a file holds them, but the host programs,
+    constants and reference kernels as the compiler made them, so nothing is zipped, hashed,
+    serialised or parsed again. It was never stored, so it has no size and no checksums."""
+
+    def __init__(self, manifest: dict, entries: dict, programs: dict, constants: dict, kernels: Operation):
+        super().__init__(manifest, entries, 0)
+        self.programs = programs          # host program path -> program (as its JSON would read)
+        self.constants = constants        # name -> array
+        self.kernels = kernels            # the reference kernels
+
+    def json(self, path: str) -> dict:
+        return self.programs[path]
+
+    def constant(self, name: str) -> np.ndarray:
+        return self.constants[name]
+
+    def reference_kernels(self) -> Operation:
+        return self.kernels
 
 
 def read_module_file(data: bytes) -> ModuleFile:
@@ -179,7 +154,7 @@ def _check_structure(manifest: dict, entries: dict) -> None:
         need(key in manifest, f"the manifest has no '{key}'")
     for path, info in manifest["entries"].items():
         need(path in entries, f"entry '{path}' is missing")
-        if _sha(entries[path]) != info.get("sha256"):
+        if checksum(entries[path]) != info.get("sha256"):
             raise ModuleFileError(f"the module file is corrupted: entry '{path}' does not match its checksum")
     listed = set(manifest["entries"]) | {"manifest.json"}
     need(set(entries) <= listed, f"entries not in the manifest: {sorted(set(entries) - listed)}")

@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from .devices import _SCALARS, DeviceError
+from .devices import SCALAR_CTYPES, DeviceError
 
 _state: dict = {}
 _lock = threading.Lock()   # one queue: one dispatch at a time
@@ -226,7 +226,7 @@ class OpenCLDevice:
         for a, rec in zip(inputs, spec["inputs"]):
             a = np.ascontiguousarray(np.asarray(a))
             if rec["shape"] is None:   # a scalar is passed by value
-                ctype = _SCALARS.get(rec["element"])
+                ctype = SCALAR_CTYPES.get(rec["element"])
                 if ctype is None:
                     raise DeviceError(f"opencl kernel @{name}: scalar {rec['element']} arguments are not supported")
                 args.append(np.dtype(ctype).type(a[()]))

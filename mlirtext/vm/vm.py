@@ -9,7 +9,6 @@ device.
 """
 from __future__ import annotations
 
-import io
 import threading
 import time
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .devices import DeviceError, make_device
-from .modfile import ModuleFileError, read_module_file
+from .modfile import ModuleFile, ModuleFileError, read_module_file
 from ..interpreter.dtypes import narrow_ints_as_storage
 from ..ir import types as T
 from .program import describe, record_dtype, record_type, storage
@@ -281,6 +280,13 @@ def _new_arena(nbytes: int) -> np.ndarray:
     return raw[skip:skip + nbytes]
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only, C-contiguous view of a constant (the kernels read it; no call may write it)."""
+    view = np.require(array, requirements="C").view()
+    view.setflags(write=False)
+    return view
+
+
 def _waves(deps: list) -> list:
     """Dispatches grouped by depth in the dependency graph: each wave only needs earlier waves."""
     depth = []
@@ -293,29 +299,16 @@ def _waves(deps: list) -> list:
 
 
 class LoadedModule:
-    """A module file loaded for one device; exported functions by name."""
+    """A module loaded for one device; exported functions by name. `source`: the bytes of a
+    module file (checked here), or a module compiled in this process (compiler.in_memory)."""
 
-    def __init__(self, data: bytes, device: str = "local-task"):
+    def __init__(self, source: "bytes | ModuleFile", device: str = "local-task"):
         try:
-            self.file = read_module_file(data)
+            self.file = source if isinstance(source, ModuleFile) else read_module_file(source)
+            self.manifest = self.file.manifest
+            self.constants = {name: _read_only(self.file.constant(name)) for name in self.manifest["constants"]}
         except ModuleFileError as e:
             raise VMError(str(e)) from None
-        self.manifest = self.file.manifest
-        self.constants = {}
-        for name, info in self.manifest["constants"].items():
-            try:
-                array = np.load(io.BytesIO(self.file.entry(info["path"])), allow_pickle=False)
-            except (ValueError, OSError, KeyError) as e:
-                raise VMError(f"module file: constant {name} cannot be read ({e})") from None
-            if array.dtype.kind == "V" and info.get("dtype_name"):  # bf16 & co: .npy stores raw bytes
-                try:
-                    import ml_dtypes
-                    array = array.view(getattr(ml_dtypes, info["dtype_name"]))
-                except (ImportError, AttributeError):
-                    raise VMError(f"module file: constant {name} is {info['dtype_name']}, which needs the "
-                                  "ml_dtypes package") from None
-            array.setflags(write=False)
-            self.constants[name] = np.require(array, requirements="C")
         try:
             self.device = make_device(device, self.file)
         except DeviceError as e:

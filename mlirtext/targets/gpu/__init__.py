@@ -14,7 +14,8 @@
       -> validate.py  ptxas / ld.lld + llvm-readelf / spirv-val (`mlirtext compile --validate`)
 
 `compile_gpu(kernels_mod, kernels, target, options)` is the one entry point (used by
-`mlirtext.vm.compiler`); it returns a `GpuExecutable`, which `mlirtext.vm.modfile` packs.
+`mlirtext.compiler.driver`); it returns a `GpuExecutable`, which `mlirtext.compiler.module_writer`
+packs.
 """
 from .executable import GPU_TARGETS, GpuExecutable, GpuCompileError, compile_gpu
 

@@ -12,7 +12,7 @@ over the same rows (softmax, layer norm: fused_rows.py). Their Launch carries th
 shape and the grid.
 MLIRTEXT_GPU_TILING=0 turns both off (for side-by-side measurements).
 
-Every other kernel: one thread per output element of the leading parallel axes: the kernels that `vm/workgroups.py`
+Every other kernel: one thread per output element of the leading parallel axes: the kernels that `targets/workgroups.py`
 can split into row ranges for the CPU's thread pool get, the same way, a `[begin, end)` range
 on that axis (p); when every structured op of the kernel also has the next output axes as
 parallel loops, in order, with nothing else at their loop levels, those loops get ranges too
@@ -62,7 +62,7 @@ def tiling_enabled() -> bool:
 
 def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, dict]:
     """(loops-level copy of `kernels_mod`, {kernel name: Launch}). Raises GpuCompileError."""
-    from ...vm.workgroups import distribute, plan
+    from ..workgroups import distribute, plan
     from .executable import GpuCompileError
     module = kernels_mod.clone()
     functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops
@@ -151,7 +151,7 @@ def _map_deeper_axes(fn: Operation, p: int, extents: tuple) -> tuple:
     level (so one thread per index owns all that happens there). Returns the extents mapped."""
     from ...dialects.func import function_type
     from ...ir.attributes import TypeAttr
-    from ...vm.workgroups import _bounds_are
+    from ..workgroups import bounds_are
     body = fn.regions[0].blocks[0]
     nests = [op for op in body.ops if op.name == "scf.for"]
     per_nest = []   # per loop nest inside the distributed loop: its loops on axes p+1, p+2, ...
@@ -167,7 +167,7 @@ def _map_deeper_axes(fn: Operation, p: int, extents: tuple) -> tuple:
         for child in (o for o in level if o.name == "scf.for"):
             chain, current = [], child
             for extent in extents:
-                if current is None or not _bounds_are(current, extent):
+                if current is None or not bounds_are(current, extent):
                     break
                 chain.append(current)
                 current = _only_loop(current, strict=True)

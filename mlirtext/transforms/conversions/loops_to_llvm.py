@@ -196,7 +196,7 @@ class FunctionLowering:
     def same(self, op: Operation, name: str, keep_attrs: bool = True) -> None:
         attrs = {}
         if keep_attrs and "fastmath" in op.attributes and name.startswith("llvm.f"):
-            # Only `reassoc` goes through (sums that may be vectorised: vm/reductions.py); the
+            # Only `reassoc` goes through (sums that may be vectorised: compiler/reductions.py); the
             # other flags would let LLVM assume what the interpreter does not (no NaNs, ...).
             flags = op.attributes["fastmath"]
             reassoc = isinstance(flags, OpaqueAttr) and "reassoc" in flags.body.replace(" ", "").split(",")

@@ -5,7 +5,7 @@ its zero fill, a convolution and its bias, an elementwise op, a row reduction) c
 range of output rows by itself: its loop over the first non-unit output axis gets bounds
 `[begin, end)` from two extra index arguments (after the inputs, before the outputs). The VM
 calls it once with the whole range on `local-sync`; on `local-task` the threads take ranges of
-it from a shared counter (work_queue.py).
+it from a shared counter (compiler/work_queue.py).
 
 `plan` decides at the linalg level which kernels qualify (the reasons it can be done are all
 read off the indexing maps: the split dimension is parallel, is the output's axis `p` with unit
@@ -98,13 +98,13 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     for nest in nests:
         loop = nest
         for _ in range(p):
-            if not _bounds_are(loop, 1):
+            if not bounds_are(loop, 1):
                 return False
             inner = [o for o in loop.regions[0].blocks[0].ops if o.name == "scf.for"]
             if len(inner) != 1:
                 return False
             loop = inner[0]
-        if not _bounds_are(loop, extent):
+        if not bounds_are(loop, extent):
             return False
         targets.append(loop)
     if not targets or any(op.name not in ("scf.for", "arith.constant", "func.return", "memref.alloc",
@@ -183,7 +183,7 @@ def _row_access(op: Operation, index: int, row, loop: Operation) -> bool:
     return block is not None
 
 
-def _bounds_are(loop: Operation, extent: int) -> bool:
+def bounds_are(loop: Operation, extent: int) -> bool:
     def const(v):
         owner = getattr(v, "op", None)
         if owner is None or owner.name != "arith.constant":

@@ -3,20 +3,41 @@
     parse + verify -> inline -> lower to linalg (with elementwise fusion)
       -> form-dispatch-regions (+ fusion inside each dispatch)
       -> host programs (one per public function) with their memory plans
-      -> kernels: the dispatch functions, as MLIR (the reference device interprets it) and,
+      -> kernels: the dispatch functions, as IR (the reference device interprets it) and,
          for llvm-cpu, bufferized in destination-passing style, lowered to llvm, translated to
-         LLVM IR and compiled to an object file for the host CPU
+         LLVM IR and compiled to an object file for the host CPU; for a GPU target, its
+         executable (targets/gpu/)
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from ..diagnostics import Diagnostic
+from ..api import parse_and_verify
+from ..dialects.func import function_type
+from ..diagnostics import Diagnostic, has_errors
+from ..ir import types as T
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
+from ..syntax.printer import print_module
+from ..targets.gpu import GpuCompileError, compile_gpu
+from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
+from ..targets.llvm_ir import TranslateError, translate_module
+from ..targets.loop_hints import interleave_long_loops
+from ..targets.workgroups import distribute, plan
+from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
+from ..transforms.dispatch import is_dispatch_function
+from ..transforms.pass_manager import PassManager
+from ..transforms.passes import load_passes
+from ..transforms.pipeline import PipelineError, parse_pipeline
+from .epilogues import fuse_epilogues, fuse_transposed_operands
+from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
-from .program import CompileError, build_host_program, type_record
+from .reductions import mark_reassociable_sums
+from .ukernels import matmul_ir, plan_kernel, workgroup_count
+from .work_queue import SUFFIX, take_wrapper_ir
 
 TARGETS = ("llvm-cpu", "reference", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 #: Targets whose kernels are GPU executables (mlirtext/targets/gpu/).
@@ -24,7 +45,7 @@ GPU_TARGET_NAMES = ("cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
 #: polynomial approximation of transcendentals is added when it is available.
-#: (Workgroup distribution, see workgroups.py, happens between the first two steps.)
+#: (Workgroup distribution, see targets/workgroups.py, happens between the first two steps.)
 KERNEL_PIPELINE = ("linalg-interchange-for-vectors", "convert-linalg-to-loops", "canonicalize", "cse",
                    "results-to-out-params", "@approx", "convert-loops-to-llvm", "canonicalize", "cse")
 
@@ -39,22 +60,40 @@ class CompileFailed(Exception):
 
 @dataclass
 class Compiled:
-    """Everything a module file holds, before it is packed."""
+    """Everything a module file holds, before it is packed (compiler/module_writer.py)."""
     target: str
     programs: list                      # HostProgram
     constants: dict                     # name -> numpy array
     kernels: dict                       # kernel name -> {"inputs": [records], "outputs": [records]}
-    host_mlir: str = ""                 # the module after dispatch formation (for inspection)
-    reference_mlir: str = ""            # the dispatch functions (linalg on tensors)
+    dispatched: Operation | None = None          # the module after dispatch formation
+    reference_kernels: Operation | None = None   # the dispatch functions (linalg on tensors)
     llvm_ir: str = ""                   # optimised LLVM IR of the kernels (llvm-cpu)
     object_code: bytes = b""            # ELF object of the kernels (llvm-cpu)
     gpu: dict = field(default_factory=dict)  # GPU target -> targets.gpu.GpuExecutable
     timings: dict = field(default_factory=dict)
 
+    # (printed when asked for: a module compiled and run in one process never needs the text)
+    @cached_property
+    def host_mlir(self) -> str:
+        """The module after dispatch formation, as text (for inspection)."""
+        return print_module(self.dispatched)
+
+    @cached_property
+    def reference_mlir(self) -> str:
+        """The reference kernels as text (the reference executable of a module file)."""
+        return print_module(self.reference_kernels)
+
+
+def compile_source(text: str, filename: str, target: str = "llvm-cpu", **options) -> Compiled:
+    """Parse, verify and compile MLIR `text` (options: those of `compile_module`); CompileFailed
+    holds the parse or verify errors, or the compiler's."""
+    result = parse_and_verify(text, filename)
+    if has_errors(result.diagnostics) or result.module is None:
+        raise CompileFailed([d for d in result.diagnostics if d.severity == "error"] or result.diagnostics)
+    return compile_module(result.module, target, **options)
+
 
 def _run(module: Operation, pipeline: str, stage: str) -> None:
-    from ..transforms.pass_manager import PassManager
-    from ..transforms.pipeline import PipelineError, parse_pipeline
     if not pipeline:
         return
     try:
@@ -69,7 +108,6 @@ def _run(module: Operation, pipeline: str, stage: str) -> None:
 
 
 def _kernel_pipeline() -> str:
-    from ..transforms.passes import load_passes
     approx = "math-polynomial-approximation" in load_passes()
     return ",".join(p for p in KERNEL_PIPELINE if p != "@approx" or approx).replace("@approx", 
                                                                                       "math-polynomial-approximation")
@@ -78,9 +116,6 @@ def _kernel_pipeline() -> str:
 def form_dispatches(module: Operation, fold: bool = True) -> None:
     """Lower `module` (in place) to linalg and outline its dispatches. `fold=False` leaves out
     canonicalize (which folds computations on constants away: test programs keep their kernels)."""
-    from ..dialects.func import function_type
-    from ..ir import types as T
-    from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
     level = level_of(module)
     if level is None and any(isinstance(t, T.MemRefType) for op in module.walk() if op.name == "func.func"
                              for t in (*function_type(op).inputs, *function_type(op).results)):
@@ -105,7 +140,6 @@ def form_dispatches(module: Operation, fold: bool = True) -> None:
 def kernel_module(module: Operation) -> Operation:
     """A copy of `module` with only the dispatch functions (public: they are the kernels) and
     what they call."""
-    from ..transforms.dispatch import is_dispatch_function
     copy = module.clone()
     body = copy.regions[0].blocks[0]
     for op in list(body.ops):
@@ -117,7 +151,6 @@ def kernel_module(module: Operation) -> Operation:
 
 
 def host_functions(module: Operation) -> list[Operation]:
-    from ..transforms.dispatch import is_dispatch_function
     return [op for op in module.regions[0].blocks[0].ops if op.name == "func.func" and op.regions
             and op.regions[0].blocks and not is_dispatch_function(op)
             and op.attributes.get("sym_visibility") != StringAttr("private")]
@@ -125,14 +158,10 @@ def host_functions(module: Operation) -> list[Operation]:
 
 def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int = 3, fold: bool = True,
                    gpu_arch: dict | None = None, validate: bool = False) -> Compiled:
-    """Compile a parsed, verified module (consumed: it is lowered in place). `target` is one
-    target or several separated by commas (one executable each in the module file); `gpu_arch`
-    maps a GPU target to its architecture (cuda: sm_80, rocm: gfx942 by default); `validate`
-    checks GPU code with its vendor's tool (targets/gpu/validate.py)."""
-    from ..dialects.func import function_type
-    from ..syntax.printer import print_module
-    from ..transforms.dispatch import is_dispatch_function
-    from .epilogues import fuse_epilogues, fuse_transposed_operands
+    """Compile a parsed, verified module (consumed: lowered in place, it becomes `dispatched`).
+    `target` is one target or several separated by commas (one executable each in the module
+    file); `gpu_arch` maps a GPU target to its architecture (cuda: sm_80, rocm: gfx942 by
+    default); `validate` checks GPU code with its vendor's tool (targets/gpu/validate.py)."""
     targets = target.split(",")
     for t in targets:
         if t not in TARGETS:
@@ -163,18 +192,17 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     if not programs:
         raise CompileFailed([Diagnostic("error", "the module has no public function to export", module.span)])
     kernels_mod = kernel_module(module)
-    out = Compiled(target, programs, constants, kernels, host_mlir=print_module(module),
-                   reference_mlir=print_module(kernels_mod), timings=timings)
-    for t in targets:   # (before _native, which lowers kernels_mod in place)
+    out = Compiled(target, programs, constants, kernels, dispatched=module, reference_kernels=kernels_mod,
+                   timings=timings)
+    for t in targets:   # (GPU code generation works on a copy)
         if t in GPU_TARGET_NAMES and kernels:
             _gpu(kernels_mod, out, t, (gpu_arch or {}).get(t), validate)
     if "llvm-cpu" in targets and kernels:
-        _native(kernels_mod, out, opt_level)
+        _native(kernels_mod.clone(), out, opt_level)   # (lowered in place: the reference kernels stay)
     return out
 
 
 def _gpu(kernels_mod: Operation, out: Compiled, target: str, arch: str | None, validate: bool) -> None:
-    from ..targets.gpu import GpuCompileError, compile_gpu
     start = time.perf_counter()
     try:
         out.gpu[target] = compile_gpu(kernels_mod, list(out.kernels), target, arch, validate)
@@ -184,12 +212,6 @@ def _gpu(kernels_mod: Operation, out: Compiled, target: str, arch: str | None, v
 
 
 def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
-    from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
-    from ..targets.loop_hints import interleave_long_loops
-    from ..targets.llvm_ir import TranslateError, translate_module
-    from .reductions import mark_reassociable_sums
-    from .ukernels import matmul_ir, plan_kernel, workgroup_count
-    from .workgroups import distribute, plan
     start = time.perf_counter()
     steps = _kernel_pipeline().split(",")
     functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
@@ -240,7 +262,6 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
 
 def _take_wrappers(ir_text: str, kernels: dict) -> str:
     """The work-sharing wrapper of every kernel split into workgroups (work_queue.py)."""
-    from .work_queue import SUFFIX, take_wrapper_ir
     wrappers = []
     for name, spec in kernels.items():
         groups = spec.get("workgroups")
@@ -254,7 +275,6 @@ def _no_alias(ir_text: str, kernels) -> str:
     """Mark the kernels' buffer parameters `noalias`: the VM never passes one buffer twice or an
     output that overlaps an input, and knowing it lets LLVM keep output values in registers
     across reduction loops and vectorise without runtime overlap checks."""
-    import re
     lines = ir_text.split("\n")
     for i, line in enumerate(lines):
         m = re.match(r"define [^@]*@([\w.$]+)\(", line)

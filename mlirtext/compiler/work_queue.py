@@ -1,6 +1,6 @@
 """Native work sharing for split dispatches (local-task).
 
-A kernel split into workgroups runs any range `[lo, hi)` of them (workgroups.py, ukernels.py).
+A kernel split into workgroups runs any range `[lo, hi)` of them (targets/workgroups.py, ukernels.py).
 Handing each thread ranges from Python costs a ctypes call and the GIL per range, and a thread
 that is descheduled while it holds a large range makes the whole call wait for it. So each split
 kernel also gets a small native wrapper, `<kernel>.take`: it takes `grain` workgroups at a time
