@@ -19,8 +19,14 @@ from __future__ import annotations
 import struct
 from typing import Optional
 
+from ..dialects.func import function_type
+from ..dialects.linalg import segments
+from ..interpreter.constants import attr_to_array
 from ..ir import types as T
+from ..ir.attributes import StringAttr, TypeAttr
 from ..ir.core import Block, Operation, Region, Value
+from ..transforms.conversions.linalg_to_loops import structured
+from ..transforms.dispatch import is_dispatch_function
 
 #: arith ops and the LLVM instruction of each (exact IEEE operations, as the reference computes).
 _BINARY = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv"}
@@ -88,9 +94,6 @@ class Epilogue:
 def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Optional[Epilogue]:
     """`ops` (views of `result`, then one generic) as an epilogue of a matmul with N columns whose
     kernel takes `args`; None when the micro-kernel cannot run them."""
-    from ..dialects.linalg import segments
-    from ..interpreter.constants import attr_to_array
-    from ..transforms.conversions.linalg_to_loops import structured
     *views, generic = ops
     v = result
     for view in views:
@@ -161,7 +164,7 @@ def _scalar_constant(op: Optional[Operation]) -> bool:
 
 def fuse_epilogues(module: Operation) -> None:
     """Merge each matmul or convolution dispatch with its elementwise consumer where the micro-kernel takes both."""
-    from .ukernels import plan_kernel
+    from .ukernels import plan_kernel   # (here: ukernels imports this module's Epilogue)
     body, kernels, calls = _dispatches_and_calls(module)
     for name, producer in list(kernels.items()):
         sites = calls.get(name, [])
@@ -212,7 +215,6 @@ def fuse_transposed_operands(module: Operation) -> None:
 
 def _dispatches_and_calls(module: Operation):
     """(the module's body, {name: dispatch function}, {callee: [func.call]})."""
-    from ..transforms.dispatch import is_dispatch_function
     body = module.regions[0].blocks[0]
     kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
     calls: dict = {}
@@ -241,8 +243,6 @@ def _callee(call: Operation) -> str:
 def _merge(producer, call, views, consumer, consumer_call, position) -> Operation:
     """A new kernel: the producer's body, the views, the consumer's body (taking the views' result
     in place of its input `position`); its inputs: the producer's, then the consumer's others."""
-    from ..dialects.func import function_type
-    from ..ir.attributes import StringAttr, TypeAttr
     p_args = producer.regions[0].blocks[0].arguments
     c_args = consumer.regions[0].blocks[0].arguments
     others = [a for i, a in enumerate(c_args) if i != position]

@@ -34,8 +34,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..dialects.affine_maps import evaluate
+from ..dialects.linalg import segments
 from ..ir import types as T
 from ..ir.core import Operation
+from ..transforms.conversions.linalg_to_loops import structured
 from .epilogues import Epilogue, epilogue_of
 
 TILE_N = 16
@@ -82,8 +85,6 @@ class MatmulPlan:
 
 def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     """How kernel `fn` (linalg on tensors) runs as the micro-kernel, or None when it cannot."""
-    from ..dialects.linalg import segments
-    from ..transforms.conversions.linalg_to_loops import structured
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
     transpose = ops[0] if ops and ops[0].name == "linalg.transpose" else None
@@ -160,8 +161,6 @@ def _epilogue(body, root: Operation, rest: list, N: int):
 def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     """An NHWC x HWCF convolution with stride and dilation 1, no padding (a pad is a kernel of its
     own), zero-filled: `out[n, oh, ow, oc] += x[n, oh + kh, ow + kw, ic] * w[kh, kw, ic, oc]`."""
-    from ..dialects.linalg import segments
-    from ..transforms.conversions.linalg_to_loops import structured
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
     if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name != "linalg.generic":
@@ -212,7 +211,6 @@ def _is_conv_body(block) -> bool:
 def _same_affine(m, f, num_dims: int) -> bool:
     """Whether indexing map `m` is the affine function `f` (checked at 0 and each unit vector,
     which determine an affine function)."""
-    from ..dialects.affine_maps import evaluate
     for point in [[0] * num_dims] + [[int(i == j) for i in range(num_dims)] for j in range(num_dims)]:
         got = []
         for kind, value in m.results:

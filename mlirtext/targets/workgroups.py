@@ -18,9 +18,13 @@ used only at the current row shrinks to one row.
 """
 from __future__ import annotations
 
+from ..dialects.func import function_type
+from ..dialects.linalg import segments
 from ..ir import types as T
-from ..ir.attributes import IntegerAttr
+from ..ir.attributes import IntegerAttr, TypeAttr
 from ..ir.core import Operation
+from ..transforms.conversions.linalg_to_loops import structured
+from ..transforms.dispatch import HOST_VIEWS, is_structured
 
 ATTR = "mlirtext.workgroups"
 #: Views of an intermediate buffer inside a row chain's kernel (after bufferization).
@@ -29,8 +33,6 @@ _MEMREF_VIEWS = ("memref.expand_shape", "memref.collapse_shape", "memref.cast")
 
 def _split_axis(op: Operation):
     """(axis p, extent N) of the loop that can be split for structured op `op`, or None."""
-    from ..dialects.linalg import segments
-    from ..transforms.conversions.linalg_to_loops import structured
     try:
         s = structured(op)
         ins, outs = segments(op)
@@ -51,8 +53,6 @@ def _split_axis(op: Operation):
 
 def plan(fn: Operation):
     """(p, N) when kernel `fn` (linalg on tensors) can be split into row ranges, else None."""
-    from ..dialects.linalg import segments
-    from ..transforms.dispatch import HOST_VIEWS, is_structured
     body = fn.regions[0].blocks[0]
     structured_ops = [op for op in body.ops if is_structured(op)]
     if not structured_ops:
@@ -79,8 +79,6 @@ def _row_local(op: Operation, produced: set, axis) -> bool:
     """`op` reads each value in `produced` only at the rows it writes: split axis 0, and the
     operand's first index is loop 0 (a row chain, transforms/dispatch.py; views between the ops
     keep axis 0)."""
-    from ..dialects.linalg import segments
-    from ..transforms.conversions.linalg_to_loops import structured
     if axis[0] != 0:
         return False
     ins, outs = segments(op)
@@ -110,8 +108,6 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     if not targets or any(op.name not in ("scf.for", "arith.constant", "func.return", "memref.alloc",
                                           "memref.get_global", *_MEMREF_VIEWS) for op in body.ops):
         return False
-    from ..dialects.func import function_type
-    from ..ir.attributes import TypeAttr
     begin = body.add_argument(T.index, name="wg_begin")
     end = body.add_argument(T.index, name="wg_end")
     for loop in targets:
