@@ -96,6 +96,27 @@ def test_checksum_mismatch_is_refused():
     assert "does not match its checksum" in refused(rewritten(module_file(DENSE), tamper))
 
 
+def test_reference_kernels_that_do_not_parse_are_refused_by_the_reference_device_only():
+    """The reference device parses the file's kernel MLIR once, at load; a file whose kernels
+    (checksum and all) are not valid MLIR is refused with one message there, and still runs natively."""
+    import hashlib
+    path = "executables/reference/kernels.mlir"
+    src = zipfile.ZipFile(io.BytesIO(module_file(DENSE)))
+    out = io.BytesIO()
+    bad = b"func.func @broken( {"
+    with zipfile.ZipFile(out, "w") as z:
+        for info in src.infolist():
+            body = bad if info.filename == path else src.read(info.filename)
+            if info.filename == "manifest.json":
+                manifest = json.loads(body)
+                manifest["entries"][path] = {"sha256": hashlib.sha256(bad).hexdigest(), "size": len(bad)}
+                body = json.dumps(manifest).encode()
+            z.writestr(info, body)
+    with pytest.raises(runtime.VMError, match="reference kernels do not parse"):
+        runtime.load_module(out.getvalue(), device="reference")
+    assert runtime.load_module(out.getvalue(), device="local-sync").exports == ["dense"]
+
+
 def test_bad_inputs_name_the_argument():
     m = runtime.load_module(module_file(DENSE), device="local-sync")
     x, w, b = np.ones((4, 8), np.float32), np.ones((8, 16), np.float32), np.ones(16, np.float32)

@@ -1,6 +1,7 @@
 """Devices: where the kernels of a module run.
 
-- `reference`: the kernels' MLIR (linalg on tensors) on mlirtext's interpreter; slow, obviously right.
+- `reference`: the kernels (linalg on tensors, as IR: parsed once from a file) on mlirtext's
+  interpreter; slow, obviously right.
 - `local-sync`: the native kernels (llvm-cpu), one after another on the calling thread.
 - `local-task`: the native kernels on a thread pool: dispatches whose inputs are ready and whose
   buffers are free run at the same time (ctypes releases the GIL for the call).
