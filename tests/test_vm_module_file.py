@@ -2,6 +2,7 @@
 the argument, the CLI never shows a traceback, dump shows every section, memory reuse pays."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import subprocess
@@ -45,13 +46,14 @@ def test_cli_end_to_end_in_a_fresh_process(tmp_path):
     assert r.returncode == 0 and "4x16xf32=[3 3 3" in r.stdout, r.stderr
 
 
-def rewritten(data: bytes, change) -> bytes:
-    """`data` with its manifest changed by `change(manifest)`."""
+def rewritten(data: bytes, change, replace: dict | None = None) -> bytes:
+    """`data` with its manifest changed by `change(manifest)` and the entries of `replace`
+    (path -> bytes) swapped in."""
     src = zipfile.ZipFile(io.BytesIO(data))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         for info in src.infolist():
-            body = src.read(info.filename)
+            body = (replace or {}).get(info.filename) or src.read(info.filename)
             if info.filename == "manifest.json":
                 manifest = json.loads(body)
                 change(manifest)
@@ -99,22 +101,12 @@ def test_checksum_mismatch_is_refused():
 def test_reference_kernels_that_do_not_parse_are_refused_by_the_reference_device_only():
     """The reference device parses the file's kernel MLIR once, at load; a file whose kernels
     (checksum and all) are not valid MLIR is refused with one message there, and still runs natively."""
-    import hashlib
-    path = "executables/reference/kernels.mlir"
-    src = zipfile.ZipFile(io.BytesIO(module_file(DENSE)))
-    out = io.BytesIO()
-    bad = b"func.func @broken( {"
-    with zipfile.ZipFile(out, "w") as z:
-        for info in src.infolist():
-            body = bad if info.filename == path else src.read(info.filename)
-            if info.filename == "manifest.json":
-                manifest = json.loads(body)
-                manifest["entries"][path] = {"sha256": hashlib.sha256(bad).hexdigest(), "size": len(bad)}
-                body = json.dumps(manifest).encode()
-            z.writestr(info, body)
+    path, bad = "executables/reference/kernels.mlir", b"func.func @broken( {"
+    checksum = {"sha256": hashlib.sha256(bad).hexdigest(), "size": len(bad)}
+    data = rewritten(module_file(DENSE), lambda m: m["entries"].update({path: checksum}), {path: bad})
     with pytest.raises(runtime.VMError, match="reference kernels do not parse"):
-        runtime.load_module(out.getvalue(), device="reference")
-    assert runtime.load_module(out.getvalue(), device="local-sync").exports == ["dense"]
+        runtime.load_module(data, device="reference")
+    assert runtime.load_module(data, device="local-sync").exports == ["dense"]
 
 
 def test_bad_inputs_name_the_argument():
