@@ -17,7 +17,7 @@ from functools import cached_property
 
 from ..api import parse_and_verify
 from ..dialects.func import function_type
-from ..diagnostics import Diagnostic, has_errors
+from ..diagnostics import Diagnostic
 from ..ir import types as T
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
@@ -88,7 +88,7 @@ def compile_source(text: str, filename: str, target: str = "llvm-cpu", **options
     """Parse, verify and compile MLIR `text` (options: those of `compile_module`); CompileFailed
     holds the parse or verify errors, or the compiler's."""
     result = parse_and_verify(text, filename)
-    if has_errors(result.diagnostics) or result.module is None:
+    if not result.ok or result.module is None:
         raise CompileFailed([d for d in result.diagnostics if d.severity == "error"] or result.diagnostics)
     return compile_module(result.module, target, **options)
 

@@ -27,10 +27,11 @@ DEVICES = ("local-task", "local-sync", "reference", "vulkan", "opencl", "cuda")
 #: target each runs.
 GPU_DEVICES = {"vulkan": "vulkan-spirv", "opencl": "opencl-spirv", "cuda": "cuda"}
 
-SCALAR_CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
-            "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
-            "ui8": ctypes.c_uint8, "ui16": ctypes.c_uint16, "ui32": ctypes.c_uint32, "ui64": ctypes.c_uint64,
-            "si8": ctypes.c_int8, "si16": ctypes.c_int16, "si32": ctypes.c_int32, "si64": ctypes.c_int64}
+SCALAR_CTYPES = {
+    "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double,
+    "ui8": ctypes.c_uint8, "ui16": ctypes.c_uint16, "ui32": ctypes.c_uint32, "ui64": ctypes.c_uint64,
+    "si8": ctypes.c_int8, "si16": ctypes.c_int16, "si32": ctypes.c_int32, "si64": ctypes.c_int64}
 
 
 class DeviceError(Exception):
@@ -205,8 +206,9 @@ class LocalTaskDevice(LocalSyncDevice):
 
 class SharedDispatch:
     """One call's dispatch of a kernel split into workgroups, shared by the threads that call
-    `work` (compiler/work_queue.py): its counters (next workgroup, workgroups done; a cache line apart, as
-    every thread writes them) live as long as a thread may still look at them."""
+    `work` (the wrapper: compiler/work_queue.py): its counters (next workgroup, workgroups done;
+    a cache line apart, as every thread writes them) live as long as a thread may still look at
+    them."""
 
     def __init__(self, take, arguments: list, outputs: list, grain: int, count: int):
         self.counters = (ctypes.c_int64 * 16)()
