@@ -53,7 +53,8 @@ class Module:
 
 
 def load_module(path_or_bytes, device: str = "local-task") -> Module:
-    """Load a module file (a path or its bytes) for `device`."""
+    """Load a module file (a path or its bytes), or a module compiled in this process
+    (`mlirtext.compiler.in_memory`), for `device`."""
     if isinstance(path_or_bytes, (str, os.PathLike)):
         try:
             with open(path_or_bytes, "rb") as f:
@@ -67,6 +68,7 @@ def load_module(path_or_bytes, device: str = "local-task") -> Module:
 
 def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:
     """A module file (bytes) for MLIR `text`; CompileFailed (with diagnostics) when it cannot be compiled."""
+    # (imported here: loading and running modules needs no compiler, which takes 0.3 s to import)
     from .compiler import compile_source, pack
     return pack(compile_source(text, filename, target))
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..interpreter.dtypes import dtype_of
 from ..ir import types as T
 
 
@@ -34,7 +35,6 @@ def portable_dtype(dtype: np.dtype) -> np.dtype:
 def record_dtype(rec: dict) -> np.dtype:
     """The numpy dtype of a record: from its element type (bf16 and friends have no portable
     dtype string), else the stored string."""
-    from ..interpreter.dtypes import dtype_of
     elt = T.scalar_type_from_name(rec.get("element", "")) if rec.get("element") else None
     if elt is not None:
         try:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .devices import DeviceError, make_device
 from .modfile import ModuleFile, ModuleFileError, read_module_file
-from ..interpreter.dtypes import narrow_ints_as_storage
+from ..interpreter.dtypes import narrow_ints_as_storage, wrap_to_width
 from ..ir import types as T
 from .program import describe, record_dtype, record_type, storage
 from .thread_choice import ThreadChoice
@@ -235,7 +235,6 @@ def _storage_view(rec: dict):
 def _result_view(rec: dict):
     """Kernels' result -> the caller's type; integers narrower than their storage (i2, i4, ...)
     get their upper bits from the sign (or zero) as the interpreter keeps them."""
-    from ..interpreter.dtypes import wrap_to_width
     dtype, shape = record_dtype(rec), tuple(rec["shape"] or ())
     elt = record_type(rec)
     odd = isinstance(T.element_type(elt), T.IntegerType) and T.element_type(elt).width not in (1, 8, 16, 32, 64)
