@@ -25,7 +25,8 @@ WORKLOADS = ("mlp", "softmax", "attention", "conv")
 
 def compiled(text: str, path: str, tiling: bool) -> bytes:
     from mlirtext.api import parse_and_verify
-    from mlirtext.compiler import compile_module, pack
+    from mlirtext.compiler.driver import compile_module
+    from mlirtext.compiler.module_writer import pack
     os.environ["MLIRTEXT_GPU_TILING"] = "1" if tiling else "0"   # read when the kernels are generated
     try:
         return pack(compile_module(parse_and_verify(text, path).module, "vulkan-spirv"))

@@ -36,7 +36,7 @@ def main(argv=None) -> None:
     from mlirtext.bench.page import render_page
     from mlirtext.bench.progress import Progress
     from mlirtext.bench.table import COLUMNS
-    from mlirtext.compiler import TARGETS
+    from mlirtext.compiler.target_names import TARGETS
     from mlirtext.vm.devices import DEVICES
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)

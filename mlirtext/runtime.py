@@ -69,7 +69,8 @@ def load_module(path_or_bytes, device: str = "local-task") -> Module:
 def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:
     """A module file (bytes) for MLIR `text`; CompileFailed (with diagnostics) when it cannot be compiled."""
     # (imported here: loading and running modules needs no compiler, which takes 0.3 s to import)
-    from .compiler import compile_source, pack
+    from .compiler.driver import compile_source
+    from .compiler.module_writer import pack
     return pack(compile_source(text, filename, target))
 
 

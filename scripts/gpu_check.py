@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 def main(argv=None) -> int:
     from mlirtext.api import parse_and_verify
-    from mlirtext.compiler import CompileFailed, compile_module, pack
+    from mlirtext.compiler.driver import CompileFailed, compile_module
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.devices import DeviceError
     from mlirtext.vm.vm import LoadedModule, VMError
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -67,7 +67,7 @@ def reference_kernels(source_text: str, name: str = "<program>"):
     """(Compiled for the reference target, its kernels module parsed back): dispatch formation
     once, then any GPU target can be compiled from the kernels (as `compile --target=...` does)."""
     from mlirtext.api import parse_and_verify
-    from mlirtext.compiler import compile_module
+    from mlirtext.compiler.driver import compile_module
     compiled = compile_module(parse_and_verify(source_text, name).module, "reference", fold=False)
     return compiled, parse_and_verify(compiled.reference_mlir, "kernels.mlir").module
 
@@ -93,7 +93,7 @@ def check_function(rel: str, name: str, source_text: str, targets=TARGETS, step=
     from mlirtext.api import parse_and_verify
     from mlirtext.interpreter import Interpreter
     from mlirtext.targets.gpu import GpuCompileError, compile_gpu
-    from mlirtext.compiler import CompileFailed
+    from mlirtext.compiler.driver import CompileFailed
     out = GpuOutcome(rel, name)
     try:
         want = Interpreter(parse_and_verify(source_text, rel).module).call(name, [])
@@ -130,7 +130,7 @@ def check_function(rel: str, name: str, source_text: str, targets=TARGETS, step=
 
 
 def _run_on_device(device: str, out: GpuOutcome, compiled, name: str, want) -> bool:
-    from mlirtext.compiler import pack
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule, VMError
     stage = f"{device} run"
     try:

@@ -303,7 +303,8 @@ LARGE_SCATTER = SCATTER.replace("16xi32", "1400xi32").replace("8x1xi32", "1400x1
 def test_a_large_scatter_runs_in_place_on_the_vm_and_on_vulkan():
     """1400 updates (past the cost bound: loops on tensors) in one thread: on local-task and on
     the `vulkan` device (lavapipe cuts off a kernel that copies the array per update)."""
-    from mlirtext.compiler import compile_module, pack
+    from mlirtext.compiler.driver import compile_module
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule
     rng = np.random.default_rng(7)
     x = rng.integers(-100, 100, 1400).astype(np.int32)

@@ -48,7 +48,7 @@ def test_kernel_names_with_dots_get_valid_ptx_entry_points():
     """`.` cannot be in a PTX identifier: the entry point is spelt with `_$_` (as LLVM renames
     internal symbols) and the module file records it for the cuda device to look up."""
     from mlirtext.targets.gpu.llvm_gpu import entry_symbol
-    from mlirtext.compiler import pack
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.modfile import read_module_file
 
     from .gpu_status import reference_kernels

@@ -435,13 +435,13 @@ def test_kernels_validate(kernels, target, arch, tools, validated):
 
 def test_vulkan_matches_the_reference_device():
     need_tools("spirv-as", "spirv-val")
-    from mlirtext.compiler import pack
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule
 
     from .gpu_status import compare
     from .test_gpu_vulkan import _vulkan_or_skip
     _vulkan_or_skip()
-    from mlirtext.compiler import compile_module
+    from mlirtext.compiler.driver import compile_module
     data = pack(compile_module(api.parse_and_verify(PROGRAM).module, "vulkan-spirv", validate=True))
     gpu, ref = LoadedModule(data, "vulkan"), LoadedModule(data, "reference")
     args = _program_inputs()
@@ -481,7 +481,8 @@ def test_vulkan_matches_the_reference_device_for_the_last_expansions():
     in f64): f64 within the bound, plus the reference's own error and one ulp for Fma; narrower
     types within one ulp."""
     need_tools("spirv-as", "spirv-val")
-    from mlirtext.compiler import compile_module, pack
+    from mlirtext.compiler.driver import compile_module
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule
 
     from .test_gpu_vulkan import _vulkan_or_skip

@@ -157,7 +157,8 @@ def test_an_op_without_emulation_is_reported():
 def _run_both(text: str, function: str, args: list, device: str = "reference") -> tuple:
     """Compile for vulkan-spirv (validated by spirv-val); (outputs on `vulkan`, outputs on the
     `reference` device, or with device=None the interpreter's on the source program)."""
-    from mlirtext.compiler import compile_module, pack
+    from mlirtext.compiler.driver import compile_module
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule
     need_tools("spirv-as", "spirv-val")
     _vulkan_or_skip()

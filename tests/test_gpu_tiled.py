@@ -15,7 +15,8 @@ from mlirtext.api import parse_and_verify
 from mlirtext.targets.gpu import compile_gpu
 from mlirtext.targets.gpu.tiling import COLUMNS, ROWS, TILE
 from mlirtext.targets.gpu.validate import link_hsaco, need_tool, run_tool, validate_executable
-from mlirtext.compiler import compile_module, pack
+from mlirtext.compiler.driver import compile_module
+from mlirtext.compiler.module_writer import pack
 from mlirtext.vm.vm import LoadedModule
 
 from .gpu_status import need_tools, reference_kernels

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mlirtext.api import parse_and_verify
-from mlirtext.compiler import compile_module, pack
+from mlirtext.compiler.driver import compile_module
+from mlirtext.compiler.module_writer import pack
 from mlirtext.vm.vm import LoadedModule
 
 from .gpu_status import need_tools

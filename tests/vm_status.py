@@ -56,7 +56,8 @@ def _compare(got, want) -> str:
 
 def check_function(rel: str, name: str, source_text: str, device: str) -> VMOutcome:
     from mlirtext.interpreter import Interpreter
-    from mlirtext.compiler import CompileFailed, compile_module, pack
+    from mlirtext.compiler.driver import CompileFailed, compile_module
+    from mlirtext.compiler.module_writer import pack
     from mlirtext.vm.vm import LoadedModule, VMError
     out = VMOutcome(rel, name, False)
     try:

@@ -72,7 +72,8 @@ def _compiled_module(text: str, filename: str) -> tuple[object, Optional[float]]
     was not cached."""
     # (the compiler is imported on the first native run: importing it at start-up would take the
     # language server 0.35 s instead of 0.08 s to import this package)
-    from ..compiler import CompileFailed, compile_source, in_memory
+    from ..compiler.driver import CompileFailed, compile_source
+    from ..compiler.module_writer import in_memory
     module = _compiled.get(text)
     if module is not None:
         _compiled.move_to_end(text)

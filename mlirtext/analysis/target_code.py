@@ -159,7 +159,7 @@ def _parsed(text: str, filename: str):
 
 
 def _failure(e: Exception) -> str:
-    from ..compiler import CompileFailed
+    from ..compiler.driver import CompileFailed
     if isinstance(e, CompileFailed):
         return "; ".join(d.message for d in e.diagnostics)
     return f"internal error: {type(e).__name__}: {e}"
@@ -244,7 +244,7 @@ def _gpu_kernel(exe, name: str, offsets: frozenset) -> Kernel:
 
 
 def _llvm_cpu(text: str, filename: str, out: FunctionTargets) -> TargetCode:
-    from ..compiler import compile_module
+    from ..compiler.driver import compile_module
     code = TargetCode("llvm-cpu", _host_cpu())
     start = time.perf_counter()
     module = _parsed(text, filename)

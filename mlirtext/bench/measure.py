@@ -68,7 +68,8 @@ class Report:
 def _compile(text: str, filename: str, target: str) -> tuple[bytes, float, dict]:
     """(module file bytes, seconds, seconds per compile phase) of `text` compiled for `target`."""
     from ..api import parse_and_verify
-    from ..compiler import CompileFailed, compile_module, pack
+    from ..compiler.driver import CompileFailed, compile_module
+    from ..compiler.module_writer import pack
     start = time.perf_counter()
     result = parse_and_verify(text, filename)
     if not result.ok:
@@ -108,7 +109,7 @@ def device_target(device: str) -> str:
 
 
 def check_names(settings: Settings) -> None:
-    from ..compiler import TARGETS
+    from ..compiler.target_names import TARGETS
     from ..vm.devices import DEVICES
     problems = []
     for what, asked, known in (("target", settings.targets, TARGETS), ("device", settings.devices, DEVICES)):

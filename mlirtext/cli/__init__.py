@@ -16,7 +16,7 @@ import sys
 from ..importers.common import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import load_passes
-from ..compiler import TARGETS
+from ..compiler.target_names import TARGETS
 from ..vm.devices import DEVICES
 
 #: subcommand -> the module that runs it. Only the one asked for is imported: importing them all (the

@@ -10,7 +10,7 @@ from ..bench.progress import Progress
 from ..bench.rows import FAILED, MISMATCH
 from ..bench.table import format_report, report_json
 from ..diagnostics import Diagnostic, report
-from ..compiler import TARGETS
+from ..compiler.target_names import TARGETS
 from .io import read_input, write_output
 
 

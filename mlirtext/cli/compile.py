@@ -6,7 +6,8 @@ import time
 from typing import Optional
 
 from ..diagnostics import report
-from ..compiler import CompileFailed, compile_module, pack
+from ..compiler.driver import CompileFailed, compile_module
+from ..compiler.module_writer import pack
 from .io import parse_verified, read_input, write_output
 
 

@@ -15,7 +15,7 @@ from ..interpreter import Interpreter, InterpreterError
 from ..interpreter.abi import ABI_ATTR, signature
 from ..interpreter.llvm import builtin_signature
 from ..ir.attributes import StringAttr
-from ..compiler import in_memory
+from ..compiler.module_writer import in_memory
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
 from ..vm.program import record_type

@@ -36,12 +36,9 @@ from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
 from .reductions import mark_reassociable_sums
+from .target_names import GPU_TARGET_NAMES, TARGETS
 from .ukernels import matmul_ir, plan_kernel, workgroup_count
 from .work_queue import SUFFIX, take_wrapper_ir
-
-TARGETS = ("llvm-cpu", "reference", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
-#: Targets whose kernels are GPU executables (mlirtext/targets/gpu/).
-GPU_TARGET_NAMES = ("cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
 #: polynomial approximation of transcendentals is added when it is available.

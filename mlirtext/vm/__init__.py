@@ -4,6 +4,5 @@
       -> inputs checked against the signature -> host program (vm.py): buffers from the memory
          plan, kernels dispatched to a device (devices.py and the GPU devices) -> outputs
 
-The compiler that makes modules is mlirtext/compiler/; nothing here imports it (but commands.py,
-the command line's, which is leaving for mlirtext/cli/).
+The compiler that makes modules is mlirtext/compiler/; nothing here imports it.
 """
