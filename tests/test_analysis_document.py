@@ -103,7 +103,8 @@ def test_lowered_forms_are_cached_per_op_text():
     assert forms.request(second) is not entry          # different operand types: its own entry
     again = forms.request(op_at(doc, text.index("stablehlo.add %0")))
     assert again is entry                              # same op text: the cached entry
-    markdown, _, _ = hover(doc, text.index("stablehlo.add %0"), forms.section)
+    at = text.index("stablehlo.add %0")
+    markdown, _, _ = hover(doc, at, [forms.section(op_at(doc, at))])
     assert "tosa:\n```mlir\n" in markdown and "llvm.fadd" in markdown
 
 

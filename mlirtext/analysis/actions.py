@@ -11,9 +11,14 @@ from __future__ import annotations
 import re
 from typing import Optional, Union
 
-from ..ir.attributes import format_symbol
+from ..diagnostics import Diagnostic
 from ..ir.core import Operation
+from ..syntax.printer import print_module
+from ..transforms.lowering_service import describe_problem, lower_to, print_with_origins
+from ..transforms.pass_manager import PassManager
+from ..transforms.pipeline import parse_pipeline
 from .document import Chunk, Document, Piece
+from .extraction import SourceMap, chunk_module, function_module_of, problem
 
 REWRITE = "refactor.rewrite"
 _FUNCS = ("func.func",)
@@ -90,57 +95,30 @@ def compute(doc: Document, action: str, chunk_index: int, name: Optional[str], l
 
 
 def _lower(module: Operation, level: str) -> Optional[str]:
-    from .lowering import lower_module
-    problem = lower_module(module, level)
-    return f"cannot lower to {level}: {problem}" if problem else None
+    try:
+        problems = lower_to(module, level)
+    except ValueError as e:
+        problems = [Diagnostic("error", str(e))]
+    return f"cannot lower to {level}: {describe_problem(problems[0])}" if problems else None
 
 
 def _fold(module: Operation) -> Optional[str]:
-    from ..transforms.pass_manager import PassManager
-    from ..transforms.pipeline import parse_pipeline
-    from .lowering import describe_problem
     problems = PassManager(parse_pipeline("canonicalize")).run(module)
     return f"cannot fold constants: {describe_problem(problems[0])}" if problems else None
 
 
-def function_module_text(doc: Document, chunk: Chunk, piece: Piece, fn: Operation) -> tuple[str, set]:
-    """A module holding the function alone: the chunk's aliases, declarations of the
-    symbols it uses from the rest of the chunk, then its text. Also the declared names."""
-    parts = [p.parsed.text for p in chunk.pieces if p.parsed.defines_aliases and p.base < piece.base]
-    declared = set()
-    for root in sorted(piece.parsed.roots):
-        entry = chunk.symbols.get(root)
-        if entry is None or entry[1] is fn:  # (another function of the same piece needs one too)
-            continue
-        other_piece, op = entry
-        declared.add(root)
-        ftype = getattr(op.attributes.get("function_type"), "type", None)
-        if op.name == "func.func" and ftype is not None:
-            parts.append(f"func.func private {format_symbol(root)}{ftype}\n")
-        else:
-            s, e = doc.op_range(other_piece, op) if op.span is None else \
-                (other_piece.base + op.span.start, other_piece.base + op.span.end)
-            parts.append(doc.text[s:e] + "\n")
-    s, e = piece.base + fn.span.start, piece.base + fn.span.end
-    parts.append(doc.text[s:e] + "\n")
-    return "".join(parts), declared
-
-
 def _rewrite_function(doc, chunk, piece, fn, transform) -> Union[str, list]:
-    from .. import api
-    from .lowering import strip_module
-    text, declared = function_module_text(doc, chunk, piece, fn)
-    result = api.parse_and_verify(text, doc.filename)
-    if not result.ok:
-        return f"@{fn.sym_name} does not verify on its own: {result.diagnostics[0].message}"
-    module = result.module
-    problem = transform(module)
-    if problem is not None:
-        return problem
+    module, declared = function_module_of(chunk, fn)
+    found = problem(doc, [piece], module, SourceMap(chunk, piece))
+    if found is not None:
+        return f"@{fn.sym_name} does not verify on its own: {found}"
+    stopped = transform(module)
+    if stopped is not None:
+        return stopped
     for op in list(module.regions[0].blocks[0].ops):
         if op.sym_name in declared:
             op.detach()
-    new_text = strip_module(module)
+    new_text, _ = print_with_origins(module)
     start, end = piece.base + fn.span.start, piece.base + fn.span.end
     if not doc.text[start:end].endswith("\n"):
         new_text = new_text.rstrip("\n")
@@ -148,16 +126,15 @@ def _rewrite_function(doc, chunk, piece, fn, transform) -> Union[str, list]:
 
 
 def _lower_chunk(doc: Document, chunk: Chunk, level: str) -> Union[str, list]:
-    from .. import api
-    from ..syntax.printer import print_module
+    module = chunk_module(chunk)
+    found = problem(doc, chunk.pieces, module, SourceMap(chunk))
+    if found is not None:
+        return f"the module does not verify: {found}"
+    stopped = _lower(module, level)
+    if stopped is not None:
+        return stopped
+    new_text = print_module(module)
     text = doc.text[chunk.start:chunk.end]
-    result = api.parse_and_verify(text, doc.filename)
-    if not result.ok:
-        return f"the module does not verify: {result.diagnostics[0].message}"
-    problem = _lower(result.module, level)
-    if problem is not None:
-        return problem
-    new_text = print_module(result.module)
     return [(chunk.start, chunk.end, new_text if text.endswith("\n") else new_text.rstrip("\n"))]
 
 

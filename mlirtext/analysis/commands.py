@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 import numpy as np
 
+from ..syntax.printer import print_module
+from ..targets.llvm_ir import translate_module
+from ..transforms.conversions.levels import LEVELS
+from ..transforms.lowering_service import Cancelled, LoweringStopped, lower_by_level
 from . import device_run
 from .document import Document
+from .extraction import function_or_chunk
 
 
 def _noop(message: str) -> None:
@@ -35,13 +39,6 @@ def random_input(t, rng: np.random.Generator) -> np.ndarray:
     if np.issubdtype(dtype, np.complexfloating):
         return (rng.uniform(-1, 1, size=shape) + 1j * rng.uniform(-1, 1, size=shape)).astype(dtype)
     return rng.uniform(-1, 1, size=shape).astype(dtype)
-
-
-def _chunk_module(doc: Document, chunk_index: int):
-    from ..api import _verified
-    from ..syntax.parser import parse
-    chunk = doc.chunks[chunk_index]
-    return _verified(parse(doc.text, doc.filename, chunk.start, chunk.end))
 
 
 def _find_function_chunk(doc: Document, name: str) -> Optional[int]:
@@ -73,10 +70,10 @@ def _chunk_at(doc: Document, chunk: Optional[int]):
 
 @dataclass
 class _Prepared:
-    """A function ready to run: its chunk parsed, its signature, its arguments."""
+    """A function ready to run: its module, its signature, its arguments."""
     name: str
-    chunk: int
-    module: object
+    module: object                 # the function and what it uses (`extraction.function_or_chunk`)
+    text: str                      # the module printed: what a native device compiles (and caches by)
     signature: object
     args: list
 
@@ -87,19 +84,21 @@ class _Prepared:
 
 def _prepare(doc: Document, function: str, inputs, seed: int) -> Union[_Prepared, str]:
     """The function `function` of `doc` with its inputs (given in iree-run-module syntax,
-    else seeded random ones), or a message saying why it cannot run."""
+    else seeded random ones), or a message saying why it cannot run. Its module holds it and
+    every symbol it uses, functions whole (the ones it calls run too)."""
     from ..interpreter import Interpreter, InterpreterError
     from ..interpreter.abi import signature
     from ..values import ValueError_, parse_input
-    name = (function or "").lstrip("@")
-    index = _find_function_chunk(doc, name)
-    if index is None:
-        return f"no function named @{name} in {doc.filename}"
-    result = _chunk_module(doc, index)
-    if not result.ok:
-        return result.diagnostics[0].format()
+    found = _function_at(doc, function or "")
+    if isinstance(found, str):
+        return found
+    name, c, piece, fn = found
+    extracted = function_or_chunk(doc, c, piece, fn, bodies=True)
+    if isinstance(extracted, str):
+        return extracted
+    module, _ = extracted
     try:
-        ftype = signature(Interpreter(result.module).function(name))
+        ftype = signature(Interpreter(module).function(name))
         if inputs:
             if len(inputs) != len(ftype.inputs):
                 return f"@{name} takes {len(ftype.inputs)} argument(s); {len(inputs)} input(s) given"
@@ -109,17 +108,7 @@ def _prepare(doc: Document, function: str, inputs, seed: int) -> Union[_Prepared
             args = [random_input(t, rng) for t in ftype.inputs]
     except (ValueError_, InterpreterError) as e:
         return str(e)
-    return _Prepared(name, index, result.module, ftype, args)
-
-
-def _compiled_text(doc: Document, prepared: _Prepared) -> str:
-    """What a native device compiles: the function alone when it uses no other function of
-    its chunk (so the compile cache is keyed by the function's own text), else the chunk."""
-    from .actions import function_module_text
-    chunk = doc.chunks[prepared.chunk]
-    piece, fn = chunk.symbols[prepared.name]
-    text, declared = function_module_text(doc, chunk, piece, fn)
-    return text if not declared else doc.text[chunk.start:chunk.end]
+    return _Prepared(name, module, print_module(module), ftype, args)
 
 
 def _run_one(doc: Document, prepared: _Prepared, device: str) -> Union[device_run.Timed, str]:
@@ -128,8 +117,7 @@ def _run_one(doc: Document, prepared: _Prepared, device: str) -> Union[device_ru
     from ..values import ValueError_
     from ..vm.vm import VMError
     try:
-        text = "" if device == "reference" else _compiled_text(doc, prepared)
-        return device_run.run_on_device(text, prepared.name, prepared.args, device,
+        return device_run.run_on_device(prepared.text, prepared.name, prepared.args, device,
                                         module=prepared.module, filename=doc.filename)
     except (device_run.DeviceRunError, InterpreterError, VMError, ValueError_) as e:
         return str(e)
@@ -202,14 +190,6 @@ def run_on_devices(doc: Document, function: str, inputs=None, seed: int = 0, dev
     return {"function": prepared.name, "inputs": prepared.formatted(prepared.args, ftype.inputs), "runs": runs}
 
 
-def op_counts(module) -> dict:
-    """{dialect: {op name: count}} of everything inside `module`."""
-    counts: dict = {}
-    for op, n in sorted(Counter(op.name for op in module.walk() if op is not module).items()):
-        counts.setdefault(op.split(".", 1)[0], {})[op] = n
-    return counts
-
-
 def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int] = None, targets=None,
              cache=None, cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """Every level's text, op counts per dialect and pass times, from the input's level
@@ -221,56 +201,33 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
     wanted = _target_list(targets)
     if isinstance(wanted, str):
         return {"error": wanted}
-    from .. import api
-    from ..transforms.conversions.levels import LEVELS, level_of
-    from .actions import function_module_text
-    from .lowering import lower_module
-    from .origins import print_with_origins, span_origin
     if function:
         found = _function_at(doc, function)
         if isinstance(found, str):
             return {"error": found}
         _, c, piece, fn = found
-        text, _ = function_module_text(doc, c, piece, fn)
-        result = api.parse_and_verify(text, doc.filename)
-        # The function's text comes last in `text` (after aliases and declarations).
-        doc_start, doc_end = piece.base + fn.span.start, piece.base + fn.span.end
-        at = len(text) - 1 - (doc_end - doc_start)
-        to_document = lambda offset: doc_start + offset - at if at <= offset < at + doc_end - doc_start else None  # noqa: E731
+        extracted = function_or_chunk(doc, c, piece, fn)
     else:
         found = _chunk_at(doc, chunk)
         if isinstance(found, str):
             return {"error": found}
-        index, c = found
-        result = _chunk_module(doc, index)
-        to_document = lambda offset: offset if c.start <= offset < c.end else None  # noqa: E731
-    if not result.ok:
-        return {"error": result.diagnostics[0].format()}
-    module = result.module
-    origin = span_origin(module, lambda offset: _document_line(doc, to_document(offset)))
-
-    def level_entry(level: str, passes: list) -> dict:
-        text, origins = print_with_origins(module, origin)
-        return {"level": level, "text": text, "origins": origins, "op_counts": op_counts(module), "passes": passes}
-    start = level_of(module) or "linalg"
-    levels = [level_entry(start, [])]
-    out = {"function": function, "levels": levels, "error": None, "target": None, "dispatches": [], "targets": []}
-    for level in LEVELS[LEVELS.index(start) + 1:]:
-        if cancelled is not None and cancelled.is_set():
-            out["error"] = "cancelled"
-            return out
-        report(f"lowering to {level}")
-        timing: list = []
-        problem = lower_module(module, level, cancelled, timing)
-        if cancelled is not None and cancelled.is_set():
-            out["error"] = "cancelled"
-            return out
-        if problem is not None:
-            out["error"] = f"lowering to {level} stops: {problem}"
-            break
-        levels.append(level_entry(level, [{"pass": n, "seconds": s} for n, s in timing]))
-    else:
+        extracted = function_or_chunk(doc, found[1])
+    if isinstance(extracted, str):
+        return {"error": extracted}
+    module, where = extracted
+    out = {"function": function, "levels": [], "error": None, "target": None, "dispatches": [], "targets": []}
+    try:
+        for level in lower_by_level(module, start="linalg", cancelled=cancelled):
+            out["levels"].append({"level": level.level, "text": level.text, "op_counts": level.op_counts,
+                                  "passes": [{"pass": n, "seconds": s} for n, s in level.passes],
+                                  "origins": [_document_line(doc, where.offset(s)) for s in level.origins]})
+            if level.level != LEVELS[-1]:
+                report(f"lowering to {LEVELS[LEVELS.index(level.level) + 1]}")
         out["target"] = _target_output(module)
+    except Cancelled:
+        return {**out, "error": "cancelled"}
+    except LoweringStopped as e:
+        out["error"] = str(e)
     if wanted:
         # The targets compile the function as `mlirtext compile` does (its own way down), so
         # they show even where the level-by-level lowering stopped.
@@ -333,10 +290,8 @@ def _document_line(doc: Document, offset: Optional[int]) -> Optional[int]:
 
 
 def _target_output(module) -> Optional[str]:
-    """LLVM IR text of the llvm-level module, when the targets package is there."""
+    """LLVM IR text of the llvm-level module, or None when it cannot be translated."""
     try:
-        from ..targets import llvm_ir  # noqa: F401 - optional: built by another part of the project
-        emit = getattr(llvm_ir, "emit_module", None) or getattr(llvm_ir, "translate_module", None)
-        return emit(module) if emit is not None else None
-    except Exception:  # noqa: BLE001 - no target output is not an error
+        return translate_module(module)
+    except Exception:  # noqa: BLE001 - no target output is not an error: the levels still show
         return None

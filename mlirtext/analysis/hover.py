@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Optional
+from typing import Optional, Sequence
 
 from ..dialects import lookup
 from ..ir.core import BlockArgument, Operation, OpResult
@@ -11,22 +11,19 @@ from .document import Document
 from .index import ALIAS, ATTR, BLOCK, OP, SYMBOL, TYPE, VALUE, Target, piece_index, target_at
 
 
-def hover(doc: Document, offset: int,
-          lowered: Optional[Callable[[Operation], str]] = None) -> Optional[tuple[str, int, int]]:
-    """(markdown, start, end) for the token at `offset`, or None.
-
-    `lowered(op)` gives the lowered-forms section of an op's hover (it must not block:
-    `lowered_forms.py` returns the levels done so far)."""
+def hover(doc: Document, offset: int, sections: Sequence[str] = ()) -> Optional[tuple[str, int, int]]:
+    """(markdown, start, end) for the token at `offset`, or None. `sections` (Markdown: the
+    op's dispatch, its lowered forms) go below an op's own hover, each after a rule."""
     target = target_at(doc, offset)
     if target is None:
         return None
-    text = _MAKERS[target.kind](doc, target, lowered)
+    text = _MAKERS[target.kind](doc, target, [s for s in sections if s])
     if not text:
         return None
     return text, target.start, target.end
 
 
-def _op(doc: Document, t: Target, lowered) -> str:
+def _op(doc: Document, t: Target, sections: list) -> str:
     op: Operation = t.obj
     definition = lookup(op.name)
     lines = [f"**{op.name}**" + (f": {definition.summary}" if definition and definition.summary else "")]
@@ -41,12 +38,7 @@ def _op(doc: Document, t: Target, lowered) -> str:
     origin = _origin(doc, t, op)
     if origin:
         lines.append(origin)
-    text = "\n\n".join(lines)
-    if lowered is not None:
-        extra = lowered(op)
-        if extra:
-            text += "\n\n---\n\n" + extra
-    return text
+    return "\n\n---\n\n".join(["\n\n".join(lines), *sections])
 
 
 def _origin(doc: Document, t: Target, op: Operation) -> str:
@@ -63,7 +55,7 @@ def _origin(doc: Document, t: Target, op: Operation) -> str:
     return describe(str(op.location), alias_text)
 
 
-def _value(doc: Document, t: Target, lowered) -> str:
+def _value(doc: Document, t: Target, sections) -> str:
     value = t.obj
     name = f"%{value.name}" if value.name else doc.text[t.start:t.end]
     lines = [f"`{name}`: `{value.type}`"]
@@ -95,7 +87,7 @@ def _line_of(doc: Document, t: Target, span) -> str:
     return f" on line {line + 1}"
 
 
-def _block(doc: Document, t: Target, lowered) -> str:
+def _block(doc: Document, t: Target, sections) -> str:
     block = t.obj
     args = ", ".join(f"%{a.name}: {a.type}" if a.name else str(a.type) for a in block.arguments)
     uses = sum(1 for e in piece_index(t.piece).entries_of(BLOCK, block) if not e.is_def)
@@ -103,7 +95,7 @@ def _block(doc: Document, t: Target, lowered) -> str:
     return f"{text}\n\n{len(block.ops)} ops; branched to from {uses} place{'' if uses == 1 else 's'}"
 
 
-def _symbol(doc: Document, t: Target, lowered) -> str:
+def _symbol(doc: Document, t: Target, sections) -> str:
     found = doc.symbol(t.piece, t.obj)
     if found is None:
         return f"`@{t.obj}`: not defined in this file"
@@ -124,7 +116,7 @@ def symbol_signature(op: Operation) -> str:
     return f"```mlir\n{op.name} @{name}\n```\n{attrs}" if attrs else f"```mlir\n{op.name} @{name}\n```"
 
 
-def _alias(doc: Document, t: Target, lowered) -> str:
+def _alias(doc: Document, t: Target, sections) -> str:
     chunk = doc.chunk_of(t.piece)
     found = chunk.aliases.get(t.obj)
     if found is None:
@@ -139,7 +131,7 @@ def _alias(doc: Document, t: Target, lowered) -> str:
     return text
 
 
-def _type(doc: Document, t: Target, lowered) -> str:
+def _type(doc: Document, t: Target, sections) -> str:
     parsed = parse_type(t.obj)
     if parsed is None:
         return f"`{t.obj}`"
@@ -178,7 +170,7 @@ def describe_type(t) -> str:
     return "; ".join(parts)
 
 
-def _attr(doc: Document, t: Target, lowered) -> str:
+def _attr(doc: Document, t: Target, sections) -> str:
     if t.obj.startswith("affine_map"):
         from ..dialects.affine_maps import parse_map
         m = parse_map(t.obj)

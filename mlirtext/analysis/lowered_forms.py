@@ -1,11 +1,10 @@
 """What one op becomes at each lower level, for hover.
 
-The op is copied into a function of its own (its operands become the
-function's arguments, its results are returned), and that function is lowered
-one level at a time with the same passes as `mlirtext opt --lower-to`. Results
-are cached by the function's text, so every `stablehlo.add` on
-`tensor<4x8xf32>` in a file shares one entry. Work runs on an executor; hover
-shows the levels finished so far and never waits for the rest.
+The op is cloned into a function of its own (the values it uses become the function's
+arguments, its results are returned), and the lowering service takes that module down one
+level at a time, as `mlirtext opt --lower-to` does. Results are cached by the function's
+printed text, so every `stablehlo.add` on `tensor<4x8xf32>` in a file shares one entry. Work
+runs on an executor; hover shows the levels finished so far and never waits for the rest.
 """
 from __future__ import annotations
 
@@ -16,9 +15,11 @@ from typing import Optional
 
 from ..dialects import lookup
 from ..dialects.base import TERMINATOR
-from ..ir.attributes import StringAttr, TypeAttr
-from ..ir.core import Block, Operation, Region
-from ..ir.types import FunctionType
+from ..ir.core import Operation
+from ..syntax.printer import print_module
+from ..transforms.extract import op_module
+from ..transforms.lowering_service import Cancelled, LoweringStopped, lower_by_level
+from ..verifier import verify
 from .document import Document
 from .index import OP, target_at
 
@@ -48,26 +49,10 @@ def lowerable(op: Operation) -> bool:
 
 
 def op_function_text(op: Operation) -> Optional[str]:
-    """The op alone in a function: operands as arguments, results returned."""
-    from ..syntax.printer import print_module
-    block = Block()
-    mapping: dict = {}
-    for v in op.operands:
-        if v not in mapping:
-            mapping[v] = block.add_argument(v.type, v.name)
-    copy = op.clone(mapping)
-    block.append(copy)
-    block.append(Operation("func.return", list(copy.results)))
-    inputs = tuple(a.type for a in block.arguments)
-    results = tuple(r.type for r in copy.results)
-    name = op.name.replace(".", "_")
-    func = Operation("func.func", attributes={"sym_name": StringAttr(name),
-                                              "function_type": TypeAttr(FunctionType(inputs, results))},
-                     regions=[Region([block])])
-    module = Operation("builtin.module", regions=[Region([Block()])])
-    module.regions[0].blocks[0].append(func)
+    """The text of the op alone in a module (`op_module`), the cache key; None when it
+    cannot be printed alone."""
     try:
-        return print_module(module)
+        return print_module(op_module(op))
     except Exception:  # noqa: BLE001 - an op that cannot be printed alone has no lowered forms
         return None
 
@@ -84,31 +69,24 @@ class Lowered:
     future: Optional[Future] = None
 
 
-def lower_levels(text: str, entry: Lowered, cancelled: Optional[threading.Event] = None) -> Lowered:
-    """Fill `entry` level by level (each one visible as soon as it is done)."""
-    from .. import api
-    from ..transforms.conversions.levels import LEVELS, level_of
-    from .lowering import lower_module, strip_module
+def lower_levels(module: Operation, entry: Lowered, cancelled: Optional[threading.Event] = None) -> Lowered:
+    """Fill `entry` with the levels below the one of `module` (an `op_module`), each one
+    visible as soon as it is done."""
     try:
-        result = api.parse_and_verify(text, "<op>")
-        if not result.ok:
-            entry.error = f"the op does not stand alone: {result.diagnostics[0].message}"
+        problems = [d for d in verify(module) if d.severity == "error"]
+        if problems:
+            entry.error = f"the op does not stand alone: {problems[0].message}"
             return entry
-        module = result.module
-        start = level_of(module)
-        entry.start_level = start
-        if start is None or start == LEVELS[-1]:
-            entry.error = None if start else "no level-specific op: it stays as it is"
-            return entry
-        for level in LEVELS[LEVELS.index(start) + 1:]:
-            if cancelled is not None and cancelled.is_set():
-                entry.error = "cancelled"
-                return entry
-            problem = lower_module(module, level)
-            if problem is not None:
-                entry.error = f"lowering to {level} stops: {problem}"
-                return entry
-            entry.levels.append((level, strip_module(module)))
+        levels = lower_by_level(module, cancelled=cancelled)
+        entry.start_level = next(levels).level
+        if entry.start_level is None:
+            entry.error = "no level-specific op: it stays as it is"
+        for level in levels:
+            entry.levels.append((level.level, level.text))
+    except LoweringStopped as e:
+        entry.error = str(e)
+    except Cancelled:
+        entry.error = "cancelled"
     except Exception as e:  # noqa: BLE001 - shown in the hover, never raised
         entry.error = f"internal error while lowering: {type(e).__name__}: {e}"
     finally:
@@ -147,7 +125,7 @@ class LoweredForms:
                 if len(self.entries) >= self.size:
                     self.entries.clear()
                 entry = self.entries[key] = Lowered(key)
-                entry.future = self.executor.submit(lower_levels, key, entry)
+                entry.future = self.executor.submit(lower_levels, op_module(op), entry)
         return entry
 
     def section(self, op: Operation) -> str:

@@ -1,11 +1,15 @@
-"""The journey of a module for the report page: its text at every level (from the language
-server's pipeline command, which also times the passes), and the dispatches of the compiled module
-with what each kernel became."""
+"""The journey of a module for the report page: its text at every level (from the lowering
+service, which also times the passes), and the dispatches of the compiled module with what each
+kernel became."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import Optional
+
+from .. import api
+from ..targets.llvm_ir import translate_module
+from ..transforms.lowering_service import LoweringStopped, lower_by_level
 
 
 @dataclass
@@ -28,7 +32,7 @@ class HostFunction:
 
 @dataclass
 class Journey:
-    levels: list              # the pipeline's levels: {"level", "text", "op_counts", "passes"}
+    levels: list              # the lowering service's levels (`Level`: level, text, op_counts, passes)
     target_ir: Optional[str]  # LLVM IR of the llvm level (the whole module, before dispatch formation)
     error: Optional[str]      # where the level-by-level lowering stopped, if it did
     dispatches: dict          # target -> [HostFunction]: each compiled module's dispatches
@@ -37,13 +41,29 @@ class Journey:
 
 def module_journey(text: str, filename: str, modules: dict) -> Journey:
     """The journey of `text`; `modules` maps target -> module file bytes (the bench's artifacts)."""
-    from ..analysis.commands import pipeline
-    from ..analysis.document import Document
-    lowered = pipeline(Document(filename, text, filename=filename))   # {"error"} alone when it cannot start
+    levels, target_ir, error = _levels(text, filename)
     dispatches, dumps = {}, {}
     for target, data in modules.items():
         dispatches[target], dumps[target] = _dispatches(data, target)
-    return Journey(lowered.get("levels", []), lowered.get("target"), lowered.get("error"), dispatches, dumps)
+    return Journey(levels, target_ir, error, dispatches, dumps)
+
+
+def _levels(text: str, filename: str) -> tuple[list, Optional[str], Optional[str]]:
+    """The levels of `text` lowered as far as they go, the LLVM IR of the llvm level when it
+    got there, and why it stopped (or could not start)."""
+    result = api.parse_and_verify(text, filename)
+    if not result.ok:
+        return [], None, result.diagnostics[0].format()
+    levels = []
+    try:
+        for level in lower_by_level(result.module, start="linalg"):
+            levels.append(level)
+    except LoweringStopped as e:
+        return levels, None, str(e)
+    try:
+        return levels, translate_module(result.module), None
+    except Exception:  # noqa: BLE001 - no target output is not an error: the levels still show
+        return levels, None, None
 
 
 def _dispatches(data: bytes, target: str) -> tuple[list, str]:

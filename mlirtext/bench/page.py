@@ -123,7 +123,7 @@ def _op_counts(counts: dict) -> str:
 def _journey(j) -> str:
     if not j.levels:
         return f"<p>The pipeline could not start: {escape(j.error or 'unknown reason')}</p>"
-    strip = " &rarr; ".join(f'<span class="level">{escape(l["level"])}</span>' for l in j.levels)
+    strip = " &rarr; ".join(f'<span class="level">{escape(l.level)}</span>' for l in j.levels)
     if j.target_ir:
         strip += ' &rarr; <span class="level">LLVM IR</span>'
     parts = [f'<div class="levels">{strip}</div>',
@@ -131,10 +131,10 @@ def _journey(j) -> str:
              'does, before dispatch formation); the compiled module\'s dispatches are below.</p>']
     cards = []
     for l in j.levels:
-        lines = l["text"].count("\n")
-        cards.append(f'<section class="level-text" id="level-{escape(l["level"])}"><h3>{escape(l["level"])}</h3>'
-                     f'{_op_counts(l["op_counts"])}<details><summary>text ({lines} lines)</summary>'
-                     f'<pre>{escape(l["text"])}</pre></details></section>')
+        lines = l.text.count("\n")
+        cards.append(f'<section class="level-text" id="level-{escape(l.level)}"><h3>{escape(l.level)}</h3>'
+                     f'{_op_counts(l.op_counts)}<details><summary>text ({lines} lines)</summary>'
+                     f'<pre>{escape(l.text)}</pre></details></section>')
     if j.target_ir:
         cards.append(f'<section class="level-text" id="level-llvm-ir"><h3>target code: LLVM IR</h3><details>'
                      f'<summary>text ({j.target_ir.count(chr(10))} lines)</summary><pre>{escape(j.target_ir)}</pre>'
@@ -146,7 +146,7 @@ def _journey(j) -> str:
 
 
 def _passes(j) -> str:
-    entries = [(l["level"], p["pass"], p["seconds"]) for l in j.levels for p in l["passes"]]
+    entries = [(l.level, name, s) for l in j.levels for name, s in l.passes]
     if not entries:
         return "<p>No passes ran (the module is already at its lowest level).</p>"
     top = max(s for _, _, s in entries) or 1.0

@@ -5,9 +5,9 @@ import sys
 
 from .. import api
 from ..diagnostics import Diagnostic, has_errors, report
-from ..transforms.conversions.levels import lowering_pipeline
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
 from ..transforms.passes import load_passes
+from ..transforms.lowering_service import lower_to as lower
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..transforms.semantics_check import CheckSemantics
 from ..verify_diagnostics import check
@@ -87,22 +87,12 @@ def _pass_manager(args):
 
 
 def _run_passes(pm, result, lower_to) -> list:
-    """The pipeline of `pm`, then the steps down to `lower_to` (which depend on the input)."""
+    """The pipeline of `pm`, then the steps down to `lower_to` (which depend on the input), run
+    with `pm`'s instrumentation."""
     problems = pm.run(result.module)
     if problems or not lower_to:
         return problems
-    return _lower(pm, result.module, lower_to)
-
-
-def _lower(pm, module, level: str) -> list:
-    """The steps from `module`'s level down to `level`, run with `pm`'s instrumentation; the problems."""
     try:
-        text = lowering_pipeline(module, level)
-        steps = parse_pipeline(text) if text else []  # already at that level: nothing to do
+        return lower(result.module, lower_to, pm.instrumentations)
     except ValueError as e:
-        return [Diagnostic("error", f"--lower-to={level}: {e}", module.span)]
-    saved, pm.items = pm.items, steps
-    try:
-        return pm.run(module)
-    finally:
-        pm.items = saved
+        return [Diagnostic("error", f"--lower-to={lower_to}: {e}", result.module.span)]

@@ -277,11 +277,9 @@ async def hover(ls: MlirServer, params: T.HoverParams):
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(entry.future)), LOWERED_WAIT_S)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - show the levels done
                 pass
-    # The op's dispatch and its kernels, as far as the pipeline command has computed them.
-    dispatch = target_code.hover_section(doc, offset, ls.targets)
-
-    def sections(op):
-        return "\n\n---\n\n".join(s for s in (dispatch, ls.lowered.section(op)) if s)
+    # The op's dispatch and its kernels, as far as the pipeline command has computed them,
+    # then its lowered forms, as far as they are done.
+    sections = (target_code.hover_section(doc, offset, ls.targets), ls.lowered.section(op) if op else "")
     found = hover_at(doc, offset, sections)
     if found is None:
         return None

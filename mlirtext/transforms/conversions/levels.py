@@ -41,16 +41,27 @@ def first_op_at_level(module: Operation, level: str) -> Optional[Operation]:
 
 def lowering_pipeline(module: Operation, target: str) -> str:
     """Pipeline text that takes `module` down to `target`; ValueError says why it cannot."""
+    return ",".join(text for _, text in lowering_steps(module, target) if text)
+
+
+def lowering_steps(module: Operation, target: str, start: Optional[str] = None) -> list[tuple[str, str]]:
+    """(level, pipeline text of the step that arrives there) for each level below `module`'s
+    down to `target`; ValueError says why it cannot. A module of no level (plain
+    arith/math/tensor) sits at every level: from `start`, when given, each level below it
+    comes with an empty step; else there is nothing to do."""
     if target not in LEVELS:
         raise ValueError(f"unknown level '{target}' (levels: {', '.join(LEVELS)})")
-    start = level_of(module) or target
-    if LEVELS.index(start) > LEVELS.index(target):
-        raise ValueError(f"the input is at the {start} level, below {target}: nothing to lower")
+    current = level_of(module)
+    if current is None:
+        below = LEVELS[LEVELS.index(start) + 1:LEVELS.index(target) + 1] if start is not None else ()
+        return [(level, "") for level in below]
+    if LEVELS.index(current) > LEVELS.index(target):
+        raise ValueError(f"the input is at the {current} level, below {target}: nothing to lower")
     steps = []
-    for level in LEVELS[LEVELS.index(start):LEVELS.index(target)]:
+    for level in LEVELS[LEVELS.index(current):LEVELS.index(target)]:
         step = STEPS.get(level)
+        below = LEVELS[LEVELS.index(level) + 1]
         if step is None:
-            below = LEVELS[LEVELS.index(level) + 1]
             raise ValueError(f"lowering from {level} to {below} is not available yet")
-        steps += [step, "canonicalize", "cse", *ARRIVAL.get(LEVELS[LEVELS.index(level) + 1], [])]
-    return ",".join(steps)
+        steps.append((below, ",".join([step, "canonicalize", "cse", *ARRIVAL.get(below, [])])))
+    return steps
