@@ -26,13 +26,22 @@ def _line(text: str, needle: str) -> int:
     return next(i for i, l in enumerate(text.split("\n")) if needle in l)
 
 
+def compiled(text: str) -> tc.CompiledSource:
+    result = api.parse_and_verify(text, "t.mlir")
+    assert result.ok, [d.message for d in result.diagnostics]
+    return tc.CompiledSource.of(result.module)
+
+
+MLP_SOURCE = compiled(MLP)
+
+
 def _lines(text: str, kernel: tc.Kernel) -> set:
-    return {text.count("\n", 0, offset) for offset in kernel.offsets}
+    return {text.count("\n", 0, MLP_SOURCE.span(place).start) for place in kernel.places}
 
 
 @pytest.fixture(scope="module")
 def mlp() -> tc.FunctionTargets:
-    return tc.compute(MLP, "mlp.mlir", ["llvm-cpu", *GPU])
+    return tc.compute(MLP_SOURCE, ["llvm-cpu", *GPU])
 
 
 def test_llvm_cpu_kernels_are_the_compiled_modules_with_their_micro_kernel(mlp):
@@ -78,8 +87,7 @@ def test_gpu_kernels_are_what_compile_makes_one_per_dispatch(mlp):
 
 def test_a_target_whose_tool_is_missing_says_so_and_the_others_still_show(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))   # no spirv-as
-    text = MLP + "// without tools\n"
-    found = tc.compute(text, "mlp.mlir", ["llvm-cpu", "vulkan-spirv", "tpu"])
+    found = tc.compute(compiled(MLP + "// without tools\n"), ["llvm-cpu", "vulkan-spirv", "tpu"])
     assert re.match(r"spirv-as not found \(Debian spirv-tools", found.targets["vulkan-spirv"].error)
     assert found.targets["tpu"].error.startswith("unknown target 'tpu'")
     assert found.targets["llvm-cpu"].error is None and len(found.targets["llvm-cpu"].kernels) == 3
@@ -89,11 +97,13 @@ def test_a_target_whose_tool_is_missing_says_so_and_the_others_still_show(monkey
 def test_a_function_that_does_not_compile_is_a_message_for_every_target():
     text = ("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
             "  %0 = stablehlo.add %x, %x : tensor<?xf32>\n  return %0 : tensor<?xf32>\n}\n")
-    found = tc.compute(text, "dyn.mlir", ["llvm-cpu", *GPU])
+    found = tc.compute(compiled(text), ["llvm-cpu", *GPU])
     for target in ["llvm-cpu", *GPU]:
         assert found.targets[target].error and not found.targets[target].kernels, target
-    broken = tc.compute("func.func @f(%x: i32) {\n  %0 = arith.addi %x, : i32\n}\n", "bad.mlir", ["llvm-cpu"])
-    assert "expected SSA value" in broken.targets["llvm-cpu"].error
+    from mlirtext.analysis.commands import target_code_command
+    broken = Document("file:///bad.mlir", "func.func @f(%x: i32) {\n  %0 = arith.addi %x, : i32\n}\n", 1)
+    (cpu,) = target_code_command(broken, "f", targets=["llvm-cpu"])["targets"]
+    assert "expected SSA value" in cpu["error"] and cpu["kernels"] == []
 
 
 def test_hover_reads_what_the_pipeline_command_computed():
@@ -120,22 +130,26 @@ def test_hover_reads_what_the_pipeline_command_computed():
     assert len(code) == tc.HOVER_CODE_LINES + 1
     section = tc.hover_section(doc, bias, cache)
     assert section.startswith("**Dispatch 3 of @mlp**: kernel `mlp_dispatch_3` (targets: llvm-cpu")
-    # An edit elsewhere in the file leaves the function's text, so its entry, as it was.
+    # An edit elsewhere in the file leaves the function's text, so its entry, as it was; so does
+    # an edit to the comments and spaces of the function itself (a new parse, the same module).
     edited = Document("file:///mlp.mlir", "// another header\n// and one more line\n" + MLP, 2)
     at = edited.text.index("stablehlo.add %3") + 3
     assert tc.hover_section(edited, at, cache) == section
+    respaced = doc.updated(text.replace("%y = stablehlo.add", "%y =   stablehlo.add") + "// the end\n", 3)
+    assert tc.hover_section(respaced, respaced.text.index("stablehlo.add %3") + 3, cache) == section
     # The command asks again: everything comes from the cache (the same objects).
     (key,) = cache.dispatches
     before = cache.get(key).targets["llvm-cpu"]
-    assert cache.compute(key, "mlp.mlir", ["llvm-cpu"]).targets["llvm-cpu"] is before
+    source, _ = tc.compiled_source(doc, doc.chunks[0], *doc.chunks[0].symbols["mlp"])
+    assert source.text == key and cache.compute(source, ["llvm-cpu"]).targets["llvm-cpu"] is before
 
 
 def test_a_cancelled_computation_is_not_cached():
     cache = tc.TargetCache()
     cancelled = threading.Event()
     cancelled.set()
-    assert cache.compute(MLP, "mlp.mlir", ["llvm-cpu"], cancelled).error == "cancelled"
-    assert cache.get(MLP) is None
+    assert cache.compute(MLP_SOURCE, ["llvm-cpu"], cancelled).error == "cancelled"
+    assert cache.get(MLP_SOURCE.text) is None
 
 
 def test_function_sizes_reads_the_symbol_table():

@@ -263,13 +263,16 @@ def target_code_command(doc: Document, function: Optional[str] = None, chunk: Op
         found = _chunk_at(doc, chunk)
         if isinstance(found, str):
             return {"error": found}
-        _, c = found
-        compiled = target_code.CompiledSource(doc.text[c.start:c.end], [(0, c.start, c.end - c.start)])
-    found = cache.compute(compiled.text, doc.filename, wanted, cancelled, report)
+        compiled = target_code.compiled_source(doc, found[1])
+    if isinstance(compiled, str):   # every target says why
+        return {"function": function, "error": None,
+                **target_code.as_json(target_code.failed(wanted, compiled), lambda place: None)}
+    source, where = compiled
+    found = cache.compute(source, wanted, cancelled, report)
     if found.error == "cancelled":
         return {"error": "cancelled"}
-    return {"function": function, "error": None,
-            **target_code.as_json(found, lambda offset: _document_line(doc, compiled.document_offset(offset)))}
+    return {"function": function, "error": None, **target_code.as_json(
+        found, lambda place: _document_line(doc, where.offset(source.span(place))))}
 
 
 def _target_list(targets):

@@ -1,21 +1,23 @@
 """Each target's code for a function's dispatches: the pipeline view's target column and the
 dispatch section of an op's hover.
 
-A function (with the chunk's aliases and the functions it calls: `compiled_source`), or a whole
-chunk, is compiled as `mlirtext compile` does: dispatch formation (`compiler/driver.py`), then per target
+A function (with the functions it calls: `compiled_source`), or a whole chunk, cloned from the
+document's IR, is compiled as `mlirtext compile` does: dispatch formation (`compiler/driver.py`),
+then per target
 - llvm-cpu: the kernels' optimised LLVM IR and object code (micro-kernel or generated loops);
 - cuda, rocm, vulkan-spirv: `targets.gpu.compile_gpu` (PTX, AMDGPU assembly, SPIR-V assembly).
 GPU targets share one dispatch formation; llvm-cpu has its own, because it merges a matmul's
 elementwise consumer into the matmul's kernel (its micro-kernel epilogue).
 
-Every kernel remembers the source offsets of the ops it was made from (lowering keeps spans),
-which is how hover finds the kernels of the op under the cursor. A target that cannot be
-generated (an op it has no form for, a missing tool, LLVM aborting its child process) says why;
-the others still show. Compiling is slow (LLVM at O3, a child process for the GPU back-ends),
-so results are cached per module text and target. Only the pipeline command fills the cache;
-hover only reads it. (A compile that a hover started in the background would hold the GIL for
-seconds in pure-Python lowering: in benchmarks/lsp_latency.py, a cached lowered-form hover took
-57 ms while one ran, 4 ms without.)
+Every kernel remembers the places of the ops it was made from (cloning and lowering keep spans;
+a place is an op's index in the compiled module, `CompiledSource.place`), which is how hover
+finds the kernels of the op under the cursor. A target that cannot be generated (an op it has
+no form for, a missing tool, LLVM aborting its child process) says why; the others still show.
+Compiling is slow (LLVM at O3, a child process for the GPU back-ends), so results are cached per
+printed module and target. Only the pipeline command fills the cache; hover only reads it. (A
+compile that a hover started in the background would hold the GIL for seconds in pure-Python
+lowering: in benchmarks/lsp_latency.py, a cached lowered-form hover took 57 ms while one ran,
+4 ms without.)
 """
 from __future__ import annotations
 
@@ -27,10 +29,12 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from ..ir.core import Operation
+from ..syntax.printer import print_module
 from .document import Document
+from .extraction import SourceMap, function_module_of, function_or_chunk
 
 TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
 #: What each target's code is, for a Markdown code fence and the client's label.
@@ -90,7 +94,7 @@ class Kernel:
     threads: Optional[int] = None    # GPU: threads launched
     workgroups: Optional[int] = None  # GPU: workgroups launched; llvm-cpu: row ranges it can be split into
     workgroup_size: Optional[int] = None
-    offsets: frozenset = frozenset()  # source offsets (in the compiled text) of the ops it was made from
+    places: frozenset = frozenset()  # places (`CompiledSource.place`) of the ops it was made from
 
     @property
     def dispatch(self) -> Optional[int]:
@@ -111,7 +115,7 @@ class TargetCode:
 class Dispatch:
     name: str
     ops: list                        # the structured ops it runs (names)
-    offsets: frozenset
+    places: frozenset                # places (`CompiledSource.place`) of the ops it was made from
 
     @property
     def index(self) -> Optional[int]:
@@ -120,28 +124,34 @@ class Dispatch:
 
 @dataclass
 class FunctionTargets:
-    """The dispatches of a module text and each target's code for them."""
+    """The dispatches of a module and each target's code for them."""
     dispatches: list = field(default_factory=list)
     targets: dict = field(default_factory=dict)   # target -> TargetCode, in the order asked
     error: Optional[str] = None                     # set when no dispatches could be formed
 
 
 # -- computing -------------------------------------------------------------------------------------
-def compute(text: str, filename: str, targets: Sequence[str], cancelled: Optional[threading.Event] = None,
+def compute(source: "CompiledSource", targets: Sequence[str], cancelled: Optional[threading.Event] = None,
             report: Callable = _noop) -> FunctionTargets:
-    """Compile `text` (a module on tensors) for each of `targets`; never raises."""
+    """Compile `source`'s module (verified, on tensors; left as it is) for each of `targets`;
+    never raises."""
     out = FunctionTargets()
     unknown = [t for t in targets if t not in TARGETS]
     for t in unknown:
         out.targets[t] = TargetCode(t, error=f"unknown target '{t}' (targets: {', '.join(TARGETS)})")
     gpu = [t for t in targets if t in TARGETS and t != "llvm-cpu"]
     if gpu:
-        _gpu_targets(text, filename, gpu, out, cancelled, report)
+        _gpu_targets(source, gpu, out, cancelled, report)
     if "llvm-cpu" in targets and not _stopped(cancelled, out):
         report("llvm-cpu code")
-        out.targets["llvm-cpu"] = _llvm_cpu(text, filename, out)
+        out.targets["llvm-cpu"] = _llvm_cpu(source, out)
     out.targets = {t: out.targets[t] for t in targets if t in out.targets}
     return out
+
+
+def failed(targets: Sequence[str], message: str) -> FunctionTargets:
+    """Every target of `targets` with the same reason for having no code."""
+    return FunctionTargets(targets={t: TargetCode(t, error=message) for t in targets}, error=message)
 
 
 def _stopped(cancelled: Optional[threading.Event], out: FunctionTargets) -> bool:
@@ -149,13 +159,6 @@ def _stopped(cancelled: Optional[threading.Event], out: FunctionTargets) -> bool
         out.error = "cancelled"
         return True
     return False
-
-
-def _parsed(text: str, filename: str):
-    """The verified module of `text`, or the first diagnostic's message."""
-    from .. import api
-    result = api.parse_and_verify(text, filename)
-    return result.module if result.ok else result.diagnostics[0].message
 
 
 def _failure(e: Exception) -> str:
@@ -170,10 +173,10 @@ def _failure(e: Exception) -> str:
 _INCIDENTAL = frozenset({"arith.constant", "tensor.empty", "func.return"})
 
 
-def _source_offsets(fn: Operation, source) -> frozenset:
-    """Where in the compiled text the ops of dispatch function `fn` came from."""
-    return frozenset(op.span.start for op in fn.walk() if op is not fn and op.name not in _INCIDENTAL
-                     and op.span is not None and op.span.source is source)
+def _places(fn: Operation, source: "CompiledSource") -> frozenset:
+    """Where in `source` the ops of dispatch function `fn` came from (`CompiledSource.place`)."""
+    places = (source.place(op) for op in fn.walk() if op is not fn and op.name not in _INCIDENTAL)
+    return frozenset(p for p in places if p is not None)
 
 
 def _dispatch_functions(module: Operation) -> list:
@@ -181,29 +184,25 @@ def _dispatch_functions(module: Operation) -> list:
     return [op for op in module.regions[0].blocks[0].ops if is_dispatch_function(op)]
 
 
-def _dispatches(module: Operation, source) -> list:
+def _dispatches(module: Operation, source: "CompiledSource") -> list:
     from ..transforms.dispatch import is_structured
-    return [Dispatch(fn.sym_name, [op.name for op in fn.walk() if is_structured(op)], _source_offsets(fn, source))
+    return [Dispatch(fn.sym_name, [op.name for op in fn.walk() if is_structured(op)], _places(fn, source))
             for fn in _dispatch_functions(module)]
 
 
-def _gpu_targets(text: str, filename: str, targets: list, out: FunctionTargets,
+def _gpu_targets(source: "CompiledSource", targets: list, out: FunctionTargets,
                  cancelled: Optional[threading.Event], report: Callable) -> None:
     from ..targets.gpu import GPU_TARGETS, GpuCompileError, compile_gpu
     from ..compiler.driver import form_dispatches, kernel_module
     report("forming dispatches")
-    module = _parsed(text, filename)
-    if isinstance(module, str):
-        out.error = module
-    else:
-        source = module.span.source if module.span is not None else None
-        try:
-            form_dispatches(module)
-            out.dispatches = _dispatches(module, source)
-            kernels_mod = kernel_module(module)
-        except Exception as e:  # noqa: BLE001 - every target says why
-            out.error = _failure(e)
-    offsets = {d.name: d.offsets for d in out.dispatches}
+    module = source.module.clone()
+    try:
+        form_dispatches(module)
+        out.dispatches = _dispatches(module, source)
+        kernels_mod = kernel_module(module)
+    except Exception as e:  # noqa: BLE001 - every target says why
+        out.error = _failure(e)
+    places = {d.name: d.places for d in out.dispatches}
     for target in targets:
         if out.error is not None:
             out.targets[target] = TargetCode(target, GPU_TARGETS[target][1], error=out.error)
@@ -213,11 +212,11 @@ def _gpu_targets(text: str, filename: str, targets: list, out: FunctionTargets,
         report(f"{target} code")
         start = time.perf_counter()
         code = out.targets[target] = TargetCode(target, GPU_TARGETS[target][1])
-        if not offsets:
+        if not places:
             code.error = "no dispatches: the function does no work a kernel would run"
             continue
         try:
-            exe = compile_gpu(kernels_mod, list(offsets), target)
+            exe = compile_gpu(kernels_mod, list(places), target)
         except GpuCompileError as e:
             code.error = str(e)
             continue
@@ -225,11 +224,11 @@ def _gpu_targets(text: str, filename: str, targets: list, out: FunctionTargets,
             code.error = _failure(e)
             continue
         code.arch = exe.arch
-        code.kernels = [_gpu_kernel(exe, name, offsets[name]) for name in offsets]
+        code.kernels = [_gpu_kernel(exe, name, places[name]) for name in places]
         code.seconds = time.perf_counter() - start
 
 
-def _gpu_kernel(exe, name: str, offsets: frozenset) -> Kernel:
+def _gpu_kernel(exe, name: str, places: frozenset) -> Kernel:
     launch = exe.launches[name]
     if launch.get("tiling"):    # (a tiled kernel: a 2-D or 3-D grid, each workgroup one output block)
         how = (f"tiled ({launch['tiling']}): a {'x'.join(map(str, launch['grid']))} grid of "
@@ -240,18 +239,14 @@ def _gpu_kernel(exe, name: str, offsets: frozenset) -> Kernel:
     else:
         how = "serial: one thread runs the whole kernel"
     return Kernel(name, launch.get("entry", name), exe.assembly.get(name, ""), len(exe.code.get(name, b"")), how,
-                  launch["threads"], launch["workgroups"], launch["workgroup_size"], offsets)
+                  launch["threads"], launch["workgroups"], launch["workgroup_size"], places)
 
 
-def _llvm_cpu(text: str, filename: str, out: FunctionTargets) -> TargetCode:
+def _llvm_cpu(source: "CompiledSource", out: FunctionTargets) -> TargetCode:
     from ..compiler.driver import compile_module
     code = TargetCode("llvm-cpu", _host_cpu())
     start = time.perf_counter()
-    module = _parsed(text, filename)
-    if isinstance(module, str):
-        code.error = module
-        return code
-    source = module.span.source if module.span is not None else None
+    module = source.module.clone()
     try:
         compiled = compile_module(module, "llvm-cpu")
     except Exception as e:  # noqa: BLE001 - shown to the user, never raised
@@ -260,7 +255,7 @@ def _llvm_cpu(text: str, filename: str, out: FunctionTargets) -> TargetCode:
     dispatches = _dispatches(module, source)   # compile_module left the dispatch functions in `module`
     if not out.dispatches:
         out.dispatches = dispatches
-    offsets = {d.name: d.offsets for d in dispatches}
+    places = {d.name: d.places for d in dispatches}
     if not compiled.kernels:
         code.error = "no dispatches: the function does no work a kernel would run"
         return code
@@ -273,7 +268,7 @@ def _llvm_cpu(text: str, filename: str, out: FunctionTargets) -> TargetCode:
             how += f"; split into {count} workgroup{'' if count == 1 else 's'} on output axis {split['axis']}"
         code.kernels.append(Kernel(name, name, llvm_function(compiled.llvm_ir, name), sizes.get(name), how,
                                    workgroups=split["count"] if split else None,
-                                   offsets=offsets.get(name, frozenset())))
+                                   places=places.get(name, frozenset())))
     code.seconds = time.perf_counter() - start
     return code
 
@@ -327,39 +322,40 @@ class TargetCache:
         self.dispatches: dict = {}                  # text -> [Dispatch]
         self.lock = threading.Lock()
         # For hover: the functions (uri, name) a command computed, and the compiled source of a
-        # function of a document version (walking a function's callees costs milliseconds).
+        # function of a document version (cloning and printing a function with its callees
+        # costs milliseconds).
         self.functions: set = set()
         self.sources: dict = {}                     # (uri, name) -> (weak ref to the doc, CompiledSource)
 
-    def source_for_hover(self, doc: Document, chunk, piece, fn: Operation) -> Optional[CompiledSource]:
+    def source_for_hover(self, doc: Document, chunk, fn: Operation) -> Optional[CompiledSource]:
         """The compiled source of `fn` when a command computed targets for it, else None (cheap)."""
         if (doc.uri, fn.sym_name) not in self.functions:
             return None
         key = (doc.uri, fn.sym_name)
         found = self.sources.get(key)
         if found is None or found[0]() is not doc:
-            found = self.sources[key] = (weakref.ref(doc), compiled_source(doc, chunk, piece, fn))
+            found = self.sources[key] = (weakref.ref(doc), CompiledSource.of(function_module_of(chunk, fn, True)[0]))
         return found[1]
 
     def get(self, text: str, targets: Sequence[str] = TARGETS) -> Optional[FunctionTargets]:
-        """What is cached for `text` (those of `targets` that are), or None."""
+        """What is cached for the module printed as `text` (those of `targets` that are), or None."""
         with self.lock:
             found = {t: self.entries[(text, t)] for t in targets if (text, t) in self.entries}
             if not found:
                 return None
             return FunctionTargets(list(self.dispatches.get(text, [])), found)
 
-    def compute(self, text: str, filename: str, targets: Sequence[str],
+    def compute(self, source: CompiledSource, targets: Sequence[str],
                 cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> FunctionTargets:
-        """`targets` for `text`: the cached ones, and the others computed now (then cached)."""
-        cached = self.get(text, targets)
+        """`targets` for `source`: the cached ones, and the others computed now (then cached)."""
+        cached = self.get(source.text, targets)
         missing = [t for t in targets if cached is None or t not in cached.targets]
         if missing:
-            fresh = compute(text, filename, missing, cancelled, report)
+            fresh = compute(source, missing, cancelled, report)
             if fresh.error == "cancelled":
                 return fresh
-            self._store(text, fresh)
-        return self.get(text, targets) or FunctionTargets(error="nothing computed")
+            self._store(source.text, fresh)
+        return self.get(source.text, targets) or FunctionTargets(error="nothing computed")
 
     def _store(self, text: str, result: FunctionTargets) -> None:
         with self.lock:
@@ -376,18 +372,18 @@ class TargetCache:
 
 # -- the pipeline command's answer -----------------------------------------------------------------------
 def as_json(result: FunctionTargets, to_line: Callable[[int], Optional[int]]) -> dict:
-    """{"dispatches": [...], "targets": [...]} for the client; `to_line` maps an offset of the
-    compiled text to a document line (0-based), or None."""
-    def lines(offsets) -> list:
-        return sorted({line for line in map(to_line, offsets) if line is not None})
+    """{"dispatches": [...], "targets": [...]} for the client; `to_line` maps a place (an op of
+    the compiled source: `CompiledSource.place`) to a document line (0-based), or None."""
+    def lines(places) -> list:
+        return sorted({line for line in map(to_line, places) if line is not None})
     return {
-        "dispatches": [{"name": d.name, "index": d.index, "ops": d.ops, "lines": lines(d.offsets)}
+        "dispatches": [{"name": d.name, "index": d.index, "ops": d.ops, "lines": lines(d.places)}
                        for d in result.dispatches],
         "targets": [{"target": c.target, "arch": c.arch, "language": LANGUAGES.get(c.target, ""),
                      "code_name": CODE_NAMES.get(c.target, ""), "error": c.error, "seconds": c.seconds,
                      "kernels": [{"name": k.name, "dispatch": k.dispatch, "entry": k.entry, "threads": k.threads,
                                   "workgroups": k.workgroups, "workgroup_size": k.workgroup_size, "size": k.size,
-                                  "implementation": k.implementation, "code": k.code, "lines": lines(k.offsets)}
+                                  "implementation": k.implementation, "code": k.code, "lines": lines(k.places)}
                                  for k in c.kernels]}
                     for c in result.targets.values()],
     }
@@ -396,45 +392,44 @@ def as_json(result: FunctionTargets, to_line: Callable[[int], Optional[int]]) ->
 # -- what is compiled for a function ---------------------------------------------------------------------
 @dataclass
 class CompiledSource:
-    """The text compiled for a function, made of pieces of the document: `segments` are
-    (offset in text, document offset, length); what lies between them (aliases) maps nowhere."""
+    """What is compiled for a function or a chunk: a module cloned from the document's IR
+    (`compute` compiles clones of it), its printed text (the cache key), and its ops in walk
+    order. An op's index there is its place: the same in every parse of the same text, so an
+    edit to a comment, or to another function, leaves cached kernels pointing at the right ops."""
+    module: Operation
     text: str
-    segments: list
+    ops: list
+    index: dict                      # (SourceFile, offset) of an op's span -> its index in `ops`
 
-    def document_offset(self, offset: int) -> Optional[int]:
-        for at, doc_at, length in self.segments:
-            if at <= offset < at + length:
-                return doc_at + offset - at
-        return None
+    @classmethod
+    def of(cls, module: Operation) -> "CompiledSource":
+        ops = list(module.walk())
+        index: dict = {}
+        for i, op in enumerate(ops):
+            if op.span is not None:
+                index.setdefault((op.span.source, op.span.start), i)
+        return cls(module, print_module(module), ops, index)
 
-    def text_offset(self, doc_offset: int) -> Optional[int]:
-        for at, doc_at, length in self.segments:
-            if doc_at <= doc_offset < doc_at + length:
-                return at + doc_offset - doc_at
-        return None
+    def place(self, op: Operation) -> Optional[int]:
+        """The place of an op with the span of one of `ops` (a clone, or what lowering made of it)."""
+        return None if op.span is None else self.index.get((op.span.source, op.span.start))
+
+    def span(self, place: int):
+        """The span of the op at `place` (a Span, or None)."""
+        return self.ops[place].span
 
 
-def compiled_source(doc: Document, chunk, piece, fn: Operation) -> CompiledSource:
-    """The chunk's aliases, then the function and every symbol it uses, directly or through
-    its callees, in document order: compile inlines a callee (JAX's private helpers), so a
-    declaration of it would not do, and the rest of the chunk is not needed."""
-    included, todo, seen = [], [(piece, fn)], {fn.sym_name}
-    while todo:
-        p, op = todo.pop()
-        included.append(doc.op_range(p, op) if op.span is None else (p.base + op.span.start, p.base + op.span.end))
-        for root in p.parsed.roots:
-            entry = chunk.symbols.get(root)
-            if entry is not None and root not in seen:
-                seen.add(root)
-                todo.append(entry)
-    parts = [p.parsed.text for p in chunk.pieces if p.parsed.defines_aliases]
-    at = sum(len(t) for t in parts)
-    segments = []
-    for start, end in sorted(included):
-        segments.append((at, start, end - start))
-        parts.append(doc.text[start:end] + "\n")
-        at += end - start + 1
-    return CompiledSource("".join(parts), segments)
+def compiled_source(doc: Document, chunk, piece=None, fn: Optional[Operation] = None
+                    ) -> Union[tuple[CompiledSource, SourceMap], str]:
+    """(the compiled source, the map back to the document) of function `fn` of `piece` with
+    every symbol it uses, directly or through its callees (compile inlines a callee, JAX's private
+    helpers: a declaration of it would not do), or of the whole chunk when `fn` is None; else
+    the first error."""
+    found = function_or_chunk(doc, chunk, piece, fn, bodies=True)
+    if isinstance(found, str):
+        return found
+    module, where = found
+    return CompiledSource.of(module), where
 
 
 # -- hover ---------------------------------------------------------------------------------------------
@@ -461,21 +456,20 @@ def hover_section(doc: Document, offset: int, cache: TargetCache) -> str:
     entry = doc.chunk_of(piece).symbols.get(fn.sym_name)
     if entry is None or entry[1] is not fn:
         return ""
-    source = cache.source_for_hover(doc, doc.chunk_of(piece), piece, fn)
+    source = cache.source_for_hover(doc, doc.chunk_of(piece), fn)
     found = None if source is None else cache.get(source.text)
     name = f"@{fn.sym_name}"
     if found is None:
         return (f"*Target code of {name}: not computed yet. **Show Pipeline** (the `mlirtext.pipeline` "
                 f"command) compiles it for each target; then this hover shows its kernel.*")
-    return format_hover(found, _kernel_finder(op, fn, lambda local: source.text_offset(piece.base + local)), name)
+    return format_hover(found, _kernel_finder(op, fn, source), name)
 
 
-def _kernel_finder(op: Operation, fn: Operation, to_text: Callable[[int], Optional[int]]
-                   ) -> Callable[[list], Optional[Kernel]]:
+def _kernel_finder(op: Operation, fn: Operation, source: CompiledSource) -> Callable[[list], Optional[Kernel]]:
     """finder(kernels): the kernel made from `op`, or (when `op` was fused into the ops that use
-    it, as an elementwise producer is) from the nearest op its results flow into. `to_text` maps
-    an offset in `op`'s piece to one in the compiled text. The kernels of `fn`'s own dispatches
-    come first: a callee inlined into several functions is in each one's kernels."""
+    it, as an elementwise producer is) from the nearest op its results flow into; `source` is
+    what was compiled for `fn`. The kernels of `fn`'s own dispatches come first: a callee
+    inlined into several functions is in each one's kernels."""
     own = f"{fn.sym_name}_dispatch_"
 
     def find(kernels: list) -> Optional[Kernel]:
@@ -483,8 +477,8 @@ def _kernel_finder(op: Operation, fn: Operation, to_text: Callable[[int], Option
         seen, layer = set(), [op]
         for _ in range(8):
             for o in layer:
-                offset = None if o.span is None else to_text(o.span.start)
-                hit = next((k for k in kernels if offset in k.offsets), None)
+                place = source.place(o)
+                hit = next((k for k in kernels if place in k.places), None)
                 if hit is not None:
                     return hit
             seen.update(id(o) for o in layer)
