@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Optional, Union
 
 import numpy as np
@@ -73,9 +74,13 @@ class _Prepared:
     """A function ready to run: its module, its signature, its arguments."""
     name: str
     module: object                 # the function and what it uses (`extraction.function_or_chunk`)
-    text: str                      # the module printed: what a native device compiles (and caches by)
     signature: object
     args: list
+
+    @cached_property
+    def text(self) -> str:
+        """The module printed: what a native device compiles (and caches the compile by)."""
+        return print_module(self.module)
 
     def formatted(self, values: list, types) -> list:
         from ..values import format_value
@@ -108,7 +113,7 @@ def _prepare(doc: Document, function: str, inputs, seed: int) -> Union[_Prepared
             args = [random_input(t, rng) for t in ftype.inputs]
     except (ValueError_, InterpreterError) as e:
         return str(e)
-    return _Prepared(name, module, print_module(module), ftype, args)
+    return _Prepared(name, module, ftype, args)
 
 
 def _run_one(doc: Document, prepared: _Prepared, device: str) -> Union[device_run.Timed, str]:
@@ -117,7 +122,8 @@ def _run_one(doc: Document, prepared: _Prepared, device: str) -> Union[device_ru
     from ..values import ValueError_
     from ..vm.vm import VMError
     try:
-        return device_run.run_on_device(prepared.text, prepared.name, prepared.args, device,
+        text = "" if device == "reference" else prepared.text
+        return device_run.run_on_device(text, prepared.name, prepared.args, device,
                                         module=prepared.module, filename=doc.filename)
     except (device_run.DeviceRunError, InterpreterError, VMError, ValueError_) as e:
         return str(e)
