@@ -1,8 +1,8 @@
 """Taking a piece of IR out into a module of its own, by cloning: the clones keep their spans,
 so what a lowering makes of them still points at the source the user sees.
 
-- `function_module`: a function and the symbols it needs (for the editor's lower action,
-  pipeline and run commands, which work on one function of a document);
+- `function_module`: a function and the symbols it needs (for the editor's lower action and
+  its pipeline, target-code and run commands, which work on one function of a document);
 - `op_module`: one op alone in a function (for hover's lowered forms).
 """
 from __future__ import annotations

@@ -66,7 +66,8 @@ class Cancelled(Exception):
 def lower_by_level(module: Operation, target: str = LEVELS[-1], *, start: Optional[str] = None,
                    cancelled: Optional[threading.Event] = None, instrumentations: Sequence[Instrumentation] = (),
                    printed: bool = True) -> Iterator[Level]:
-    """The levels of `module` from its own down to `target`, each yielded as soon as it is done.
+    """The levels of `module` from its own down to `target`, each yielded as soon as it is done
+    (for one function of a module, lower `extract.function_module` of it).
 
     ValueError (raised here, before any work) says why the module cannot go down to `target`;
     a failed step raises LoweringStopped, a cancel Cancelled (both from the iteration). A
