@@ -164,3 +164,16 @@ def test_lowering_a_function_that_calls_a_sibling_inside_an_explicit_module():
     assert "@inputs() -> tensor<3xf32> {" not in new_text   # the declaration it needed is not pasted in
     lowered = text[:start] + new_text + text[end:]
     assert Document("file:///m.mlir", lowered, 2).diagnostics == []
+
+
+def test_a_function_that_cannot_stand_alone_is_reported_at_its_line_in_the_document():
+    """The pipeline and run commands work on the function cloned out of the document's IR: what
+    stops them is placed in the document, not in a text made for the occasion."""
+    text = ("// header\nfunc.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %0 = call @missing(%x) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+    doc = Document("file:///x.mlir", text, 1, "x.mlir")
+    want = "x.mlir:3:8: error: 'func.call' op 'missing' does not reference a valid function"
+    assert commands.pipeline(doc, "f", targets=[]) == {"error": want}
+    assert commands.run_function(doc, "f") == {"error": want}
+    broken = Document("file:///y.mlir", text.replace("call @missing(%x)", "stablehlo.add %x,"), 1, "y.mlir")
+    assert commands.pipeline(broken, None, targets=[])["error"].startswith("y.mlir:3:")
