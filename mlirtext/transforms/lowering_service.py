@@ -54,10 +54,6 @@ class LoweringStopped(Exception):
         self.level, self.diagnostics = level, diagnostics
         super().__init__(f"lowering to {level} stops: {describe_problem(diagnostics[0])}")
 
-    @property
-    def problem(self) -> str:
-        return describe_problem(self.diagnostics[0])
-
 
 class Cancelled(Exception):
     """The client cancelled: the lowering stopped between two passes."""
