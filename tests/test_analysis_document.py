@@ -177,3 +177,17 @@ def test_a_function_that_cannot_stand_alone_is_reported_at_its_line_in_the_docum
     assert commands.run_function(doc, "f") == {"error": want}
     broken = Document("file:///y.mlir", text.replace("call @missing(%x)", "stablehlo.add %x,"), 1, "y.mlir")
     assert commands.pipeline(broken, None, targets=[])["error"].startswith("y.mlir:3:")
+
+
+def test_the_pipeline_of_a_chunk_that_is_a_named_module_keeps_the_module():
+    text = ("// RUN: a comment piece first\n"
+            "module @jit_main attributes {mhlo.num_replicas = 1 : i32} {\n"
+            "  func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+            "    %0 = stablehlo.abs %x : tensor<3xf32>\n    return %0 : tensor<3xf32>\n  }\n}\n")
+    doc = Document("file:///m.mlir", text, 1)
+    result = commands.pipeline(doc, None, targets=[])
+    assert result["error"] is None and [l["level"] for l in result["levels"]][-1] == "llvm"
+    first = result["levels"][0]
+    assert first["text"].startswith("module @jit_main attributes {mhlo.num_replicas = 1 : i32} {")
+    abs_line = text.split("\n").index("    %0 = stablehlo.abs %x : tensor<3xf32>")
+    assert abs_line in first["origins"]

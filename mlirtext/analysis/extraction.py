@@ -14,7 +14,7 @@ from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..transforms.extract import function_module
 from ..verifier import verify
-from .document import Chunk, Document, Piece
+from .document import ANALYSIS_LOCK, Chunk, Document, Piece
 
 
 class SourceMap:
@@ -43,14 +43,26 @@ def function_module_of(chunk: Chunk, fn: Operation, bodies: bool = False) -> tup
 
 def chunk_module(chunk: Chunk) -> Operation:
     """The chunk's top-level ops, cloned into a module (the chunk's own `module {...}` when it is
-    one, as the parser takes it)."""
-    ops = [op for p in chunk.pieces for op in p.parsed.top_ops]
-    if len(ops) == 1 and ops[0].name == "builtin.module":
-        return ops[0].clone()
-    block = Block()
-    for op in ops:
-        block.append(op.clone())
+    its one op, as the parser takes it). Under the analysis lock: verifying a piece adds
+    declarations to its module for a moment, and a `module {...}` piece's module is cloned whole."""
+    with ANALYSIS_LOCK:
+        ops = [op for p in chunk.pieces for op in top_level_ops(p)]
+        if len(ops) == 1 and ops[0].name == "builtin.module":
+            return ops[0].clone()
+        block = Block()
+        for op in ops:
+            block.append(op.clone())
     return Operation("builtin.module", regions=[Region([block])])
+
+
+def top_level_ops(piece: Piece) -> list:
+    """The ops the piece's text holds at its top level. A piece that is a `module {...}` parses
+    to that module itself (the parser takes a lone module as the root, and gives it the span of
+    its keyword, as any op written in the text); other pieces to a module made around their ops."""
+    module = piece.parsed.module
+    if module is not None and module.name_span is not None:
+        return [module]
+    return piece.parsed.top_ops
 
 
 def problem(doc: Document, pieces: list, module: Operation, where: SourceMap) -> Optional[str]:
