@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from .interpreter.dtypes import dtype_of, narrow_ints_as_storage
+from .ir.arrays import dtype_of, narrow_ints_as_storage
 from .ir import types as T
 
 

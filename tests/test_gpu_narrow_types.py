@@ -11,7 +11,7 @@ import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter
-from mlirtext.interpreter.dtypes import dtype_of
+from mlirtext.ir.arrays import dtype_of
 from mlirtext.ir import types as T
 from mlirtext.targets.gpu.narrow_types import FORMATS, NarrowTypeError, emulate_narrow_types
 

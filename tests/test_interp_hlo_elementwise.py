@@ -225,7 +225,7 @@ def test_infeed_without_a_queue_is_an_interpreter_error():
   return %0#0 : tensor<2xi32>
 }"""
     module = parse_and_verify(src).module
-    from mlirtext.interpreter.values import TOKEN
+    from mlirtext.ir.arrays import TOKEN
     with pytest.raises(InterpreterError, match="infeed queue is empty"):
         Interpreter(module).run_region(module.regions[0].blocks[0].ops[0].regions[0], [TOKEN])
 

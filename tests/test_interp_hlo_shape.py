@@ -166,7 +166,7 @@ def test_recv_without_sender_is_an_error():
   return %0#0 : tensor<2xi32>
 }"""
     module = parse_and_verify(src).module
-    from mlirtext.interpreter.values import TOKEN
+    from mlirtext.ir.arrays import TOKEN
     fn = module.regions[0].blocks[0].ops[0]
     with pytest.raises(InterpreterError, match="nothing was sent"):
         Interpreter(module).run_region(fn.regions[0], [TOKEN])

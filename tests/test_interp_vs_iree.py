@@ -22,7 +22,7 @@ from mlirtext.api import parse_and_verify
 from mlirtext.cli import main as mlirtext_main
 from mlirtext.dialects.func import function_type
 from mlirtext.interpreter import Interpreter
-from mlirtext.interpreter.dtypes import dtype_of, shape_of
+from mlirtext.ir.arrays import dtype_of, shape_of
 from mlirtext.interpreter.registry import IMPLS
 
 pytestmark = pytest.mark.oracle

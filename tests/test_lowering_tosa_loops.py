@@ -217,7 +217,7 @@ def test_tosa_pools_and_convolutions_become_linalg_named_ops():
 
 def test_rounding_integer_ops_give_the_spec_values():
     """MUL with shift 3 rounds half up; the rounding shift adds the last bit shifted out."""
-    from mlirtext.interpreter.dtypes import dtype_of
+    from mlirtext.ir.arrays import dtype_of
     from mlirtext.ir import types as T
     bf16 = dtype_of(T.RankedTensorType((5,), T.bf16))
     args = [np.array([5, -8, -1, 7], np.int32), np.array([3, 1, 3, 1], np.int32),
@@ -266,7 +266,7 @@ def test_named_ops_lower_to_loops_with_their_strides_and_dilations():
 def test_narrow_floats_round_as_their_formats_do():
     """f8 values live in i8 at the llvm level and compute in f32: ties to even, overflow to inf
     (E5M2) or NaN (E4M3FN), no negative zero in FNUZ, saturation in f4E2M1FN."""
-    from mlirtext.interpreter.dtypes import dtype_of
+    from mlirtext.ir.arrays import dtype_of
     from mlirtext.ir import types as T
     fnuz, fn = (dtype_of(T.FloatType(n)) for n in ("f8E5M2FNUZ", "f8E4M3FN"))
     args = [np.array([0, 1, 2, 4, -3, 0.5]).astype(fnuz), np.array([0, 1, -2, 448, -0.0, 0.125]).astype(fn),
@@ -295,7 +295,7 @@ func.func @main(%x: tensor<8xf32>, %s: tensor<8xf8E8M0FNU>, %q: tensor<8xf4E2M1F
 
 def test_microscaling_casts_at_the_llvm_level():
     """f8E8M0FNU (powers of two; NaN for zero, negatives and overflow) as the scale of f4 values."""
-    from mlirtext.interpreter.dtypes import dtype_of
+    from mlirtext.ir.arrays import dtype_of
     from mlirtext.ir import types as T
     e8, f4 = (dtype_of(T.FloatType(n)) for n in ("f8E8M0FNU", "f4E2M1FN"))
     args = [np.array([1.0, 1.5, 3.0, 0.0, -1.0, np.inf, np.nan, 0.75], np.float32),

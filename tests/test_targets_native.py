@@ -34,7 +34,7 @@ def parse(path: Path):
 
 def inputs_for(signature, seed=0):
     rng = np.random.default_rng(seed)
-    from mlirtext.interpreter.dtypes import dtype_of
+    from mlirtext.ir.arrays import dtype_of
     out = []
     for t in signature.inputs:
         dtype = dtype_of(t)

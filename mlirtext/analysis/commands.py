@@ -20,6 +20,7 @@ from ..transforms.lowering_service import Cancelled, LoweringStopped, lower_by_l
 from . import device_run
 from .document import Document
 from .extraction import function_or_chunk
+from ..ir.arrays import dtype_of
 
 
 def _noop(message: str) -> None:
@@ -28,7 +29,6 @@ def _noop(message: str) -> None:
 
 def random_input(t, rng: np.random.Generator) -> np.ndarray:
     """A seeded random value of type `t`: floats in [-1, 1), integers in [-8, 8], booleans."""
-    from ..interpreter.dtypes import dtype_of
     from ..ir.types import ShapedType
     dtype = dtype_of(t)
     shape = tuple(t.shape) if isinstance(t, ShapedType) else ()

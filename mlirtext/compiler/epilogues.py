@@ -21,7 +21,7 @@ from typing import Optional
 
 from ..dialects.func import function_type
 from ..dialects.linalg import segments
-from ..interpreter.constants import attr_to_array
+from ..ir.arrays import attr_to_array
 from ..ir import types as T
 from ..ir.attributes import StringAttr, TypeAttr
 from ..ir.core import Block, Operation, Region, Value

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dialects.func import function_type
-from ..interpreter.constants import attr_to_array
-from ..interpreter.dtypes import dtype_of
+from ..ir.arrays import attr_to_array
+from ..ir.arrays import dtype_of
 from ..ir import types as T
 from ..vm.program import HostProgram, portable_dtype
 

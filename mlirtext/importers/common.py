@@ -13,6 +13,7 @@ import numpy as np
 
 from ..diagnostics import has_errors
 from ..syntax.parser import ParseResult
+from ..ir.arrays import UnsupportedType, dtype_of
 
 #: The levels an import can stop at (each front end's own pipeline gets there).
 LEVELS = ("stablehlo", "tosa", "linalg")
@@ -36,7 +37,6 @@ _SPEC = re.compile(r"^((?:\d+x)*)([a-z][a-z0-9]*)$")
 
 def spec_shape_dtype(spec: str) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of an argument spec such as `4x8xf32`, `16xi32` or `f32` (a scalar)."""
-    from ..interpreter.dtypes import UnsupportedType, dtype_of
     from ..ir.types import scalar_type_from_name
     m = _SPEC.match(spec.strip())
     elt = scalar_type_from_name(m.group(2)) if m else None

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ir import types as T
 from ..ir.attributes import TypeAttr
-from .dtypes import check_value, dtype_of
+from ..ir.arrays import check_value, dtype_of
 from .machine import InterpreterError
 
 ABI_ATTR = "mlirtext.abi"

@@ -40,7 +40,7 @@ import numpy as np
 from ..ir import types as T
 from ..ir.attributes import FloatAttr, IntegerAttr, StringAttr
 from ..ir.source import Span
-from .constants import attr_to_array
+from ..ir.arrays import attr_to_array, dtype_of, shape_of
 from .machine import InterpreterError
 from .registry import CUSTOM_CALLS, custom_call, impl
 
@@ -235,7 +235,6 @@ def runtime_form_problem(value, t) -> Optional[str]:
     """Why `value` is not the runtime form of type `t` (wrong dtype or shape), or None.
     A check must not pass on a value some op produced in the wrong form (e.g. float64 for
     an f32 tensor): the comparison itself would hide it."""
-    from .dtypes import dtype_of, shape_of
     try:
         dtype = dtype_of(t)
     except Exception:  # types without a runtime form here (buffer views, quantized): not judged

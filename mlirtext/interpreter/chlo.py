@@ -17,6 +17,7 @@ from ..dialects.hlo_attrs import int_list, struct_fields
 from .hlo_common import bool_attr, fit, int_attr, ints, np_dtype
 from .machine import InterpreterError
 from .registry import IMPLS, impl
+from ..ir.arrays import attr_to_array
 
 try:  # scipy is optional: without it the special functions report that they need it
     import scipy.special as _sp
@@ -162,7 +163,6 @@ def _is_neg_inf(interp, op, args):
 
 @impl("chlo.constant_like")
 def _constant_like(interp, op, args):
-    from .constants import attr_to_array
     t = op.results[0].type
     value = attr_to_array(op.attributes["value"], _scalar_type(t))
     return [np.full(np.shape(args[0]), value, dtype=np_dtype(t))]
@@ -175,7 +175,6 @@ def _scalar_type(t):
 
 @impl("chlo.constant")
 def _chlo_constant(interp, op, args):
-    from .constants import attr_to_array
     return [attr_to_array(op.attributes["value"], op.results[0].type)]
 
 

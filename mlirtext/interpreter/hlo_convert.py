@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from .dtypes import dtype_of, wrap_to_width
+from ..ir.arrays import dtype_of, wrap_to_width
 from .hlo_common import dequantize, fit, int_attr, np_dtype, quant_type, quantize
 from .machine import InterpreterError
 from .registry import impl

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from .constants import attr_to_array
+from ..ir.arrays import attr_to_array
 from .hlo_common import dequantize, enum_attr, fit, np_dtype, quant_type, quantize
 from .machine import InterpreterError
 from .registry import impl

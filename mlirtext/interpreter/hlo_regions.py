@@ -10,7 +10,7 @@ import numpy as np
 
 from ..dialects.hlo_attrs import enum_word, int_list, struct_fields
 from ..ir.attributes import BoolAttr, DenseArrayAttr, IntegerAttr
-from .dtypes import dtype_of, wrap_to_width
+from ..ir.arrays import dtype_of, wrap_to_width
 from .machine import InterpreterError
 
 

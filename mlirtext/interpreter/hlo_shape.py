@@ -12,7 +12,7 @@ from ..ir import types as T
 from .hlo_common import fit, int_attr, ints, np_dtype
 from .machine import InterpreterError
 from .registry import impl
-from .values import TOKEN
+from ..ir.arrays import TOKEN
 
 
 def _result_shape(op, index: int = 0) -> tuple:

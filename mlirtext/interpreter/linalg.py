@@ -34,7 +34,7 @@ from ..dialects import linalg as L
 from ..dialects.affine_maps import AffineMap, evaluate, parse_map
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, DenseArrayAttr
-from .dtypes import dtype_of
+from ..ir.arrays import dtype_of, unsigned_view
 from .machine import InterpreterError, Return, Scope
 from .registry import IMPLS, impl
 
@@ -302,7 +302,6 @@ def _yield(interp, op, args):
 #: Combiners a reduction body may end with: op name -> (ufunc for reduce, identity-free).
 def _unsigned_reduce(ufunc):
     def run(x, axis):
-        from .dtypes import unsigned_view
         return ufunc.reduce(unsigned_view(x), axis=axis, keepdims=True).view(x.dtype)
     return run
 

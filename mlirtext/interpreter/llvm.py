@@ -18,8 +18,8 @@ from ..ir import types as T
 from ..ir.attributes import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr
 from ..ir.dense import DenseElementsAttr
 from . import arith as A
-from .constants import attr_to_array, dense_to_array
-from .dtypes import dtype_of, unsigned_view, wrap_to_width
+from ..ir.arrays import attr_to_array, dense_to_array
+from ..ir.arrays import dtype_of, unsigned_view, wrap_to_width
 from .llvm_memory import NULL, Memory, Pointer, decode, encode, field_offset, size_of, zero_value
 from .machine import InterpreterError
 from .registry import impl

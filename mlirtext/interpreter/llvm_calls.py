@@ -8,7 +8,7 @@ import numpy as np
 from ..dialects import llvm_types as LT
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, SymbolRefAttr
-from .dtypes import check_value
+from ..ir.arrays import check_value
 from .llvm import _bits, memory_of
 from .llvm_memory import Pointer
 from .machine import Branch, InterpreterError, Return

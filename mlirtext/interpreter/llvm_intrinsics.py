@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from . import math as M
-from .dtypes import dtype_of, signed_view, unsigned_view
+from ..ir.arrays import dtype_of, signed_view, unsigned_view
 from .llvm_memory import Pointer
 from .machine import InterpreterError
 from .registry import impl

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..dialects import llvm_types as LT
 from ..ir import types as T
-from .dtypes import dtype_of, wrap_to_width
+from ..ir.arrays import dtype_of, wrap_to_width
 from .machine import InterpreterError
 
 

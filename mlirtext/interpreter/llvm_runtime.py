@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from .dtypes import unsigned_view
+from ..ir.arrays import unsigned_view
 from .llvm_memory import NULL, descriptor_to_array
 from .machine import InterpreterError
 

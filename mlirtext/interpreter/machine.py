@@ -10,7 +10,7 @@ from typing import Optional
 from ..ir.attributes import StringAttr
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
-from .dtypes import UnsupportedType, check_value
+from ..ir.arrays import UnsupportedType, check_value
 from .registry import IMPLS
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import dtype_of
+from ..ir.arrays import dtype_of
 from .registry import impl
 
 

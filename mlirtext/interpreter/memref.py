@@ -12,8 +12,8 @@ import numpy as np
 from ..dialects.memref import ATOMIC_KINDS
 from ..ir import types as T
 from ..ir.attributes import StringAttr, UnitAttr
-from .constants import attr_to_array
-from .dtypes import dtype_of, unsigned_view
+from ..ir.arrays import attr_to_array
+from ..ir.arrays import dtype_of, unsigned_view
 from .machine import InterpreterError
 from .registry import impl
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtypes import dtype_of, unsigned_view
+from ..ir.arrays import dtype_of, unsigned_view
 from .linalg import NotVectorizable
 from .machine import InterpreterError, Return
 from .registry import impl

@@ -14,8 +14,8 @@ import re
 import numpy as np
 
 from ..ir import types as T
-from .constants import attr_to_array
-from .dtypes import dtype_of
+from ..ir.arrays import attr_to_array
+from ..ir.arrays import dtype_of
 from .machine import InterpreterError
 from .registry import impl
 from .tosa_common import enum, finish, out_dtype, out_type

@@ -8,8 +8,8 @@ from ..dialects.tosa import _enum_case
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
-from .constants import attr_to_array
-from .dtypes import dtype_of, unsigned_view, wrap_to_width
+from ..ir.arrays import attr_to_array
+from ..ir.arrays import dtype_of, unsigned_view, wrap_to_width
 from .machine import InterpreterError
 
 

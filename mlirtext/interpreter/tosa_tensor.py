@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..ir import types as T
-from .dtypes import shape_of
+from ..ir.arrays import shape_of
 from .machine import InterpreterError
 from .registry import impl
 from .tosa_common import (attr_value, compute_float, dense_attr, enum, finish, first_attr, flag, int_attr,

@@ -1,7 +1,7 @@
 """util (IREE): `util.unfoldable_constant` is a constant, `util.optimization_barrier` the identity."""
 from __future__ import annotations
 
-from .constants import attr_to_array
+from ..ir.arrays import attr_to_array
 from .registry import impl
 
 

@@ -15,6 +15,7 @@ from ..dialects import llvm_types as LT
 from ..ir import types as T
 from ..ir.attributes import FloatAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
+from ..ir.arrays import dense_to_array, dtype_of
 
 
 class Untranslatable(ValueError):
@@ -151,8 +152,6 @@ def _leaf(t: T.Type) -> tuple[T.Type, int]:
 
 
 def dense_constant(attr: DenseElementsAttr, t: T.Type) -> str:
-    from ..interpreter.constants import dense_to_array
-    from ..interpreter.dtypes import dtype_of
     leaf, count = _leaf(t)
     if not isinstance(leaf, (T.IntegerType, T.FloatType)):
         raise Untranslatable(f"dense constants of element type {leaf}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dialects import llvm_types as LT
 from ..interpreter.abi import ABI_ATTR
-from ..interpreter.dtypes import check_value, dtype_of
+from ..ir.arrays import check_value, dtype_of
 from ..ir import types as T
 from ..ir.attributes import TypeAttr
 from ..ir.core import Operation

@@ -20,6 +20,7 @@ from ..ir import types as T
 from ..ir.core import Operation
 from .constants import constant_value, is_constant, materialize
 from .rewriter import PatternRewriter, RewritePattern
+from ..ir.arrays import array_to_attr, attr_to_array
 
 #: Largest result (in elements) that constant folding computes: bigger constants
 #: cost more memory and file size than the work they save.
@@ -132,7 +133,6 @@ def evaluate(op: Operation, constants: list) -> Optional[list]:
     """Constant-fold a pure op by running its semantics on its constant operands,
     when the result is small enough to be worth keeping as a constant."""
     from ..interpreter import Interpreter
-    from ..interpreter.constants import array_to_attr, attr_to_array
     from ..interpreter.registry import IMPLS
     Interpreter.load_semantics()
     semantics = IMPLS.get(op.name)

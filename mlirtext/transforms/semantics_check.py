@@ -19,6 +19,7 @@ from ..ir.core import Operation
 from ..interpreter.abi import ABI_ATTR
 from .pass_manager import Instrumentation
 from .passes import Pass, PassFailure
+from ..ir.arrays import dtype_of
 
 ULP_BOUND = 8
 RELATIVE_BOUND = 1e-6
@@ -99,7 +100,6 @@ def _functions(op: Operation) -> list[Operation]:
 def random_inputs(fn: Operation, rng: np.random.Generator) -> list[np.ndarray]:
     """Seeded inputs for `fn`'s arguments: normal floats, small integers, random booleans."""
     from ..interpreter.abi import signature
-    from ..interpreter.dtypes import dtype_of
     inputs = []
     for t in signature(fn).inputs:
         shape = tuple(DYNAMIC_EXTENT if d is None else d for d in t.shape) if isinstance(t, T.ShapedType) else ()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..interpreter.dtypes import dtype_of
+from ..ir.arrays import dtype_of
 from ..ir import types as T
 
 

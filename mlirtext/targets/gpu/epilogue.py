@@ -16,6 +16,7 @@ import numpy as np
 from ...ir import types as T
 from ...ir.core import Operation
 from .tiling import _constant_value, constant_text
+from ...ir.arrays import attr_to_array
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
@@ -85,7 +86,6 @@ class Epilogue:
 
 def _scalar_text(value) -> str:
     """A splat constant tensor's element as MLIR constant text (floats by their bits: exact)."""
-    from ...interpreter.constants import attr_to_array
     array = np.asarray(attr_to_array(value.op.attributes["value"], value.type)).reshape(-1)
     return constant_text(array[0], value.type.element)
 
@@ -139,7 +139,6 @@ def match_epilogue(ops: list, main: Operation, arguments: list):
 
 def _splat(value) -> bool:
     """A constant tensor whose elements are all the same number."""
-    from ...interpreter.constants import attr_to_array
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant" or not isinstance(value.type, T.RankedTensorType):
         return False

@@ -36,6 +36,7 @@ from ...ir import types as T
 from ...ir.attributes import FloatAttr, IntegerAttr, TypeAttr
 from ...ir.core import Operation, Value
 from ...ir.dense import DenseElementsAttr
+from ...ir.arrays import array_to_attr, attr_to_array, dtype_of
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,6 @@ def emulate_narrow_types(module: Operation, target: str = "vulkan-spirv") -> Non
 
 def _global(op: Operation, formats: dict) -> None:
     """A constant's element bits as the integers that hold them (narrow integers sign-extended)."""
-    from ...interpreter.constants import array_to_attr, attr_to_array
     t = op.attributes["type"].type
     if not _involved(t.element, formats):
         return
@@ -447,7 +447,6 @@ class _Kernel:
             op.set_operand(0, b.cast("arith.trunci", to_bits(b, value, fmt), fmt.storage))
 
     def op_arith_constant(self, op: Operation) -> None:
-        from ...interpreter.dtypes import dtype_of
         t, attr = self.type_of(op.results[0]), op.attributes["value"]
         if isinstance(attr, FloatAttr) and self.narrow(t):
             exact = np.array([attr.value], np.float64).astype(dtype_of(t)).astype(np.float32)[0]

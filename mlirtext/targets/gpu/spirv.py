@@ -34,6 +34,7 @@ from ...ir import types as T
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Operation
 from .executable import GpuCompileError
+from ...ir.arrays import dense_to_array, dtype_of
 
 _FLOAT_BINARY = {"arith.addf": "OpFAdd", "arith.subf": "OpFSub", "arith.mulf": "OpFMul", "arith.divf": "OpFDiv",
                  "arith.remf": "OpFRem"}
@@ -409,8 +410,6 @@ class ShaderWriter:
                             lambda i: f"{i} = OpConstantComposite {array} {' '.join(consts)}")
 
     def global_array(self, name: str, t: T.MemRefType):
-        from ...interpreter.constants import dense_to_array
-        from ...interpreter.dtypes import dtype_of
         g = self.globals.get(name)
         if g is None:
             raise Unsupported(f"unknown memref.global @{name}")

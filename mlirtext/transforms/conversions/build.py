@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.constants import array_to_attr
+from ...ir.arrays import array_to_attr, dtype_of
 from ...ir import types as T
 from ...ir.attributes import ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region, Value
@@ -15,7 +15,6 @@ def tensor_of(shape, element: T.Type) -> T.RankedTensorType:
 
 def tosa_const(rw, before: Operation, value, type: T.RankedTensorType) -> Value:
     """`tosa.const` holding `value` (an array or scalar, broadcast to `type`)."""
-    from ...interpreter.dtypes import dtype_of
     array = np.broadcast_to(np.asarray(value, dtype=dtype_of(type)), type.shape)
     return rw.create(before, "tosa.const", (), [type], {"values": array_to_attr(array, type)}).result
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...interpreter.constants import array_to_attr
+from ...ir.arrays import array_to_attr, dtype_of
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
@@ -33,7 +33,6 @@ class HloBuilder:
                               list(regions)).result
 
     def constant(self, value, t: T.RankedTensorType):
-        from ...interpreter.dtypes import dtype_of
         array = np.broadcast_to(np.asarray(value, dtype=dtype_of(t)), t.shape)
         return self.op("constant", [], t, {"value": array_to_attr(array, t)})
 

@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ...dialects.hlo_attrs import int_list
-from ...interpreter.constants import array_to_attr, attr_to_array
+from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, IntegerAttr
 from ..constants import constant_value

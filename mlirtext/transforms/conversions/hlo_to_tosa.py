@@ -20,6 +20,7 @@ from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
 from .build import all_static, empty, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
+from ...ir.arrays import dtype_of
 
 
 def _elt(value) -> T.Type:
@@ -274,7 +275,6 @@ class Iota(_Pattern):
     ops = hlo_names("iota")
 
     def rewrite(self, op, rw) -> bool:
-        from ...interpreter.dtypes import dtype_of
         t = _result_type(op)
         dim = int_list(op.attributes.get("iota_dimension")) or [
             op.attributes["iota_dimension"].value]

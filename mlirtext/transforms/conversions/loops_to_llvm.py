@@ -28,6 +28,7 @@ from ...ir.dense import DenseElementsAttr
 from ..passes import Pass, PassFailure, register
 from .bufferize import strides_of
 from .narrow_floats import NarrowFloats, bits_of, involves, is_narrow, storage
+from ...ir.arrays import array_to_attr, attr_to_array
 
 PTR = T.make_dialect_type("llvm.ptr")
 I64 = T.i64
@@ -499,7 +500,6 @@ def _signed_bits(bits: int, width: int) -> int:
 def _narrow_bits(value: DenseElementsAttr, t: T.MemRefType, count: int):
     """A dense f8 / f6 / f4 initializer as the integers holding its bits."""
     import numpy as np
-    from ...interpreter.constants import array_to_attr, attr_to_array
     width = t.element.width
     bits = np.asarray(attr_to_array(value, T.RankedTensorType(t.shape, t.element))).reshape(-1).view(np.uint8)
     bits = (bits.astype(np.int64) & ((1 << width) - 1))

@@ -20,6 +20,7 @@ import numpy as np
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr, TypeAttr, UnitAttr
 from ...ir.core import Operation
+from ...ir.arrays import array_to_attr, dtype_of
 
 PTR = T.make_dialect_type("llvm.ptr")
 GEP_DYNAMIC = -2147483648
@@ -40,7 +41,6 @@ def storage(t: T.FloatType) -> T.IntegerType:
 
 def bits_of(value, t: T.FloatType) -> int:
     """The bit pattern of float `value` in format `t`."""
-    from ...interpreter.dtypes import dtype_of
     return int(np.array([value], np.float32).astype(dtype_of(t)).view(np.uint8)[0]) & ((1 << t.width) - 1)
 
 
@@ -48,7 +48,6 @@ def bits_of(value, t: T.FloatType) -> int:
 def tables(name: str):
     """(values of every code as f32, midpoints, tie-rounds-up flags, candidate codes, NaN code,
     code of -0.0) for format `name`."""
-    from ...interpreter.dtypes import dtype_of
     t = T.FloatType(name)
     dt = dtype_of(t)
     n = 1 << t.width
@@ -76,7 +75,6 @@ class NarrowFloats:
 
     def table(self, name: str, element: T.Type, values) -> object:
         """Address of a private constant global holding `values` (declared once per module)."""
-        from ...interpreter.constants import array_to_attr
         module = self.fl.module
         if name not in module.declared:
             module.declared.add(name)

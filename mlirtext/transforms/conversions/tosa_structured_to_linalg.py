@@ -23,6 +23,7 @@ from .build import all_static, empty, insert
 from .hlo_control_to_scf import _extract_scalar
 from .hlo_generic import _identity, _map, generic_body, make_generic
 from .hlo_scalar import _FM, Scalar
+from ...ir.arrays import array_to_attr
 
 
 def _shape_values(value):
@@ -120,7 +121,6 @@ class MaxPool2d(RewritePattern):
 def _i64_dense(values):
     """`dense<[...]> : tensor<Nxi64>`, as linalg's conv / pooling ops hold strides and dilations."""
     import numpy as np
-    from ...interpreter.constants import array_to_attr
     return array_to_attr(np.array(values, np.int64), T.RankedTensorType((len(values),), T.i64))
 
 

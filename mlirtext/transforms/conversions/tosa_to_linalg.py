@@ -21,6 +21,7 @@ from ..rewriter import RewritePattern
 from .build import all_static, dims_text, scalar_const, tensor_of
 
 from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
+from ...ir.arrays import attr_to_array
 
 
 def _i64_array(values) -> DenseArrayAttr:
@@ -216,7 +217,6 @@ def _mul(shift: int):
 def _is_zero_const(value) -> bool:
     """A constant whose elements are all 0 (read as numbers: bf16 and f8 constants may be kept as
     their bits, in hex)."""
-    from ...interpreter.constants import attr_to_array
     try:
         return not attr_to_array(constant_value(value), value.type).astype(float).any()
     except ValueError:  # not a constant, or not one of numbers

@@ -1,15 +1,23 @@
-"""MLIR element types as numpy dtypes, and values as numpy arrays.
+"""The IR and numpy: element types as dtypes, attributes as arrays and back.
 
 Every runtime value is a numpy array: 0-d for scalars (`i32`, `f32`, `index`),
 shaped for tensors and vectors. Signless integers are stored as signed numpy
 integers of the same width (unsigned ops reinterpret the bits); `i1` is bool.
-Low-precision floats come from ml_dtypes when it is installed.
+Low-precision floats come from ml_dtypes when it is installed. `!stablehlo.token`
+and `!mhlo.token` values are the `TOKEN` singleton; HLO tuples are Python tuples.
+
+Everything that turns IR into numpy values (constant folding, lowerings, code
+generation, the VM, importers, the interpreter) shares this one module.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from ..ir import types as T
+from . import types as T
+from .attributes import FloatAttr, IntegerAttr, float_bits_hex
+from .dense import DenseElementsAttr
 
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _ML_DTYPES = {"bf16": "bfloat16", "f8E5M2": "float8_e5m2", "f8E4M3FN": "float8_e4m3fn",
@@ -19,8 +27,29 @@ _ML_DTYPES = {"bf16": "bfloat16", "f8E5M2": "float8_e5m2", "f8E4M3FN": "float8_e
               "f4E2M1FN": "float4_e2m1fn"}
 
 
+#: The storage type of a quantized type: `!quant.uniform<i8:f32, 0.5>` is held as int8.
+_QUANT_STORAGE = re.compile(r"quant\.\w+<\s*(ui|u|si|i)(\d+)")
+
+
 class UnsupportedType(ValueError):
     pass
+
+
+class Token:
+    """The only value of the token types: it orders side effects and carries no data."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "token"
+
+
+TOKEN = Token()
 
 
 def dtype_of(t: T.Type) -> np.dtype:
@@ -51,19 +80,21 @@ def dtype_of(t: T.Type) -> np.dtype:
         inner = T.element_type(e.element)
         return np.dtype(np.complex64 if str(inner) == "f32" else np.complex128)
     if isinstance(e, T.DialectType) and e.text.startswith("quant."):  # quantized: the storage type
-        import re
-        m = re.match(r"quant\.\w+<\s*([iu])(\d+)", e.text)
-        if m and int(m.group(2)) <= 64:
-            width = next(w for w in (8, 16, 32, 64) if int(m.group(2)) <= w)
-            return np.dtype(f"{m.group(1)}{width // 8}")
-    if isinstance(e, T.DialectType) and e.text.startswith("quant.uniform"):
-        from .hlo_common import quant_type  # quantized values are their storage integers
-        return dtype_of(quant_type(e).storage)
+        m = _QUANT_STORAGE.match(e.text)
+        if m:
+            return _storage_dtype(m.group(1), int(m.group(2)), e)
     if isinstance(e, T.DialectType) and e.text == "tosa.mxint8":  # int8 storage, value = int8 * 2^-6
         return np.dtype(np.int8)
     if isinstance(e, T.DialectType) and e.text.startswith("tosa.block_scaled<"):  # held dequantized
         return np.dtype(np.float32)
     raise UnsupportedType(f"type {t} has no numpy representation")
+
+
+def _storage_dtype(kind: str, width: int, t: T.Type) -> np.dtype:
+    if width > 64:
+        raise UnsupportedType(f"integers wider than 64 bits ({t}) are not supported")
+    bits = next(w for w in (8, 16, 32, 64) if width <= w)
+    return np.dtype(f"{'u' if kind.startswith('u') else 'i'}{bits // 8}")
 
 
 def signed_view(a: np.ndarray) -> np.ndarray:
@@ -110,7 +141,6 @@ def check_value(value: np.ndarray, t: T.Type, what: str) -> np.ndarray:
             raise ValueError(f"{what}: expected {t}")
         return tuple(check_value(v, e, f"{what}, element {i}") for i, (v, e) in enumerate(zip(value, t.types)))
     if isinstance(t, T.DialectType) and t.text in ("stablehlo.token", "mhlo.token"):
-        from .values import TOKEN
         if value is not TOKEN:
             raise ValueError(f"{what}: expected {t}")
         return value
@@ -130,3 +160,86 @@ def check_value(value: np.ndarray, t: T.Type, what: str) -> np.ndarray:
         else:
             raise ValueError(f"{what}: expected element type {T.element_type(t)}, got {arr.dtype}")
     return arr
+
+
+def attr_to_array(attr, type: T.Type) -> np.ndarray:
+    """The value an attribute denotes, as the runtime form of `type`."""
+    dtype = dtype_of(type)
+    if isinstance(attr, (IntegerAttr, FloatAttr)):
+        return np.array(_scalar(attr.value, dtype), dtype=dtype)
+    if isinstance(attr, DenseElementsAttr):
+        return dense_to_array(attr, dtype, shape_of(type))
+    raise ValueError(f"cannot turn attribute {attr} into a value")
+
+
+def _scalar(v, dtype: np.dtype):
+    if dtype.kind in "iu":
+        bits = dtype.itemsize * 8
+        v = int(v) & ((1 << bits) - 1)
+        if dtype.kind == "i" and v >= 1 << (bits - 1):
+            v -= 1 << bits
+        return v
+    if dtype.kind == "b":
+        return bool(v)
+    if dtype.kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        re_im = v if isinstance(v, (tuple, list)) else (v, 0)
+        return complex(*(float(_scalar(x, part)) for x in re_im))
+    if isinstance(v, str):  # a hex bit pattern kept from the source
+        bits = int(v, 16)
+        return np.array(bits, dtype=f"u{dtype.itemsize}").view(dtype)
+    return v
+
+
+def dense_to_array(attr: DenseElementsAttr, dtype: np.dtype, shape: tuple) -> np.ndarray:
+    if attr.hex is not None:
+        raw = bytes.fromhex(attr.hex[2:])
+        count = int(np.prod(shape)) if shape else 1
+        if dtype.kind == "b" and len(raw) * 8 >= count and len(raw) != count:
+            flat = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:count].astype(bool)
+        else:
+            flat = np.frombuffer(raw, dtype=dtype).copy()
+        if flat.size == 1 and count != 1:
+            return np.full(shape, flat[0], dtype=dtype)
+        return flat.reshape(shape)
+    values = [_scalar(v, dtype) for v in attr.values]
+    if attr.splat or (len(values) == 1 and int(np.prod(shape, dtype=np.int64)) != 1):
+        return np.full(shape, values[0] if values else 0, dtype=dtype)
+    return np.array(values, dtype=dtype).reshape(shape)
+
+
+def array_to_attr(value: np.ndarray, type: T.Type):
+    """The attribute that denotes `value` as type `type` (inverse of `attr_to_array`):
+    a DenseElementsAttr for shaped types, an IntegerAttr/FloatAttr for scalars.
+    Values that do not print exactly as decimals (non-finite, low-precision floats)
+    are kept as bit patterns, as MLIR prints them."""
+    arr = np.asarray(value)
+    if not isinstance(type, T.ShapedType):
+        scalar = arr.reshape(()).item()
+        if isinstance(type, T.FloatType):
+            return FloatAttr(float(scalar), type)
+        return IntegerAttr(int(scalar), type)
+    elt = T.element_type(type)
+    flat = arr.reshape(-1)
+    splat = _is_splat(flat)
+    items = flat[:1] if splat else flat
+    if isinstance(elt, T.FloatType):
+        if elt.name in ("f16", "f32", "f64") and np.isfinite(items).all():
+            values = tuple(float(v) for v in items)
+        elif float_bits_hex(0.0, elt.name) is not None:
+            values = tuple(float_bits_hex(float(v), elt.name) for v in items)
+        else:  # formats without a decimal form that round-trips here: raw bytes
+            return DenseElementsAttr(type, (), False, "0x" + np.ascontiguousarray(flat).tobytes().hex().upper())
+    elif isinstance(elt, T.ComplexType):
+        values = tuple((float(v.real), float(v.imag)) for v in items)
+    else:
+        values = tuple(int(v) for v in items)
+    return DenseElementsAttr(type, values, splat)
+
+
+def _is_splat(flat: np.ndarray) -> bool:
+    """All elements have the same bits (so NaNs and -0.0 count exactly)."""
+    if flat.size == 0:
+        return False
+    rows = np.ascontiguousarray(flat).view(np.uint8).reshape(flat.size, -1)
+    return bool((rows == rows[0]).all())
