@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, StringAttr
+from ..syntax.literals import string_value
 from .base import PURE, TERMINATOR, Dialect, VerifyError
-from .common import create
-from .llvm import (_case_values, _i32_array, _merge, _safe, _segments, _write_succ, build_switch, succ,
-                   successor_groups, verify_branch)
+from .branches import build_switch, case_values, succ, successor_groups, verify_branch, write_successor
+from .common import create, dense_i32_array, generic_fallback, merge_attrs, operand_segments
 
 dialect = Dialect("cf", grammar="cf")
 
 
 @dialect.rule("cf_weights")
 def _cf_weights(ctx, children):
-    return _i32_array(int(t.value, 0) for t in children if t is not None)
+    return dense_i32_array(int(t.value, 0) for t in children if t is not None)
 
 
 @dialect.rule("cf_succ")
@@ -30,12 +30,12 @@ def _cf_succ(ctx, children):
 # ---- cf.br ----------------------------------------------------------------------
 def _print_br(p, op) -> None:
     p.write("cf.br ")
-    _write_succ(p, op.successors[0], op.operands)
+    write_successor(p, op.successors[0], op.operands)
     p.write(p.op_attr_dict(op))
 
 
 dialect.op("cf.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           verify=verify_branch, print=_safe(_print_br))
+           verify=verify_branch, print=generic_fallback(_print_br))
 
 
 @dialect.rule("cf_br")
@@ -46,15 +46,15 @@ def _cf_br(ctx, children):
 
 # ---- cf.cond_br -------------------------------------------------------------------
 def _print_cond_br(p, op) -> None:
-    cond, t, f = _segments(op, 3)
+    cond, t, f = operand_segments(op, 3)
     p.write("cf.cond_br ", p.value(cond[0]))
     weights = op.attributes.get("branch_weights")
     if isinstance(weights, DenseArrayAttr):
         p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
     p.write(", ")
-    _write_succ(p, op.successors[0], t)
+    write_successor(p, op.successors[0], t)
     p.write(", ")
-    _write_succ(p, op.successors[1], f)
+    write_successor(p, op.successors[1], f)
     p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))
 
 
@@ -67,17 +67,17 @@ def _verify_cond_br(op) -> None:
 
 dialect.op("cf.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("operandSegmentSizes", "branch_weights"), verify=_verify_cond_br,
-           print=_safe(_print_cond_br))
+           print=generic_fallback(_print_cond_br))
 
 
 @dialect.rule("cf_cond_br")
 def _cf_cond_br(ctx, children):
     cond, weights, (tb, tv), (fb, fv), attrs = children
     operands = [ctx.resolve(cond, T.i1)] + tv + fv
-    attributes = {"operandSegmentSizes": _i32_array((1, len(tv), len(fv)))}
+    attributes = {"operandSegmentSizes": dense_i32_array((1, len(tv), len(fv)))}
     if weights is not None:
         attributes["branch_weights"] = weights
-    return create(ctx, "cf.cond_br", operands, (), _merge(attributes, attrs), successors=[tb, fb])
+    return create(ctx, "cf.cond_br", operands, (), merge_attrs(attributes, attrs), successors=[tb, fb])
 
 
 # ---- cf.switch ----------------------------------------------------------------------
@@ -87,10 +87,10 @@ def _print_switch(p, op) -> None:
     indent = "  " * (p.level + 1)
     lines = []
     entries = [("default", op.successors[0], groups[0])]
-    entries += list(zip(_case_values(op.attributes.get("case_values")), op.successors[1:], groups[1:]))
+    entries += list(zip(case_values(op.attributes.get("case_values")), op.successors[1:], groups[1:]))
     for key, block, values in entries:
         mark = len(p.out)
-        _write_succ(p, block, values)
+        write_successor(p, block, values)
         text = "".join(p.out[mark:])
         del p.out[mark:]
         lines.append(f"{indent}{key}: {text}")
@@ -103,7 +103,7 @@ def _verify_switch(op) -> None:
     flag = op.operands[0].type if op.operands else None
     if not isinstance(flag, T.IntegerType):  # iree-opt 3.13: index is not accepted
         raise VerifyError(f"invalid kind of type specified: expected builtin.integer, but found '{flag}'")
-    values = _case_values(op.attributes.get("case_values"))
+    values = case_values(op.attributes.get("case_values"))
     if len(values) != len(op.successors) - 1:
         raise VerifyError(f"number of case values ({len(values)}) should match number of case destinations "
                           f"({len(op.successors) - 1})")
@@ -112,7 +112,7 @@ def _verify_switch(op) -> None:
 
 dialect.op("cf.switch", "Multi-way branch on an integer value, with a default.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "operandSegmentSizes"), verify=_verify_switch,
-           print=_safe(_print_switch))
+           print=generic_fallback(_print_switch))
 
 
 @dialect.rule("cf_default")
@@ -142,12 +142,11 @@ def _verify_assert(op) -> None:
 
 
 dialect.op("cf.assert", "Aborts with a message when the condition is false.", properties=("msg",),
-           verify=_verify_assert, print=_safe(_print_assert))
+           verify=_verify_assert, print=generic_fallback(_print_assert))
 
 
 @dialect.rule("cf_assert")
 def _cf_assert(ctx, children):
-    from ..syntax.core_rules import string_value
     cond, msg, attrs = children
     return create(ctx, "cf.assert", [ctx.resolve(cond, T.i1)], (),
-                  _merge({"msg": StringAttr(string_value(ctx, msg))}, attrs))
+                  merge_attrs({"msg": StringAttr(string_value(ctx, msg))}, attrs))

@@ -21,6 +21,7 @@ from ..ir import types as T
 from ..ir.attributes import FloatAttr, IntegerAttr, StringAttr, escape_string, format_float
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr
 from ..syntax.lexer import Tok
+from ..syntax.literals import number_value, string_value
 from .base import Dialect, VerifyError
 from .common import create
 
@@ -55,7 +56,7 @@ def is_stablehlo_form(op) -> bool:
     only StableHLO has it, or (an op read in generic form) only StableHLO's rules accept it."""
     if op.form == HLO or _short(op) in HLO_ONLY or "tolerance" in op.attributes:
         return True
-    if op.form is None and "atol" not in op.attributes and not _has_device(op):
+    if op.form is None and "atol" not in op.attributes and not has_device_operand(op):
         try:
             _verify_iree(op)
         except VerifyError:
@@ -67,12 +68,12 @@ def is_stablehlo_form(op) -> bool:
     return False
 
 
-def _has_device(op) -> bool:
+def has_device_operand(op) -> bool:
     return bool(op.operands) and op.operands[0].type == HAL_DEVICE
 
 
 def _data_operands(op) -> list:
-    return op.operands[1:] if _has_device(op) else list(op.operands)
+    return op.operands[1:] if has_device_operand(op) else list(op.operands)
 
 
 # ---- printing --------------------------------------------------------------------------
@@ -88,7 +89,7 @@ def _print_iree(p, op) -> None:
     short = _short(op)
     data = _data_operands(op)
     p.write(op.name)
-    if _has_device(op):
+    if has_device_operand(op):
         p.write("<", p.value(op.operands[0]), ">")
     p.write("(", p.values(data[:1]))
     if short in CONST:
@@ -180,7 +181,7 @@ def _verify_iree(op) -> None:
         if not _is_signless_int(op.operands[0].type):
             raise VerifyError(f"operand #0 must be signless integer, but got '{op.operands[0].type}'")
         return
-    index = 1 if _has_device(op) else 0
+    index = 1 if has_device_operand(op) else 0
     if short == "expect_all_true":
         _expect_count(op, index + 1)
         t = data[0].type
@@ -267,7 +268,6 @@ for _short_name, _summary in _SUMMARIES.items():
 # ---- parsing ----------------------------------------------------------------------------
 def _number_value(ctx, number, want: str):
     text, tok = number
-    from ..syntax.core_rules import number_value
     value = number_value(text)
     if want == "int":
         if not isinstance(value, int):
@@ -352,7 +352,6 @@ def _hlo_keywords(ctx, short: str, kws) -> dict:
         if key == "probe_id":
             if isinstance(value, tuple):
                 raise ctx.fail("expected a string", value[1])
-            from ..syntax.core_rules import string_value
             out[key] = StringAttr(string_value(ctx, value))
             continue
         if not isinstance(value, tuple):

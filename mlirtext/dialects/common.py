@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.attributes import DenseArrayAttr
 from ..ir.core import Operation
 from ..ir.source import Span
+from ..syntax.literals import string_value
 from .base import VerifyError
 
 
@@ -36,7 +38,6 @@ def symbol_name(ctx, tok) -> str:
     """The name a SYMBOL token (`@f` or `@"a b"`) defines, quotes and escapes removed."""
     text = tok.value[1:]
     if text[:1] == '"':
-        from ..syntax.core_rules import string_value
         return string_value(ctx, tok, text)
     return text
 
@@ -133,3 +134,41 @@ def splat_value(attr):
         if attr.splat or all(v == first for v in attr.values):
             return first if not isinstance(first, str) else None
     return None
+
+
+def generic_fallback(printer):
+    """A custom printer that falls back to the generic form when the op is not in the
+    shape the custom form needs (built by a pass, or read in generic form)."""
+    def run(p, op):
+        mark = len(p.out)
+        try:
+            printer(p, op)
+        except Exception:  # noqa: BLE001 - any shape problem: print generically
+            del p.out[mark:]
+            p.generic_op(op)
+    return run
+
+
+def dense_i32_array(values) -> DenseArrayAttr:
+    return DenseArrayAttr(T.i32, tuple(values))
+
+
+def operand_segments(op, n: int) -> list:
+    """The operand groups of an op with `operandSegmentSizes` (n groups)."""
+    sizes = op.attributes.get("operandSegmentSizes")
+    if not isinstance(sizes, DenseArrayAttr) or len(sizes.values) != n:
+        raise VerifyError("requires 'operandSegmentSizes' attribute with " + str(n) + " elements")
+    if sum(sizes.values) != len(op.operands):
+        raise VerifyError(f"operand count ({len(op.operands)}) does not match with the total size "
+                          f"({sum(sizes.values)}) specified in attribute 'operandSegmentSizes'")
+    out, i = [], 0
+    for s in sizes.values:
+        out.append(op.operands[i:i + s])
+        i += s
+    return out
+
+
+def merge_attrs(attributes: dict, attrs) -> dict:
+    for k, v in (attrs or {}).items():
+        attributes[k] = v
+    return attributes

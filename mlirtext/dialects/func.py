@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Region
 from ..ir.types import FunctionType
+from ..syntax.literals import symbol_ref
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
 from .common import create, explicit_attrs, symbol_name
 
@@ -20,7 +21,7 @@ def function_type(op) -> FunctionType:
     raise VerifyError(f"attribute 'function_type' must be a function type, got {attr}")
 
 
-def _arg_attrs(op, key: str, i: int) -> dict:
+def arg_attr_dict(op, key: str, i: int) -> dict:
     attr = op.attributes.get(key)
     if isinstance(attr, ArrayAttr) and i < len(attr.items) and isinstance(attr.items[i], DictionaryAttr):
         return attr.items[i].as_dict()
@@ -39,10 +40,10 @@ def _print_func(p, op) -> None:
     params = []
     for i, t in enumerate(ftype.inputs):
         text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
-        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i)))
+        params.append(text + p.attr_dict(arg_attr_dict(op, "arg_attrs", i)))
     p.write(", ".join(params), ")")
     results = ftype.results
-    res_attrs = [p.attr_dict(_arg_attrs(op, "res_attrs", i)) for i in range(len(results))]
+    res_attrs = [p.attr_dict(arg_attr_dict(op, "res_attrs", i)) for i in range(len(results))]
     if len(results) == 1 and not res_attrs[0] and not isinstance(results[0], FunctionType):
         p.write(" -> ", p.type(results[0]))
     elif results:
@@ -54,7 +55,7 @@ def _print_func(p, op) -> None:
         p.region(body, print_entry_args=False)
 
 
-def _verify_func(op) -> None:
+def verify_function(op) -> None:
     ftype = function_type(op)
     if not isinstance(op.attributes.get("sym_name"), StringAttr):
         raise VerifyError("requires attribute 'sym_name' (a string)")
@@ -89,7 +90,7 @@ def _verify_func(op) -> None:
 dialect.op("func.func", "A function: a symbol with a signature and a body region.",
            traits=(ISOLATED, SYMBOL),
            properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
-           verify=_verify_func, print=_print_func, operands=0, results=0, regions=1, successors=0)
+           verify=verify_function, print=_print_func, operands=0, results=0, regions=1, successors=0)
 
 
 @dialect.rule("named_param")
@@ -129,7 +130,7 @@ def _func_result(ctx, children):
     return (children[0], children[1])
 
 
-def _attr_array(dicts):
+def dict_array_attr(dicts):
     if not any(dicts):
         return None
     return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
@@ -150,8 +151,8 @@ def _func_func(ctx, children):
     attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "function_type": TypeAttr(ftype)}
     if vis is not None:
         attributes["sym_visibility"] = StringAttr(vis.value)
-    arg_attrs = _attr_array([p[2] for p in params])
-    res_attrs = _attr_array([r[1] for r in results])
+    arg_attrs = dict_array_attr([p[2] for p in params])
+    res_attrs = dict_array_attr([r[1] for r in results])
     if arg_attrs is not None:
         attributes["arg_attrs"] = arg_attrs
     if res_attrs is not None:
@@ -221,8 +222,7 @@ dialect.op("func.call", "Calls a function by symbol.", properties=("callee", "ar
 @dialect.rule("func_call")
 def _func_call(ctx, children):
     _, callee, uses, attrs, ftype = children
-    from ..syntax.core_rules import _symbol_ref_attr  # one way to read @"quoted" names
-    attributes = {"callee": _symbol_ref_attr(ctx, [callee])}
+    attributes = {"callee": symbol_ref(ctx, [callee])}
     attributes.update(explicit_attrs(ctx, "func.call", attrs))
     operands = ctx.resolve_all(uses, ftype.inputs)
     return create(ctx, "func.call", operands, ftype.results, attributes)

@@ -7,6 +7,7 @@ tests read it back with `check.expect_serialized_eq`); print writes a value.
 from __future__ import annotations
 
 from ..ir.attributes import StringAttr, escape_string
+from ..syntax.literals import string_value
 from .base import Dialect, VerifyError
 from .common import create
 
@@ -41,7 +42,6 @@ dialect.op("interpreter.probe", "Returns its operand and records it (serialised)
 @dialect.rule("interpreter_probe")
 def _interpreter_probe(ctx, children):
     value, probe, attrs, type = children
-    from ..syntax.core_rules import string_value
     attributes = {"probe_id": StringAttr(string_value(ctx, probe))}
     for key, v in (attrs or {}).items():
         if key in attributes:

@@ -89,7 +89,7 @@ def i64_array(values) -> DenseArrayAttr:
     return DenseArrayAttr(T.i64, tuple(values))
 
 
-def _ints(attr):
+def int_values(attr):
     if isinstance(attr, DenseArrayAttr):
         return list(attr.values)
     if isinstance(attr, ArrayAttr):
@@ -311,7 +311,7 @@ def _ints_text(values) -> str:
 
 
 # ---- structured-op verification -----------------------------------------------------------------
-def _maps(op):
+def explicit_indexing_maps(op):
     attr = op.attributes.get("indexing_maps")
     if not isinstance(attr, ArrayAttr):
         return None
@@ -430,7 +430,7 @@ def _concat_maps_text(maps) -> str:
 def _verify_generic(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    maps = _maps(op)
+    maps = explicit_indexing_maps(op)
     if maps is None:
         raise VerifyError("requires an 'indexing_maps' array of affine maps")
     its = op.attributes.get("iterator_types")
@@ -446,7 +446,7 @@ def _verify_generic(op) -> None:
 
 
 # ---- linalg.generic -------------------------------------------------------------------------
-def _iterator_name(a) -> str:
+def iterator_name(a) -> str:
     text = str(a)
     if isinstance(a, StringAttr):
         return a.value
@@ -459,7 +459,7 @@ def _print_generic(p, op) -> None:
     trait = []
     for key, value in sorted(op.attributes.items()):  # a DictionaryAttr: sorted, as MLIR prints it
         if key == "iterator_types" and isinstance(value, ArrayAttr):
-            names = ", ".join(f'"{_iterator_name(a)}"' for a in value.items)
+            names = ", ".join(f'"{iterator_name(a)}"' for a in value.items)
             trait.append(f"iterator_types = [{names}]")
         elif key in TRAIT_NAMES:
             trait.append(f"{key} = {p.attr(value)}")
@@ -627,7 +627,7 @@ def _conv_maps(op):
 
     def ints(key):
         attr = op.attributes.get(key)
-        values = _ints(attr)
+        values = int_values(attr)
         if values is None:
             values = [1]
         if len(values) == 1:
@@ -658,8 +658,8 @@ def _conv_maps(op):
     return [parse_map(t) for t in texts]
 
 
-def _named_maps(op):
-    maps = _maps(op)
+def indexing_maps(op):
+    maps = explicit_indexing_maps(op)
     if maps is not None:
         return maps
     if op.name.split(".", 1)[1] in CONV_LAYOUTS:
@@ -700,7 +700,7 @@ def _verify_named(op) -> None:
                         raise VerifyError(f"inferred input/output operand #{i} has shape's dimension #{k} "
                                           f"to be {b}, but found {a}")
     else:
-        maps = _named_maps(op)
+        maps = indexing_maps(op)
         if maps is not None:
             num_loops = maps[0].num_dims if maps else None
             verify_indexing(op, maps, num_loops, ins, inits)
@@ -821,7 +821,7 @@ def _print_map_reduce(p, op) -> None:
         p.write(" { ", payload.name, _payload_attrs_text(p, payload), " }")
     p.write(_ins_outs(p, ins, inits))
     if op.name == "linalg.reduce":
-        p.write(" dimensions = ", _ints_text(_ints(op.attributes.get("dimensions")) or []))
+        p.write(" dimensions = ", _ints_text(int_values(op.attributes.get("dimensions")) or []))
     p.write(p.attr_dict(op.attributes, elide=("dimensions",)))
     if payload is None and op.regions and op.regions[0].blocks:
         block = op.regions[0].blocks[0]
@@ -864,7 +864,7 @@ def _dims_text(shape) -> str:
 def _verify_reduce(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    dims = _ints(op.attributes.get("dimensions"))
+    dims = int_values(op.attributes.get("dimensions"))
     if dims is None:
         raise VerifyError("requires a 'dimensions' attribute")
     if len(ins) != len(inits):
@@ -981,14 +981,14 @@ def _linalg_reduce(ctx, children):
 def _print_transpose_broadcast(p, op) -> None:
     key = "permutation" if op.name == "linalg.transpose" else "dimensions"
     ins, inits = segments(op)
-    p.write(op.name, _ins_outs(p, ins, inits), f" {key} = ", _ints_text(_ints(op.attributes.get(key)) or []))
+    p.write(op.name, _ins_outs(p, ins, inits), f" {key} = ", _ints_text(int_values(op.attributes.get(key)) or []))
     p.write(p.attr_dict(op.attributes, elide=(key,)))
 
 
 def _verify_transpose(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    perm = _ints(op.attributes.get("permutation"))
+    perm = int_values(op.attributes.get("permutation"))
     if perm is None:
         raise VerifyError("requires a 'permutation' attribute")
     if sorted(perm) != list(range(len(perm))):
@@ -1010,7 +1010,7 @@ def _verify_transpose(op) -> None:
 def _verify_broadcast(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    dims = _ints(op.attributes.get("dimensions"))
+    dims = int_values(op.attributes.get("dimensions"))
     if dims is None:
         raise VerifyError("requires a 'dimensions' attribute")
     src, dst = _shape(ins[0].type), _shape(inits[0].type)
@@ -1160,7 +1160,7 @@ def _mixed_text(p, static, dynamic) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
-def _pack_parts(op):
+def pack_operands(op):
     seg = op.attributes.get("operandSegmentSizes")
     ops = op.operands
     if op.name == "linalg.pack":
@@ -1170,15 +1170,15 @@ def _pack_parts(op):
 
 
 def _print_pack(p, op) -> None:
-    src, dest, pad, tiles = _pack_parts(op)
+    src, dest, pad, tiles = pack_operands(op)
     p.write(op.name, " ", p.value(src))
     if pad is not None:
         p.write(f" padding_value({p.value(pad)} : {p.type(pad.type)})")
-    outer = _ints(op.attributes.get("outer_dims_perm"))
+    outer = int_values(op.attributes.get("outer_dims_perm"))
     if outer:
         p.write(" outer_dims_perm = ", _ints_text(outer))
-    p.write(" inner_dims_pos = ", _ints_text(_ints(op.attributes.get("inner_dims_pos")) or []))
-    p.write(" inner_tiles = ", _mixed_text(p, _ints(op.attributes.get("static_inner_tiles")) or [], tiles))
+    p.write(" inner_dims_pos = ", _ints_text(int_values(op.attributes.get("inner_dims_pos")) or []))
+    p.write(" inner_tiles = ", _mixed_text(p, int_values(op.attributes.get("static_inner_tiles")) or [], tiles))
     p.write(" into ", p.value(dest))
     p.write(p.attr_dict(op.attributes, elide=("outer_dims_perm", "inner_dims_pos", "static_inner_tiles",
                                               "operandSegmentSizes")))
@@ -1190,12 +1190,12 @@ def _ceil_div(a, b):
 
 
 def _verify_pack(op) -> None:
-    src, dest, pad, tiles = _pack_parts(op)
+    src, dest, pad, tiles = pack_operands(op)
     packed_type, unpacked_type = (dest.type, src.type) if op.name == "linalg.pack" else (src.type, dest.type)
     verify_results(op, [dest])
-    inner = _ints(op.attributes.get("inner_dims_pos")) or []
-    outer = _ints(op.attributes.get("outer_dims_perm")) or []
-    static = _ints(op.attributes.get("static_inner_tiles")) or []
+    inner = int_values(op.attributes.get("inner_dims_pos")) or []
+    outer = int_values(op.attributes.get("outer_dims_perm")) or []
+    static = int_values(op.attributes.get("static_inner_tiles")) or []
     if len(static) != len(inner):
         raise VerifyError("number of tile sizes specified must match the specified number of original "
                           "dimensions to be tiled")
@@ -1294,7 +1294,7 @@ def _enclosing_structured(op):
 def _num_loops(op):
     if op.name == "linalg.generic":
         return _iterator_count(op)
-    maps = _named_maps(op) if op.name != "linalg.map" else None
+    maps = indexing_maps(op) if op.name != "linalg.map" else None
     if maps:
         return maps[0].num_dims
     if op.name in ("linalg.map", "linalg.transpose", "linalg.broadcast") or op.name.split(".")[1] in \

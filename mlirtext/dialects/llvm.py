@@ -17,9 +17,12 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAtt
                              OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr, escape_string,
                              unit)
 from ..ir.core import Region
+from ..syntax.grammar_files import grammar_dir
+from ..syntax.literals import string_value, symbol_ref
 from . import llvm_types as LT
 from .base import ISOLATED, PURE, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .common import create, symbol_name
+from .branches import build_switch, case_values, succ, successor_groups, verify_branch, write_successor
+from .common import create, dense_i32_array, generic_fallback, merge_attrs, operand_segments, symbol_name
 
 dialect = Dialect("llvm", grammar="llvm")
 
@@ -47,62 +50,12 @@ ATOMIC_BIN_OPS = ("xchg", "add", "sub", "_and", "nand", "_or", "_xor", "max", "m
 
 
 # ---- shared pieces -----------------------------------------------------------------
-def _safe(printer):
-    """A custom printer that falls back to the generic form when the op is not in the
-    shape the custom form needs (built by a pass, or read in generic form)."""
-    def run(p, op):
-        mark = len(p.out)
-        try:
-            printer(p, op)
-        except Exception:  # noqa: BLE001 - any shape problem: print generically
-            del p.out[mark:]
-            p.generic_op(op)
-    return run
-
-
 def _int(attr, default=0) -> int:
     return attr.value if isinstance(attr, IntegerAttr) else default
 
 
-def _i32_array(values) -> DenseArrayAttr:
-    return DenseArrayAttr(I32, tuple(values))
-
-
 def _i64_array(values) -> DenseArrayAttr:
     return DenseArrayAttr(I64, tuple(values))
-
-
-def _segments(op, n: int) -> list:
-    """The operand groups of an op with `operandSegmentSizes` (n groups)."""
-    sizes = op.attributes.get("operandSegmentSizes")
-    if not isinstance(sizes, DenseArrayAttr) or len(sizes.values) != n:
-        raise VerifyError("requires 'operandSegmentSizes' attribute with " + str(n) + " elements")
-    if sum(sizes.values) != len(op.operands):
-        raise VerifyError(f"operand count ({len(op.operands)}) does not match with the total size "
-                          f"({sum(sizes.values)}) specified in attribute 'operandSegmentSizes'")
-    out, i = [], 0
-    for s in sizes.values:
-        out.append(op.operands[i:i + s])
-        i += s
-    return out
-
-
-def check_successor_operands(op, index: int, values) -> None:
-    """MLIR's branch rule: successor `index` gets exactly its block's argument types."""
-    block = op.successors[index]
-    args = block.arguments
-    if len(values) != len(args):
-        raise VerifyError(f"branch has {len(values)} operands for successor #{index}, but target block "
-                          f"has {len(args)}")
-    for i, (v, a) in enumerate(zip(values, args)):
-        if v.type != a.type:
-            raise VerifyError(f"type mismatch for bb argument #{i} of successor #{index}")
-
-
-def _write_succ(p, block, values) -> None:
-    p.write(p.block(block))
-    if values:
-        p.write("(", p.values(values), " : ", p.types([v.type for v in values]), ")")
 
 
 def _element(t):
@@ -170,12 +123,6 @@ def _normalize_fastmath(attributes: dict) -> None:
         attributes["fastmathFlags"] = OpaqueAttr(f"#llvm.fastmath<{', '.join(words) or 'none'}>")
 
 
-def _merge(attributes: dict, attrs) -> dict:
-    for k, v in (attrs or {}).items():
-        attributes[k] = v
-    return attributes
-
-
 def _type_error(index: int, what: str, t) -> VerifyError:
     return VerifyError(f"operand #{index} must be {what}, but got '{t}'")
 
@@ -213,12 +160,12 @@ for _name in INT_BINARY:
     props += ["isExact"] if _name in EXACT_OPS else []
     props += ["isDisjoint"] if _name == "or" else []
     dialect.op(f"llvm.{_name}", f"Integer {_name} (LLVM's `{_name}` instruction).", traits=(PURE,),
-               properties=props, verify=_verify_binary, print=_safe(_print_binary))
+               properties=props, verify=_verify_binary, print=generic_fallback(_print_binary))
 for _name in FLOAT_BINARY:
     dialect.op(f"llvm.{_name}", f"Floating-point {_name[1:]} (LLVM's `{_name}`).", traits=(PURE,),
-               properties=("fastmathFlags",), verify=_verify_binary, print=_safe(_print_binary))
+               properties=("fastmathFlags",), verify=_verify_binary, print=generic_fallback(_print_binary))
 dialect.op("llvm.fneg", "Floating-point negation.", traits=(PURE,), properties=("fastmathFlags",),
-           verify=_verify_binary, print=_safe(_print_binary))
+           verify=_verify_binary, print=generic_fallback(_print_binary))
 
 
 @dialect.rule("llvm_flags")
@@ -244,7 +191,7 @@ def _llvm_binary(ctx, children):
             attributes["fastmathFlags"] = _fastmath_attr(ctx, flags[1])
         else:
             raise ctx.fail(f"'{name.value}' takes no '{flags[0]}' flags")
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     operands = [ctx.resolve(lhs, type), ctx.resolve(rhs, type)]
     return create(ctx, name.value, operands, [type], attributes)
@@ -257,7 +204,7 @@ def _llvm_unary(ctx, children):
     words = _flag_words(ctx, flags, "fastmath")
     if words is not None:
         attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     return create(ctx, "llvm.fneg", [ctx.resolve(operand, type)], [type], attributes)
 
@@ -273,7 +220,7 @@ def _verify_same(op) -> None:
 
 
 dialect.op("llvm.freeze", "Stops poison/undef propagation: a fixed but arbitrary value.",
-           traits=(PURE,), verify=_verify_same, print=_safe(_print_unary_plain))
+           traits=(PURE,), verify=_verify_same, print=generic_fallback(_print_unary_plain))
 
 
 @dialect.rule("llvm_freeze")
@@ -316,16 +263,15 @@ def _verify_cmp(op) -> None:
 
 
 dialect.op("llvm.icmp", "Integer or pointer comparison with a predicate (\"eq\", \"slt\", ...).",
-           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=_safe(_print_cmp))
+           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=generic_fallback(_print_cmp))
 dialect.op("llvm.fcmp", "Floating-point comparison with an ordered/unordered predicate.",
            traits=(PURE,), properties=("predicate", "fastmathFlags"), verify=_verify_cmp,
-           print=_safe(_print_cmp))
+           print=generic_fallback(_print_cmp))
 
 
 @dialect.rule("llvm_cmp")
 def _llvm_cmp(ctx, children):
     name, pred, lhs, rhs, flags, attrs, type = children
-    from ..syntax.core_rules import string_value
     text = string_value(ctx, pred)
     names = _predicates(name.value)
     if text not in names:
@@ -336,7 +282,7 @@ def _llvm_cmp(ctx, children):
         if name.value == "llvm.icmp":
             raise ctx.fail("'llvm.icmp' takes no fastmath flags")
         attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     operands = [ctx.resolve(lhs, type), ctx.resolve(rhs, type)]
     return create(ctx, name.value, operands, [_i1_like(type)], attributes)
@@ -432,7 +378,7 @@ for _name in CASTS:
     props = ["overflowFlags"] if _name in OVERFLOW_OPS else []
     props += ["nonNeg"] if _name in ("zext", "uitofp") else []
     dialect.op(f"llvm.{_name}", f"Cast ({_name}).", traits=(PURE,), properties=props,
-               verify=_verify_cast, print=_safe(_print_cast))
+               verify=_verify_cast, print=generic_fallback(_print_cast))
 
 
 @dialect.rule("llvm_cast")
@@ -449,7 +395,7 @@ def _llvm_cast(ctx, children):
         if kind not in OVERFLOW_OPS:
             raise ctx.fail(f"'{name.value}' takes no overflow flags")
         attributes["overflowFlags"] = _overflow_attr(ctx, words)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     return create(ctx, name.value, [ctx.resolve(operand, src)], [dst], attributes)
 
 
@@ -470,7 +416,7 @@ def _verify_select(op) -> None:
 
 
 dialect.op("llvm.select", "Chooses between two values by an i1 condition.", traits=(PURE,),
-           properties=("fastmathFlags",), verify=_verify_select, print=_safe(_print_select))
+           properties=("fastmathFlags",), verify=_verify_select, print=generic_fallback(_print_select))
 
 
 @dialect.rule("llvm_select")
@@ -480,7 +426,7 @@ def _llvm_select(ctx, children):
     words = _flag_words(ctx, flags, "fastmath")
     if words is not None:
         attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     operands = [ctx.resolve(cond, cond_type), ctx.resolve(a, type), ctx.resolve(b, type)]
     return create(ctx, "llvm.select", operands, [type], attributes)
@@ -491,7 +437,6 @@ def _llvm_select(ctx, children):
 def _llvm_word(ctx, children):
     word, arg = children
     if arg is not None:
-        from ..syntax.core_rules import string_value
         return (word, string_value(ctx, arg))
     return (word, None)
 
@@ -635,9 +580,9 @@ def _verify_store(op) -> None:
 _MEM_PROPS = ("alignment", "volatile_", "nontemporal", "invariant", "invariantGroup", "ordering",
               "syncscope", "access_groups", "alias_scopes", "noalias_scopes", "tbaa", "dereferenceable")
 dialect.op("llvm.load", "Loads a value of the result type from a pointer.", properties=_MEM_PROPS,
-           verify=_verify_load, print=_safe(_print_load))
+           verify=_verify_load, print=generic_fallback(_print_load))
 dialect.op("llvm.store", "Stores a value through a pointer.", properties=_MEM_PROPS,
-           verify=_verify_store, print=_safe(_print_store))
+           verify=_verify_store, print=generic_fallback(_print_store))
 
 
 def _volatile(ctx, word, attributes) -> None:
@@ -741,7 +686,7 @@ def _verify_gep(op) -> None:
 
 dialect.op("llvm.getelementptr", "Address arithmetic: a pointer offset by typed indices.",
            traits=(PURE,), properties=("rawConstantIndices", "elem_type", "noWrapFlags", "inbounds"),
-           verify=_verify_gep, print=_safe(_print_gep))
+           verify=_verify_gep, print=generic_fallback(_print_gep))
 
 
 @dialect.rule("llvm_gep_flags")
@@ -780,10 +725,10 @@ def _llvm_gep(ctx, children):
         else:
             raw.append(DYNAMIC_INDEX)
     operands = [ctx.resolve(base, inputs[0])] + [ctx.resolve(tok, t) for tok, t in zip(dynamic, inputs[1:])]
-    attributes = {"elem_type": TypeAttr(elem), "rawConstantIndices": _i32_array(raw)}
+    attributes = {"elem_type": TypeAttr(elem), "rawConstantIndices": dense_i32_array(raw)}
     if flags:
         attributes["noWrapFlags"] = IntegerAttr(flags, I32)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     if "inbounds" in attributes and isinstance(attributes["inbounds"], UnitAttr):  # older spelling
         del attributes["inbounds"]
         attributes["noWrapFlags"] = IntegerAttr(_int(attributes.get("noWrapFlags")) | 3, I32)
@@ -811,7 +756,7 @@ def _verify_alloca(op) -> None:
 
 dialect.op("llvm.alloca", "Stack allocation of `size` elements of a type.",
            properties=("alignment", "elem_type", "inalloca"), verify=_verify_alloca,
-           print=_safe(_print_alloca))
+           print=generic_fallback(_print_alloca))
 
 
 @dialect.rule("llvm_alloca")
@@ -856,7 +801,7 @@ def _verify_atomicrmw(op) -> None:
 
 dialect.op("llvm.atomicrmw", "Atomic read-modify-write through a pointer.",
            properties=("bin_op", "ordering", "syncscope", "alignment", "volatile_"),
-           verify=_verify_atomicrmw, print=_safe(_print_atomicrmw))
+           verify=_verify_atomicrmw, print=generic_fallback(_print_atomicrmw))
 
 
 @dialect.rule("llvm_atomicrmw")
@@ -905,7 +850,7 @@ def _verify_cmpxchg(op) -> None:
 
 dialect.op("llvm.cmpxchg", "Atomic compare-and-exchange; yields the old value and a success bit.",
            properties=("success_ordering", "failure_ordering", "syncscope", "alignment", "weak",
-                       "volatile_"), verify=_verify_cmpxchg, print=_safe(_print_cmpxchg))
+                       "volatile_"), verify=_verify_cmpxchg, print=generic_fallback(_print_cmpxchg))
 
 
 @dialect.rule("llvm_cmpxchg")
@@ -941,7 +886,7 @@ def _verify_fence(op) -> None:
 
 
 dialect.op("llvm.fence", "A memory fence.", properties=("ordering", "syncscope"), verify=_verify_fence,
-           print=_safe(_print_fence))
+           print=generic_fallback(_print_fence))
 
 
 @dialect.rule("llvm_fence")
@@ -951,64 +896,23 @@ def _llvm_fence(ctx, children):
     _memory_words(ctx, words, set(), attributes)
     if "ordering" not in attributes:
         raise ctx.fail("expected an ordering")
-    return create(ctx, "llvm.fence", (), (), _merge(attributes, attrs))
+    return create(ctx, "llvm.fence", (), (), merge_attrs(attributes, attrs))
 
 
 # ---- control flow ---------------------------------------------------------------------
-def successor_groups(op) -> list:
-    """The operands each successor of a branch op receives, in successor order."""
-    name = op.name
-    if name in ("llvm.br", "cf.br"):
-        return [list(op.operands)]
-    if name in ("llvm.cond_br", "cf.cond_br"):
-        _, t, f = _segments(op, 3)
-        return [list(t), list(f)]
-    if name in ("llvm.switch", "cf.switch"):
-        _, default, cases = _segments(op, 3)
-        key = "case_operand_segments"
-        sizes = op.attributes.get(key)
-        sizes = list(sizes.values) if isinstance(sizes, DenseArrayAttr) else [0] * (len(op.successors) - 1)
-        groups, i = [list(default)], 0
-        for s in sizes:
-            groups.append(list(cases[i:i + s]))
-            i += s
-        return groups
-    if name == "llvm.invoke":
-        _, normal, unwind, _ = _segments(op, 4)
-        return [list(normal), list(unwind)]
-    return [[] for _ in op.successors]
-
-
-def verify_branch(op) -> None:
-    groups = successor_groups(op)
-    if len(groups) != len(op.successors):
-        raise VerifyError(f"expected {len(groups)} successors, got {len(op.successors)}")
-    for i, values in enumerate(groups):
-        check_successor_operands(op, i, values)
-
-
 @dialect.rule("llvm_succ")
 def _llvm_succ(ctx, children):
     return succ(ctx, children)
 
 
-def succ(ctx, children):
-    """`^bb1(%a, %b : i32, f32)` -> (block, values)."""
-    tok = children[0]
-    uses, types = (children[1], children[2]) if len(children) >= 3 else (None, None)
-    block = ctx.block_ref(tok)
-    values = ctx.resolve_all(uses, types or []) if uses else []
-    return (block, values)
-
-
 def _print_br(p, op) -> None:
     p.write(op.name, " ")
-    _write_succ(p, op.successors[0], op.operands)
+    write_successor(p, op.successors[0], op.operands)
     p.write(p.op_attr_dict(op))
 
 
 dialect.op("llvm.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           properties=("loop_annotation",), verify=verify_branch, print=_safe(_print_br))
+           properties=("loop_annotation",), verify=verify_branch, print=generic_fallback(_print_br))
 
 
 @dialect.rule("llvm_br")
@@ -1018,15 +922,15 @@ def _llvm_br(ctx, children):
 
 
 def _print_cond_br(p, op) -> None:
-    cond, t, f = _segments(op, 3)
+    cond, t, f = operand_segments(op, 3)
     p.write(op.name, " ", p.value(cond[0]))
     weights = op.attributes.get("branch_weights")
     if isinstance(weights, DenseArrayAttr) and op.name == "llvm.cond_br":
         p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
     p.write(", ")
-    _write_succ(p, op.successors[0], t)
+    write_successor(p, op.successors[0], t)
     p.write(", ")
-    _write_succ(p, op.successors[1], f)
+    write_successor(p, op.successors[1], f)
     p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))
 
 
@@ -1039,45 +943,35 @@ def _verify_cond_br(op) -> None:
 
 dialect.op("llvm.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("branch_weights", "loop_annotation", "operandSegmentSizes"),
-           verify=_verify_cond_br, print=_safe(_print_cond_br))
+           verify=_verify_cond_br, print=generic_fallback(_print_cond_br))
 
 
 @dialect.rule("llvm_weights")
 def _llvm_weights(ctx, children):
-    return _i32_array(int(t.value, 0) for t in children if t is not None)
+    return dense_i32_array(int(t.value, 0) for t in children if t is not None)
 
 
 @dialect.rule("llvm_cond_br")
 def _llvm_cond_br(ctx, children):
     cond, weights, (tb, tv), (fb, fv), attrs = children
     operands = [ctx.resolve(cond, T.i1)] + tv + fv
-    attributes = {"operandSegmentSizes": _i32_array((1, len(tv), len(fv)))}
+    attributes = {"operandSegmentSizes": dense_i32_array((1, len(tv), len(fv)))}
     if weights is not None:
         attributes["branch_weights"] = weights
-    return create(ctx, "llvm.cond_br", operands, (), _merge(attributes, attrs), successors=[tb, fb])
-
-
-def _case_values(attr) -> list:
-    from ..ir.dense import DenseElementsAttr
-    if not isinstance(attr, DenseElementsAttr) or attr.hex is not None:
-        return []
-    if attr.splat:
-        n = getattr(attr.type, "num_elements", None) or 0
-        return [int(attr.values[0])] * n
-    return [int(v) for v in attr.values]
+    return create(ctx, "llvm.cond_br", operands, (), merge_attrs(attributes, attrs), successors=[tb, fb])
 
 
 def _print_switch(p, op) -> None:
     groups = successor_groups(op)
     p.write("llvm.switch ", p.value(op.operands[0]), " : ", p.type(op.operands[0].type), ", ")
-    _write_succ(p, op.successors[0], groups[0])
+    write_successor(p, op.successors[0], groups[0])
     p.write(" [")
-    values = _case_values(op.attributes.get("case_values"))
+    values = case_values(op.attributes.get("case_values"))
     indent = "  " * (p.level + 1)
     cases = []
     for v, block, ops in zip(values, op.successors[1:], groups[1:]):
         mark = len(p.out)
-        _write_succ(p, block, ops)
+        write_successor(p, block, ops)
         text = "".join(p.out[mark:])
         del p.out[mark:]
         cases.append(f"{indent}{v}: {text}")
@@ -1091,7 +985,7 @@ def _print_switch(p, op) -> None:
 def _verify_switch(op) -> None:
     if not op.operands or not _is_int(op.operands[0].type) or isinstance(op.operands[0].type, T.VectorType):
         raise VerifyError("operand #0 must be signless integer")
-    values = _case_values(op.attributes.get("case_values"))
+    values = case_values(op.attributes.get("case_values"))
     if len(values) != len(op.successors) - 1:
         raise VerifyError("expects number of case values to match number of case destinations")
     verify_branch(op)
@@ -1099,7 +993,7 @@ def _verify_switch(op) -> None:
 
 dialect.op("llvm.switch", "Multi-way branch on an integer value.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "branch_weights", "operandSegmentSizes"),
-           verify=_verify_switch, print=_safe(_print_switch))
+           verify=_verify_switch, print=generic_fallback(_print_switch))
 
 
 @dialect.rule("llvm_case", "cf_case")
@@ -1108,24 +1002,6 @@ def _llvm_case(ctx, children):
     if "." in text:
         raise ctx.fail("expected an integer case value", tok)
     return (int(text, 0), target)
-
-
-def build_switch(ctx, name, flag, flag_type, default, cases, attrs, values_type):
-    from ..ir.dense import parse_dense
-    db, dv = default
-    operands = [ctx.resolve(flag, flag_type)] + dv
-    case_ops, segs, vals, blocks = [], [], [], [db]
-    for value, (block, values) in cases:
-        vals.append(value)
-        segs.append(len(values))
-        case_ops += values
-        blocks.append(block)
-    attributes = {"case_operand_segments": _i32_array(segs),
-                  "operandSegmentSizes": _i32_array((1, len(dv), len(case_ops)))}
-    if vals:
-        attributes["case_values"] = parse_dense("[" + ", ".join(map(str, vals)) + "]",
-                                                values_type(len(vals)))
-    return create(ctx, name, operands + case_ops, (), _merge(attributes, attrs), successors=blocks)
 
 
 @dialect.rule("llvm_switch")
@@ -1171,7 +1047,7 @@ def _verify_return(op) -> None:
 
 
 dialect.op("llvm.return", "Returns from an LLVM function (or yields a global's initializer).",
-           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=_safe(_print_return))
+           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=generic_fallback(_print_return))
 
 
 @dialect.rule("llvm_return")
@@ -1186,7 +1062,7 @@ def _print_bare(p, op) -> None:
 
 
 dialect.op("llvm.unreachable", "Marks a point control never reaches.", traits=(TERMINATOR,),
-           print=_safe(_print_bare))
+           print=generic_fallback(_print_bare))
 
 
 @dialect.rule("llvm_nullary_op")
@@ -1196,7 +1072,7 @@ def _llvm_nullary_op(ctx, children):
 
 
 dialect.op("llvm.resume", "Resumes propagation of an in-flight exception.", traits=(TERMINATOR,),
-           print=_safe(lambda p, op: p.write("llvm.resume ", p.value(op.operands[0]), p.op_attr_dict(op),
+           print=generic_fallback(lambda p, op: p.write("llvm.resume ", p.value(op.operands[0]), p.op_attr_dict(op),
                                              " : ", p.type(op.operands[0].type))))
 
 
@@ -1241,7 +1117,6 @@ def _llvm_bundles(ctx, children):
 
 @dialect.rule("llvm_bundle")
 def _llvm_bundle(ctx, children):
-    from ..syntax.core_rules import string_value
     tag, uses, types = children
     return (string_value(ctx, tag), ctx.resolve_all(uses, types or []) if uses else [])
 
@@ -1297,8 +1172,7 @@ def _call_parts(ctx, words, callee, uses, vararg, bundles, attrs, sig, name):
     if callee.type == "SYMBOL":
         if callee_type is not None:
             raise ctx.fail("a direct call takes no callee type", callee)
-        from ..syntax.core_rules import _symbol_ref_attr
-        attributes["callee"] = _symbol_ref_attr(ctx, [callee])
+        attributes["callee"] = symbol_ref(ctx, [callee])
     else:
         if callee_type is None:
             raise ctx.fail("an indirect call needs the callee's type: `: !llvm.ptr, (...) -> ...`", callee)
@@ -1314,12 +1188,12 @@ def _call_parts(ctx, words, callee, uses, vararg, bundles, attrs, sig, name):
     if res_attrs is not None:
         attributes["res_attrs"] = res_attrs
     bundle_ops = []
-    attributes["op_bundle_sizes"] = _i32_array(len(v) for _, v in bundles or ())
+    attributes["op_bundle_sizes"] = dense_i32_array(len(v) for _, v in bundles or ())
     if bundles:
         attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
         for _, v in bundles:
             bundle_ops += v
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     return operands, bundle_ops, result_types, attributes
 
@@ -1374,7 +1248,7 @@ _CALL_ELIDE = ("callee", "var_callee_type", "CConv", "TailCallKind", "op_bundle_
 
 
 def _print_call(p, op) -> None:
-    groups = _segments(op, 2)
+    groups = operand_segments(op, 2)
     args, bundle_ops = list(groups[0]), list(groups[1])
     callee = op.attributes.get("callee")
     callee_value = None if callee is not None else args.pop(0)
@@ -1451,7 +1325,7 @@ def _check_signature(op, ftype, args) -> None:
 
 
 def _verify_call(op) -> None:
-    groups = _segments(op, 2)
+    groups = operand_segments(op, 2)
     args = list(groups[0])
     callee_value = None if "callee" in op.attributes else (args.pop(0) if args else None)
     if len(op.results) > 1:
@@ -1467,7 +1341,7 @@ _CALL_PROPS = ("callee", "var_callee_type", "CConv", "TailCallKind", "fastmathFl
                "zero_call_used_regs", "trap_func_name", "default_func_attrs", "no_inline", "always_inline",
                "inline_hint", "access_groups", "alias_scopes", "noalias_scopes", "tbaa")
 dialect.op("llvm.call", "Calls a function directly (@f) or through a pointer.", properties=_CALL_PROPS,
-           verify=_verify_call, print=_safe(_print_call))
+           verify=_verify_call, print=generic_fallback(_print_call))
 
 
 @dialect.rule("llvm_call")
@@ -1475,22 +1349,22 @@ def _llvm_call(ctx, children):
     words, callee, uses, vararg, bundles, attrs, sig = children
     operands, bundle_ops, results, attributes = _call_parts(ctx, words, callee, uses, vararg, bundles, attrs,
                                                             sig, "llvm.call")
-    attributes["operandSegmentSizes"] = _i32_array((len(operands), len(bundle_ops)))
+    attributes["operandSegmentSizes"] = dense_i32_array((len(operands), len(bundle_ops)))
     if len(results) > 1:
         raise ctx.fail("expected at most one result type")
     return create(ctx, "llvm.call", operands + bundle_ops, results, attributes)
 
 
 def _print_invoke(p, op) -> None:
-    args, normal, unwind, bundle_ops = (list(g) for g in _segments(op, 4))
+    args, normal, unwind, bundle_ops = (list(g) for g in operand_segments(op, 4))
     callee = op.attributes.get("callee")
     callee_value = None if callee is not None else args.pop(0)
     p.write("llvm.invoke ")
     _write_call_words(p, op)
     p.write(str(callee) if callee is not None else p.value(callee_value), "(", p.values(args), ") to ")
-    _write_succ(p, op.successors[0], normal)
+    write_successor(p, op.successors[0], normal)
     p.write(" unwind ")
-    _write_succ(p, op.successors[1], unwind)
+    write_successor(p, op.successors[1], unwind)
     var = op.attributes.get("var_callee_type")
     if isinstance(var, TypeAttr):
         p.write(" vararg(", p.type(var.type), ")")
@@ -1500,7 +1374,7 @@ def _print_invoke(p, op) -> None:
 
 
 def _verify_invoke(op) -> None:
-    args = list(_segments(op, 4)[0])
+    args = list(operand_segments(op, 4)[0])
     callee_value = None if "callee" in op.attributes else (args.pop(0) if args else None)
     verify_branch(op)
     unwind = op.successors[1]
@@ -1512,7 +1386,7 @@ def _verify_invoke(op) -> None:
 
 
 dialect.op("llvm.invoke", "A call that continues at one block or unwinds to another.",
-           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=_safe(_print_invoke))
+           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=generic_fallback(_print_invoke))
 
 
 @dialect.rule("llvm_invoke")
@@ -1520,13 +1394,13 @@ def _llvm_invoke(ctx, children):
     words, callee, uses, (nb, nv), (ub, uv), vararg, bundles, attrs, sig = children
     operands, bundle_ops, results, attributes = _call_parts(ctx, words, callee, uses, vararg, bundles, attrs,
                                                             sig, "llvm.invoke")
-    attributes["operandSegmentSizes"] = _i32_array((len(operands), len(nv), len(uv), len(bundle_ops)))
+    attributes["operandSegmentSizes"] = dense_i32_array((len(operands), len(nv), len(uv), len(bundle_ops)))
     return create(ctx, "llvm.invoke", operands + nv + uv + bundle_ops, results, attributes,
                   successors=[nb, ub])
 
 
 def _print_call_intrinsic(p, op) -> None:
-    args, bundle_ops = (list(g) for g in _segments(op, 2))
+    args, bundle_ops = (list(g) for g in operand_segments(op, 2))
     p.write("llvm.call_intrinsic ", escape_string(op.attributes["intrin"].value), "(", p.values(args), ")")
     _write_bundles(p, op, bundle_ops)
     p.write(p.attr_dict(op.attributes, elide=("intrin", "op_bundle_sizes", "op_bundle_tags",
@@ -1536,29 +1410,28 @@ def _print_call_intrinsic(p, op) -> None:
 
 dialect.op("llvm.call_intrinsic", "Calls an LLVM intrinsic by name.",
            properties=("intrin", "fastmathFlags", "op_bundle_sizes", "op_bundle_tags", "operandSegmentSizes",
-                       "arg_attrs", "res_attrs"), print=_safe(_print_call_intrinsic))
+                       "arg_attrs", "res_attrs"), print=generic_fallback(_print_call_intrinsic))
 
 
 @dialect.rule("llvm_call_intrinsic")
 def _llvm_call_intrinsic(ctx, children):
-    from ..syntax.core_rules import string_value
     name, uses, bundles, attrs, (args, results) = children
     attributes = {"intrin": StringAttr(string_value(ctx, name))}
     operands = ctx.resolve_all(uses, [t for t, _ in args])
     arg_attrs = _attr_array([a for _, a in args])
     res_attrs = _attr_array([a for _, a in results])
     bundle_ops = []
-    attributes["op_bundle_sizes"] = _i32_array(len(v) for _, v in bundles or ())
+    attributes["op_bundle_sizes"] = dense_i32_array(len(v) for _, v in bundles or ())
     if bundles:
         attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
         for _, v in bundles:
             bundle_ops += v
-    attributes["operandSegmentSizes"] = _i32_array((len(operands), len(bundle_ops)))
+    attributes["operandSegmentSizes"] = dense_i32_array((len(operands), len(bundle_ops)))
     if arg_attrs is not None:
         attributes["arg_attrs"] = arg_attrs
     if res_attrs is not None:
         attributes["res_attrs"] = res_attrs
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     return create(ctx, "llvm.call_intrinsic", operands + bundle_ops,
                   [t for t, _ in results if not LT.is_void(t)], attributes)
 
@@ -1585,12 +1458,11 @@ def _print_inline_asm(p, op) -> None:
 
 dialect.op("llvm.inline_asm", "Inline assembly with constraints.",
            properties=("asm_string", "constraints", "has_side_effects", "is_align_stack", "tail_call_kind",
-                       "asm_dialect", "operand_attrs"), print=_safe(_print_inline_asm))
+                       "asm_dialect", "operand_attrs"), print=generic_fallback(_print_inline_asm))
 
 
 @dialect.rule("llvm_inline_asm")
 def _llvm_inline_asm(ctx, children):
-    from ..syntax.core_rules import string_value
     words, attrs, asm, constraints, uses, ftype = children
     attributes = {"asm_string": StringAttr(string_value(ctx, asm)),
                   "constraints": StringAttr(string_value(ctx, constraints))}
@@ -1598,12 +1470,12 @@ def _llvm_inline_asm(ctx, children):
         if tok.value not in ("has_side_effects", "is_align_stack"):
             raise ctx.fail(f"unexpected '{tok.value}'", tok)
         attributes[tok.value] = unit
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     return create(ctx, "llvm.inline_asm", ctx.resolve_all(uses, ftype.inputs), ftype.results, attributes)
 
 
 dialect.op("llvm.va_arg", "Reads the next variadic argument.",
-           print=_safe(lambda p, op: p.write("llvm.va_arg ", p.value(op.operands[0]), p.op_attr_dict(op),
+           print=generic_fallback(lambda p, op: p.write("llvm.va_arg ", p.value(op.operands[0]), p.op_attr_dict(op),
                                              " : ", p.function_type(op.operand_types, op.result_types))))
 
 
@@ -1631,7 +1503,7 @@ def _verify_landingpad(op) -> None:
 
 
 dialect.op("llvm.landingpad", "The landing site of an unwinding invoke.", properties=("cleanup",),
-           verify=_verify_landingpad, print=_safe(_print_landingpad))
+           verify=_verify_landingpad, print=generic_fallback(_print_landingpad))
 
 
 @dialect.rule("llvm_clause")
@@ -1651,7 +1523,7 @@ def _llvm_landingpad(ctx, children):
             raise ctx.fail(f"expected 'cleanup', got '{word.value}'", word)
         attributes["cleanup"] = unit
     return create(ctx, "llvm.landingpad", [c for c in clauses if c is not None], [type],
-                  _merge(attributes, attrs))
+                  merge_attrs(attributes, attrs))
 
 
 # ---- functions ------------------------------------------------------------------------
@@ -1779,7 +1651,7 @@ dialect.op("llvm.func", "An LLVM function: a symbol with an LLVM function type a
                        "always_inline", "inline_hint", "no_unwind", "will_return", "optimize_none",
                        "vec_type_hint", "work_group_size_hint", "reqd_work_group_size",
                        "intel_reqd_sub_group_size", "uwtable_kind", "sym_visibility"),
-           verify=_verify_func, print=_safe(_print_func))
+           verify=_verify_func, print=generic_fallback(_print_func))
 
 
 @dialect.rule("llvm_named_param")
@@ -1855,7 +1727,7 @@ def _llvm_func(ctx, children):
     for extra in extras:
         if extra is not None:
             attributes[extra[0]] = extra[1]
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     if region is not None and params and params[0][0] is None and region.blocks:
         raise ctx.fail("expected named arguments for a function with a body", name)
     return create(ctx, "llvm.func", attributes=attributes, regions=[region if region is not None else Region()])
@@ -1913,7 +1785,7 @@ dialect.op("llvm.mlir.global", "A global variable or constant, with a value or a
            properties=("global_type", "constant", "sym_name", "linkage", "dso_local", "thread_local_",
                        "externally_initialized", "value", "alignment", "addr_space", "unnamed_addr",
                        "section", "comdat", "dbg_exprs", "visibility_", "target_specific_attrs", "tls_mode"),
-           verify=_verify_global, print=_safe(_print_global))
+           verify=_verify_global, print=generic_fallback(_print_global))
 
 
 @dialect.rule("llvm_global")
@@ -1970,7 +1842,7 @@ def _verify_constant(op) -> None:
 
 
 dialect.op("llvm.mlir.constant", "A constant of an LLVM-compatible type.", traits=(PURE,),
-           properties=("value",), verify=_verify_constant, print=_safe(_print_constant))
+           properties=("value",), verify=_verify_constant, print=generic_fallback(_print_constant))
 
 
 @dialect.rule("llvm_constant")
@@ -1984,7 +1856,7 @@ def _llvm_constant(ctx, children):
     elif isinstance(value, FloatAttr) and isinstance(type, T.FloatType) and value.type != type \
             and value.hex is None:
         value = FloatAttr(value.value, type)
-    return create(ctx, "llvm.mlir.constant", (), [type], _merge({"value": value}, attrs))
+    return create(ctx, "llvm.mlir.constant", (), [type], merge_attrs({"value": value}, attrs))
 
 
 def _wrap(value: int, width: int) -> int:
@@ -2001,7 +1873,7 @@ def _print_value_op(p, op) -> None:
 
 for _name, _summary in (("undef", "An undefined value of a type."), ("poison", "A poison value of a type."),
                         ("zero", "The zero value of a type (null for pointers).")):
-    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=_safe(_print_value_op))
+    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=generic_fallback(_print_value_op))
 
 
 @dialect.rule("llvm_value_op")
@@ -2036,15 +1908,14 @@ def _verify_addressof(op) -> None:
 
 
 dialect.op("llvm.mlir.addressof", "The address of a global or function.", traits=(PURE,),
-           properties=("global_name",), verify=_verify_addressof, print=_safe(_print_addressof))
+           properties=("global_name",), verify=_verify_addressof, print=generic_fallback(_print_addressof))
 
 
 @dialect.rule("llvm_addressof")
 def _llvm_addressof(ctx, children):
-    from ..syntax.core_rules import _symbol_ref_attr
     sym, attrs, type = children
     return create(ctx, "llvm.mlir.addressof", (), [type],
-                  _merge({"global_name": _symbol_ref_attr(ctx, [sym])}, attrs))
+                  merge_attrs({"global_name": symbol_ref(ctx, [sym])}, attrs))
 
 
 def _print_named_metadata(p, op) -> None:
@@ -2053,15 +1924,14 @@ def _print_named_metadata(p, op) -> None:
 
 
 dialect.op("llvm.named_metadata", "Module-level named metadata.", properties=("metadata_name", "nodes"),
-           print=_safe(_print_named_metadata))
+           print=generic_fallback(_print_named_metadata))
 
 
 @dialect.rule("llvm_named_metadata")
 def _llvm_named_metadata(ctx, children):
-    from ..syntax.core_rules import string_value
     name, nodes, attrs = children
     return create(ctx, "llvm.named_metadata", (), (),
-                  _merge({"metadata_name": StringAttr(string_value(ctx, name)), "nodes": nodes}, attrs))
+                  merge_attrs({"metadata_name": StringAttr(string_value(ctx, name)), "nodes": nodes}, attrs))
 
 
 @dialect.rule("llvm_tag")
@@ -2073,11 +1943,11 @@ def _llvm_tag(ctx, children):
 
 
 dialect.op("llvm.blockaddress", "The address of a tagged block.", traits=(PURE,), properties=("block_addr",),
-           print=_safe(lambda p, op: p.write("llvm.blockaddress ", op.attributes["block_addr"].text[len(
+           print=generic_fallback(lambda p, op: p.write("llvm.blockaddress ", op.attributes["block_addr"].text[len(
                "#llvm.blockaddress"):], p.attr_dict(op.attributes, elide=("block_addr",)), " : ",
                p.type(op.results[0].type))))
 dialect.op("llvm.blocktag", "Tags a block so `llvm.blockaddress` can name it.", properties=("tag",),
-           print=_safe(lambda p, op: p.write("llvm.blocktag ", op.attributes["tag"].text[len("#llvm.blocktag"):],
+           print=generic_fallback(lambda p, op: p.write("llvm.blocktag ", op.attributes["tag"].text[len("#llvm.blocktag"):],
                                              p.attr_dict(op.attributes, elide=("tag",)))))
 
 
@@ -2087,13 +1957,13 @@ def _llvm_blockaddress(ctx, children):
     if fkey.value != "function" or tkey.value != "tag":
         raise ctx.fail("expected `<function = @f, tag = <id = N>>`")
     text = f"#llvm.blockaddress<function = {sym.value}, tag = <id = {tag}>>"
-    return create(ctx, "llvm.blockaddress", (), [type], _merge({"block_addr": OpaqueAttr(text)}, attrs))
+    return create(ctx, "llvm.blockaddress", (), [type], merge_attrs({"block_addr": OpaqueAttr(text)}, attrs))
 
 
 @dialect.rule("llvm_blocktag")
 def _llvm_blocktag(ctx, children):
     tag, attrs = children
-    return create(ctx, "llvm.blocktag", (), (), _merge({"tag": OpaqueAttr(f"#llvm.blocktag<id = {tag}>")}, attrs))
+    return create(ctx, "llvm.blocktag", (), (), merge_attrs({"tag": OpaqueAttr(f"#llvm.blocktag<id = {tag}>")}, attrs))
 
 
 # ---- aggregates -------------------------------------------------------------------------
@@ -2149,9 +2019,9 @@ def _verify_insertvalue(op) -> None:
 
 
 dialect.op("llvm.extractvalue", "Reads a member of a struct or array value.", traits=(PURE,),
-           properties=("position",), verify=_verify_extractvalue, print=_safe(_print_extractvalue))
+           properties=("position",), verify=_verify_extractvalue, print=generic_fallback(_print_extractvalue))
 dialect.op("llvm.insertvalue", "A struct or array value with one member replaced.", traits=(PURE,),
-           properties=("position",), verify=_verify_insertvalue, print=_safe(_print_insertvalue))
+           properties=("position",), verify=_verify_insertvalue, print=generic_fallback(_print_insertvalue))
 
 
 @dialect.rule("llvm_position")
@@ -2171,7 +2041,7 @@ def _llvm_extractvalue(ctx, children):
     container, position, attrs, type = children
     result = _element_at(ctx, type, position, container)
     return create(ctx, "llvm.extractvalue", [ctx.resolve(container, type)], [result],
-                  _merge({"position": _i64_array(position)}, attrs))
+                  merge_attrs({"position": _i64_array(position)}, attrs))
 
 
 @dialect.rule("llvm_insertvalue")
@@ -2179,7 +2049,7 @@ def _llvm_insertvalue(ctx, children):
     value, container, position, attrs, type = children
     vtype = _element_at(ctx, type, position, container)
     operands = [ctx.resolve(container, type), ctx.resolve(value, vtype)]
-    return create(ctx, "llvm.insertvalue", operands, [type], _merge({"position": _i64_array(position)}, attrs))
+    return create(ctx, "llvm.insertvalue", operands, [type], merge_attrs({"position": _i64_array(position)}, attrs))
 
 
 # ---- vectors ---------------------------------------------------------------------------
@@ -2217,9 +2087,9 @@ def _verify_insertelement(op) -> None:
 
 
 dialect.op("llvm.extractelement", "Reads one element of a vector.", traits=(PURE,),
-           verify=_verify_extractelement, print=_safe(_print_extractelement))
+           verify=_verify_extractelement, print=generic_fallback(_print_extractelement))
 dialect.op("llvm.insertelement", "A vector with one element replaced.", traits=(PURE,),
-           verify=_verify_insertelement, print=_safe(_print_insertelement))
+           verify=_verify_insertelement, print=generic_fallback(_print_insertelement))
 
 
 @dialect.rule("llvm_extractelement")
@@ -2263,7 +2133,7 @@ def _verify_shufflevector(op) -> None:
 
 
 dialect.op("llvm.shufflevector", "Selects elements of two vectors by a constant mask.", traits=(PURE,),
-           properties=("mask",), verify=_verify_shufflevector, print=_safe(_print_shufflevector))
+           properties=("mask",), verify=_verify_shufflevector, print=generic_fallback(_print_shufflevector))
 
 
 @dialect.rule("llvm_shufflevector")
@@ -2275,7 +2145,7 @@ def _llvm_shufflevector(ctx, children):
         raise ctx.fail(f"expected a vector type, got '{type}'")
     result = T.VectorType((len(mask),), type.element, type.scalable)
     operands = [ctx.resolve(a, type), ctx.resolve(b, type)]
-    return create(ctx, "llvm.shufflevector", operands, [result], _merge({"mask": _i32_array(mask)}, attrs))
+    return create(ctx, "llvm.shufflevector", operands, [result], merge_attrs({"mask": dense_i32_array(mask)}, attrs))
 
 
 # ---- intrinsics --------------------------------------------------------------------------
@@ -2331,7 +2201,6 @@ def _verify_intr(op) -> None:
 def intrinsic_names() -> list:
     """The `llvm.intr.*` ops with the call-like custom form (from the grammar)."""
     import re
-    from ..syntax.grammar import grammar_dir
     text = (grammar_dir() / "llvm.lark").read_text()
     block = text[text.index("!llvm_intr_name:"):text.index("// `llvm.intr.lifetime.start")]
     return re.findall(r'"(llvm\.intr\.[^"]+)"', block)
@@ -2341,7 +2210,7 @@ for _name in intrinsic_names():
     _kind = _name[len("llvm.intr."):]
     dialect.op(_name, f"The LLVM intrinsic `llvm.{_kind}`.", traits=(PURE,),
                properties=("fastmathFlags",) if _kind in FASTMATH_INTRINSICS else (),
-        verify=_verify_intr, print=_safe(_print_intr))
+        verify=_verify_intr, print=generic_fallback(_print_intr))
 
 
 @dialect.rule("llvm_intr")
@@ -2351,7 +2220,7 @@ def _llvm_intr(ctx, children):
     words = _flag_words(ctx, flags, "fastmath")
     if words is not None:
         attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     return create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), ftype.results, attributes)
 
@@ -2362,10 +2231,10 @@ def _print_intr_ptr(p, op) -> None:
 
 
 for _name in ("lifetime.start", "lifetime.end", "vastart", "vaend", "stackrestore"):
-    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=_safe(_print_intr_ptr))
+    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=generic_fallback(_print_intr_ptr))
 for _name in ("launder.invariant.group", "strip.invariant.group"):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,),
-               print=_safe(_print_intr_ptr))
+               print=generic_fallback(_print_intr_ptr))
 
 
 @dialect.rule("llvm_intr_ptr")
@@ -2376,7 +2245,7 @@ def _llvm_intr_ptr(ctx, children):
 
 
 dialect.op("llvm.intr.eh.typeid.for", "The LLVM intrinsic `llvm.eh.typeid.for`.",
-           print=_safe(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
                                              p.function_type(op.operand_types, op.result_types))))
 
 
@@ -2398,15 +2267,15 @@ def _print_intr_vector(p, op) -> None:
 
 
 dialect.op("llvm.intr.vector.insert", "Inserts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=_safe(_print_intr_vector))
+           properties=("pos",), print=generic_fallback(_print_intr_vector))
 dialect.op("llvm.intr.vector.extract", "Extracts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=_safe(_print_intr_vector))
+           properties=("pos",), print=generic_fallback(_print_intr_vector))
 
 
 @dialect.rule("llvm_intr_vector")
 def _llvm_intr_vector(ctx, children):
     name, a, b, pos, attrs, t1, word, t2 = children
-    attributes = _merge({"pos": IntegerAttr(int(pos.value, 0), I64)}, attrs)
+    attributes = merge_attrs({"pos": IntegerAttr(int(pos.value, 0), I64)}, attrs)
     if name.value.endswith("insert"):
         if b is None or word.value != "into":
             raise ctx.fail("expected `%sub, %vec[pos] : T into T`")
@@ -2426,27 +2295,27 @@ def _print_assume(p, op) -> None:
 
 
 dialect.op("llvm.intr.assume", "Tells the optimizer a condition holds.",
-           properties=("op_bundle_sizes", "op_bundle_tags"), print=_safe(_print_assume))
+           properties=("op_bundle_sizes", "op_bundle_tags"), print=generic_fallback(_print_assume))
 
 
 @dialect.rule("llvm_intr_assume")
 def _llvm_intr_assume(ctx, children):
     cond, bundles, attrs, type = children
-    attributes = {"op_bundle_sizes": _i32_array(len(v) for _, v in bundles or ())}
+    attributes = {"op_bundle_sizes": dense_i32_array(len(v) for _, v in bundles or ())}
     bundle_ops = []
     if bundles:
         attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
         for _, v in bundles:
             bundle_ops += v
-    return create(ctx, "llvm.intr.assume", [ctx.resolve(cond, type)] + bundle_ops, (), _merge(attributes, attrs))
+    return create(ctx, "llvm.intr.assume", [ctx.resolve(cond, type)] + bundle_ops, (), merge_attrs(attributes, attrs))
 
 
 dialect.op("llvm.intr.invariant.start", "Marks memory as invariant.", properties=("size",),
-           print=_safe(lambda p, op: p.write(op.name, " ", str(op.attributes["size"].value), ", ",
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", str(op.attributes["size"].value), ", ",
                                              p.value(op.operands[0]), p.attr_dict(op.attributes, elide=("size",)),
                                              " : ", p.type(op.operands[0].type))))
 dialect.op("llvm.intr.invariant.end", "Ends an invariant region.", properties=("size",),
-           print=_safe(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), ", ",
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), ", ",
                                              str(op.attributes["size"].value), ", ", p.value(op.operands[1]),
                                              p.attr_dict(op.attributes, elide=("size",)), " : ",
                                              p.type(op.operands[1].type))))
@@ -2456,7 +2325,7 @@ dialect.op("llvm.intr.invariant.end", "Ends an invariant region.", properties=("
 def _llvm_intr_invariant_start(ctx, children):
     size, ptr, attrs, type = children
     return create(ctx, "llvm.intr.invariant.start", [ctx.resolve(ptr, type)], [LT.PTR],
-                  _merge({"size": IntegerAttr(int(size.value, 0), I64)}, attrs))
+                  merge_attrs({"size": IntegerAttr(int(size.value, 0), I64)}, attrs))
 
 
 @dialect.rule("llvm_intr_invariant_end")
@@ -2464,11 +2333,11 @@ def _llvm_intr_invariant_end(ctx, children):
     start, size, ptr, attrs, type = children
     operands = [ctx.resolve(start, LT.PTR), ctx.resolve(ptr, type)]
     return create(ctx, "llvm.intr.invariant.end", operands, (),
-                  _merge({"size": IntegerAttr(int(size.value, 0), I64)}, attrs))
+                  merge_attrs({"size": IntegerAttr(int(size.value, 0), I64)}, attrs))
 
 
 dialect.op("llvm.intr.vacopy", "Copies a va_list.",
-           print=_safe(lambda p, op: p.write(op.name, " ", p.value(op.operands[1]), " to ", p.value(op.operands[0]),
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[1]), " to ", p.value(op.operands[0]),
                                              p.op_attr_dict(op), " : ", p.type(op.operands[1].type), ", ",
                                              p.type(op.operands[0].type))))
 
@@ -2481,14 +2350,14 @@ def _llvm_intr_vacopy(ctx, children):
 
 
 dialect.op("llvm.intr.experimental.noalias.scope.decl", "Declares a noalias scope.", properties=("scope",),
-           print=_safe(lambda p, op: p.write(op.name, " ", p.attr(op.attributes["scope"]),
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.attr(op.attributes["scope"]),
                                              p.attr_dict(op.attributes, elide=("scope",)))))
 
 
 @dialect.rule("llvm_intr_scope_decl")
 def _llvm_intr_scope_decl(ctx, children):
     scope, attrs = children
-    return create(ctx, "llvm.intr.experimental.noalias.scope.decl", (), (), _merge({"scope": scope}, attrs))
+    return create(ctx, "llvm.intr.experimental.noalias.scope.decl", (), (), merge_attrs({"scope": scope}, attrs))
 
 
 ROUNDING = {"tonearest": 1, "downward": 3, "upward": 2, "towardzero": 0, "tonearestaway": 4, "dynamic": 7}
@@ -2530,7 +2399,7 @@ def _print_constrained(p, op) -> None:
 for _name in ("fadd", "fsub", "fmul", "fdiv", "frem", "fma", "fmuladd", "fptrunc", "fpext", "sitofp",
               "uitofp"):
     dialect.op(f"llvm.intr.experimental.constrained.{_name}", f"Constrained floating-point {_name}.",
-               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"), print=_safe(_print_constrained))
+               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"), print=generic_fallback(_print_constrained))
 
 
 @dialect.rule("llvm_intr_constrained")
@@ -2544,7 +2413,7 @@ def _llvm_intr_constrained(ctx, children):
     words = [c for c in rest if c is not None and c.type != "VALUE_ID"]
     attributes = {}
     _fp_words(ctx, words, attributes)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     if to_type is not None:
         return create(ctx, name.value, [ctx.resolve(values[0], type)], [to_type], attributes)
     return create(ctx, name.value, [ctx.resolve(v, type) for v in values], [type], attributes)
@@ -2558,17 +2427,16 @@ def _print_constrained_call(p, op) -> None:
 
 
 dialect.op("llvm.intr.experimental.constrained_fp_call", "A constrained floating-point intrinsic call.",
-           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=_safe(_print_constrained_call))
+           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=generic_fallback(_print_constrained_call))
 
 
 @dialect.rule("llvm_constrained_call")
 def _llvm_constrained_call(ctx, children):
-    from ..syntax.core_rules import string_value
     name, uses = children[0], children[1]
     words, attrs, ftype = [w for w in children[2:-2] if w is not None], children[-2], children[-1]
     attributes = {"intrinsic": StringAttr(string_value(ctx, name))}
     _fp_words(ctx, words, attributes)
-    _merge(attributes, attrs)
+    merge_attrs(attributes, attrs)
     return create(ctx, "llvm.intr.experimental.constrained_fp_call", ctx.resolve_all(uses, ftype.inputs),
                   ftype.results, attributes)
 
@@ -2606,7 +2474,7 @@ def _print_intr_nullary(p, op) -> None:
 
 for _name, _pure in (("trap", False), ("debugtrap", False), ("stacksave", False), ("stepvector", True)):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,) if _pure else (),
-               print=_safe(_print_intr_nullary))
+               print=generic_fallback(_print_intr_nullary))
 
 
 @dialect.rule("llvm_intr_nullary")
@@ -2619,10 +2487,10 @@ def _llvm_intr_nullary(ctx, children):
 
 
 dialect.op("llvm.intr.expect", "The LLVM intrinsic `llvm.expect`.", traits=(PURE,),
-           print=_safe(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
                                              p.type(op.results[0].type))))
 dialect.op("llvm.intr.ptrmask", "The LLVM intrinsic `llvm.ptrmask`.", traits=(PURE,),
-           print=_safe(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
+           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
                                              p.function_type(op.operand_types, op.result_types))))
 
 

@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..ir import types as T
 from ..ir.attributes import escape_string
+from ..syntax.strings import unescape
 
 
 class LLVMType(T.DialectType):
@@ -176,7 +177,6 @@ class _Reader:
         return m.group()
 
     def string(self) -> str:
-        from ..syntax.strings import unescape
         s = self.match(_STRING)
         if s is None:
             raise _Unreadable("expected a string")

@@ -16,6 +16,7 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr,
                              TypeAttr, unit)
 from ..ir.dense import DenseElementsAttr, DenseParseError, DenseResourceAttr, parse_dense
 from ..ir.source import Span
+from ..syntax.literals import string_value, symbol_ref
 from .base import PURE, SYMBOL, Dialect, VerifyError
 from .common import create, symbol_name
 
@@ -797,7 +798,6 @@ def _memref_initial_uninitialized(ctx, children):
 @dialect.rule("memref_global")
 def _memref_global(ctx, children):
     vis, constant, name, type, initial, alignment, attrs = children
-    from ..syntax.core_rules import string_value
     attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "type": TypeAttr(type)}
     if vis is not None:
         attributes["sym_visibility"] = StringAttr(string_value(ctx, vis))
@@ -856,8 +856,7 @@ dialect.op("memref.get_global", "The buffer of a memref.global, by symbol.", tra
 @dialect.rule("memref_get_global")
 def _memref_get_global(ctx, children):
     name, attrs, type = children
-    from ..syntax.core_rules import _symbol_ref_attr
-    attributes = {"name": _symbol_ref_attr(ctx, [name])}
+    attributes = {"name": symbol_ref(ctx, [name])}
     return create(ctx, "memref.get_global", (), [type], _merge(ctx, attributes, attrs))
 
 

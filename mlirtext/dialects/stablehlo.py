@@ -15,7 +15,7 @@ from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, O
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
-from ..syntax.core_rules import number_value, string_value
+from ..syntax.literals import number_value, string_value
 from . import hlo_verify, quant_types  # noqa: F401  (quant_types: canonical !quant.uniform spelling)
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr,
                              StringAttr, TypeAttr)
+from ..syntax.literals import string_value
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from . import quant_types  # noqa: F401  (canonical !quant.uniform spelling)
 from .common import create
@@ -940,7 +941,7 @@ def _enum_attr(attr_name: str, case: str) -> OpaqueAttr:
     return OpaqueAttr(f"#tosa.{mnemonic}<{case}>")
 
 
-def _enum_case(attr) -> Optional[str]:
+def enum_case(attr) -> Optional[str]:
     """`IGNORE` from `#tosa.nan_mode<IGNORE>` (or a string attribute), else None."""
     if isinstance(attr, OpaqueAttr) and attr.text.startswith("#tosa."):
         return attr.body.strip() or None
@@ -1006,7 +1007,6 @@ def _tosa_typed_enum(ctx, children):
 @dialect.rule("tosa_attr_entry")
 def _tosa_attr_entry(ctx, children):
     from ..ir.attributes import unit
-    from ..syntax.core_rules import string_value
     tok, value = children
     name = string_value(ctx, tok) if tok.type == "STRING" else tok.value
     return (name, unit if value is None else value, tok)
@@ -1144,7 +1144,7 @@ def _print_simple(p, op) -> None:
                 p.write(" ")
             continue
         if a.kind == ENUM:
-            case = _enum_case(attr)
+            case = enum_case(attr)
             if case is None or not isinstance(attr, OpaqueAttr):
                 continue
             printed.add(a.name)
@@ -1224,7 +1224,7 @@ def _check_attr_kind(op, a: Attr) -> None:
         NUM: lambda x: isinstance(x, (IntegerAttr, FloatAttr)),
         DENSE: lambda x: hasattr(x, "type"),
         STR: lambda x: isinstance(x, StringAttr),
-        ENUM: lambda x: _enum_case(x) is not None and isinstance(x, OpaqueAttr),
+        ENUM: lambda x: enum_case(x) is not None and isinstance(x, OpaqueAttr),
     }[a.kind](attr)
     if not ok:
         what = {I32: "32-bit signless integer attribute", I64S: "i64 dense array attribute",
@@ -1232,7 +1232,7 @@ def _check_attr_kind(op, a: Attr) -> None:
                 NUM: "integer or float attribute", DENSE: "elements attribute", STR: "string attribute",
                 ENUM: f"valid {a.name} enum"}[a.kind]
         raise VerifyError(f"attribute '{a.name}' failed to satisfy constraint: {what}")
-    if a.kind == ENUM and a.name in ENUMS and _enum_case(attr) not in ENUMS[a.name][1]:
+    if a.kind == ENUM and a.name in ENUMS and enum_case(attr) not in ENUMS[a.name][1]:
         raise VerifyError(f"attribute '{a.name}' failed to satisfy constraint: valid {a.name} enum")
 
 

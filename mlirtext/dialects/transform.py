@@ -9,9 +9,10 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr, TypeAttr
 from ..ir.core import Region
+from ..syntax.literals import string_value
 from .base import ISOLATED, PURE, SYMBOL, TERMINATOR, Dialect, VerifyError
 from .common import create, explicit_attrs, symbol_name
-from .func import _arg_attrs, _attr_array, _verify_func
+from .func import arg_attr_dict, dict_array_attr, verify_function
 
 dialect = Dialect("transform", grammar="transform")
 
@@ -23,10 +24,10 @@ def _print_named_sequence(p, op) -> None:
     params = []
     for i, t in enumerate(ftype.inputs):
         text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
-        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i)))
+        params.append(text + p.attr_dict(arg_attr_dict(op, "arg_attrs", i)))
     p.write("transform.named_sequence ", p.symbol(op.attributes["sym_name"].value), "(", ", ".join(params), ")")
     results = ftype.results
-    res_attrs = [p.attr_dict(_arg_attrs(op, "res_attrs", i)) for i in range(len(results))]
+    res_attrs = [p.attr_dict(arg_attr_dict(op, "res_attrs", i)) for i in range(len(results))]
     if len(results) == 1 and not res_attrs[0]:
         p.write(" -> ", p.type(results[0]))
     elif results:
@@ -41,7 +42,7 @@ def _print_named_sequence(p, op) -> None:
 dialect.op("transform.named_sequence", "A named sequence of transformations (a function of handles).",
            traits=(ISOLATED, SYMBOL),
            properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
-           verify=_verify_func, print=_print_named_sequence, operands=0, results=0, regions=1, successors=0)
+           verify=verify_function, print=_print_named_sequence, operands=0, results=0, regions=1, successors=0)
 
 
 @dialect.rule("transform_param")
@@ -63,7 +64,7 @@ def _named_sequence(ctx, children):
     ftype = T.FunctionType(tuple(p[1] for p in params), tuple(r[0] for r in results))
     attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "function_type": TypeAttr(ftype)}
     for key, dicts in (("arg_attrs", [p[2] for p in params]), ("res_attrs", [r[1] for r in results])):
-        array = _attr_array(dicts)
+        array = dict_array_attr(dicts)
         if array is not None:
             attributes[key] = array
     attributes.update(explicit_attrs(ctx, "transform.named_sequence", attrs, inferred=True))
@@ -96,7 +97,6 @@ dialect.op("transform.structured.match", "Handles to the payload ops that match 
 
 @dialect.rule("transform_match_ops")
 def _match_ops(ctx, children):
-    from ..syntax.core_rules import string_value
     return ArrayAttr(tuple(StringAttr(string_value(ctx, t, t.value)) for t in children))
 
 

@@ -16,7 +16,7 @@ from ..ir.arrays import dtype_of, signed_view, unsigned_view, wrap_to_width
 from .registry import impl
 
 
-def _out(op, value, index: int = 0) -> np.ndarray:
+def result_value(op, value, index: int = 0) -> np.ndarray:
     t = op.results[index].type
     return wrap_to_width(np.asarray(value).astype(dtype_of(t), copy=False), t)
 
@@ -27,8 +27,8 @@ def _binary(fn, name: str = ""):
         width = _narrow_width(op.results[0].type)
         with np.errstate(all="ignore"):
             if width and name in _NARROW_FORMS:
-                return [_out(op, _NARROW_FORMS[name](a.astype(np.int64), b.astype(np.int64), width))]
-            return [_out(op, fn(a, b))]
+                return [result_value(op, _NARROW_FORMS[name](a.astype(np.int64), b.astype(np.int64), width))]
+            return [result_value(op, fn(a, b))]
     return run
 
 
@@ -102,11 +102,11 @@ def _shift(kind):
     return run
 
 
-def _umax(a, b):
+def umax(a, b):
     return np.where(unsigned_view(a) >= unsigned_view(b), a, b)
 
 
-def _umin(a, b):
+def umin(a, b):
     return np.where(unsigned_view(a) <= unsigned_view(b), a, b)
 
 
@@ -122,7 +122,7 @@ def _mulhi(signed):
     return run
 
 
-_INT = {
+INT_BINARY = {
     "addi": np.add, "subi": np.subtract, "muli": np.multiply,
     "divsi": lambda a, b: _int_div(a, b, "trunc"), "divui": _udiv,
     "ceildivsi": lambda a, b: _int_div(a, b, "ceil"),
@@ -132,9 +132,9 @@ _INT = {
     "remsi": _srem, "remui": _urem,
     "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor,
     "shli": _shift("shli"), "shrsi": _shift("shrsi"), "shrui": _shift("shrui"),
-    "maxsi": np.maximum, "minsi": np.minimum, "maxui": _umax, "minui": _umin,
+    "maxsi": np.maximum, "minsi": np.minimum, "maxui": umax, "minui": umin,
 }
-_FLOAT = {
+FLOAT_BINARY = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": np.fmod,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
 }
@@ -150,13 +150,13 @@ def _with_i1(name, fn):
     return lambda a, b: on_bool(a, b) if a.dtype == np.bool_ else fn(a, b)
 
 
-for _name, _fn in {**_INT, **_FLOAT}.items():
+for _name, _fn in {**INT_BINARY, **FLOAT_BINARY}.items():
     impl(f"arith.{_name}")(_binary(_with_i1(_name, _fn), _name))
 
 
 @impl("arith.negf")
 def _negf(interp, op, args):
-    return [_out(op, np.negative(args[0]))]
+    return [result_value(op, np.negative(args[0]))]
 
 
 @impl("arith.constant")
@@ -167,7 +167,7 @@ def _constant(interp, op, args):
 @impl("arith.select")
 def _select(interp, op, args):
     cond, a, b = args
-    return [_out(op, np.where(cond, a, b))]
+    return [result_value(op, np.where(cond, a, b))]
 
 
 def _signed(a):
@@ -175,7 +175,7 @@ def _signed(a):
     return -a.astype(np.int8) if a.dtype == np.bool_ else signed_view(a)
 
 
-_CMPI = {
+CMPI_FUNCTIONS = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
     "slt": lambda a, b: _signed(a) < _signed(b), "sle": lambda a, b: _signed(a) <= _signed(b),
     "sgt": lambda a, b: _signed(a) > _signed(b), "sge": lambda a, b: _signed(a) >= _signed(b),
@@ -188,7 +188,7 @@ def _unordered(a, b):
     return np.isnan(a) | np.isnan(b)
 
 
-_CMPF = {
+CMPF_FUNCTIONS = {
     "false": lambda a, b: np.zeros(np.broadcast(a, b).shape, bool),
     "true": lambda a, b: np.ones(np.broadcast(a, b).shape, bool),
     "oeq": lambda a, b: a == b, "ogt": lambda a, b: a > b, "oge": lambda a, b: a >= b,
@@ -204,7 +204,7 @@ _CMPF = {
 @impl("arith.cmpi", "arith.cmpf")
 def _cmp(interp, op, args):
     a, b = args
-    names, table = (CMPI_PREDICATES, _CMPI) if op.name == "arith.cmpi" else (CMPF_PREDICATES, _CMPF)
+    names, table = (CMPI_PREDICATES, CMPI_FUNCTIONS) if op.name == "arith.cmpi" else (CMPF_PREDICATES, CMPF_FUNCTIONS)
     with np.errstate(invalid="ignore"):
         return [np.asarray(table[names[op.attributes["predicate"].value]](a, b))]
 
@@ -235,20 +235,20 @@ def _cast(interp, op, args):
         if kind in ("extui", "index_castui", "uitofp"):
             src = unsigned_view(a) if a.dtype.kind != "b" else a.astype(np.uint8)
             src = _mask_narrow(src, op.operands[0].type)
-            return [_out(op, src.astype(dtype))]
+            return [result_value(op, src.astype(dtype))]
         if kind in ("fptosi", "fptoui"):
             target = np.dtype(f"{'u' if kind == 'fptoui' else 'i'}{dtype.itemsize}") if dtype.kind != "b" else dtype
-            return [_out(op, _float_to_int(a, target, kind == "fptoui").view(dtype) if dtype.kind != "b"
+            return [result_value(op, _float_to_int(a, target, kind == "fptoui").view(dtype) if dtype.kind != "b"
                          else a != 0)]
         if kind == "bitcast":
             a = np.asarray(a)
             if a.dtype.kind in "iu":  # i4 -> f4E2M1FN: only the low bits are the value
                 a = _mask_narrow(unsigned_view(a), op.operands[0].type)
             out = a.view(dtype) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype)
-            return [_out(op, out) if dtype.kind in "iu" else out]
+            return [result_value(op, out) if dtype.kind in "iu" else out]
         if kind == "trunci" and dtype.kind == "b":
             return [np.asarray((a & 1) != 0)]
-        return [_out(op, a.astype(dtype))]
+        return [result_value(op, a.astype(dtype))]
 
 
 @impl("arith.addui_extended")
@@ -256,7 +256,7 @@ def _addui_extended(interp, op, args):
     a, b = (unsigned_view(x) for x in args)
     with np.errstate(all="ignore"):
         s = a + b
-    return [_out(op, s.view(args[0].dtype)), np.asarray(s < a)]
+    return [result_value(op, s.view(args[0].dtype)), np.asarray(s < a)]
 
 
 @impl("arith.mulsi_extended", "arith.mului_extended")
@@ -265,7 +265,7 @@ def _mul_extended(interp, op, args):
     with np.errstate(all="ignore"):
         low = np.multiply(a, b)
     high = _mulhi(op.name == "arith.mulsi_extended")(a, b)
-    return [_out(op, low), _out(op, high, 1)]
+    return [result_value(op, low), result_value(op, high, 1)]
 
 
 @impl("arith.scaling_extf", "arith.scaling_truncf")

@@ -227,8 +227,8 @@ def _is_hlo_form(op) -> bool:
 
 def _data(op, args):
     """Operands without IREE's optional `hal.device` operand."""
-    from ..dialects.check import _has_device
-    return list(args[1:]) if _has_device(op) else list(args)
+    from ..dialects.check import has_device_operand
+    return list(args[1:]) if has_device_operand(op) else list(args)
 
 
 def runtime_form_problem(value, t) -> Optional[str]:
@@ -319,9 +319,9 @@ def _check_close(interp, op, name: str, got, expected, min_ulp: int, max_ulp: in
 def _checked_forms(fn):
     """Run `fn` only when every data operand has its type's runtime form (else record why)."""
     def run(interp, op, args):
-        from ..dialects.check import _has_device
-        operands = list(op.operands[1:]) if _has_device(op) else list(op.operands)
-        values = list(args[1:]) if _has_device(op) else list(args)
+        from ..dialects.check import has_device_operand
+        operands = list(op.operands[1:]) if has_device_operand(op) else list(op.operands)
+        values = list(args[1:]) if has_device_operand(op) else list(args)
         if not _forms_ok(interp, op, _cc_name(op) if op.name.endswith("custom_call") else op.name,
                          values, operands):
             return [np.array(False) for _ in op.results]

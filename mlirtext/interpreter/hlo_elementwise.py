@@ -27,10 +27,10 @@ from .hlo_common import dequantize, enum_attr, fit, np_dtype, quant_type, quanti
 from .machine import InterpreterError
 from .registry import impl
 
-_NARROW_FLOATS = ("float16", "bfloat16")
+NARROW_FLOATS = ("float16", "bfloat16")
 
 
-def _kind(a: np.ndarray) -> str:
+def value_kind(a: np.ndarray) -> str:
     """'b' bool, 'i' signed, 'u' unsigned, 'f' float (numpy or ml_dtypes), 'c' complex."""
     k = a.dtype.kind
     if k in "biufc":
@@ -38,11 +38,11 @@ def _kind(a: np.ndarray) -> str:
     return "f"  # ml_dtypes floats report kind 'V'
 
 
-def _is_float_dtype(dt: np.dtype) -> bool:
+def is_float_dtype(dt: np.dtype) -> bool:
     return dt.kind == "f" or (dt.kind == "V" and dt.names is None)
 
 
-def _logical_width(op, index: int = 0) -> int:
+def logical_width(op, index: int = 0) -> int:
     t = op.operands[index].type
     q = quant_type(t)
     e = q.storage if q is not None else T.element_type(t)
@@ -107,7 +107,7 @@ def _expressed(t):
 
 
 # ---- generic drivers ----------------------------------------------------------------------
-def _register(names, fn, quant=True):
+def register_hlo(names, fn, quant=True):
     run = _quant_aware(fn) if quant else fn
     for n in names:
         impl(f"stablehlo.{n}", f"mhlo.{n}")(run)
@@ -116,7 +116,7 @@ def _register(names, fn, quant=True):
 def _binary(int_fn, float_fn, bool_fn=None, complex_fn=None, name=""):
     def run(interp, op, args):
         a, b = (np.asarray(x) for x in args)
-        k = _kind(a)
+        k = value_kind(a)
         with np.errstate(all="ignore"):
             if k == "b":
                 if bool_fn is None:
@@ -125,13 +125,13 @@ def _binary(int_fn, float_fn, bool_fn=None, complex_fn=None, name=""):
             elif k in "iu":
                 if int_fn is None:
                     raise InterpreterError(f"'{op.name}' is not defined on integers")
-                r = int_fn(a, b, _logical_width(op))
+                r = int_fn(a, b, logical_width(op))
             elif k == "c":
                 r = (complex_fn or float_fn)(a, b)
             else:
                 if float_fn is None:
                     raise InterpreterError(f"'{op.name}' is not defined on floats")
-                if a.dtype.name in _NARROW_FLOATS or a.dtype.kind == "V":
+                if a.dtype.name in NARROW_FLOATS or a.dtype.kind == "V":
                     r = float_fn(a.astype(np.float32), b.astype(np.float32))
                 else:
                     r = float_fn(a, b)
@@ -196,7 +196,7 @@ def _pow_int(a, b, bits):
     return result
 
 
-def _as_unsigned_bits(a: np.ndarray, bits: int) -> np.ndarray:
+def as_unsigned_bits(a: np.ndarray, bits: int) -> np.ndarray:
     """The low `bits` bits of each element as uint64."""
     u = a.astype(np.int64).astype(np.uint64) if a.dtype.kind != "u" else a.astype(np.uint64)
     if bits < 64:
@@ -206,16 +206,16 @@ def _as_unsigned_bits(a: np.ndarray, bits: int) -> np.ndarray:
 
 def _shift(kind):
     def run(a, b, bits):
-        amount = _as_unsigned_bits(b, bits)
+        amount = as_unsigned_bits(b, bits)
         big = amount >= np.uint64(bits)
         amount = np.where(big, np.uint64(0), amount)
         if kind == "left":
-            out = _as_unsigned_bits(a, bits) << amount
+            out = as_unsigned_bits(a, bits) << amount
             if bits < 64:
                 out = out & np.uint64((1 << bits) - 1)
             fill = np.uint64(0)
         elif kind == "logical":
-            out = _as_unsigned_bits(a, bits) >> amount
+            out = as_unsigned_bits(a, bits) >> amount
             fill = np.uint64(0)
         else:  # arithmetic: the stored value is sign-extended already
             signed = a.astype(np.int64) if a.dtype.kind != "u" else _sign_extend(a, bits)
@@ -296,21 +296,21 @@ def _atan2_complex(y, x):
     return -i * np.log((x + i * y) / np.sqrt(x * x + y * y))
 
 
-_register(["add"], _binary(lambda a, b, w: a + b, np.add, np.logical_or))
-_register(["subtract"], _binary(lambda a, b, w: a - b, np.subtract))
-_register(["multiply"], _binary(lambda a, b, w: a * b, np.multiply, np.logical_and))
-_register(["divide"], _binary(_div_int, np.divide, complex_fn=_cdiv))
-_register(["remainder"], _binary(_rem_int, np.fmod))
-_register(["power"], _binary(_pow_int, _fpow, complex_fn=_cpow))
-_register(["maximum"], _binary(lambda a, b, w: np.maximum(a, b), _fmax, np.logical_or, _cmax))
-_register(["minimum"], _binary(lambda a, b, w: np.minimum(a, b), _fmin, np.logical_and, _cmin))
-_register(["and"], _binary(lambda a, b, w: a & b, None, np.logical_and), quant=False)
-_register(["or"], _binary(lambda a, b, w: a | b, None, np.logical_or), quant=False)
-_register(["xor"], _binary(lambda a, b, w: a ^ b, None, np.logical_xor), quant=False)
-_register(["shift_left"], _binary(_shift("left"), None), quant=False)
-_register(["shift_right_logical"], _binary(_shift("logical"), None), quant=False)
-_register(["shift_right_arithmetic"], _binary(_shift("arithmetic"), None), quant=False)
-_register(["atan2"], _binary(None, lambda y, x: np.arctan2(y.astype(np.float64), x.astype(np.float64)),
+register_hlo(["add"], _binary(lambda a, b, w: a + b, np.add, np.logical_or))
+register_hlo(["subtract"], _binary(lambda a, b, w: a - b, np.subtract))
+register_hlo(["multiply"], _binary(lambda a, b, w: a * b, np.multiply, np.logical_and))
+register_hlo(["divide"], _binary(_div_int, np.divide, complex_fn=_cdiv))
+register_hlo(["remainder"], _binary(_rem_int, np.fmod))
+register_hlo(["power"], _binary(_pow_int, _fpow, complex_fn=_cpow))
+register_hlo(["maximum"], _binary(lambda a, b, w: np.maximum(a, b), _fmax, np.logical_or, _cmax))
+register_hlo(["minimum"], _binary(lambda a, b, w: np.minimum(a, b), _fmin, np.logical_and, _cmin))
+register_hlo(["and"], _binary(lambda a, b, w: a & b, None, np.logical_and), quant=False)
+register_hlo(["or"], _binary(lambda a, b, w: a | b, None, np.logical_or), quant=False)
+register_hlo(["xor"], _binary(lambda a, b, w: a ^ b, None, np.logical_xor), quant=False)
+register_hlo(["shift_left"], _binary(_shift("left"), None), quant=False)
+register_hlo(["shift_right_logical"], _binary(_shift("logical"), None), quant=False)
+register_hlo(["shift_right_arithmetic"], _binary(_shift("arithmetic"), None), quant=False)
+register_hlo(["atan2"], _binary(None, lambda y, x: np.arctan2(y.astype(np.float64), x.astype(np.float64)),
                              complex_fn=_atan2_complex))
 
 
@@ -332,7 +332,7 @@ def _select(interp, op, args):
 
 
 def _maximum_any(a, b):
-    k = _kind(a)
+    k = value_kind(a)
     if k == "b":
         return np.logical_or(a, b)
     if k in "iu":
@@ -343,7 +343,7 @@ def _maximum_any(a, b):
 
 
 def _minimum_any(a, b):
-    k = _kind(a)
+    k = value_kind(a)
     if k == "b":
         return np.logical_and(a, b)
     if k in "iu":
@@ -355,13 +355,13 @@ def _minimum_any(a, b):
 
 def _clamp(interp, op, args):
     lo, x, hi = (np.asarray(a) for a in args)
-    if x.dtype.kind == "V" or x.dtype.name in _NARROW_FLOATS:
+    if x.dtype.kind == "V" or x.dtype.name in NARROW_FLOATS:
         lo, x, hi = (v.astype(np.float32) for v in (lo, x, hi))
     with np.errstate(all="ignore"):
         return [fit(op, _minimum_any(_maximum_any(x, lo), hi))]
 
 
-_register(["clamp"], _clamp)
+register_hlo(["clamp"], _clamp)
 
 
 # ---- compare --------------------------------------------------------------------------------------
@@ -385,7 +385,7 @@ def _compare(interp, op, args):
         raise InterpreterError(f"unknown comparison_direction {direction}")
     ctype = enum_attr(op, "compare_type", None) or enum_attr(op, "comparison_type", None)
     fn = _DIRS[direction]
-    k = _kind(a)
+    k = value_kind(a)
     with np.errstate(all="ignore"):
         if k == "c":
             if direction in ("EQ", "NE"):
@@ -397,15 +397,15 @@ def _compare(interp, op, args):
             if ctype == "TOTALORDER":
                 r = fn(_total_order_key(a), _total_order_key(b))
             else:
-                if a.dtype.kind == "V" or a.dtype.name in _NARROW_FLOATS:
+                if a.dtype.kind == "V" or a.dtype.name in NARROW_FLOATS:
                     a, b = a.astype(np.float32), b.astype(np.float32)
                 r = fn(a, b)
         elif k in "iu":
             if ctype == "UNSIGNED" and a.dtype.kind == "i":
-                w = _logical_width(op)
-                a, b = _as_unsigned_bits(a, w), _as_unsigned_bits(b, w)
+                w = logical_width(op)
+                a, b = as_unsigned_bits(a, w), as_unsigned_bits(b, w)
             elif ctype == "SIGNED" and a.dtype.kind == "u":
-                w = _logical_width(op)
+                w = logical_width(op)
                 a, b = _sign_extend(a, w), _sign_extend(b, w)
             r = fn(a, b)
         else:
@@ -413,4 +413,4 @@ def _compare(interp, op, args):
     return [np.asarray(r, dtype=bool)]
 
 
-_register(["compare"], _compare)
+register_hlo(["compare"], _compare)

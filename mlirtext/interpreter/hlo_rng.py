@@ -49,7 +49,10 @@ def _mt19937_canonical(count: int) -> np.ndarray:
     return np.where(r >= 1.0, np.nextafter(1.0, 0.0), r)
 
 
-def _box_muller(n: int) -> tuple:
+def box_muller_draws(n: int) -> tuple:
+    """The f32 arrays (-2 ln u1, cos 2 pi u2, sin 2 pi u2) behind `n` normal draws of
+    `stablehlo.rng` from its mt19937 stream (Box-Muller): the interpreter computes with them,
+    the lowering to linalg bakes them in as constants, so both draw the same numbers."""
     half = (n + 1) // 2
     eps = np.float32(np.finfo(np.float32).eps)
     sq, co, si = [], [], []
@@ -82,7 +85,7 @@ def _rng(interp, op, args):
         return [fit(op, r)]
     if dist == "NORMAL":
         n = int(np.prod(shape, dtype=np.int64))
-        sq, co, si = _box_muller(n)
+        sq, co, si = box_muller_draws(n)
         mag = np.float32(np.asarray(b)) * np.sqrt(sq)
         mu = np.float32(np.asarray(a))
         res = np.concatenate([mag * co + mu, mag * si + mu])[:n]

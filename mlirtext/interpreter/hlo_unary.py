@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .hlo_common import fit, np_dtype
-from .hlo_elementwise import (_as_unsigned_bits, _is_float_dtype, _kind, _logical_width, _NARROW_FLOATS,
-                              _register)
+from .hlo_elementwise import (as_unsigned_bits, is_float_dtype, value_kind, logical_width, NARROW_FLOATS,
+                              register_hlo)
 from .machine import InterpreterError
 from .registry import impl
 
@@ -31,7 +31,7 @@ def _float_unary(f64, complex_fn=None):
         with np.errstate(all="ignore"):
             if a.dtype.kind == "c":
                 r = (complex_fn or f64)(a.astype(np.complex128))
-            elif _is_float_dtype(a.dtype):
+            elif is_float_dtype(a.dtype):
                 wide = np.float32 if a.size > LARGE and a.dtype.itemsize <= 4 else np.float64
                 r = f64(a.astype(wide, copy=False))
             else:
@@ -44,7 +44,7 @@ def _float_unary(f64, complex_fn=None):
 def _unary_generic(int_fn, float_fn, bool_fn=None, complex_fn=None):
     def run(interp, op, args):
         (a,) = args
-        k = _kind(a)
+        k = value_kind(a)
         with np.errstate(all="ignore"):
             if k == "b":
                 if bool_fn is None:
@@ -53,13 +53,13 @@ def _unary_generic(int_fn, float_fn, bool_fn=None, complex_fn=None):
             elif k in "iu":
                 if int_fn is None:
                     raise InterpreterError(f"'{op.name}' is not defined on integers")
-                r = int_fn(a, _logical_width(op))
+                r = int_fn(a, logical_width(op))
             elif k == "c":
                 r = (complex_fn or float_fn)(a)
             else:
                 if float_fn is None:
                     raise InterpreterError(f"'{op.name}' is not defined on floats")
-                r = float_fn(a.astype(np.float32) if a.dtype.kind == "V" or a.dtype.name in _NARROW_FLOATS else a)
+                r = float_fn(a.astype(np.float32) if a.dtype.kind == "V" or a.dtype.name in NARROW_FLOATS else a)
         return [fit(op, r)]
     return run
 
@@ -89,11 +89,11 @@ def _round_afz(a):
 
 
 def _popcnt(a, bits):
-    return np.bitwise_count(_as_unsigned_bits(a, bits)).astype(a.dtype)
+    return np.bitwise_count(as_unsigned_bits(a, bits)).astype(a.dtype)
 
 
 def _clz(a, bits):
-    x = _as_unsigned_bits(a, bits)
+    x = as_unsigned_bits(a, bits)
     n = np.zeros(x.shape, np.int64)
     for s in (32, 16, 8, 4, 2, 1):
         big = x >= np.uint64(1 << s)
@@ -107,18 +107,18 @@ def _not_int(a, bits):
     return ~a
 
 
-_register(["abs"], _unary_generic(lambda a, w: np.abs(a) if a.dtype.kind != "u" else a, np.abs,
+register_hlo(["abs"], _unary_generic(lambda a, w: np.abs(a) if a.dtype.kind != "u" else a, np.abs,
                                   complex_fn=_abs_complex))
-_register(["negate"], _unary_generic(lambda a, w: np.negative(a), np.negative, complex_fn=np.negative))
-_register(["sign"], _unary_generic(lambda a, w: np.sign(a) if a.dtype.kind != "u" else (a != 0),
+register_hlo(["negate"], _unary_generic(lambda a, w: np.negative(a), np.negative, complex_fn=np.negative))
+register_hlo(["sign"], _unary_generic(lambda a, w: np.sign(a) if a.dtype.kind != "u" else (a != 0),
                                    _sign_float, complex_fn=_sign_complex))
-_register(["not"], _unary_generic(_not_int, None, np.logical_not), quant=False)
-_register(["popcnt"], _unary_generic(_popcnt, None), quant=False)
-_register(["count_leading_zeros"], _unary_generic(_clz, None), quant=False)
-_register(["floor"], _unary_generic(None, np.floor))
-_register(["ceil"], _unary_generic(None, np.ceil))
-_register(["round_nearest_even"], _unary_generic(None, np.rint))
-_register(["round_nearest_afz"], _unary_generic(None, _round_afz))
+register_hlo(["not"], _unary_generic(_not_int, None, np.logical_not), quant=False)
+register_hlo(["popcnt"], _unary_generic(_popcnt, None), quant=False)
+register_hlo(["count_leading_zeros"], _unary_generic(_clz, None), quant=False)
+register_hlo(["floor"], _unary_generic(None, np.floor))
+register_hlo(["ceil"], _unary_generic(None, np.ceil))
+register_hlo(["round_nearest_even"], _unary_generic(None, np.rint))
+register_hlo(["round_nearest_afz"], _unary_generic(None, _round_afz))
 
 
 def _logistic_real(x):
@@ -147,7 +147,7 @@ _MATH = {
     "tanh": (np.tanh, None),
 }
 for _name, (_f, _c) in _MATH.items():
-    _register([_name], _float_unary(_f, _c))
+    register_hlo([_name], _float_unary(_f, _c))
 
 
 @impl("stablehlo.is_finite", "mhlo.is_finite")

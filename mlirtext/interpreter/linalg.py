@@ -56,7 +56,7 @@ def _ints(attr):
         return [int(v) for v in attr.values]
     if isinstance(attr, ArrayAttr):
         return [int(getattr(a, "value", a)) for a in attr.items]
-    values = L._ints(attr)
+    values = L.int_values(attr)
     return None if values is None else [int(v) for v in values]
 
 
@@ -98,7 +98,7 @@ _EXTRA_MAPS = {
 
 def _op_maps(op, ins, outs):
     """The indexing maps of a structured op (one per operand, inputs then outputs)."""
-    maps = L._named_maps(op) if op.name != "linalg.generic" else L._maps(op)
+    maps = L.indexing_maps(op) if op.name != "linalg.generic" else L.explicit_indexing_maps(op)
     if maps is None and op.name in _EXTRA_MAPS and "indexing_maps" not in op.attributes:
         maps = [parse_map(t) for t in _EXTRA_MAPS[op.name]]
     if maps is not None and len(maps) == len(ins) + len(outs):
@@ -689,7 +689,7 @@ def _iterator_types(op):
     attr = op.attributes.get("iterator_types")
     if not isinstance(attr, ArrayAttr):
         return None
-    return [L._iterator_name(a) for a in attr.items]
+    return [L.iterator_name(a) for a in attr.items]
 
 
 @impl("linalg.generic")
@@ -697,7 +697,7 @@ def _generic(interp, op, args):
     ins_v, outs_v = L.segments(op)
     n_in = len(ins_v)
     ins, outs = args[:n_in], args[n_in:]
-    maps = L._maps(op)
+    maps = L.explicit_indexing_maps(op)
     if maps is None:
         raise InterpreterError("linalg.generic: unreadable indexing_maps")
     block = op.regions[0].blocks[0]
@@ -838,7 +838,7 @@ def _softmax(interp, op, args):
 
 # ---- pack / unpack -------------------------------------------------------------------------------------
 def _pack_info(op, args):
-    src_v, dest_v, pad_v, tile_vs = L._pack_parts(op)
+    src_v, dest_v, pad_v, tile_vs = L.pack_operands(op)
     src, dest = args[0], args[1]
     rest = args[2:]
     pad = None

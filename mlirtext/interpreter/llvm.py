@@ -169,9 +169,9 @@ def _float_binary(fn):
 
 
 for _name, _arith in _INT_OPS.items():
-    impl(f"llvm.{_name}")(_int_binary(_name, A._INT[_arith]))
+    impl(f"llvm.{_name}")(_int_binary(_name, A.INT_BINARY[_arith]))
 for _name, _arith in _FLOAT_OPS.items():
-    impl(f"llvm.{_name}")(_float_binary(A._FLOAT[_arith]))
+    impl(f"llvm.{_name}")(_float_binary(A.FLOAT_BINARY[_arith]))
 
 
 @impl("llvm.fneg")
@@ -195,7 +195,7 @@ def _addresses(interp, v):
 @impl("llvm.icmp")
 def _icmp(interp, op, args):
     a, b = args
-    fn, pointers = op_info(interp, op, lambda o: (A._CMPI[ICMP_PREDICATES[o.attributes["predicate"].value]],
+    fn, pointers = op_info(interp, op, lambda o: (A.CMPI_FUNCTIONS[ICMP_PREDICATES[o.attributes["predicate"].value]],
                                                   LT.is_pointer_like(o.operands[0].type)))
     if pointers:
         a, b = _addresses(interp, a), _addresses(interp, b)
@@ -207,7 +207,7 @@ def _fcmp(interp, op, args):
     a, b = args
     name = FCMP_PREDICATES[op.attributes["predicate"].value].lstrip("_")
     with np.errstate(invalid="ignore"):
-        return [np.asarray(A._CMPF[name](a, b))]
+        return [np.asarray(A.CMPF_FUNCTIONS[name](a, b))]
 
 
 @impl("llvm.select")
@@ -219,7 +219,7 @@ def _select(interp, op, args):
 
 
 # ---- casts ------------------------------------------------------------------------------------
-def _bits(t) -> int:
+def int_width(t) -> int:
     e = t.element if isinstance(t, T.VectorType) else t
     return e.width if isinstance(e, T.IntegerType) else 64
 
@@ -228,7 +228,7 @@ def _zext_source(a: np.ndarray, t) -> np.ndarray:
     """`a` as non-negative integers (of its LLVM width)."""
     if a.dtype == np.bool_:
         return a.astype(np.uint8)
-    bits = _bits(t)
+    bits = int_width(t)
     if bits in (8, 16, 32, 64):
         return unsigned_view(a)
     return a.astype(np.int64) & ((1 << bits) - 1)
@@ -245,17 +245,17 @@ def _cast(interp, op, args):
         if kind == "trunc":
             if dtype == np.bool_:
                 return [np.asarray((a & 1) != 0)]
-            return [A._out(op, a.astype(dtype))]
+            return [A.result_value(op, a.astype(dtype))]
         if kind in ("zext", "uitofp"):
-            return [A._out(op, _zext_source(a, src_t).astype(dtype))]
+            return [A.result_value(op, _zext_source(a, src_t).astype(dtype))]
         if kind in ("sext", "sitofp"):
             if a.dtype == np.bool_:
                 a = np.where(a, -1, 0).astype(np.int8)
-            return [A._out(op, a.astype(dtype))]
+            return [A.result_value(op, a.astype(dtype))]
         if kind in ("fptosi", "fptoui"):
             if dtype == np.bool_:
                 return [np.asarray(np.trunc(a) != 0)]
-            bits = _bits(dst_t)
+            bits = int_width(dst_t)
             if kind == "fptoui":
                 lo, hi = 0, (1 << bits) - 1
                 target = np.dtype(f"u{dtype.itemsize}")
@@ -264,7 +264,7 @@ def _cast(interp, op, args):
                 target = np.dtype(f"i{dtype.itemsize}")
             # out of range is poison: saturate (NaN -> 0), as arith does
             out = saturating_float_to_int(a, lo, hi, target)
-            return [A._out(op, out.view(dtype) if out.dtype.itemsize == dtype.itemsize else out.astype(dtype))]
+            return [A.result_value(op, out.view(dtype) if out.dtype.itemsize == dtype.itemsize else out.astype(dtype))]
         return [np.asarray(a.astype(dtype))]  # fptrunc, fpext
 
 
@@ -299,7 +299,7 @@ def _addrspacecast(interp, op, args):
 def _ptrtoint(interp, op, args):
     addr = _addresses(interp, args[0])
     dtype = dtype_of(op.results[0].type)
-    return [A._out(op, addr.astype(np.uint64).astype(dtype))]
+    return [A.result_value(op, addr.astype(np.uint64).astype(dtype))]
 
 
 @impl("llvm.inttoptr")
@@ -483,7 +483,7 @@ def _store(interp, op, args):
 _RMW = {
     "xchg": lambda old, v: v, "add": np.add, "sub": np.subtract, "_and": np.bitwise_and,
     "nand": lambda old, v: ~np.bitwise_and(old, v), "_or": np.bitwise_or, "_xor": np.bitwise_xor,
-    "max": np.maximum, "min": np.minimum, "umax": A._umax, "umin": A._umin,
+    "max": np.maximum, "min": np.minimum, "umax": A.umax, "umin": A.umin,
     "fadd": np.add, "fsub": np.subtract, "fmax": np.fmax, "fmin": np.fmin,
     "fmaximum": np.maximum, "fminimum": np.minimum,
 }

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dialects.branches import case_values
 from ..dialects import llvm_types as LT
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, SymbolRefAttr
 from ..ir.arrays import check_value
-from .llvm import _bits, memory_of
+from .llvm import int_width, memory_of
 from .llvm_memory import Pointer
 from .machine import Branch, InterpreterError, Return
 from .registry import IMPLS, impl
@@ -132,12 +133,11 @@ def _cond_br(interp, op, args):
 
 @impl("llvm.switch")
 def _switch(interp, op, args):
-    from ..dialects.llvm import _case_values
     (flag,), default, cases = _groups(op, args, 3)
-    values = _case_values(op.attributes.get("case_values"))
+    values = case_values(op.attributes.get("case_values"))
     seg = op.attributes.get("case_operand_segments")
     sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [0] * len(values)
-    bits = _bits(op.operands[0].type)
+    bits = int_width(op.operands[0].type)
     mask = (1 << bits) - 1
     key = int(flag) & mask
     i = 0

@@ -36,7 +36,7 @@ def _float(fn):
     return run
 
 
-def _round_away(x):
+def round_half_away(x):
     """Round half away from zero, exactly (no x + 0.5 rounding error), keeping -0."""
     t = np.trunc(x)
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(x.dtype)
@@ -57,27 +57,13 @@ _FLOAT = {
     .astype(x.dtype), "log": np.log, "log2": np.log2, "log10": np.log10, "sin": np.sin, "cos": np.cos,
     "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2,
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "pow": np.power,
-    "fma": lambda a, b, c: (a.astype(np.float64) * b + c) if a.dtype != np.float64 else _fma64(a, b, c),
+    "fma": lambda a, b, c: (a.astype(np.float64) * b + c) if a.dtype != np.float64 else M.fma64(a, b, c),
     "fmuladd": lambda a, b, c: a * b + c,
-    "floor": np.floor, "ceil": np.ceil, "round": _round_away, "roundeven": np.rint, "trunc": np.trunc,
+    "floor": np.floor, "ceil": np.ceil, "round": round_half_away, "roundeven": np.rint, "trunc": np.trunc,
     "rint": np.rint, "nearbyint": np.rint, "copysign": np.copysign, "minnum": np.fmin, "maxnum": np.fmax,
     "minimum": _minimum, "maximum": _maximum,
     "powi": lambda a, b: np.power(a, b.astype(a.dtype)), "ldexp": lambda a, b: np.ldexp(a, b.astype(np.int32)),
 }
-
-
-def _fma64(a, b, c):
-    """A fused multiply-add in f64: exact through Python's fractions where numpy has no fma."""
-    from fractions import Fraction
-    def one(x, y, z):
-        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
-            return x * y + z
-        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
-        try:
-            return float(exact)
-        except OverflowError:        # beyond the largest double: rounds to an infinity
-            return float("inf") if exact > 0 else float("-inf")
-    return np.vectorize(one, otypes=[np.float64])(a, b, c)
 
 
 for _name, _fn in _FLOAT.items():
@@ -118,7 +104,7 @@ def _to_int(rounder):
     return run
 
 
-for _name, _r in (("lrint", np.rint), ("llrint", np.rint), ("lround", _round_away), ("llround", _round_away)):
+for _name, _r in (("lrint", np.rint), ("llrint", np.rint), ("lround", round_half_away), ("llround", round_half_away)):
     impl(f"llvm.intr.{_name}")(_to_int(_r))
 
 
@@ -230,7 +216,7 @@ def _sat(kind):
 _INT = {
     "bitreverse": _objects(_bitreverse), "bswap": _objects(_bswap), "fshl": _objects(_fshl),
     "fshr": _objects(_fshr),
-    "ctpop": M._UNARY["ctpop"],
+    "ctpop": M.UNARY["ctpop"],
     "smax": np.maximum, "smin": np.minimum,
     "umax": lambda a, b: np.where(unsigned_view(a) >= unsigned_view(b), a, b),
     "umin": lambda a, b: np.where(unsigned_view(a) <= unsigned_view(b), a, b),
@@ -250,12 +236,12 @@ def _abs(interp, op, args):
 
 @impl("llvm.intr.ctlz")
 def _ctlz(interp, op, args):
-    return [np.asarray(M._count_leading(args[0])).astype(args[0].dtype)]
+    return [np.asarray(M.count_leading_zeros(args[0])).astype(args[0].dtype)]
 
 
 @impl("llvm.intr.cttz")
 def _cttz(interp, op, args):
-    return [np.asarray(M._count_trailing(args[0])).astype(args[0].dtype)]
+    return [np.asarray(M.count_trailing_zeros(args[0])).astype(args[0].dtype)]
 
 
 @impl("llvm.intr.expect", "llvm.intr.expect.with.probability")

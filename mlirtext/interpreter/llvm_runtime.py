@@ -11,6 +11,7 @@ import numpy as np
 from ..ir.arrays import unsigned_view
 from .llvm_memory import NULL, descriptor_to_array
 from .machine import InterpreterError
+from .runtime_calls import stdout_of
 
 EXTERNALS: dict = {}
 
@@ -91,20 +92,15 @@ def _abort(interp, op, args):
 
 
 # ---- printing ----------------------------------------------------------------------------------------
-def _out(interp):
-    from .runtime_calls import _out as out
-    return out(interp)
-
-
 @external("printString", "printCString")
 def _print_string(interp, op, args):
-    _out(interp).write(_mem(interp).c_string(args[0], "printString"))
+    stdout_of(interp).write(_mem(interp).c_string(args[0], "printString"))
     return []
 
 
 @external("puts")
 def _puts(interp, op, args):
-    _out(interp).write(_mem(interp).c_string(args[0], "puts") + "\n")
+    stdout_of(interp).write(_mem(interp).c_string(args[0], "puts") + "\n")
     return [np.array(0, np.int32)]
 
 
@@ -144,7 +140,7 @@ def _printf(interp, op, args):
             out.append((spec + conv) % float(np.asarray(value)))
     out.append(fmt[pos:])
     text = "".join(out)
-    _out(interp).write(text)
+    stdout_of(interp).write(text)
     return [np.array(len(text), np.int32)]
 
 
@@ -172,7 +168,7 @@ def _print_memref_at(interp, desc_ptr, rank: int, kind: str, prefix: str) -> Non
     body = format_memref(array, prefix).split("\n", 1)[1]
     head = (f"{prefix}base@ = {hex(memory.address_of(aligned))} rank = {rank} offset = {offset} "
             f"sizes = [{', '.join(map(str, sizes))}] strides = [{', '.join(map(str, strides))}] data = \n")
-    _out(interp).write(head + body)
+    stdout_of(interp).write(head + body)
 
 
 def _print_memref(kind):
@@ -233,8 +229,8 @@ _LIBM = {
 def _libm(name, fn, dtype):
     def run(interp, op, args):
         if name == "round":
-            from .llvm_intrinsics import _round_away
-            out = _round_away(np.asarray(args[0], np.float64))
+            from .llvm_intrinsics import round_half_away
+            out = round_half_away(np.asarray(args[0], np.float64))
         elif fn is None:
             import math
             out = np.vectorize(getattr(math, name), otypes=[np.float64])(*[np.asarray(a, np.float64) for a in args])

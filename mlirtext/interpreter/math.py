@@ -1,6 +1,8 @@
 """math semantics (elementwise, numpy)."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..ir.arrays import dtype_of
@@ -25,7 +27,7 @@ def _round_away(x):
         return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t).astype(np.asarray(x).dtype)
 
 
-_UNARY = {
+UNARY = {
     "absf": np.abs, "absi": np.abs, "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin,
     "asinh": np.arcsinh, "atan": np.arctan, "atanh": np.arctanh, "cbrt": np.cbrt, "ceil": np.ceil,
     "cos": np.cos, "cosh": np.cosh, "erf": _erf, "erfc": _erfc, "exp": np.exp,
@@ -60,8 +62,21 @@ def _elementwise(fn, in_f64: bool):
     return run
 
 
-for _name, _fn in (*_UNARY.items(), *_BINARY.items()):
+for _name, _fn in (*UNARY.items(), *_BINARY.items()):
     impl(f"math.{_name}")(_elementwise(_fn, _name in _IN_F64))
+
+
+def fma64(a, b, c):
+    """A fused multiply-add in f64: exact through Python's fractions where numpy has no fma."""
+    def one(x, y, z):
+        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
+            return x * y + z
+        exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
+        try:
+            return float(exact)
+        except OverflowError:        # beyond the largest double: rounds to an infinity
+            return float("inf") if exact > 0 else float("-inf")
+    return np.vectorize(one, otypes=[np.float64])(a, b, c)
 
 
 @impl("math.fma")
@@ -75,19 +90,18 @@ def _fma(interp, op, args):
     a, b, c = args
     dtype = dtype_of(op.results[0].type)
     if np.dtype(dtype) == np.float64:
-        from .llvm_intrinsics import _fma64
-        return [np.asarray(_fma64(*np.broadcast_arrays(a, b, c))).astype(dtype, copy=False)]
+        return [np.asarray(fma64(*np.broadcast_arrays(a, b, c))).astype(dtype, copy=False)]
     with np.errstate(all="ignore"):
         out = np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)
         return [out.astype(dtype, copy=False)]
 
 
-def _count_leading(x):
+def count_leading_zeros(x):
     bits = x.dtype.itemsize * 8
     return np.vectorize(lambda v: bits - (int(v) & ((1 << bits) - 1)).bit_length())(x)
 
 
-def _count_trailing(x):
+def count_trailing_zeros(x):
     bits = x.dtype.itemsize * 8
 
     def one(v):
@@ -96,5 +110,5 @@ def _count_trailing(x):
     return np.vectorize(one)(x)
 
 
-impl("math.ctlz")(_elementwise(_count_leading, in_f64=False))
-impl("math.cttz")(_elementwise(_count_trailing, in_f64=False))
+impl("math.ctlz")(_elementwise(count_leading_zeros, in_f64=False))
+impl("math.cttz")(_elementwise(count_trailing_zeros, in_f64=False))

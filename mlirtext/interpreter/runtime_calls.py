@@ -25,7 +25,7 @@ def runtime(*names):
     return register
 
 
-def _out(interp):
+def stdout_of(interp):
     return getattr(interp, "stdout", None) or sys.stdout
 
 
@@ -98,14 +98,14 @@ def _operand_array(op, args, i=0):
 
 def _print_memref(prefix):
     def run(interp, op, args):
-        _out(interp).write(format_memref(_operand_array(op, args), prefix))
+        stdout_of(interp).write(format_memref(_operand_array(op, args), prefix))
         return []
     return run
 
 
 def _print_shape(interp, op, args):
     text = format_memref(_operand_array(op, args), "Unranked Memref ")
-    _out(interp).write(text.split(" data = ")[0] + "\n")
+    stdout_of(interp).write(text.split(" data = ")[0] + "\n")
     return []
 
 
@@ -138,7 +138,7 @@ RUNTIME["printMemrefVector4x4xf32"] = _print_memref("Memref ")
 
 def _write(text):
     def run(interp, op, args):
-        _out(interp).write(text)
+        stdout_of(interp).write(text)
         return []
     return run
 
@@ -149,7 +149,7 @@ RUNTIME.update({"printNewline": _write("\n"), "printComma": _write(", "), "print
 
 @runtime("printF32", "printF64", "printF16", "printBF16")
 def _print_float(interp, op, args):
-    _out(interp).write("%g" % float(np.asarray(args[0]).astype(np.float64)) if np.isfinite(
+    stdout_of(interp).write("%g" % float(np.asarray(args[0]).astype(np.float64)) if np.isfinite(
         np.asarray(args[0]).astype(np.float64)) else format_scalar(args[0]))
     return []
 
@@ -159,7 +159,7 @@ def _print_int(interp, op, args):
     v = np.asarray(args[0])
     if op.attributes["callee"].root == "printU64":
         v = v.view(np.uint64) if v.dtype.itemsize == 8 else v
-    _out(interp).write(str(int(v)))
+    stdout_of(interp).write(str(int(v)))
     return []
 
 

@@ -19,8 +19,8 @@ from ..ir.arrays import dtype_of
 from .machine import InterpreterError
 from .registry import impl
 from .tosa_common import enum, finish, out_dtype, out_type
-from .tosa_nn import _pad_spatial, _windows, static_dims
-from .tosa_tensor import _reshape, _row_gather
+from .tosa_nn import pad_spatial, conv_windows, static_dims
+from .tosa_tensor import tosa_reshape, tosa_row_gather
 
 MXINT8_UNIT = 2.0 ** -6
 
@@ -129,7 +129,7 @@ def cast_block_scaled(op, x):
 @impl("tosa.reshape_block_scaled")
 def _reshape_block_scaled(interp, op, args):
     if len(op.results) == 1:
-        return _reshape(interp, op, [args[0], args[-1]])
+        return tosa_reshape(interp, op, [args[0], args[-1]])
     data, scale, shape = args
     shape = [int(v) for v in np.asarray(shape).ravel()]
     block = _block(op)
@@ -140,9 +140,9 @@ def _reshape_block_scaled(interp, op, args):
 @impl("tosa.row_gather_block_scaled")
 def _row_gather_block_scaled(interp, op, args):
     if len(op.results) == 1:
-        return _row_gather(interp, op, args)
+        return tosa_row_gather(interp, op, args)
     values, scales, indices, rows = args
-    return _row_gather(interp, op, [values, indices, rows]) + _row_gather(interp, op, [scales, indices, rows])
+    return tosa_row_gather(interp, op, [values, indices, rows]) + tosa_row_gather(interp, op, [scales, indices, rows])
 
 
 @impl("tosa.cast_from_block_scaled")
@@ -172,6 +172,6 @@ def _conv2d_block_scaled(interp, op, args):
     w = dequantize(args[2], args[3], block, is_mxint8(op.operands[2].type))
     bias = np.asarray(args[4]).astype(np.float32)
     pads, stride, dilation = ([int(v) for v in np.asarray(a).ravel()] for a in args[5:8])
-    win = _windows(_pad_spatial(x, pads), w.shape[1:3], stride, dilation, static_dims(op, 1, 3))
+    win = conv_windows(pad_spatial(x, pads), w.shape[1:3], stride, dilation, static_dims(op, 1, 3))
     acc = np.tensordot(win, w, axes=([3, 4, 5], [3, 1, 2]))
     return [finish(op, acc + bias)]

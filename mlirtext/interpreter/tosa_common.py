@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dialects.tosa import _enum_case
+from ..dialects.tosa import enum_case
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
@@ -109,7 +109,7 @@ def enum(op, name: str, default: str) -> str:
     a = op.attributes.get(name)
     if a is None:
         return default
-    return _enum_case(a) or default
+    return enum_case(a) or default
 
 
 def scalar_int(a) -> int:

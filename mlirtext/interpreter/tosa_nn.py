@@ -73,7 +73,7 @@ def static_dims(op, lo: int, hi: int):
     return None
 
 
-def _windows(xp, kernel, stride, dilation, out_sizes):
+def conv_windows(xp, kernel, stride, dilation, out_sizes):
     """(N, *O, C, *K) windows of a padded (N, *S, C) array (O from the spec's formula if not given)."""
     nsp = len(kernel)
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
@@ -85,7 +85,7 @@ def _windows(xp, kernel, stride, dilation, out_sizes):
     return v[index]
 
 
-def _pad_spatial(x, pads, value=0):
+def pad_spatial(x, pads, value=0):
     widths = [(0, 0)] + [(pads[2 * i], pads[2 * i + 1]) for i in range(len(pads) // 2)] + [(0, 0)]
     return np.pad(x, widths, constant_values=value)
 
@@ -104,7 +104,7 @@ def _conv(interp, op, args):
     pads = ints_attr(op, "pad")
     stride, dilation = ints_attr(op, "stride"), ints_attr(op, "dilation")
     xs, ws, converted = _via_f64(xs, ws, int(np.prod(w.shape[1:])))
-    win = _windows(_pad_spatial(xs, pads), w.shape[1:1 + nsp], stride, dilation, static_dims(op, 1, 1 + nsp))
+    win = conv_windows(pad_spatial(xs, pads), w.shape[1:1 + nsp], stride, dilation, static_dims(op, 1, 1 + nsp))
     # win: (N, *O, IC, *K); weights (OC, *K, IC)
     axes = (list(range(1 + nsp, 2 + 2 * nsp)), [nsp + 1] + list(range(1, 1 + nsp)))
     acc = _from_f64(np.tensordot(win, ws, axes=axes), converted)
@@ -117,7 +117,7 @@ def _depthwise(interp, op, args):
     izp, wzp = _zero_points(args, 3)
     xs, ws, integer = _operands(op, x, w, izp, wzp)
     xs, ws, converted = _via_f64(xs, ws, w.shape[0] * w.shape[1])
-    win = _windows(_pad_spatial(xs, ints_attr(op, "pad")), w.shape[:2], ints_attr(op, "stride"),
+    win = conv_windows(pad_spatial(xs, ints_attr(op, "pad")), w.shape[:2], ints_attr(op, "stride"),
                    ints_attr(op, "dilation"), static_dims(op, 1, 3))
     acc = _from_f64(np.einsum("nhwcyx,yxcm->nhwcm", win, ws), converted)
     acc = acc.reshape(acc.shape[:3] + (-1,))
@@ -182,15 +182,15 @@ def _avg_pool(interp, op, args):
     kernel, stride, pads = _pool_params(op, args, 3)
     out_sizes = static_dims(op, 1, 3)
     ones = np.ones((1,) + x.shape[1:3] + (1,), np.int64)
-    count = _windows(_pad_spatial(ones, pads), kernel, stride, [1, 1], out_sizes).sum(axis=(-2, -1))
+    count = conv_windows(pad_spatial(ones, pads), kernel, stride, [1, 1], out_sizes).sum(axis=(-2, -1))
     if x.dtype.kind in "iu":
-        acc = _windows(_pad_spatial(x.astype(np.int64) - izp, pads), kernel, stride, [1, 1],
+        acc = conv_windows(pad_spatial(x.astype(np.int64) - izp, pads), kernel, stride, [1, 1],
                        out_sizes).sum(axis=(-2, -1))
         acc = wrap_bits(acc, 32)
         multiplier, shift = reciprocal_scale(count)
         out = apply_scale_32(acc, multiplier, shift, False) + ozp
         return [finish(op, np.clip(out, *int_range(op)))]
-    acc = _windows(_pad_spatial(compute_float(x), pads), kernel, stride, [1, 1], out_sizes).sum(axis=(-2, -1))
+    acc = conv_windows(pad_spatial(compute_float(x), pads), kernel, stride, [1, 1], out_sizes).sum(axis=(-2, -1))
     return [finish(op, acc / count.astype(acc.dtype))]
 
 
@@ -205,7 +205,7 @@ def _max_pool(interp, op, args):
         fill, reduce, x = np.nan, np.fmax.reduce, compute_float(x)
     else:
         fill, reduce, x = -np.inf, np.max, compute_float(x)
-    win = _windows(_pad_spatial(x, pads, fill), kernel, stride, [1, 1], out_sizes)
+    win = conv_windows(pad_spatial(x, pads, fill), kernel, stride, [1, 1], out_sizes)
     flat = win.reshape(win.shape[:4] + (-1,))
     return [finish(op, reduce(flat, axis=-1))]
 

@@ -84,7 +84,7 @@ def _shape_operand(op, args, index: int, attr_name: str):
 
 
 @impl("tosa.reshape")
-def _reshape(interp, op, args):
+def tosa_reshape(interp, op, args):
     x = np.asarray(args[0])
     t = out_type(op)
     shape = shape_of(t) if isinstance(t, T.RankedTensorType) else (None,)
@@ -149,7 +149,7 @@ def _gather(interp, op, args):
 
 
 @impl("tosa.row_gather")
-def _row_gather(interp, op, args):
+def tosa_row_gather(interp, op, args):
     values, indices = np.asarray(args[0]), np.asarray(args[1]).astype(np.int64)
     rows = int(np.asarray(args[2]).ravel()[0])
     if rows < 1:

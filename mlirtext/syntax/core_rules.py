@@ -7,13 +7,13 @@ from ..dialects.base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALEC
                              TENSOR_ENCODING_CHECKS, Dialect)
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
-                             LocationAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, false,
+                             LocationAttr, OpaqueAttr, StringAttr, TypeAttr, false,
                              true, unit)
 from ..ir.core import Operation
 from ..ir.dense import DenseParseError, DenseResourceAttr, SelfTypedDenseAttr, parse_dense, self_typed_dense_type
 from ..ir.source import Span
 from .context import ResultNames
-from .strings import unescape
+from .literals import number_value, string_value, symbol_ref
 
 core = Dialect("core")
 rule = core.rule
@@ -128,14 +128,6 @@ def _generic_op(ctx, children):
                    successors=successors or (), property_names=frozenset(props or ()))
     op.name_span = Span(ctx.source, name_tok.start, name_tok.end)
     return op
-
-
-def string_value(ctx, tok, text=None) -> str:
-    """The value of a quoted token (or of `text`, a quoted part of it)."""
-    try:
-        return unescape(tok.value if text is None else text)
-    except ValueError as e:
-        raise ctx.fail(str(e), tok)
 
 
 @rule("successors")
@@ -368,14 +360,6 @@ def _neg_number(ctx, children):
     return ("-" + children[0].value, children[0])
 
 
-def number_value(text: str):
-    if text.lstrip("-").startswith("0x"):
-        return int(text, 16)
-    if "." in text or "e" in text or "E" in text:
-        return float(text)
-    return int(text)
-
-
 @rule("number_attr")
 def _number_attr(ctx, children):
     (text, tok), type = children
@@ -512,9 +496,7 @@ def _loc_attr(ctx, children):
 
 @rule("symbol_ref_attr")
 def _symbol_ref_attr(ctx, children):
-    names = [string_value(ctx, t, t.value[1:]) if t.value[1:2] == '"' else t.value[1:] for t in children]
-    ctx.state.symbol_uses.append((children[0].start, children[-1].end, names))
-    return SymbolRefAttr(names[0], tuple(names[1:]))
+    return symbol_ref(ctx, children)
 
 
 @rule("named_attr")

@@ -12,7 +12,6 @@ import os
 import re
 import tempfile
 from functools import lru_cache
-from pathlib import Path
 
 import hashlib
 import pickle
@@ -24,19 +23,12 @@ from lark import __version__ as lark_version
 from lark.lexer import PatternStr
 from lark.parsers.lalr_analysis import Shift
 
+from .grammar_files import grammar_dir
+
 _RULE_DEF = re.compile(r"^[!?]*([a-z_][a-z0-9_]*)\s*:", re.M)
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 _TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)\s*:", re.M)
 _DECLARE = re.compile(r"^%declare\s+(.+)$", re.M)
-
-
-def grammar_dir() -> Path:
-    """`grammars/` of a source checkout, else the copy installed as package data."""
-    package = Path(__file__).resolve().parents[1]
-    checkout = package.parent / "grammars"
-    if (checkout / "core.lark").is_file():
-        return checkout
-    return package / "grammars"  # installed: shipped as package data mlirtext/grammars
 
 
 def _strip_comments(text: str) -> str:

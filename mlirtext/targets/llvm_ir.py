@@ -13,6 +13,7 @@ naming the op, so LLVM (which aborts on some bad input) never sees it.
 """
 from __future__ import annotations
 
+from ..dialects.branches import case_values
 from ..dialects import llvm_types as LT
 from ..dialects.llvm import DYNAMIC_INDEX, FCMP_PREDICATES, ICMP_PREDICATES, INT_BINARY, FLOAT_BINARY
 from ..ir import types as T
@@ -677,8 +678,7 @@ class _FunctionWriter:
         return [f"br {self.operand(op.operands[0])}, {self.label(t)}, {self.label(f)}"]
 
     def switch(self, op):
-        from ..dialects.llvm import _case_values
-        values = _case_values(op.attributes.get("case_values"))
+        values = case_values(op.attributes.get("case_values"))
         flag = op.operands[0]
         t = ir_type(flag.type)
         cases = " ".join(f"{t} {int(v)}, {self.label(b)}" for v, b in zip(values, op.successors[1:]))

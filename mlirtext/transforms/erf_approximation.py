@@ -31,7 +31,7 @@ import math
 from fractions import Fraction
 
 from . import f64_approximation as f64
-from .trig_approximation import _pi_fixed
+from .trig_approximation import pi_fixed
 
 #: The largest error, in ulp of the result, that each expansion is held to, by (op, float width).
 ULP_BOUNDS = {("math.erf", 64): 2, ("math.erfc", 64): 3, ("math.erfc", 32): 1}
@@ -45,7 +45,7 @@ _FRACTION_LEVELS = 30
 
 @functools.cache
 def _sqrt_pi() -> Fraction:
-    return Fraction(math.isqrt(_pi_fixed(_PRECISION) << _PRECISION), 1 << _PRECISION)
+    return Fraction(math.isqrt(pi_fixed(_PRECISION) << _PRECISION), 1 << _PRECISION)
 
 
 def _series(term, first: Fraction) -> Fraction:

@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .trig_approximation import _parts
+from .trig_approximation import float_parts
 
 #: The largest error, in ulp of the result, against numpy that each expansion is held to, by (op,
 #: float width).
@@ -139,7 +139,7 @@ def log(b, x):
 _ATANH_POLY = tuple(2 / (2 * k + 1) for k in range(13, 0, -1))
 
 
-def _log_hi_lo(b, a):
+def log_hi_lo(b, a):
     """log(a) as hi + lo (about 2^-60 relative error), for a finite a > 0: log(1 + f) = 2 atanh(s),
     s = f/(2 + f) carried as s + s_lo, |s| <= 0.172; e ln2_hi + 2s summed exactly (two-sum), the
     small terms added to the low part."""
@@ -203,7 +203,7 @@ def cbrt(b, x):
 
 def pow(b, x, y):  # noqa: A001 - math.powf
     ax = b.abs(x)
-    hi, lo = _log_hi_lo(b, ax)
+    hi, lo = log_hi_lo(b, ax)
     regular = b.op("arith.andi", [b.fcmp(_OGT, ax, b.c(0.0)), b.fcmp(_OLT, ax, b.c(math.inf))], b.b)
     hi = b.select(b.fcmp(_OEQ, ax, b.c(0.0)), b.c(-math.inf), hi)   # log's special values
     hi = b.select(b.fcmp(_OEQ, ax, b.c(math.inf)), ax, hi)
@@ -239,10 +239,10 @@ def _atanh_inverse(x: int, precision: int) -> Fraction:
 
 
 #: ln 2 = 2 atanh(1/3); ln 10 = 3 ln 2 + ln(5/4), ln(5/4) = 2 atanh(1/9): 256 bits
-_LN2_EXACT = 2 * _atanh_inverse(3, 256)
-_LN10_EXACT = 3 * _LN2_EXACT + 2 * _atanh_inverse(9, 256)
-_LN2_PARTS = _parts(_LN2_EXACT, 2, 64)
-_INVERSE_LN = {"math.log2": _parts(1 / _LN2_EXACT, 2, 64), "math.log10": _parts(1 / _LN10_EXACT, 2, 64)}
+LN2_EXACT = 2 * _atanh_inverse(3, 256)
+_LN10_EXACT = 3 * LN2_EXACT + 2 * _atanh_inverse(9, 256)
+_LN2_PARTS = float_parts(LN2_EXACT, 2, 64)
+_INVERSE_LN = {"math.log2": float_parts(1 / LN2_EXACT, 2, 64), "math.log10": float_parts(1 / _LN10_EXACT, 2, 64)}
 
 
 def exp2(b, x):
@@ -256,11 +256,11 @@ def exp2(b, x):
 
 def _log_scaled(b, x, factor):
     """log(x) * factor for factor = 1/ln2 or 1/ln10 given in two parts: log x as hi + lo
-    (`_log_hi_lo`), the product hi factor as Dekker's product plus the small terms; powers of 2
+    (`log_hi_lo`), the product hi factor as Dekker's product plus the small terms; powers of 2
     (log2) and of 10 (log10, to 10^22) come out exact. Special values as log's."""
     f_hi, f_lo = factor
     positive = b.op("arith.andi", [b.fcmp(_OGT, x, b.c(0.0)), b.fcmp(_OLT, x, b.c(math.inf))], b.b)
-    hi, lo = _log_hi_lo(b, b.select(positive, x, b.c(1.0)))
+    hi, lo = log_hi_lo(b, b.select(positive, x, b.c(1.0)))
     product, error = two_product(b, hi, b.c(f_hi))
     r = b.add(product, b.add(error, b.fma(lo, b.c(f_hi), b.mul(hi, b.c(f_lo)))))
     inf = b.c(math.inf)

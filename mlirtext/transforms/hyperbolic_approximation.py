@@ -39,7 +39,7 @@ ULP_BOUNDS = {**{(op, 64): 2 for op in ("math.sinh", "math.cosh", "math.asinh", 
                                         "math.asin", "math.acos")}}
 _OEQ, _OGT, _OGE, _OLT, _UNO = 1, 2, 3, 4, 14
 
-LN2, LN2_LO = trig._parts(f64._LN2_EXACT, 2, 64)
+LN2, LN2_LO = trig.float_parts(f64.LN2_EXACT, 2, 64)
 # sinh(a) = a + a z (1/3! + z/5! + ... + z^9/21!), z = a^2: coefficients highest first
 _SINH_POLY = tuple(1 / math.factorial(2 * k + 1) for k in range(10, 0, -1))
 
@@ -56,7 +56,7 @@ def _log_of(b, w, w_lo, plus_ln2: bool = False):
     |w_lo| far below w (other w give a number that the callers replace)."""
     regular = b.op("arith.andi", [b.fcmp(_OGT, w, b.c(0.0)), b.fcmp(_OLT, w, b.c(math.inf))], b.b)
     w = b.select(regular, w, b.c(1.0))
-    hi, lo = f64._log_hi_lo(b, w)
+    hi, lo = f64.log_hi_lo(b, w)
     lo = b.add(lo, b.div(w_lo, w))
     if plus_ln2:
         hi, error = _two_sum(b, hi, b.c(LN2))

@@ -57,7 +57,7 @@ def _arctan_inverse(x: int, precision: int) -> int:
     return total
 
 
-def _pi_fixed(precision: int) -> int:
+def pi_fixed(precision: int) -> int:
     """pi in fixed point (Machin: pi = 16 atan(1/5) - 4 atan(1/239)), good to a few units of the
     last of `precision` bits."""
     return 16 * _arctan_inverse(5, precision) - 4 * _arctan_inverse(239, precision)
@@ -67,7 +67,7 @@ def _two_over_pi_words(count: int) -> list[int]:
     """The first `count` 32-bit words of the fraction of 2/pi (64 guard bits)."""
     bits = 32 * count
     precision = bits + 64
-    fraction = (2 << (bits + precision)) // _pi_fixed(precision)   # 2/pi 2^bits (2/pi < 1)
+    fraction = (2 << (bits + precision)) // pi_fixed(precision)   # 2/pi 2^bits (2/pi < 1)
     return [(fraction >> (bits - 32 * (j + 1))) & 0xFFFFFFFF for j in range(count)]
 
 
@@ -78,11 +78,11 @@ _TABLE = [0, 0] + _two_over_pi_words(36)
 _TABLE_SIZE = {32: 9, 64: 38}
 
 _PRECISION = 256
-_EXACT = {"pi": Fraction(_pi_fixed(_PRECISION), 1 << _PRECISION),
+_EXACT = {"pi": Fraction(pi_fixed(_PRECISION), 1 << _PRECISION),
           "atan(1/2)": Fraction(_arctan_inverse(2, _PRECISION), 1 << _PRECISION)}
 
 
-def _parts(value: Fraction, count: int, width: int) -> list[float]:
+def float_parts(value: Fraction, count: int, width: int) -> list[float]:
     """`value` as a sum of `count` floats of `width` bits, the largest first, each the rounding
     of what the ones before leave."""
     dtype = np.float64 if width == 64 else np.float32
@@ -94,7 +94,7 @@ def _parts(value: Fraction, count: int, width: int) -> list[float]:
     return out
 
 
-_PIO2 = {w: _parts(_EXACT["pi"] / 2, 2, w) for w in (32, 64)}
+_PIO2 = {w: float_parts(_EXACT["pi"] / 2, 2, w) for w in (32, 64)}
 
 _SIN_POLY = {32: (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1),
              64: (1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,
@@ -269,7 +269,7 @@ def _atan_unit(b, a):
                   (11 / 16, b.div(b.sub(a, one), b.add(a, one)), _EXACT["pi"] / 4)]
     t, base_hi, base_lo = a, b.c(0.0), b.c(0.0)
     for start, reduced, base in ranges:
-        hi, lo = _parts(base, 2, b.width)
+        hi, lo = float_parts(base, 2, b.width)
         inside = b.fcmp(_OGT, a, b.c(start))
         t = b.select(inside, reduced, t)
         base_hi, base_lo = b.select(inside, b.c(hi), base_hi), b.select(inside, b.c(lo), base_lo)
@@ -288,8 +288,8 @@ def atan2(b, y, x):
     a = b.select(b.fcmp(_OEQ, big, b.c(0.0)), b.c(0.0), a)                           # 0/0
     a = b.select(b.fcmp(_OEQ, small, b.c(math.inf)), b.c(1.0), a)                    # inf/inf
     r = _atan_unit(b, a)
-    pio2_hi, pio2_lo = _parts(_EXACT["pi"] / 2, 2, b.width)
-    pi_hi, pi_lo = _parts(_EXACT["pi"], 2, b.width)
+    pio2_hi, pio2_lo = float_parts(_EXACT["pi"] / 2, 2, b.width)
+    pi_hi, pi_lo = float_parts(_EXACT["pi"], 2, b.width)
     r = b.select(swap, b.add(b.sub(b.c(pio2_hi), r), b.c(pio2_lo)), r)
     x_negative = b.fcmp(_OLT, b.copysign(b.c(1.0), x), b.c(0.0))
     r = b.select(x_negative, b.add(b.sub(b.c(pi_hi), r), b.c(pi_lo)), r)
@@ -303,6 +303,6 @@ def atan(b, x):
     inverted = b.fcmp(_OGT, ax, b.c(1.0))
     a = b.select(inverted, b.div(b.c(1.0), ax), ax)
     r = _atan_unit(b, a)
-    pio2_hi, pio2_lo = _parts(_EXACT["pi"] / 2, 2, b.width)
+    pio2_hi, pio2_lo = float_parts(_EXACT["pi"] / 2, 2, b.width)
     r = b.select(inverted, b.add(b.sub(b.c(pio2_hi), r), b.c(pio2_lo)), r)
     return b.copysign(r, x)

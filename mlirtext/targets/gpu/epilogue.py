@@ -15,7 +15,7 @@ import numpy as np
 
 from ...ir import types as T
 from ...ir.core import Operation
-from .tiling import _constant_value, constant_text
+from .tiling import scalar_constant, constant_text
 from ...ir.arrays import attr_to_array
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
@@ -62,7 +62,7 @@ class Epilogue:
                     lines.append(f"{name} = memref.load %in{number}[{', '.join(at)}] : {in_types[number]}")
                     printer.names[id(arg)] = name
                 else:
-                    lines.append(f"{name} = arith.constant {_scalar_text(operand)} : {operand.type.element}")
+                    lines.append(f"{name} = arith.constant {splat_text(operand)} : {operand.type.element}")
                     printer.names[id(arg)] = name
             for op in body.ops:
                 for operand in op.operands:   # a scalar constant from outside the body
@@ -70,7 +70,7 @@ class Epilogue:
                         count += 1
                         printer.names[id(operand)] = f"%ep{count}{suffix}"
                         lines.append(f"%ep{count}{suffix} = arith.constant "
-                                     f"{constant_text(_constant_value(operand), operand.type)} : {operand.type}")
+                                     f"{constant_text(scalar_constant(operand), operand.type)} : {operand.type}")
                 if op is body.ops[-1]:   # the yield: its operand is the generic's value
                     break
                 for r in op.results:
@@ -84,7 +84,7 @@ class Epilogue:
         return lines, result
 
 
-def _scalar_text(value) -> str:
+def splat_text(value) -> str:
     """A splat constant tensor's element as MLIR constant text (floats by their bits: exact)."""
     array = np.asarray(attr_to_array(value.op.attributes["value"], value.type)).reshape(-1)
     return constant_text(array[0], value.type.element)
@@ -119,7 +119,7 @@ def match_epilogue(ops: list, main: Operation, arguments: list):
         if body.arguments[-1].has_uses or any(op.regions for op in body.ops):
             return None
         inside = set(body.arguments) | {r for op in body.ops for r in op.results}
-        if any(v not in inside and _constant_value(v) is None for op in body.ops for v in op.operands):
+        if any(v not in inside and scalar_constant(v) is None for op in body.ops for v in op.operands):
             return None
         for operand, amap in zip(ins, s.maps):
             if operand in produced:
@@ -129,7 +129,7 @@ def match_epilogue(ops: list, main: Operation, arguments: list):
                 if not isinstance(operand.type, T.RankedTensorType) or \
                         any(r[0] not in ("dim", "const") for r in amap.results):
                     return None
-            elif not _splat(operand):
+            elif not is_splat_constant(operand):
                 return None
         produced.append(g.results[0])
     if ret.operands[0] is not produced[-1]:
@@ -137,7 +137,7 @@ def match_epilogue(ops: list, main: Operation, arguments: list):
     return Epilogue(main, generics, arguments)
 
 
-def _splat(value) -> bool:
+def is_splat_constant(value) -> bool:
     """A constant tensor whose elements are all the same number."""
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant" or not isinstance(value.type, T.RankedTensorType):

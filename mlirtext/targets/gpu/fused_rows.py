@@ -39,9 +39,9 @@ from dataclasses import dataclass
 
 from ...ir import types as T
 from ...ir.core import Operation
-from .epilogue import _scalar_text, _splat
-from .reductions import MIN_LENGTH, WIDTH, _identity, tree_lines
-from .tiling import BARRIER, ID_ARGUMENTS, MAX_GRID, WORKGROUP_PREFIX, WORKGROUP_SPACE, _constant_value, constant_text
+from .epilogue import splat_text, is_splat_constant
+from .reductions import MIN_LENGTH, WIDTH, identity_text, tree_lines
+from .tiling import BARRIER, ID_ARGUMENTS, MAX_GRID, WORKGROUP_PREFIX, WORKGROUP_SPACE, scalar_constant, constant_text
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 #: The position along the row, in an element's index. The other entries: ("row", inner, extent),
@@ -174,12 +174,12 @@ class _Analysis:
     def classify(self, ops) -> list | None:
         steps = []
         for op in ops:
-            if op.name == "tensor.empty" or op.name == "arith.constant" and not _splat(op.results[0]):
+            if op.name == "tensor.empty" or op.name == "arith.constant" and not is_splat_constant(op.results[0]):
                 continue   # (scalar constants are read where a body uses them)
             if op.name == "arith.constant":
-                self.values[op.results[0]] = _Value("constant", text=_scalar_text(op.results[0]))
+                self.values[op.results[0]] = _Value("constant", text=splat_text(op.results[0]))
             elif op.name == "linalg.fill":
-                value = _constant_value(op.operands[0])
+                value = scalar_constant(op.operands[0])
                 if value is None:
                     return None
                 self.values[op.results[0]] = _Value("constant", text=constant_text(value, op.operands[0].type))
@@ -265,7 +265,7 @@ class _Analysis:
                 list(s.maps[-1].results) != [("dim", d) for d in range(n)]:
             return False
         combiner = _combiner(s.body)
-        if combiner is None or _identity(combiner.name, op.results[0].type.element) is None or \
+        if combiner is None or identity_text(combiner.name, op.results[0].type.element) is None or \
                 not _plain_body(s.body, reduction=True):
             return False
         init = op.operands[len(s.body.arguments) - 1]
@@ -312,7 +312,7 @@ def _plain_body(body, reduction: bool) -> bool:
     for op in body.ops[:-1]:
         if op.regions or op.name == "linalg.index" or len(op.results) != 1:
             return False
-        if any(v not in inside and (_constant_value(v) is None or isinstance(v.type, T.ShapedType))
+        if any(v not in inside and (scalar_constant(v) is None or isinstance(v.type, T.ShapedType))
                for v in op.operands):
             return False
     return True
@@ -409,7 +409,7 @@ class _Writer:
         printer.names[id(s.body.arguments[-1])] = acc
         self.body_ops(s.body.ops[:-1], printer, loop)
         partial = self.fresh("partial")
-        row.add(f"{identity} = arith.constant {_identity(combine.name, e)} : {e}",
+        row.add(f"{identity} = arith.constant {identity_text(combine.name, e)} : {e}",
                 f"{partial} = scf.for {j} = %local_x to {self.index_name(plan.length)} step "
                 f"{self.index_name(plan.width)} iter_args({acc} = {identity}) -> ({e}) {{")
         row.lines += loop.lines
@@ -483,7 +483,7 @@ class _Writer:
                 if id(operand) not in printer.names:
                     printer.names[id(operand)] = self.fresh("k")
                     scope.add(f"{printer.names[id(operand)]} = arith.constant "
-                              f"{constant_text(_constant_value(operand), operand.type)} : {operand.type}")
+                              f"{constant_text(scalar_constant(operand), operand.type)} : {operand.type}")
             for r in op.results:
                 printer.names[id(r)] = self.fresh()
             printer.out = []

@@ -59,9 +59,9 @@ def emit_kernels(loops: Operation, launches: dict, target: str, arch: str, workg
     """(LLVM IR, {kernel: assembly}, {kernel: code bytes}, {kernel: [scratch buffer bytes]}) for
     `target` (cuda, rocm, opencl-spirv)."""
     from ...targets.llvm_ir import TranslateError, translate_module
-    from .threads import _run
+    from .threads import run_pipeline
     module = loops.clone()
-    _run(module, "convert-loops-to-llvm,canonicalize,cse", GpuCompileError)
+    run_pipeline(module, "convert-loops-to-llvm,canonicalize,cse", GpuCompileError)
     try:
         ir = translate_module(module)
     except TranslateError as e:

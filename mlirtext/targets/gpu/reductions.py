@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ...ir import types as T
 from ...ir.core import Operation
-from .tiling import BARRIER, ID_ARGUMENTS, WORKGROUP_PREFIX, WORKGROUP_SPACE, _constant_value, constant_text
+from .tiling import BARRIER, ID_ARGUMENTS, WORKGROUP_PREFIX, WORKGROUP_SPACE, scalar_constant, constant_text
 
 #: Threads per workgroup (fewer for short rows: the next power of two at or above the row length).
 WIDTH = 256
@@ -86,9 +86,9 @@ def match_row_reduction(fn: Operation):
     identity = tuple(("dim", d) for d in range(s.num_dims))
     if s.reductions != {last} or tuple(s.maps[0].results) != identity or tuple(s.maps[1].results) != identity[:-1]:
         return None
-    element, value = reduction.results[0].type.element, _constant_value(fill.operands[0])
+    element, value = reduction.results[0].type.element, scalar_constant(fill.operands[0])
     combiner = _combiner(s.body)
-    if value is None or combiner is None or source.type.element != element or _identity(combiner, element) is None:
+    if value is None or combiner is None or source.type.element != element or identity_text(combiner, element) is None:
         return None
     length = source.type.shape[-1]
     rows = math.prod(source.type.shape[:-1])
@@ -108,7 +108,7 @@ def _combiner(body):
     return op.name
 
 
-def _identity(combiner: str, t: T.Type):
+def identity_text(combiner: str, t: T.Type):
     """The combiner's identity as MLIR constant text for element type t (f32 and i32: the types
     tiled reductions are tested with), or None."""
     if isinstance(t, T.FloatType) and t.name == "f32" and combiner in _FLOAT_IDENTITY:
@@ -157,7 +157,7 @@ def _kernel_text(name: str, rr: RowReduction, in_types: list, out_type: T.MemRef
              f"func.func @{name}({', '.join(params)}) attributes {{{attributes}}} {{",
              "  %c0 = arith.constant 0 : index", f"  %width = arith.constant {w} : index",
              f"  %length = arith.constant {rr.length} : index",
-             f"  %identity = arith.constant {_identity(rr.combiner, e)} : {e}", f"  %fill = arith.constant {fill} : {e}",
+             f"  %identity = arith.constant {identity_text(rr.combiner, e)} : {e}", f"  %fill = arith.constant {fill} : {e}",
              f"  %partials = memref.get_global @{partials} : {partials_t}"]
     # The output element this workgroup computes: the row number in the output's own indices.
     out_shape = list(source_t.shape[:-1])

@@ -73,7 +73,7 @@ def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, di
     n_inputs = {name: len(fn.regions[0].blocks[0].arguments) for name, fn in functions.items()}
     splits = {name: plan(fn) for name, fn in functions.items()}
     deeper = {name: _parallel_extents(fn, splits[name][0]) if splits[name] else () for name, fn in functions.items()}
-    _run(module, "convert-linalg-to-loops", GpuCompileError)
+    run_pipeline(module, "convert-linalg-to-loops", GpuCompileError)
     launches = {}
     for name, fn in functions.items():
         split = splits[name]
@@ -82,13 +82,13 @@ def kernels_at_loops_level(kernels_mod: Operation, names) -> tuple[Operation, di
             launches[name] = Launch(int(math.prod(axes)), True, axes)
         else:
             launches[name] = Launch(1, False)
-    _run(module, LOOPS_PIPELINE, GpuCompileError)
+    run_pipeline(module, LOOPS_PIPELINE, GpuCompileError)
     loops_functions = {op.sym_name: op for op in module.regions[0].blocks[0].ops if op.name == "func.func"}
     replaced = [name for name, how in tiled.items() if replace_with_tiled(module, loops_functions[name], how, n_inputs[name])]
     for name in replaced:
         launches[name] = tiled[name].launch()
     if replaced:   # (a fused row kernel's exp, an epilogue's tanh: the tiled text has math ops again)
-        _run(module, "math-polynomial-approximation{gpu=true},canonicalize,cse", GpuCompileError)
+        run_pipeline(module, "math-polynomial-approximation{gpu=true},canonicalize,cse", GpuCompileError)
     return module, launches
 
 
@@ -204,7 +204,7 @@ def _only_loop(loop: Operation, strict: bool = False):
     return inner[0]
 
 
-def _run(module: Operation, pipeline: str, error) -> None:
+def run_pipeline(module: Operation, pipeline: str, error) -> None:
     from ...transforms.pass_manager import PassManager
     from ...transforms.pipeline import parse_pipeline
     problems = PassManager(parse_pipeline(pipeline)).run(module)

@@ -192,7 +192,7 @@ def _starting_values(start: Operation, args: list, element: T.Type) -> tuple:
     (None, None) otherwise."""
     from ...transforms.conversions.linalg_to_loops import structured
     if start.name == "linalg.fill":
-        return _constant_value(start.operands[0]), None
+        return scalar_constant(start.operands[0]), None
     if start.name != "linalg.generic" or len(start.operands) != 2 or start.operands[0] not in args:
         return None, None
     try:
@@ -284,7 +284,7 @@ def constant_text(value, t: T.Type) -> str:
     return str(int(value))
 
 
-def _constant_value(value):
+def scalar_constant(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant":
         return None

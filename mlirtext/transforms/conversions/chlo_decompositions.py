@@ -22,7 +22,7 @@ from ..rewriter import RewritePattern
 from .build import all_static, short_name
 from .hlo_decompositions import HloBuilder
 
-_MAX = {T.f16: 65504.0, T.bf16: 3.3895313892515355e38, T.f32: float(np.finfo(np.float32).max),
+FLOAT_MAX = {T.f16: 65504.0, T.bf16: 3.3895313892515355e38, T.f32: float(np.finfo(np.float32).max),
         T.f64: float(np.finfo(np.float64).max)}
 
 
@@ -69,7 +69,7 @@ def _asinh(f: Formulas, x):
     square = f.multiply(ax, ax)
     small = f.log_plus_one(f.add(ax, f.divide(square, f.add(f.c(1.0), f.sqrt(f.add(square, f.c(1.0)))))))
     large = f.add(f.log(ax), f.c(math.log(2.0)))
-    huge = f.compare("GE", ax, f.c(math.sqrt(_MAX[f.t.element])))
+    huge = f.compare("GE", ax, f.c(math.sqrt(FLOAT_MAX[f.t.element])))
     return f.multiply(f.sign(x), f.select(huge, large, small))
 
 
@@ -77,7 +77,7 @@ def _acosh(f: Formulas, x):
     y = f.subtract(x, f.c(1.0))
     normal = f.log_plus_one(f.add(y, f.sqrt(f.multiply(y, f.add(x, f.c(1.0))))))
     large = f.add(f.log(x), f.c(math.log(2.0)))
-    out = f.select(f.compare("GE", x, f.c(math.sqrt(_MAX[f.t.element]))), large, normal)
+    out = f.select(f.compare("GE", x, f.c(math.sqrt(FLOAT_MAX[f.t.element]))), large, normal)
     return f.select(f.compare("LT", x, f.c(-1.0)), f.c(float("nan")), out)
 
 
@@ -95,7 +95,7 @@ class ChloElementwise(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if len(op.operands) != 1 or not all_static(t, op.operands[0].type) or t.element not in _MAX:
+        if len(op.operands) != 1 or not all_static(t, op.operands[0].type) or t.element not in FLOAT_MAX:
             return False
         rw.replace_op(op, [_FORMULAS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operands[0])])
         return True

@@ -15,7 +15,7 @@ import math
 
 from ..rewriter import RewritePattern
 from .build import all_static, short_name
-from .chlo_decompositions import _MAX, Formulas
+from .chlo_decompositions import FLOAT_MAX, Formulas
 from .hlo_decompositions import HloBuilder
 
 _G = 7.0
@@ -80,7 +80,7 @@ class GammaFunctions(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if len(op.operands) != 1 or not all_static(t) or t.element not in _MAX:
+        if len(op.operands) != 1 or not all_static(t) or t.element not in FLOAT_MAX:
             return False
         rw.replace_op(op, [_FUNCTIONS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operands[0])])
         return True

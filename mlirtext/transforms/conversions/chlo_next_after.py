@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from .build import FASTMATH_NONE, Body, elementwise_generic
-from .hlo_generic import _Pattern
+from .hlo_generic import HloLoweringPattern
 
 _FM = {"fastmath": FASTMATH_NONE}
 
@@ -39,7 +39,7 @@ def next_after(b: Body, x, y):
     return b.op("arith.select", [nan, b.const(float("nan"), ft), result], ft)
 
 
-class NextAfter(_Pattern):
+class NextAfter(HloLoweringPattern):
     ops = ("chlo.next_after",)
 
     def rewrite(self, op, rw) -> bool:

@@ -8,8 +8,8 @@ from ...dialects.hlo_attrs import conv_dims, int_list
 from ...ir import types as T
 from ...ir.attributes import FloatAttr, IntegerAttr
 from .build import empty, hlo_names, insert, short_name
-from .hlo_generic import _Pattern, _identity, _int_attr, _map, _pad_op, _pairs, _zero_dense, generic_body, make_generic
-from .hlo_scalar import _FM, Scalar, _cast_scalar
+from .hlo_generic import HloLoweringPattern, identity_map, first_int, affine_map, stablehlo_pad, split_pairs, zero_scalar_dense, generic_body, make_generic
+from .hlo_scalar import NO_FASTMATH, Scalar, cast_scalar
 
 
 def _accumulator(element: T.Type) -> T.Type:
@@ -21,11 +21,11 @@ def _accumulator(element: T.Type) -> T.Type:
 def _multiply_add(acc: T.Type):
     """A contraction generic's body: out + in0 * in1, the operands cast to `acc`."""
     def body(b: Scalar, ins, outs):
-        x, y = _cast_scalar(b, ins[0], acc), _cast_scalar(b, ins[1], acc)
+        x, y = cast_scalar(b, ins[0], acc), cast_scalar(b, ins[1], acc)
         if x is None or y is None:
             return None
         if T.is_float(acc):
-            return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [x, y], acc, _FM)], acc, _FM)]
+            return [b.op("arith.addf", [outs[0], b.op("arith.mulf", [x, y], acc, NO_FASTMATH)], acc, NO_FASTMATH)]
         return [b.op("arith.addi", [outs[0], b.op("arith.muli", [x, y], acc)], acc)]
     return body
 
@@ -43,12 +43,12 @@ def _rounded(rw, op, sums, t: T.RankedTensorType):
     """`sums` (accumulated in a wider type) as `t`'s elements."""
     if sums.type == t:
         return sums
-    block = generic_body([sums], [t], lambda b, i, o: [_cast_scalar(b, i[0], t.element)])
-    return make_generic(rw, op, [sums], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+    block = generic_body([sums], [t], lambda b, i, o: [cast_scalar(b, i[0], t.element)])
+    return make_generic(rw, op, [sums], [identity_map(t.rank)], [empty(rw, op, t)], [identity_map(t.rank)],
                         ["parallel"] * t.rank, block).result
 
 
-class Convolution(_Pattern):
+class Convolution(HloLoweringPattern):
     """Pad (and lhs-dilate) the input with zeros, then one reduction generic: loops over the
     result's dims, the kernel's input features and its window; feature and batch groups pick
     the input's feature / batch through `floordiv` in its indexing map. Narrow floats
@@ -69,9 +69,9 @@ class Convolution(_Pattern):
         strides = int_list(op.attributes.get("window_strides")) or [1] * sp
         lhs_dil = int_list(op.attributes.get("lhs_dilation")) or [1] * sp
         rhs_dil = int_list(op.attributes.get("rhs_dilation")) or [1] * sp
-        lo, hi = _pairs(op.attributes.get("padding"), sp)
-        groups = _int_attr(op.attributes.get("feature_group_count"))
-        batch_groups = _int_attr(op.attributes.get("batch_group_count"))
+        lo, hi = split_pairs(op.attributes.get("padding"), sp)
+        groups = first_int(op.attributes.get("feature_group_count"))
+        batch_groups = first_int(op.attributes.get("batch_group_count"))
         reversal = int_list(op.attributes.get("window_reversal"))
         if reversal and any(reversal):
             return False
@@ -89,8 +89,8 @@ class Convolution(_Pattern):
             for i, d in enumerate(dn.input_spatial):
                 full_lo[d], full_hi[d], full_int[d] = lo[i], hi[i], lhs_dil[i] - 1
             zero = rw.create(op, "stablehlo.constant", [], [T.RankedTensorType((), xe)],
-                             {"value": _zero_dense(xe)}).result
-            x = _pad_op(rw, op, x, zero, full_lo, full_hi, full_int)
+                             {"value": zero_scalar_dense(xe)}).result
+            x = stablehlo_pad(rw, op, x, zero, full_lo, full_hi, full_int)
         # loops: the result's dims, then the kernel's input feature, then its spatial dims
         r = t.rank
         c_loop = r
@@ -116,13 +116,13 @@ class Convolution(_Pattern):
         for i, d in enumerate(dn.kernel_spatial):
             k_exprs[d] = f"d{k_loops[i]}"
         kinds = ["parallel"] * r + ["reduction"] * (1 + sp)
-        out = make_generic(rw, op, [x, k], [_map(loops, in_exprs), _map(loops, k_exprs)], [_zeros(rw, op, at)],
-                           [_map(loops, [f"d{d}" for d in range(r)])], kinds, block).result
+        out = make_generic(rw, op, [x, k], [affine_map(loops, in_exprs), affine_map(loops, k_exprs)], [_zeros(rw, op, at)],
+                           [affine_map(loops, [f"d{d}" for d in range(r)])], kinds, block).result
         rw.replace_op(op, [_rounded(rw, op, out, t)])
         return True
 
 
-class DotGeneral(_Pattern):
+class DotGeneral(HloLoweringPattern):
     """A contraction generic (batch, lhs free, rhs free loops, then the contracting ones), for
     the element types tosa.matmul does not take; narrow floats accumulate in f32 (as the
     spec's reference does) and are rounded once at the end."""
@@ -166,8 +166,8 @@ class DotGeneral(_Pattern):
         if block is None:
             return False
         kinds = ["parallel"] * (nb + nl + nr) + ["reduction"] * len(lc)
-        out = make_generic(rw, op, [lhs, rhs], [_map(loops, lexpr), _map(loops, rexpr)], [_zeros(rw, op, at)],
-                           [_map(loops, [f"d{i}" for i in range(nb + nl + nr)])], kinds, block).result
+        out = make_generic(rw, op, [lhs, rhs], [affine_map(loops, lexpr), affine_map(loops, rexpr)], [_zeros(rw, op, at)],
+                           [affine_map(loops, [f"d{i}" for i in range(nb + nl + nr)])], kinds, block).result
         rw.replace_op(op, [_rounded(rw, op, out, t)])
         return True
 

@@ -13,7 +13,7 @@ from ...ir.attributes import IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
 from .build import all_static, hlo_names
-from .hlo_scalar import _scalar_int
+from .hlo_scalar import is_signless_int
 from .hlo_unsigned import CAST, is_unsigned, replace_with_signless, signless, to_signless
 
 
@@ -46,7 +46,7 @@ def _yield(block: Block, values) -> None:
     block.append(Operation("scf.yield", list(values), []))
 
 
-def _extract_scalar(block_or_rw, value, before=None):
+def extract_scalar(block_or_rw, value, before=None):
     """The element of 0-d tensor `value`: appended to a block, or created before `before`."""
     if before is None:
         op = Operation("tensor.extract", [value], [value.type.element])
@@ -67,7 +67,7 @@ class While(RewritePattern):
         types = [signless(v.type) for v in op.operands]
 
         def condition(block, values):
-            flag = _extract_scalar(block, values[0])
+            flag = extract_scalar(block, values[0])
             block.append(Operation("scf.condition", [flag, *block.arguments], []))
 
         before = _region_as(op.regions[0].blocks[0], types, condition)
@@ -89,7 +89,7 @@ class If(RewritePattern):
         branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
         if any(b is None for b in branches):
             return False
-        flag = _extract_scalar(rw, op.operands[0], op)
+        flag = extract_scalar(rw, op.operands[0], op)
         new = rw.create(op, "scf.if", [flag], [signless(r.type) for r in op.results],
                         regions=[Region([branches[0]]), Region([branches[1]])])
         replace_with_signless(rw, op, new.results)
@@ -105,10 +105,10 @@ class Case(RewritePattern):
             return False
         branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
         index_tensor = op.operands[0]
-        if any(b is None for b in branches) or not _scalar_int(signless(index_tensor.type.element)):
+        if any(b is None for b in branches) or not is_signless_int(signless(index_tensor.type.element)):
             return False
         types = [signless(r.type) for r in op.results]
-        index = _extract_scalar(rw, to_signless(rw, op, index_tensor), op)
+        index = extract_scalar(rw, to_signless(rw, op, index_tensor), op)
         chain = branches[-1]
         for i in range(len(branches) - 2, -1, -1):
             block = Block()

@@ -11,24 +11,24 @@ from ...ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
 from .build import all_static, dims_text, empty, insert
-from .hlo_scalar import Scalar, _plain
+from .hlo_scalar import Scalar, is_arith_element
 from .hlo_unsigned import is_unsigned, retype_signless
 
 
 # ---- affine maps ----------------------------------------------------------------------------------
-def _map(n: int, exprs) -> OpaqueAttr:
+def affine_map(n: int, exprs) -> OpaqueAttr:
     return OpaqueAttr(f"affine_map<({dims_text(n)}) -> ({', '.join(exprs)})>")
 
 
-def _identity(n: int) -> OpaqueAttr:
-    return _map(n, [f"d{i}" for i in range(n)])
+def identity_map(n: int) -> OpaqueAttr:
+    return affine_map(n, [f"d{i}" for i in range(n)])
 
 
 def _iterators(kinds) -> ArrayAttr:
     return ArrayAttr(tuple(OpaqueAttr(f"#linalg.iterator_type<{k}>") for k in kinds))
 
 
-def _affine(dim: str, scale: int, offset: int) -> str:
+def affine_expr(dim: str, scale: int, offset: int) -> str:
     text = dim if scale == 1 else f"{dim} * {scale}"
     if offset > 0:
         text += f" + {offset}"
@@ -63,7 +63,7 @@ def make_generic(rw, op, ins, in_maps, outs, out_maps, kinds, block) -> Operatio
 def broadcast_scalar(rw, op, scalar_tensor, t: T.RankedTensorType):
     """A tensor of type `t` filled with the one element of 0-d tensor `scalar_tensor`."""
     block = generic_body([scalar_tensor], [t], lambda b, i, o: [i[0]])
-    return make_generic(rw, op, [scalar_tensor], [_map(t.rank, [])], [empty(rw, op, t)], [_identity(t.rank)],
+    return make_generic(rw, op, [scalar_tensor], [affine_map(t.rank, [])], [empty(rw, op, t)], [identity_map(t.rank)],
                         ["parallel"] * t.rank, block).result
 
 
@@ -73,21 +73,21 @@ def broadcast_scalar(rw, op, scalar_tensor, t: T.RankedTensorType):
 COST_LIMIT = 1 << 18
 
 
-def _too_costly(*counts) -> bool:
+def exceeds_cost_limit(*counts) -> bool:
     total = 1
     for c in counts:
         total *= int(c)
     return total > COST_LIMIT
 
 
-def _size(t) -> int:
+def element_count(t) -> int:
     n = 1
     for d in t.shape:
         n *= d
     return n
 
 
-class _Pattern(RewritePattern):
+class HloLoweringPattern(RewritePattern):
     """Static shapes, and element types arith works on. An op on unsigned integers is first
     made signless in place (`retype_signless`, undone if it then does not lower), where
     `signless_keeps_meaning` says the lowering computes the same bits on them."""
@@ -104,7 +104,7 @@ class _Pattern(RewritePattern):
                 return True
             undo()
             return False
-        if not all(map(_plain, types)):
+        if not all(map(is_arith_element, types)):
             return False
         if any(0 in t.shape for t in types):
             if op.results and all(0 in r.type.shape for r in op.results):
@@ -130,7 +130,7 @@ class _Pattern(RewritePattern):
         return self.signless_safe
 
 
-def _pad_op(rw, op, x, value, lo, hi, interior):
+def stablehlo_pad(rw, op, x, value, lo, hi, interior):
     """A `stablehlo.pad` (the Pad pattern lowers it in turn)."""
     shape = [l + h + (n - 1) * (i + 1) + 1 for n, l, h, i in zip(x.type.shape, lo, hi, interior)]
     t = T.RankedTensorType(tuple(shape), x.type.element)
@@ -139,21 +139,21 @@ def _pad_op(rw, op, x, value, lo, hi, interior):
                                                          "interior_padding": arr(interior)}).result
 
 
-def _pairs(attr, rank):
+def split_pairs(attr, rank):
     values = int_list(attr)
     if not values:
         return [0] * rank, [0] * rank
     return values[0::2], values[1::2]
 
 
-def _int_attr(attr, default: int = 1) -> int:
+def first_int(attr, default: int = 1) -> int:
     if isinstance(attr, IntegerAttr):
         return attr.value
     values = int_list(attr)
     return values[0] if values else default
 
 
-def _zero_dense(e: T.Type):
+def zero_scalar_dense(e: T.Type):
     from ...ir.dense import DenseElementsAttr
     return DenseElementsAttr(T.RankedTensorType((), e), (0.0 if T.is_float(e) else 0,), True, None)
 
@@ -176,7 +176,7 @@ def for_nest(b: Scalar, bounds, carried, fn, ivs=()):
     return list(loop.results)
 
 
-def _row_major(shape) -> list[int]:
+def row_major_strides(shape) -> list[int]:
     strides, step = [], 1
     for d in reversed(shape):
         strides.append(step)

@@ -10,16 +10,16 @@ from ...dialects.hlo_attrs import dims_field, int_field, int_list, struct_fields
 from ...ir import types as T
 from ...ir.core import Block, Operation, Region
 from .build import empty, hlo_names
-from .hlo_generic import (_Pattern, _identity, _int_attr, _map, _pairs, _row_major, _size, _too_costly, for_nest,
+from .hlo_generic import (HloLoweringPattern, identity_map, first_int, affine_map, split_pairs, row_major_strides, element_count, exceeds_cost_limit, for_nest,
                           generic_body, make_generic)
-from .hlo_scalar import Scalar, _scalar_int, scalarize
+from .hlo_scalar import Scalar, is_signless_int, scalarize
 from .hlo_unsigned import is_unsigned
 
 #: The most updates the in-place scatter loops take.
 IN_PLACE_LIMIT = 1 << 13
 
 
-class Gather(_Pattern):
+class Gather(HloLoweringPattern):
     """Per result element: its batch index picks a start index vector (clamped so the slice
     fits), its offset index the place in the slice (StableHLO's gather, batching dims too)."""
     ops = hlo_names("gather")
@@ -32,7 +32,7 @@ class Gather(_Pattern):
         t = op.results[0].type
         f = struct_fields(op.attributes.get("dimension_numbers"))
         sizes = int_list(op.attributes.get("slice_sizes"))
-        if f is None or sizes is None or not _scalar_int(indices.type.element):
+        if f is None or sizes is None or not is_signless_int(indices.type.element):
             return False
         offset_dims = dims_field(f, "offset_dims")
         collapsed = dims_field(f, "collapsed_slice_dims")
@@ -61,12 +61,12 @@ class Gather(_Pattern):
             return [b.extract(x, where)]
 
         block = generic_body([], [t], body)
-        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class TorchIndexSelect(_Pattern):
+class TorchIndexSelect(HloLoweringPattern):
     """out[i.., j.., k..] = input[i.., index[i..batch, j..], k..] (index_select along `dim`,
     the first `batch_dims` dims shared by input and index)."""
     ops = hlo_names("torch_index_select")
@@ -77,9 +77,9 @@ class TorchIndexSelect(_Pattern):
     def rewrite(self, op, rw) -> bool:
         x, index = op.operands
         t = op.results[0].type
-        dim = _int_attr(op.attributes.get("dim"), 0)
-        batch = _int_attr(op.attributes.get("batch_dims"), 0)
-        if not _scalar_int(index.type.element):
+        dim = first_int(op.attributes.get("dim"), 0)
+        batch = first_int(op.attributes.get("batch_dims"), 0)
+        if not is_signless_int(index.type.element):
             return False
         extra = index.type.rank - batch
 
@@ -91,12 +91,12 @@ class TorchIndexSelect(_Pattern):
             return [b.extract(x, where)]
 
         block = generic_body([], [t], body)
-        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class Scatter(_Pattern):
+class Scatter(HloLoweringPattern):
     """Per result element: start from the operand's value and walk every update element in
     order, applying the update computation where the update's target is this element (the
     spec's sequential semantics; targets out of bounds match nothing)."""
@@ -110,7 +110,7 @@ class Scatter(_Pattern):
         inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
         t = op.results[0].type
         f = struct_fields(op.attributes.get("scatter_dimension_numbers"))
-        if f is None or not _scalar_int(indices.type.element) or not op.regions or not op.regions[0].blocks:
+        if f is None or not is_signless_int(indices.type.element) or not op.regions or not op.regions[0].blocks:
             return False
         window_dims = dims_field(f, "update_window_dims")
         inserted = dims_field(f, "inserted_window_dims")
@@ -138,8 +138,8 @@ class Scatter(_Pattern):
                 where[wd] = u[ud] if where[wd] is None else c.add(where[wd], u[ud])
             return [c.c(0) if w is None else w for w in where]
 
-        if _too_costly(_size(t), _size(updates[0].type)):
-            if _size(updates[0].type) > IN_PLACE_LIMIT:
+        if exceeds_cost_limit(element_count(t), element_count(updates[0].type)):
+            if element_count(updates[0].type) > IN_PLACE_LIMIT:
                 return False  # one interpreted loop step per update: too slow to check at every level
             return self.in_place(op, rw, inputs, updates, region, target)
 
@@ -176,8 +176,8 @@ class Scatter(_Pattern):
         block = generic_body(inputs, [r.type for r in op.results], body)
         if block is None:
             return False
-        out = make_generic(rw, op, inputs, [_identity(t.rank)] * n, [empty(rw, op, r.type) for r in op.results],
-                           [_identity(t.rank)] * n, ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, inputs, [identity_map(t.rank)] * n, [empty(rw, op, r.type) for r in op.results],
+                           [identity_map(t.rank)] * n, ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
@@ -216,7 +216,7 @@ class Scatter(_Pattern):
         return True
 
 
-class SelectAndScatter(_Pattern):
+class SelectAndScatter(HloLoweringPattern):
     """Per result element: start from the init value and, for every window (source element),
     find the element the select region picks (scanning the window in order, padding
     excluded); where that is this element, apply the scatter region with the source value."""
@@ -229,12 +229,12 @@ class SelectAndScatter(_Pattern):
         rank = t.rank
         window = int_list(op.attributes.get("window_dimensions")) or [1] * rank
         strides = int_list(op.attributes.get("window_strides")) or [1] * rank
-        lo, _ = _pairs(op.attributes.get("padding"), rank)
+        lo, _ = split_pairs(op.attributes.get("padding"), rank)
         if len(op.regions) != 2 or not all(r.blocks for r in op.regions):
             return False
         select, scatter = op.regions[0].blocks[0], op.regions[1].blocks[0]
-        flat = _row_major(t.shape)
-        if _too_costly(_size(t), _size(source.type), *window):
+        flat = row_major_strides(t.shape)
+        if exceeds_cost_limit(element_count(t), element_count(source.type), *window):
             return False
 
         def body(b: Scalar, ins, outs):
@@ -275,7 +275,7 @@ class SelectAndScatter(_Pattern):
         block = generic_body([init], [t], body)
         if block is None:
             return False
-        out = make_generic(rw, op, [init], [_map(rank, [])], [empty(rw, op, t)], [_identity(rank)],
+        out = make_generic(rw, op, [init], [affine_map(rank, [])], [empty(rw, op, t)], [identity_map(rank)],
                            ["parallel"] * rank, block)
         rw.replace_op(op, out.results)
         return True

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from ...dialects.hlo_attrs import int_list
 from .build import empty, hlo_names
-from .hlo_generic import _identity, _Pattern, generic_body, make_generic
+from .hlo_generic import identity_map, HloLoweringPattern, generic_body, make_generic
 from .hlo_scalar import scalarize
 
 
-class Map(_Pattern):
+class Map(HloLoweringPattern):
     ops = hlo_names("map")
 
     def rewrite(self, op, rw) -> bool:
@@ -23,8 +23,8 @@ class Map(_Pattern):
         if block is None:
             return False
         rank = t.rank
-        out = make_generic(rw, op, list(op.operands), [_identity(rank)] * len(op.operands), [empty(rw, op, t)],
-                           [_identity(rank)], ["parallel"] * rank, block)
+        out = make_generic(rw, op, list(op.operands), [identity_map(rank)] * len(op.operands), [empty(rw, op, t)],
+                           [identity_map(rank)], ["parallel"] * rank, block)
         rw.replace_op(op, out.results)
         return True
 

@@ -9,13 +9,13 @@ from ...dialects.hlo_attrs import int_list
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from .build import empty, hlo_names
-from .hlo_generic import _Pattern, _affine, _identity, _map, generic_body, make_generic
-from .hlo_scalar import Scalar, _scalar_int
+from .hlo_generic import HloLoweringPattern, affine_expr, identity_map, affine_map, generic_body, make_generic
+from .hlo_scalar import Scalar, is_signless_int
 from .hlo_unsigned import is_unsigned
 
 
 # ---- data movement ----------------------------------------------------------------------------------
-class Pad(_Pattern):
+class Pad(HloLoweringPattern):
     """out[i] = x[(i - lo) / (interior + 1)] where that is a whole in-range index, else the pad value."""
     ops = hlo_names("pad")
     signless_safe = True
@@ -50,13 +50,13 @@ class Pad(_Pattern):
             return [b.select(cond, b.extract(x, where), ins[0])]
 
         block = generic_body([value], [t], body)
-        out = make_generic(rw, op, [value], [_map(t.rank, [])], [empty(rw, op, t)], [_identity(t.rank)],
+        out = make_generic(rw, op, [value], [affine_map(t.rank, [])], [empty(rw, op, t)], [identity_map(t.rank)],
                            ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class StridedSlice(_Pattern):
+class StridedSlice(HloLoweringPattern):
     """A slice TOSA has no form for (strides): an affine read of the operand."""
     ops = hlo_names("slice")
     signless_safe = True
@@ -68,9 +68,9 @@ class StridedSlice(_Pattern):
         strides = int_list(op.attributes.get("strides")) or [1] * t.rank
         if start is None:
             return False
-        in_map = _map(t.rank, [_affine(f"d{d}", strides[d], start[d]) for d in range(t.rank)])
+        in_map = affine_map(t.rank, [affine_expr(f"d{d}", strides[d], start[d]) for d in range(t.rank)])
         block = generic_body([x], [t], lambda b, i, o: [i[0]])
-        out = make_generic(rw, op, [x], [in_map], [empty(rw, op, t)], [_identity(t.rank)],
+        out = make_generic(rw, op, [x], [in_map], [empty(rw, op, t)], [identity_map(t.rank)],
                            ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
@@ -89,7 +89,7 @@ def _start_indices(rw, op, starts, limits):
     return out
 
 
-class DynamicSlice(_Pattern):
+class DynamicSlice(HloLoweringPattern):
     ops = hlo_names("dynamic_slice")
 
     def signless_keeps_meaning(self, op) -> bool:
@@ -98,17 +98,17 @@ class DynamicSlice(_Pattern):
     def rewrite(self, op, rw) -> bool:
         x, *starts = op.operands
         t = op.results[0].type
-        if len(starts) != t.rank or not all(_scalar_int(s.type.element) for s in starts):
+        if len(starts) != t.rank or not all(is_signless_int(s.type.element) for s in starts):
             return False
         offsets = _start_indices(rw, op, starts, [n - m for n, m in zip(x.type.shape, t.shape)])
         block = generic_body([], [t], lambda b, i, o: [b.extract(x, [b.add(b.index(d), offsets[d])
                                                                      for d in range(t.rank)])])
-        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [], [], [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class DynamicUpdateSlice(_Pattern):
+class DynamicUpdateSlice(HloLoweringPattern):
     ops = hlo_names("dynamic_update_slice")
 
     def signless_keeps_meaning(self, op) -> bool:
@@ -117,7 +117,7 @@ class DynamicUpdateSlice(_Pattern):
     def rewrite(self, op, rw) -> bool:
         x, update, *starts = op.operands
         t = op.results[0].type
-        if len(starts) != t.rank or not all(_scalar_int(s.type.element) for s in starts):
+        if len(starts) != t.rank or not all(is_signless_int(s.type.element) for s in starts):
             return False
         ushape = update.type.shape
         offsets = _start_indices(rw, op, starts, [n - m for n, m in zip(t.shape, ushape)])
@@ -133,13 +133,13 @@ class DynamicUpdateSlice(_Pattern):
             return [b.select(cond, b.extract(update, where), ins[0])]
 
         block = generic_body([x], [t], body)
-        out = make_generic(rw, op, [x], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+        out = make_generic(rw, op, [x], [identity_map(t.rank)], [empty(rw, op, t)], [identity_map(t.rank)],
                            ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class Broadcast(_Pattern):
+class Broadcast(HloLoweringPattern):
     """`broadcast`: the operand's dims are the result's trailing ones."""
     ops = hlo_names("broadcast")
     signless_safe = True
@@ -149,8 +149,8 @@ class Broadcast(_Pattern):
         t = op.results[0].type
         lead = t.rank - x.type.rank
         block = generic_body([x], [t], lambda b, i, o: [i[0]])
-        out = make_generic(rw, op, [x], [_map(t.rank, [f"d{lead + d}" for d in range(x.type.rank)])],
-                           [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [x], [affine_map(t.rank, [f"d{lead + d}" for d in range(x.type.rank)])],
+                           [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
@@ -171,7 +171,7 @@ def _from_bits(b: Scalar, bits, t: T.Type):
     return bits if isinstance(t, T.IntegerType) else b.op("arith.bitcast", [bits], t)
 
 
-class BitcastConvertWidths(_Pattern):
+class BitcastConvertWidths(HloLoweringPattern):
     """bitcast_convert between element widths, little-endian as the interpreter reads it: a wide
     element packs the last dimension's narrow ones (the k-th at bit k * width), and a narrow
     result's last dimension takes the wide element's pieces, lowest first (i1 is one bit)."""
@@ -206,11 +206,11 @@ class BitcastConvertWidths(_Pattern):
         zero = rw.create(op, "arith.constant", [], [wide], {"value": IntegerAttr(0, wide)}).result
         init = insert(rw, op, structured_op("linalg.fill", [zero], [empty(rw, op, acc_type)])).result
         loops = x.type.rank
-        packed = make_generic(rw, op, [x], [_identity(loops)], [init], [_map(loops, [f"d{d}" for d in range(t.rank)])],
+        packed = make_generic(rw, op, [x], [identity_map(loops)], [init], [affine_map(loops, [f"d{d}" for d in range(t.rank)])],
                               ["parallel"] * t.rank + ["reduction"], generic_body([x], [acc_type], body)).result
         if t.element != wide:
             block = generic_body([acc_type], [t], lambda b, i, o: [_from_bits(b, i[0], t.element)])
-            packed = make_generic(rw, op, [packed], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+            packed = make_generic(rw, op, [packed], [identity_map(t.rank)], [empty(rw, op, t)], [identity_map(t.rank)],
                                   ["parallel"] * t.rank, block).result
         rw.replace_op(op, [packed])
         return True
@@ -227,8 +227,8 @@ class BitcastConvertWidths(_Pattern):
             piece = b.op("arith.trunci", [b.op("arith.shrui", [_as_bits(b, ins[0]), shift], wide)], narrow)
             return [_from_bits(b, piece, t.element)]
 
-        in_map = _map(t.rank, [f"d{d}" for d in range(x.type.rank)])
-        out = make_generic(rw, op, [x], [in_map], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank,
+        in_map = affine_map(t.rank, [f"d{d}" for d in range(x.type.rank)])
+        out = make_generic(rw, op, [x], [in_map], [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank,
                            generic_body([x], [t], body))
         rw.replace_op(op, out.results)
         return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from .build import FASTMATH_NONE, Body, elementwise_generic, hlo_names
-from .hlo_generic import _Pattern
+from .hlo_generic import HloLoweringPattern
 
 #: float type -> (exponent bits, mantissa bits) of its own format
 _FORMATS = {T.f16: (5, 10), T.bf16: (8, 7), T.f32: (8, 23), T.f64: (11, 52)}
@@ -59,7 +59,7 @@ def _wrap(v: int, width: int) -> int:
     return v - (1 << width) if v >> (width - 1) else v
 
 
-class ReducePrecision(_Pattern):
+class ReducePrecision(HloLoweringPattern):
     ops = hlo_names("reduce_precision")
 
     def rewrite(self, op, rw) -> bool:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from ...dialects.hlo_attrs import int_list
 from ...ir import types as T
 from .build import empty, hlo_names
-from .hlo_generic import _Pattern, _identity, _map, _pad_op, _pairs, broadcast_scalar, generic_body, make_generic
+from .hlo_generic import HloLoweringPattern, identity_map, affine_map, stablehlo_pad, split_pairs, broadcast_scalar, generic_body, make_generic
 from .hlo_scalar import scalarize
 
 
-class Reduce(_Pattern):
+class Reduce(HloLoweringPattern):
     """Any reduce TOSA's reductions do not cover: a reduction generic whose body is the region's,
     on accumulators that start as the init values; over an empty set, the init values."""
     ops = hlo_names("reduce")
@@ -38,13 +38,13 @@ class Reduce(_Pattern):
             return False
         accs = [broadcast_scalar(rw, op, init, r.type) for init, r in zip(inits, op.results)]
         kinds = ["reduction" if d in dims else "parallel" for d in range(rank)]
-        out = make_generic(rw, op, inputs, [_identity(rank)] * n, accs,
-                           [_map(rank, [f"d{d}" for d in kept])] * n, kinds, block)
+        out = make_generic(rw, op, inputs, [identity_map(rank)] * n, accs,
+                           [affine_map(rank, [f"d{d}" for d in kept])] * n, kinds, block)
         rw.replace_op(op, out.results)
         return True
 
 
-class ReduceWindow(_Pattern):
+class ReduceWindow(HloLoweringPattern):
     """Pad (and base-dilate) with the init values, then reduce each window: loops over the
     result and the window (its extent given by a `tensor.empty` of the window's shape, as
     linalg's pooling ops do), the body the region's."""
@@ -59,7 +59,7 @@ class ReduceWindow(_Pattern):
         strides = int_list(op.attributes.get("window_strides")) or [1] * rank
         base = int_list(op.attributes.get("base_dilations")) or [1] * rank
         wdil = int_list(op.attributes.get("window_dilations")) or [1] * rank
-        lo, hi = _pairs(op.attributes.get("padding"), rank)
+        lo, hi = split_pairs(op.attributes.get("padding"), rank)
         if window is None or not op.regions or not op.regions[0].blocks:
             return False
         region = op.regions[0].blocks[0]
@@ -69,14 +69,14 @@ class ReduceWindow(_Pattern):
         if block is None:
             return False
         if any(lo) or any(hi) or any(d != 1 for d in base):
-            inputs = [_pad_op(rw, op, x, v, lo, hi, [d - 1 for d in base]) for x, v in zip(inputs, inits)]
+            inputs = [stablehlo_pad(rw, op, x, v, lo, hi, [d - 1 for d in base]) for x, v in zip(inputs, inits)]
         loops = 2 * rank
-        in_map = _map(loops, [f"d{d} * {strides[d]} + d{rank + d} * {wdil[d]}" for d in range(rank)])
+        in_map = affine_map(loops, [f"d{d} * {strides[d]} + d{rank + d} * {wdil[d]}" for d in range(rank)])
         accs = [broadcast_scalar(rw, op, init, r.type) for init, r in zip(inits, op.results)]
         kinds = ["parallel"] * rank + ["reduction"] * rank
         out = make_generic(rw, op, [empty(rw, op, wt), *inputs],
-                           [_map(loops, [f"d{rank + d}" for d in range(rank)])] + [in_map] * n, accs,
-                           [_map(loops, [f"d{d}" for d in range(rank)])] * n, kinds, block)
+                           [affine_map(loops, [f"d{rank + d}" for d in range(rank)])] + [in_map] * n, accs,
+                           [affine_map(loops, [f"d{d}" for d in range(rank)])] * n, kinds, block)
         rw.replace_op(op, out.results)
         return True
 

@@ -20,7 +20,7 @@ from ...dialects.hlo_attrs import enum_word
 from ...ir import types as T
 from ..rewriter import RewritePattern
 from .build import empty, hlo_names
-from .hlo_generic import _identity, generic_body, make_generic
+from .hlo_generic import identity_map, generic_body, make_generic
 from .hlo_scalar import Scalar
 from .hlo_unsigned import replace_with_signless, signless, to_signless
 
@@ -186,9 +186,9 @@ class RngBitGenerator(RewritePattern):
             return [b.select(b.cmpi(0, i, b.c(2)), lo, b.select(b.cmpi(0, i, b.c(3)), hi, ins[0]))]
 
         rank = len(shape)
-        out = make_generic(rw, op, [], [], [empty(rw, op, out_t)], [_identity(rank)], ["parallel"] * rank,
+        out = make_generic(rw, op, [], [], [empty(rw, op, out_t)], [identity_map(rank)], ["parallel"] * rank,
                            generic_body([], [out_t], values)).result
-        nst = make_generic(rw, op, [state], [_identity(1)], [empty(rw, op, state_t)], [_identity(1)], ["parallel"],
+        nst = make_generic(rw, op, [state], [identity_map(1)], [empty(rw, op, state_t)], [identity_map(1)], ["parallel"],
                            generic_body([state], [state_t], new_state)).result
         replace_with_signless(rw, op, [nst, out])
         return True

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...interpreter.hlo_rng import box_muller_draws
 from ...dialects.hlo_attrs import enum_word
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from .build import FASTMATH_NONE, Body, elementwise_generic, hlo_names, tensor_of
 from .hlo_decompositions import HloBuilder
-from .hlo_generic import _Pattern
+from .hlo_generic import HloLoweringPattern
 
 _FM = {"fastmath": FASTMATH_NONE}
 
@@ -27,7 +28,7 @@ def _distribution(op) -> str:
     return enum_word(op.attributes.get("rng_distribution")) or "UNIFORM"
 
 
-class RngUniform(_Pattern):
+class RngUniform(HloLoweringPattern):
     ops = hlo_names("rng")
 
     def rewrite(self, op, rw) -> bool:
@@ -71,17 +72,16 @@ def _cast(b: Body, v, to: T.Type):
     return b.op("arith.sitofp", [v], to)
 
 
-class RngNormal(_Pattern):
+class RngNormal(HloLoweringPattern):
     ops = hlo_names("rng")
 
     def rewrite(self, op, rw) -> bool:
-        from ...interpreter.hlo_rng import _box_muller
         mu, sigma, _shape = op.operands
         t = op.results[0].type
         if _distribution(op) != "NORMAL" or t.element != T.f32 or mu.type.rank != 0 or sigma.type.rank != 0:
             return False
         n = int(np.prod(t.shape, dtype=np.int64))
-        sq, co, si = _box_muller(n)
+        sq, co, si = box_muller_draws(n)
         half = tensor_of([len(sq)], T.f32)
         h = HloBuilder(rw, op)
         sigma_b, mu_b = h.broadcast(sigma, [], half), h.broadcast(mu, [], half)

@@ -14,10 +14,10 @@ from ...ir.core import Block, Operation
 from .build import FASTMATH_NONE, short_name
 from .hlo_unsigned import guarded_shift, is_unsigned, unsigned_scalar_op
 
-_FM = {"fastmath": FASTMATH_NONE}
+NO_FASTMATH = {"fastmath": FASTMATH_NONE}
 
 
-def _plain(t: T.Type) -> bool:
+def is_arith_element(t: T.Type) -> bool:
     """An element type the arith dialect works on: float or signless integer."""
     e = T.element_type(t)
     return T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless
@@ -82,7 +82,7 @@ class Scalar:
         return self.op("tensor.extract", [tensor, *indices], tensor.type.element)
 
 
-def _scalar_int(t) -> bool:
+def is_signless_int(t) -> bool:
     return isinstance(t, T.IntegerType) and t.is_signless
 
 
@@ -117,8 +117,8 @@ def compare_scalar(b: Scalar, direction: str, kind: Optional[str], x, y):
         if kind == "TOTALORDER":
             x, y = _total_order_key(b, x), _total_order_key(b, y)
             return b.cmpi(spred, x, y)
-        return b.op("arith.cmpf", [x, y], T.i1, {"predicate": IntegerAttr(fpred, T.i64), **_FM})
-    if not _scalar_int(t):
+        return b.op("arith.cmpf", [x, y], T.i1, {"predicate": IntegerAttr(fpred, T.i64), **NO_FASTMATH})
+    if not is_signless_int(t):
         return None
     unsigned = kind == "UNSIGNED" or t == T.i1
     return b.cmpi(upred if unsigned else spred, x, y)
@@ -135,7 +135,7 @@ def _total_order_key(b: Scalar, x):
     return b.op("arith.xori", [bits, mask], it)
 
 
-def _cast_scalar(b: Scalar, x, dst: T.Type):
+def cast_scalar(b: Scalar, x, dst: T.Type):
     src = x.type
     if src == dst:
         return x
@@ -143,17 +143,17 @@ def _cast_scalar(b: Scalar, x, dst: T.Type):
         return b.op("arith.extf" if src.width < dst.width else "arith.truncf", [x], dst)
     if src == T.i1 and T.is_float(dst):
         return b.op("arith.uitofp", [x], dst)
-    if _scalar_int(src) and T.is_float(dst):
+    if is_signless_int(src) and T.is_float(dst):
         return b.op("arith.sitofp", [x], dst)
     if T.is_float(src) and dst == T.i1:
-        return b.op("arith.cmpf", [x, b.const(0.0, src)], T.i1, {"predicate": IntegerAttr(13, T.i64), **_FM})
-    if T.is_float(src) and _scalar_int(dst):
+        return b.op("arith.cmpf", [x, b.const(0.0, src)], T.i1, {"predicate": IntegerAttr(13, T.i64), **NO_FASTMATH})
+    if T.is_float(src) and is_signless_int(dst):
         return b.op("arith.fptosi", [x], dst)
-    if _scalar_int(src) and dst == T.i1:
+    if is_signless_int(src) and dst == T.i1:
         return b.cmpi(1, x, b.const(0, src))
-    if src == T.i1 and _scalar_int(dst):
+    if src == T.i1 and is_signless_int(dst):
         return b.op("arith.extui", [x], dst)
-    if _scalar_int(src) and _scalar_int(dst):
+    if is_signless_int(src) and is_signless_int(dst):
         return b.op("arith.extsi" if src.width < dst.width else "arith.trunci", [x], dst)
     return None
 
@@ -164,7 +164,7 @@ def scalar_op(b: Scalar, op: Operation, args):
     if any(map(is_unsigned, (*(v.type for v in op.operands), *op.result_types))):
         return unsigned_scalar_op(b, op, args)  # the unsigned arith op, on signless values
     rt = T.element_type(op.results[0].type) if op.results else None
-    if rt is not None and not _plain(rt):
+    if rt is not None and not is_arith_element(rt):
         return None
     if kind == "constant":
         from ...dialects.common import splat_value
@@ -172,9 +172,9 @@ def scalar_op(b: Scalar, op: Operation, args):
         return None if v is None else b.const(v, rt)
     if kind in ("reshape", "broadcast_in_dim", "convert"):
         src = op.operands[0].type
-        if not (isinstance(src, T.RankedTensorType) and src.rank == 0 and _plain(src)):
+        if not (isinstance(src, T.RankedTensorType) and src.rank == 0 and is_arith_element(src)):
             return None
-        return _cast_scalar(b, args[0], rt)
+        return cast_scalar(b, args[0], rt)
     if kind == "compare":
         return compare_scalar(b, enum_word(op.attributes.get("comparison_direction")),
                               enum_word(op.attributes.get("compare_type")), *args)
@@ -186,13 +186,13 @@ def scalar_op(b: Scalar, op: Operation, args):
     if kind == "clamp":
         lo, x, hi = args
         if T.is_float(rt):
-            return b.op("arith.minimumf", [b.op("arith.maximumf", [x, lo], rt, _FM), hi], rt, _FM)
+            return b.op("arith.minimumf", [b.op("arith.maximumf", [x, lo], rt, NO_FASTMATH), hi], rt, NO_FASTMATH)
         return b.op("arith.minsi", [b.op("arith.maxsi", [x, lo], rt), hi], rt)
     if T.is_float(rt):
         if kind in _FLOAT_BINARY and len(args) == 2:
-            return b.op(_FLOAT_BINARY[kind], args, rt, _FM)
+            return b.op(_FLOAT_BINARY[kind], args, rt, NO_FASTMATH)
         if kind in _FLOAT_UNARY and len(args) == 1:
-            return b.op(_FLOAT_UNARY[kind], args, rt, _FM)
+            return b.op(_FLOAT_UNARY[kind], args, rt, NO_FASTMATH)
         return None
     if rt == T.i1:
         return b.op(_BOOL_BINARY[kind], args, rt) if kind in _BOOL_BINARY and len(args) == 2 else None

@@ -15,7 +15,7 @@ from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Block, Operation, Region
 from .build import FASTMATH_NONE, empty, hlo_names
-from .hlo_generic import _identity, _Pattern, for_nest, generic_body, make_generic
+from .hlo_generic import identity_map, HloLoweringPattern, for_nest, generic_body, make_generic
 from .hlo_scalar import Scalar
 
 _FM = {"fastmath": FASTMATH_NONE}
@@ -27,7 +27,7 @@ def _flag(op, name: str) -> bool:
     return bool(value) if value is not None else str(attr).strip() in ("true", "unit")
 
 
-class TriangularSolve(_Pattern):
+class TriangularSolve(HloLoweringPattern):
     ops = hlo_names("triangular_solve")
 
     def rewrite(self, op, rw) -> bool:
@@ -91,7 +91,7 @@ class TriangularSolve(_Pattern):
         yield_op = Operation("scf.yield", [], [])
         loop_block.append(yield_op)
         block = generic_body([x], [t], step_body(x, i))
-        new_x = make_generic(rw, yield_op, [x], [_identity(rank)], [empty(rw, yield_op, t)], [_identity(rank)],
+        new_x = make_generic(rw, yield_op, [x], [identity_map(rank)], [empty(rw, yield_op, t)], [identity_map(rank)],
                              ["parallel"] * rank, block).result
         yield_op.set_operands([new_x])
         rw.replace_op(op, loop.results)

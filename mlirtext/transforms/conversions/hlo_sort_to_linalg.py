@@ -7,11 +7,11 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr
 from .build import empty, hlo_names
-from .hlo_generic import _Pattern, _identity, _int_attr, _size, _too_costly, for_nest, generic_body, make_generic
+from .hlo_generic import HloLoweringPattern, identity_map, first_int, element_count, exceeds_cost_limit, for_nest, generic_body, make_generic
 from .hlo_scalar import Scalar, scalarize
 
 
-class Sort(_Pattern):
+class Sort(HloLoweringPattern):
     """A stable sort by ranks: first each element's final position along the dimension
     (how many elements the comparator puts before it, ties kept in order), then each result
     element takes the element whose position it is. O(n^2) comparator calls per line."""
@@ -21,14 +21,14 @@ class Sort(_Pattern):
     def rewrite(self, op, rw) -> bool:
         inputs = list(op.operands)
         t = inputs[0].type
-        dim = _int_attr(op.attributes.get("dimension"), -1)
+        dim = first_int(op.attributes.get("dimension"), -1)
         if dim < 0:
             dim += t.rank
         if not op.regions or not op.regions[0].blocks:
             return False
         comparator = op.regions[0].blocks[0]
         n = t.shape[dim]
-        if _too_costly(_size(t), n):
+        if exceeds_cost_limit(element_count(t), n):
             return False
         rank_type = T.RankedTensorType(t.shape, T.i64)
 
@@ -75,16 +75,16 @@ class Sort(_Pattern):
 
             return for_nest(b, [n], list(ins), find)
 
-        position = make_generic(rw, op, [], [], [empty(rw, op, rank_type)], [_identity(t.rank)],
+        position = make_generic(rw, op, [], [], [empty(rw, op, rank_type)], [identity_map(t.rank)],
                                 ["parallel"] * t.rank, block).result
         block2 = generic_body(inputs, [r.type for r in op.results], place)
-        out = make_generic(rw, op, inputs, [_identity(t.rank)] * len(inputs), [empty(rw, op, r.type) for r in op.results],
-                           [_identity(t.rank)] * len(inputs), ["parallel"] * t.rank, block2)
+        out = make_generic(rw, op, inputs, [identity_map(t.rank)] * len(inputs), [empty(rw, op, r.type) for r in op.results],
+                           [identity_map(t.rank)] * len(inputs), ["parallel"] * t.rank, block2)
         rw.replace_op(op, out.results)
         return True
 
 
-class Scan(_Pattern):
+class Scan(HloLoweringPattern):
     """`chlo.scan` with an elementwise body: each output element runs the recurrence along the
     scan dimension up to its own position (O(n^2) per line); the final carries run it all."""
     ops = ("chlo.scan",)
@@ -100,10 +100,10 @@ class Scan(_Pattern):
         if not inputs or n_out < 0:
             return False
         t = inputs[0].type
-        dim = _int_attr(op.attributes.get("dimension"), 0)
+        dim = first_int(op.attributes.get("dimension"), 0)
         reverse = "true" in str(op.attributes.get("is_reverse", "false"))
         n = t.shape[dim]
-        if _too_costly(_size(t), n):
+        if exceeds_cost_limit(element_count(t), n):
             return False
         region = op.regions[0].blocks[0]
 
@@ -155,10 +155,10 @@ class Scan(_Pattern):
         values = []
         if n_out:
             values += make_generic(rw, op, [], [], [empty(rw, op, r.type) for r in op.results[:n_out]],
-                                   [_identity(t.rank)] * n_out, ["parallel"] * t.rank, blocks[0]).results
+                                   [identity_map(t.rank)] * n_out, ["parallel"] * t.rank, blocks[0]).results
         if inits:
             values += make_generic(rw, op, [], [], [empty(rw, op, r.type) for r in op.results[n_out:]],
-                                   [_identity(ct.rank)] * len(inits), ["parallel"] * ct.rank, blocks[1]).results
+                                   [identity_map(ct.rank)] * len(inits), ["parallel"] * ct.rank, blocks[1]).results
         rw.replace_op(op, values)
         return True
 

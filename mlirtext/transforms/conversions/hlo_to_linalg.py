@@ -19,7 +19,7 @@ from ...ir.attributes import IntegerAttr
 from ...ir.core import Block
 from ..rewriter import RewritePattern
 from .build import FASTMATH_NONE, Body, elementwise_generic, hlo_names
-from .hlo_generic import _Pattern
+from .hlo_generic import HloLoweringPattern
 from .hlo_scalar import Scalar, compare_scalar
 from .hlo_unsigned import PATTERNS as UNSIGNED, guarded_shift, integer_power, multiply_high
 
@@ -179,7 +179,7 @@ def _probe(op):
     return Block([T.element_type(v.type) for v in op.operands])
 
 
-class Compare(_Pattern):
+class Compare(HloLoweringPattern):
     """TOTALORDER and UNSIGNED compares (TOSA has neither)."""
     ops = hlo_names("compare")  # (unsigned compares are UnsignedElementwise's)
 

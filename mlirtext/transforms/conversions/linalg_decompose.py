@@ -14,14 +14,14 @@
 """
 from __future__ import annotations
 
-from ...dialects.linalg import _pack_parts
+from ...dialects.linalg import pack_operands
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Operation
 from ..driver import GreedyDriver
 from ..rewriter import RewritePattern
 from .build import FASTMATH_NONE, all_static, empty, insert
-from .hlo_generic import _identity, _map, generic_body, make_generic
+from .hlo_generic import identity_map, affine_map, generic_body, make_generic
 from .hlo_scalar import Scalar
 
 _FM = {"fastmath": FASTMATH_NONE}
@@ -53,8 +53,8 @@ class ElementwiseOnTensors(RewritePattern):
             return [b.op(op.name, operands, t.element, dict(op.attributes))]
 
         block = generic_body(tensors, [t], body)
-        out = make_generic(rw, op, tensors, [_identity(t.rank)] * len(tensors), [empty(rw, op, t)],
-                           [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, tensors, [identity_map(t.rank)] * len(tensors), [empty(rw, op, t)],
+                           [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
@@ -75,7 +75,7 @@ class Softmax(RewritePattern):
         rank = t.rank
         kept = [f"d{i}" for i in range(rank) if i != dim]
         reduced_t = T.RankedTensorType(tuple(s for i, s in enumerate(t.shape) if i != dim), work)
-        full, part = _identity(rank), _map(rank, kept)
+        full, part = identity_map(rank), affine_map(rank, kept)
         parallel = ["parallel"] * rank
         reducing = ["reduction" if i == dim else "parallel" for i in range(rank)]
 
@@ -84,7 +84,7 @@ class Softmax(RewritePattern):
 
         def filled(value):
             block = generic_body([], [reduced_t], lambda b, i, o: [b.const(value, work)])
-            return make_generic(rw, op, [], [], [empty(rw, op, reduced_t)], [_identity(reduced_t.rank)],
+            return make_generic(rw, op, [], [], [empty(rw, op, reduced_t)], [identity_map(reduced_t.rank)],
                                 ["parallel"] * reduced_t.rank, block).result
 
         block = generic_body([x], [reduced_t], lambda b, i, o: [b.op("arith.maximumf", [o[0], widen(b, i[0])],
@@ -112,7 +112,7 @@ class Softmax(RewritePattern):
 def _tiling(op):
     """(source or dest of the unpacked shape, packed value, pad value, tiles by dim, inner dims,
     outer order), or None for dynamic tiles or shapes."""
-    src, dest, pad, dynamic_tiles = _pack_parts(op)
+    src, dest, pad, dynamic_tiles = pack_operands(op)
     if dynamic_tiles or not op.results or not all_static(src.type, dest.type):
         return None
     inner = _ints(op.attributes.get("inner_dims_pos"))
@@ -155,7 +155,7 @@ class Pack(RewritePattern):
         block = generic_body([], [t], body)
         if block is None:
             return False
-        out = make_generic(rw, op, [], [], [dest], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [], [], [dest], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 
@@ -183,7 +183,7 @@ class Unpack(RewritePattern):
             return [b.extract(src, [quotient[d] for d in outer] + [remainder[d] for d in inner])]
 
         block = generic_body([], [t], body)
-        out = make_generic(rw, op, [], [], [dest], [_identity(t.rank)], ["parallel"] * t.rank, block)
+        out = make_generic(rw, op, [], [], [dest], [identity_map(t.rank)], ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
 

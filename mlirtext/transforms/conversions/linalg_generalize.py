@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...dialects.linalg import ELEMENTWISE_BINARY, ELEMENTWISE_UNARY, segments
 from ..rewriter import RewritePattern
-from .hlo_generic import _identity, make_generic
+from .hlo_generic import identity_map, make_generic
 
 #: The named ops removed upstream (select included: it became `linalg.elementwise` too).
 REMOVED_ELEMENTWISE = frozenset(f"linalg.{n}" for n in (*ELEMENTWISE_UNARY, *ELEMENTWISE_BINARY, "select"))
@@ -27,7 +27,7 @@ class GeneralizeRemovedElementwise(RewritePattern):
             return False
         body = op.regions[0].blocks[0]
         op.regions[0].blocks.clear()  # the body moves to the generic
-        maps = [_identity(rank)] * (len(ins) + len(outs))
+        maps = [identity_map(rank)] * (len(ins) + len(outs))
         generic = make_generic(rw, op, ins, maps[:len(ins)], outs, maps[len(ins):], ["parallel"] * rank, body)
         rw.replace_op(op, generic.results)
         return True

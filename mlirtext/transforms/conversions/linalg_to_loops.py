@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...dialects.affine_maps import AffineMap, evaluate, parse_map
-from ...dialects.linalg import _named_maps as named_maps, segments
+from ...dialects.linalg import indexing_maps, segments
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Block, Operation, Region, Value
@@ -70,7 +70,7 @@ def structured(op: Operation) -> Structured:
         reduced = set(op.attributes["dimensions"].values)
         kept = [d for d in range(rank) if d not in reduced]
         maps = [_identity(rank)] * len(ins) + [_projection(rank, kept)] * len(outs)
-    elif (found := named_maps(op)) is not None:
+    elif (found := indexing_maps(op)) is not None:
         # indexing_maps the op carries, else the dialect's table of named-op maps
         # (LinalgNamedStructuredOps.yaml: contractions, convolutions and poolings with
         # their strides / dilations applied)

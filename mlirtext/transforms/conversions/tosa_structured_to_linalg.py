@@ -20,9 +20,9 @@ from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
 from .build import all_static, empty, insert
-from .hlo_control_to_scf import _extract_scalar
-from .hlo_generic import _identity, _map, generic_body, make_generic
-from .hlo_scalar import _FM, Scalar
+from .hlo_control_to_scf import extract_scalar
+from .hlo_generic import identity_map, affine_map, generic_body, make_generic
+from .hlo_scalar import NO_FASTMATH, Scalar
 from ...ir.arrays import array_to_attr
 
 
@@ -63,7 +63,7 @@ def padded(rw, op, x, lo, hi, value):
         return [v if cond is None else b.select(cond, v, value)]
 
     block = generic_body([], [t], body)
-    return make_generic(rw, op, [], [], [empty(rw, op, t)], [_identity(t.rank)], ["parallel"] * t.rank,
+    return make_generic(rw, op, [], [], [empty(rw, op, t)], [identity_map(t.rank)], ["parallel"] * t.rank,
                         block).result
 
 
@@ -101,7 +101,7 @@ class MaxPool2d(RewritePattern):
 
         def body(b: Scalar, ins, outs):
             if T.is_float(e):
-                return [b.op("arith.maximumf", [outs[0], ins[1]], e, _FM)]
+                return [b.op("arith.maximumf", [outs[0], ins[1]], e, NO_FASTMATH)]
             return [b.op("arith.maxsi", [outs[0], ins[1]], e)]
 
         wt = T.RankedTensorType(tuple(kernel), T.i1)
@@ -111,9 +111,9 @@ class MaxPool2d(RewritePattern):
         from ...dialects.linalg import structured_op
         init = insert(rw, op, structured_op("linalg.fill", [_scalar_const(rw, op, lowest, e)],
                                             [empty(rw, op, t)])).result
-        in_map = _map(6, ["d0", f"d1 * {stride[0]} + d4", f"d2 * {stride[1]} + d5", "d3"])
-        out = make_generic(rw, op, [empty(rw, op, wt), x], [_map(6, ["d4", "d5"]), in_map], [init],
-                           [_map(6, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 2, block)
+        in_map = affine_map(6, ["d0", f"d1 * {stride[0]} + d4", f"d2 * {stride[1]} + d5", "d3"])
+        out = make_generic(rw, op, [empty(rw, op, wt), x], [affine_map(6, ["d4", "d5"]), in_map], [init],
+                           [affine_map(6, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 2, block)
         rw.replace_op(op, out.results)
         return True
 
@@ -179,7 +179,7 @@ class AvgPool2d(RewritePattern):
             n = count(b)
             if not integer:
                 size = b.op("arith.sitofp", [b.op("arith.index_cast", [n], T.i64)], acc)
-                q = b.op("arith.divf", [ins[0], size], acc, _FM)
+                q = b.op("arith.divf", [ins[0], size], acc, NO_FASTMATH)
                 return [q if acc == e else b.op("arith.truncf", [q], e)]
             n64 = b.op("arith.index_cast", [n], T.i64)
             total = b.op("arith.extsi", [ins[0]], T.i64)
@@ -204,7 +204,7 @@ class AvgPool2d(RewritePattern):
             return [b.op("arith.trunci", [value], e)]
 
         block = generic_body([acc_t], [t], body)
-        out = make_generic(rw, op, [sums], [_identity(4)], [empty(rw, op, t)], [_identity(4)], ["parallel"] * 4,
+        out = make_generic(rw, op, [sums], [identity_map(4)], [empty(rw, op, t)], [identity_map(4)], ["parallel"] * 4,
                            block)
         rw.replace_op(op, out.results)
         return True
@@ -230,7 +230,7 @@ class Gather(RewritePattern):
             return [b.extract(values, [b.index(0), k, b.index(2)])]
 
         block = generic_body([indices], [t], body)
-        out = make_generic(rw, op, [indices], [_map(3, ["d0", "d1"])], [empty(rw, op, t)], [_identity(3)],
+        out = make_generic(rw, op, [indices], [affine_map(3, ["d0", "d1"])], [empty(rw, op, t)], [identity_map(3)],
                            ["parallel"] * 3, block)
         rw.replace_op(op, out.results)
         return True
@@ -258,7 +258,7 @@ class WhileLoop(RewritePattern):
             return False
 
         def condition(block, values):
-            flag = _extract_scalar(block, values[0])
+            flag = extract_scalar(block, values[0])
             block.append(Operation("scf.condition", [flag, *block.arguments], []))
 
         def step(block, values):
@@ -297,7 +297,7 @@ class CondIf(RewritePattern):
             else:
                 return False
             branches.append(new)
-        flag = _extract_scalar(rw, cond, op)
+        flag = extract_scalar(rw, cond, op)
         new = rw.create(op, "scf.if", [flag], [r.type for r in op.results],
                         regions=[Region([branches[0]]), Region([branches[1]])])
         rw.replace_op(op, new.results)
@@ -334,7 +334,7 @@ class Table(RewritePattern):
             return [_cast_int(b, out, t.element)]
 
         block = generic_body([x], [t], body)
-        out = make_generic(rw, op, [x], [_identity(t.rank)], [empty(rw, op, t)], [_identity(t.rank)],
+        out = make_generic(rw, op, [x], [identity_map(t.rank)], [empty(rw, op, t)], [identity_map(t.rank)],
                            ["parallel"] * t.rank, block)
         rw.replace_op(op, out.results)
         return True
@@ -356,7 +356,7 @@ def _mul_add(b: Scalar, acc, x, w):
     e = acc.type
     x, w = _widen(b, x, e), _widen(b, w, e)
     if T.is_float(e):
-        return b.op("arith.addf", [acc, b.op("arith.mulf", [x, w], e, _FM)], e, _FM)
+        return b.op("arith.addf", [acc, b.op("arith.mulf", [x, w], e, NO_FASTMATH)], e, NO_FASTMATH)
     return b.op("arith.addi", [acc, b.op("arith.muli", [x, w], e)], e)
 
 
@@ -391,24 +391,24 @@ class Conv2d(RewritePattern):
             kh, kw, c, m = w.type.shape
             acc_t = T.RankedTensorType((*t.shape[:3], c, m), e)
             # loops (n, oh, ow, c, m, kh, kw)
-            in_map = _map(7, ["d0", f"d1 * {stride[0]} + d5 * {dil[0]}", f"d2 * {stride[1]} + d6 * {dil[1]}", "d3"])
-            w_map = _map(7, ["d5", "d6", "d3", "d4"])
-            out_map = _map(7, ["d0", "d1", "d2", "d3", "d4"])
-            bias_map = _map(5, ["0" if bias.type.shape[0] == 1 else "d3 * %d + d4" % m])
+            in_map = affine_map(7, ["d0", f"d1 * {stride[0]} + d5 * {dil[0]}", f"d2 * {stride[1]} + d6 * {dil[1]}", "d3"])
+            w_map = affine_map(7, ["d5", "d6", "d3", "d4"])
+            out_map = affine_map(7, ["d0", "d1", "d2", "d3", "d4"])
+            bias_map = affine_map(5, ["0" if bias.type.shape[0] == 1 else "d3 * %d + d4" % m])
             kinds = ["parallel"] * 5 + ["reduction"] * 2
         else:
             acc_t = t
-            in_map = _map(7, ["d0", f"d1 * {stride[0]} + d4 * {dil[0]}", f"d2 * {stride[1]} + d5 * {dil[1]}", "d6"])
-            w_map = _map(7, ["d3", "d4", "d5", "d6"])
-            out_map = _map(7, ["d0", "d1", "d2", "d3"])
-            bias_map = _map(4, ["0" if bias.type.shape[0] == 1 else "d3"])
+            in_map = affine_map(7, ["d0", f"d1 * {stride[0]} + d4 * {dil[0]}", f"d2 * {stride[1]} + d5 * {dil[1]}", "d6"])
+            w_map = affine_map(7, ["d3", "d4", "d5", "d6"])
+            out_map = affine_map(7, ["d0", "d1", "d2", "d3"])
+            bias_map = affine_map(4, ["0" if bias.type.shape[0] == 1 else "d3"])
             kinds = ["parallel"] * 4 + ["reduction"] * 3
         block = generic_body([x, w], [acc_t], lambda b, i, o: [_mul_add(b, o[0], i[0], i[1])])
         init_block = generic_body([bias], [acc_t], lambda b, i, o: [_widen(b, i[0], e)])
         if any(pad):
             x = padded(rw, op, x, [0, pad[0], pad[2], 0], [0, pad[1], pad[3], 0],
                        _scalar_const(rw, op, 0, x.type.element))
-        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, acc_t)], [_identity(acc_t.rank)],
+        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, acc_t)], [identity_map(acc_t.rank)],
                             ["parallel"] * acc_t.rank, init_block).result
         out = make_generic(rw, op, [x, w], [in_map, w_map], [init], [out_map], kinds, block).result
         if depthwise:
@@ -439,17 +439,17 @@ class Conv3d(RewritePattern):
         if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
             return False
         from ...dialects.linalg import structured_op
-        from .tosa_to_linalg import _i64_array
+        from .tosa_to_linalg import i64_array
         o, kd, kh, kw, i = w.type.shape
         wt = T.RankedTensorType((kd, kh, kw, i, o), w.type.element)
         w = insert(rw, op, structured_op("linalg.transpose", [w], [empty(rw, op, wt)],
-                                         {"permutation": _i64_array([1, 2, 3, 4, 0])})).result
+                                         {"permutation": i64_array([1, 2, 3, 4, 0])})).result
         if any(pad):
             x = padded(rw, op, x, [0, pad[0], pad[2], pad[4], 0], [0, pad[1], pad[3], pad[5], 0],
                        _scalar_const(rw, op, 0, x.type.element))
-        bias_map = _map(5, ["0" if bias.type.shape[0] == 1 else "d4"])
+        bias_map = affine_map(5, ["0" if bias.type.shape[0] == 1 else "d4"])
         init_block = generic_body([bias], [t], lambda b, i, o: [_widen(b, i[0], e)])
-        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [_identity(5)], ["parallel"] * 5,
+        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [identity_map(5)], ["parallel"] * 5,
                             init_block).result
         out = insert(rw, op, structured_op("linalg.conv_3d_ndhwc_dhwcf", [x, w], [init],
                                            {"strides": _i64_dense(stride), "dilations": _i64_dense(dil)}))
@@ -493,13 +493,13 @@ class TransposeConv2d(RewritePattern):
             return [_mul_add(b, outs[0], value, ins[0])]
 
         block = generic_body([w], [t], body)
-        bias_map = _map(4, ["0" if bias.type.shape[0] == 1 else "d3"])
+        bias_map = affine_map(4, ["0" if bias.type.shape[0] == 1 else "d3"])
         init_block = generic_body([bias], [t], lambda b, i, o: [_widen(b, i[0], e)])
-        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [_identity(4)], ["parallel"] * 4,
+        init = make_generic(rw, op, [bias], [bias_map], [empty(rw, op, t)], [identity_map(4)], ["parallel"] * 4,
                             init_block).result
         # loops (n, oy, ox, oc, ky, kx, ic)
-        out = make_generic(rw, op, [w], [_map(7, ["d3", "d4", "d5", "d6"])], [init],
-                           [_map(7, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 3, block)
+        out = make_generic(rw, op, [w], [affine_map(7, ["d3", "d4", "d5", "d6"])], [init],
+                           [affine_map(7, ["d0", "d1", "d2", "d3"])], ["parallel"] * 4 + ["reduction"] * 3, block)
         rw.replace_op(op, out.results)
         return True
 

@@ -24,7 +24,7 @@ from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
 from ...ir.arrays import attr_to_array
 
 
-def _i64_array(values) -> DenseArrayAttr:
+def i64_array(values) -> DenseArrayAttr:
     return DenseArrayAttr(T.i64, tuple(int(v) for v in values))
 
 
@@ -302,7 +302,7 @@ class Reshape(RewritePattern):
     def _reshape(rw, op, name, x, groups, out):
         attrs = {"reassociation": ArrayAttr(tuple(ArrayAttr(tuple(IntegerAttr(i) for i in g)) for g in groups))}
         if name == "tensor.expand_shape":
-            attrs["static_output_shape"] = _i64_array(out.shape)
+            attrs["static_output_shape"] = i64_array(out.shape)
         return rw.create(op, name, [x], [out], attrs).result
 
 
@@ -315,7 +315,7 @@ class Transpose(RewritePattern):
             return False
         perms = list(op.attributes["perms"].values)
         new = insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [empty(rw, op, t)],
-                                            {"permutation": _i64_array(perms)}))
+                                            {"permutation": i64_array(perms)}))
         rw.replace_op(op, new.results)
         return True
 
@@ -388,7 +388,7 @@ class Reduce(RewritePattern):
         combined = Operation(name, [block.arguments[0], block.arguments[1]], [elt], attrs)
         block.append(combined)
         block.append(Operation("linalg.yield", [combined.results[0]], []))
-        reduce = Operation("linalg.reduce", [x, init], [reduced], {"dimensions": _i64_array([axis])},
+        reduce = Operation("linalg.reduce", [x, init], [reduced], {"dimensions": i64_array([axis])},
                            [Region([block])])
         value = insert(rw, op, reduce).result
         groups = _keep_dim_groups(len(reduced_shape), axis)
@@ -419,8 +419,8 @@ class Slice(RewritePattern):
         if start is None or size is None or not all_static(t):
             return False
         rank = len(start)
-        attrs = {"static_offsets": _i64_array(start), "static_sizes": _i64_array(size),
-                 "static_strides": _i64_array([1] * rank),
+        attrs = {"static_offsets": i64_array(start), "static_sizes": i64_array(size),
+                 "static_strides": i64_array([1] * rank),
                  "operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0, 0))}
         new = rw.create(op, "tensor.extract_slice", [op.operands[0]], [t], attrs)
         rw.replace_op(op, new.results)
