@@ -152,6 +152,21 @@ def target_at(doc: Document, offset: int) -> Optional[Target]:
 _ATTR_KEYWORD = re.compile(r"\b(?:dense|affine_map)<")
 
 
+def _closing_angle(text: str, i: int, stop: int) -> int:
+    """The offset of the `>` that closes the `<` at `i` (an arrow's `->` is not one), or `stop`."""
+    depth = 0
+    while i < stop:
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                break
+        i += 1
+    return i
+
+
 def attr_text_at(text: str, offset: int) -> Optional[tuple[int, int]]:
     """(start, end) of the `dense<...>` / `affine_map<...>` keyword or map under `offset`
     (a dense literal's values are not included: they can be megabytes)."""
@@ -163,16 +178,7 @@ def attr_text_at(text: str, offset: int) -> Optional[tuple[int, int]]:
             if m.start() <= offset < m.end():
                 return m.start(), m.end() - 1
             continue
-        depth, i = 0, m.end() - 1
-        while i < line_end:
-            c = text[i]
-            if c == "<":
-                depth += 1
-            elif c == ">" and text[i - 1] != "-":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
+        i = _closing_angle(text, m.end() - 1, line_end)
         if m.start() <= offset <= i:
             return m.start(), i + 1
     return None
@@ -190,16 +196,7 @@ def type_text_at(text: str, offset: int) -> Optional[tuple[int, int]]:
     line_end = len(text) if line_end == -1 else line_end
     best = None
     for m in _SHAPED.finditer(text, line_start, line_end):
-        depth, i = 0, m.end() - 1
-        while i < line_end:
-            c = text[i]
-            if c == "<":
-                depth += 1
-            elif c == ">" and text[i - 1] != "-":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
+        i = _closing_angle(text, m.end() - 1, line_end)
         if m.start() <= offset <= i and (best is None or best[0] < m.start()):
             best = (m.start(), i + 1)
     if best is not None:

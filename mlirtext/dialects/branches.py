@@ -2,6 +2,7 @@
 MLIR's rule that they match the block's arguments, the `^bb1(%a : i32)` syntax, switch cases."""
 from __future__ import annotations
 
+from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr
 from ..ir.dense import DenseElementsAttr, parse_dense
 from .base import VerifyError
@@ -91,3 +92,26 @@ def build_switch(ctx, name, flag, flag_type, default, cases, attrs, values_type)
         attributes["case_values"] = parse_dense("[" + ", ".join(map(str, vals)) + "]",
                                                 values_type(len(vals)))
     return create(ctx, name, operands + case_ops, (), merge_attrs(attributes, attrs), successors=blocks)
+
+
+def build_cond_br(ctx, name: str, children):
+    """`cond_br %c [weights], ^t(...), ^f(...) attrs` (cf and llvm share the form)."""
+    cond, weights, (tb, tv), (fb, fv), attrs = children
+    operands = [ctx.resolve(cond, T.i1)] + tv + fv
+    attributes = {"operandSegmentSizes": dense_i32_array((1, len(tv), len(fv)))}
+    if weights is not None:
+        attributes["branch_weights"] = weights
+    return create(ctx, name, operands, (), merge_attrs(attributes, attrs), successors=[tb, fb])
+
+
+def print_cond_br(p, op) -> None:
+    cond, t, f = operand_segments(op, 3)
+    p.write(op.name, " ", p.value(cond[0]))
+    weights = op.attributes.get("branch_weights")
+    if isinstance(weights, DenseArrayAttr):
+        p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
+    p.write(", ")
+    write_successor(p, op.successors[0], t)
+    p.write(", ")
+    write_successor(p, op.successors[1], f)
+    p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))

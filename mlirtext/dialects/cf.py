@@ -8,11 +8,12 @@ aborts with a message when its condition is false.
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import DenseArrayAttr, StringAttr
+from ..ir.attributes import StringAttr
 from ..syntax.literals import string_value
 from .base import PURE, TERMINATOR, Dialect, VerifyError
-from .branches import build_switch, case_values, succ, successor_groups, verify_branch, write_successor
-from .common import create, dense_i32_array, generic_fallback, merge_attrs, operand_segments
+from .branches import (build_cond_br, build_switch, case_values, print_cond_br, succ, successor_groups,
+                       verify_branch, write_successor)
+from .common import create, dense_i32_array, merge_attrs, safe_printer
 
 dialect = Dialect("cf", grammar="cf")
 
@@ -35,7 +36,7 @@ def _print_br(p, op) -> None:
 
 
 dialect.op("cf.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           verify=verify_branch, print=generic_fallback(_print_br))
+           verify=verify_branch, print=safe_printer(_print_br))
 
 
 @dialect.rule("cf_br")
@@ -45,19 +46,6 @@ def _cf_br(ctx, children):
 
 
 # ---- cf.cond_br -------------------------------------------------------------------
-def _print_cond_br(p, op) -> None:
-    cond, t, f = operand_segments(op, 3)
-    p.write("cf.cond_br ", p.value(cond[0]))
-    weights = op.attributes.get("branch_weights")
-    if isinstance(weights, DenseArrayAttr):
-        p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
-    p.write(", ")
-    write_successor(p, op.successors[0], t)
-    p.write(", ")
-    write_successor(p, op.successors[1], f)
-    p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))
-
-
 def _verify_cond_br(op) -> None:
     if not op.operands or op.operands[0].type != T.i1:
         got = op.operands[0].type if op.operands else None
@@ -67,17 +55,12 @@ def _verify_cond_br(op) -> None:
 
 dialect.op("cf.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("operandSegmentSizes", "branch_weights"), verify=_verify_cond_br,
-           print=generic_fallback(_print_cond_br))
+           print=safe_printer(print_cond_br))
 
 
 @dialect.rule("cf_cond_br")
 def _cf_cond_br(ctx, children):
-    cond, weights, (tb, tv), (fb, fv), attrs = children
-    operands = [ctx.resolve(cond, T.i1)] + tv + fv
-    attributes = {"operandSegmentSizes": dense_i32_array((1, len(tv), len(fv)))}
-    if weights is not None:
-        attributes["branch_weights"] = weights
-    return create(ctx, "cf.cond_br", operands, (), merge_attrs(attributes, attrs), successors=[tb, fb])
+    return build_cond_br(ctx, "cf.cond_br", children)
 
 
 # ---- cf.switch ----------------------------------------------------------------------
@@ -112,7 +95,7 @@ def _verify_switch(op) -> None:
 
 dialect.op("cf.switch", "Multi-way branch on an integer value, with a default.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "operandSegmentSizes"), verify=_verify_switch,
-           print=generic_fallback(_print_switch))
+           print=safe_printer(_print_switch))
 
 
 @dialect.rule("cf_default")
@@ -142,7 +125,7 @@ def _verify_assert(op) -> None:
 
 
 dialect.op("cf.assert", "Aborts with a message when the condition is false.", properties=("msg",),
-           verify=_verify_assert, print=generic_fallback(_print_assert))
+           verify=_verify_assert, print=safe_printer(_print_assert))
 
 
 @dialect.rule("cf_assert")

@@ -23,7 +23,7 @@ from ..ir.dense import DenseElementsAttr, DenseResourceAttr
 from ..syntax.lexer import Tok
 from ..syntax.literals import number_value, string_value
 from .base import Dialect, VerifyError
-from .common import create
+from .common import create, merge_unique_attrs
 
 dialect = Dialect("check", grammar="check")
 
@@ -293,14 +293,6 @@ def _check_kw(ctx, children):
     return (name, value)
 
 
-def _merge(ctx, attributes: dict, attrs) -> dict:
-    for key, v in (attrs or {}).items():
-        if key in attributes:
-            raise ctx.fail(f"attribute '{key}' given twice")
-        attributes[key] = v
-    return attributes
-
-
 @dialect.rule("check_iree")
 def _check_iree(ctx, children):
     name, device, lhs, arg, *tols, attrs, type = children
@@ -337,7 +329,7 @@ def _check_iree(ctx, children):
             attributes[kind.value] = FloatAttr(value, T.f32)
     elif tols:
         raise ctx.fail("expected ')'", tols[0][0])
-    return create(ctx, name.value, operands, (), _merge(ctx, attributes, attrs))
+    return create(ctx, name.value, operands, (), merge_unique_attrs(ctx, attributes, attrs))
 
 
 def _hlo_keywords(ctx, short: str, kws) -> dict:
@@ -382,7 +374,7 @@ def _check_hlo_const(ctx, children):
         raise ctx.fail("expected an elements attribute (`dense<...> : tensor<...>`)")
     attributes = {"value": value}
     attributes.update(_hlo_keywords(ctx, short, kws))
-    return _hlo_op(ctx, name, [ctx.resolve(lhs, t)], _merge(ctx, attributes, attrs))
+    return _hlo_op(ctx, name, [ctx.resolve(lhs, t)], merge_unique_attrs(ctx, attributes, attrs))
 
 
 @dialect.rule("check_hlo_values")
@@ -412,5 +404,5 @@ def _check_hlo_values(ctx, children):
     else:
         types = types * len(toks)
     operands = [ctx.resolve(t, ty) for t, ty in zip(toks, types)]
-    _merge(ctx, attributes, attrs)
-    return _hlo_op(ctx, name, operands, _merge(ctx, attributes, attrs2))
+    merge_unique_attrs(ctx, attributes, attrs)
+    return _hlo_op(ctx, name, operands, merge_unique_attrs(ctx, attributes, attrs2))

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import DenseArrayAttr
+from ..ir.attributes import ArrayAttr, DenseArrayAttr, DictionaryAttr
 from ..ir.core import Operation
 from ..ir.source import Span
 from ..syntax.literals import string_value
 from .base import VerifyError
+
+DYNAMIC_INDEX = -9223372036854775808  # ShapedType::kDynamic in static_* arrays
 
 
 def create(ctx, name: str, operands=(), result_types=(), attributes=None, regions=(),
@@ -136,16 +138,18 @@ def splat_value(attr):
     return None
 
 
-def generic_fallback(printer):
+def safe_printer(printer):
     """A custom printer that falls back to the generic form when the op is not in the
     shape the custom form needs (built by a pass, or read in generic form)."""
     def run(p, op):
-        mark = len(p.out)
+        mark, level = len(p.out), p.level
         try:
             printer(p, op)
         except Exception:  # noqa: BLE001 - any shape problem: print generically
             del p.out[mark:]
+            p.level = level
             p.generic_op(op)
+    run.__name__ = printer.__name__
     return run
 
 
@@ -172,3 +176,39 @@ def merge_attrs(attributes: dict, attrs) -> dict:
     for k, v in (attrs or {}).items():
         attributes[k] = v
     return attributes
+
+
+def merge_unique_attrs(ctx, attributes: dict, attrs) -> dict:
+    """`attributes` with the written attribute dictionary `attrs` added; a key in both is an error."""
+    for key, v in (attrs or {}).items():
+        if key in attributes:
+            raise ctx.fail(f"attribute '{key}' given twice")
+        attributes[key] = v
+    return attributes
+
+
+def dict_array_attr(dicts):
+    """An array of dictionary attributes (`arg_attrs`, `res_attrs`), or None when all are empty."""
+    if not any(dicts):
+        return None
+    return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
+
+
+def add_arg_res_attrs(attributes: dict, arg_dicts, res_dicts) -> None:
+    """A function-like op's `arg_attrs` / `res_attrs`, each set only when some dictionary is given."""
+    for key, dicts in (("arg_attrs", arg_dicts), ("res_attrs", res_dicts)):
+        array = dict_array_attr(dicts)
+        if array is not None:
+            attributes[key] = array
+
+
+def mixed_text(p, static, dynamic) -> str:
+    """`[4, %n, 8]`: a static_* array with its DYNAMIC_INDEX entries taken from `dynamic`."""
+    parts, k = [], 0
+    for s in static:
+        if s == DYNAMIC_INDEX and k < len(dynamic):
+            parts.append(p.value(dynamic[k]))
+            k += 1
+        else:
+            parts.append(str(s))
+    return "[" + ", ".join(parts) + "]"

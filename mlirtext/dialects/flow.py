@@ -11,7 +11,7 @@ from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr
 from .base import PURE, Dialect, VerifyError
-from .common import create
+from .common import create, merge_unique_attrs
 
 dialect = Dialect("flow", grammar="flow")
 
@@ -32,14 +32,6 @@ def _check_dims(t, values, what: str) -> None:
     for v in values:
         if v.type != T.index:
             raise VerifyError(f"dynamic dimension values must be index, but got '{v.type}'")
-
-
-def _merge(ctx, attributes: dict, attrs) -> dict:
-    for key, v in (attrs or {}).items():
-        if key in attributes:
-            raise ctx.fail(f"attribute '{key}' given twice")
-        attributes[key] = v
-    return attributes
 
 
 @dialect.rule("flow_dims")
@@ -73,7 +65,7 @@ dialect.op("flow.tensor.dynamic_constant", "A constant whose result type has dyn
 @dialect.rule("flow_dynamic_constant")
 def _flow_dynamic_constant(ctx, children):
     attrs, value, type = children
-    return create(ctx, "flow.tensor.dynamic_constant", (), [type], _merge(ctx, {"value": value}, attrs))
+    return create(ctx, "flow.tensor.dynamic_constant", (), [type], merge_unique_attrs(ctx, {"value": value}, attrs))
 
 
 # ---- flow.tensor.tie_shape ------------------------------------------------------------------
@@ -155,4 +147,4 @@ def _flow_bitcast(ctx, children):
     operands = [ctx.resolve(value, src_type)]
     operands += [ctx.resolve(d, T.index) for d in (*src_dims, *dst_dims)]
     attributes = {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, len(src_dims), len(dst_dims)))}
-    return create(ctx, "flow.tensor.bitcast", operands, [dst_type], _merge(ctx, attributes, attrs))
+    return create(ctx, "flow.tensor.bitcast", operands, [dst_type], merge_unique_attrs(ctx, attributes, attrs))

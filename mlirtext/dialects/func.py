@@ -6,7 +6,7 @@ from ..ir.core import Region
 from ..ir.types import FunctionType
 from ..syntax.literals import symbol_ref
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .common import create, explicit_attrs, symbol_name
+from .common import create, dict_array_attr, explicit_attrs, symbol_name
 
 dialect = Dialect("func", grammar="func")
 
@@ -21,16 +21,17 @@ def function_type(op) -> FunctionType:
     raise VerifyError(f"attribute 'function_type' must be a function type, got {attr}")
 
 
-def arg_attr_dict(op, key: str, i: int) -> dict:
+def _arg_attrs(op, key: str, i: int) -> dict:
     attr = op.attributes.get(key)
     if isinstance(attr, ArrayAttr) and i < len(attr.items) and isinstance(attr.items[i], DictionaryAttr):
         return attr.items[i].as_dict()
     return {}
 
 
-def _print_func(p, op) -> None:
+def print_function(p, op) -> None:
+    """`func.func @f(%a: i32) -> i32 {...}`; other function-like ops print the same way."""
     ftype = op.attributes["function_type"].type
-    p.write("func.func ")
+    p.write(op.name, " ")
     vis = op.attributes.get("sym_visibility")
     if isinstance(vis, StringAttr):
         p.write(vis.value, " ")
@@ -40,10 +41,10 @@ def _print_func(p, op) -> None:
     params = []
     for i, t in enumerate(ftype.inputs):
         text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
-        params.append(text + p.attr_dict(arg_attr_dict(op, "arg_attrs", i)))
+        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i)))
     p.write(", ".join(params), ")")
     results = ftype.results
-    res_attrs = [p.attr_dict(arg_attr_dict(op, "res_attrs", i)) for i in range(len(results))]
+    res_attrs = [p.attr_dict(_arg_attrs(op, "res_attrs", i)) for i in range(len(results))]
     if len(results) == 1 and not res_attrs[0] and not isinstance(results[0], FunctionType):
         p.write(" -> ", p.type(results[0]))
     elif results:
@@ -90,7 +91,7 @@ def verify_function(op) -> None:
 dialect.op("func.func", "A function: a symbol with a signature and a body region.",
            traits=(ISOLATED, SYMBOL),
            properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
-           verify=verify_function, print=_print_func, operands=0, results=0, regions=1, successors=0)
+           verify=verify_function, print=print_function, operands=0, results=0, regions=1, successors=0)
 
 
 @dialect.rule("named_param")
@@ -128,12 +129,6 @@ def _multi_result(ctx, children):
 @dialect.rule("func_result")
 def _func_result(ctx, children):
     return (children[0], children[1])
-
-
-def dict_array_attr(dicts):
-    if not any(dicts):
-        return None
-    return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
 
 
 def _errors_within(ctx) -> bool:

@@ -29,29 +29,14 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, IntegerA
 from ..ir.core import Block, Operation, Region
 from .affine_maps import evaluate, parse_map
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
-from .common import create
+from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
 
 dialect = Dialect("linalg", grammar="linalg")
 
-DYNAMIC_INDEX = -9223372036854775808  # ShapedType::kDynamic in static_* arrays
 FASTMATH_NONE = OpaqueAttr("#arith.fastmath<none>")
 OVERFLOW_NONE = OpaqueAttr("#arith.overflow<none>")
 TRAIT_NAMES = ("indexing_maps", "iterator_types", "doc", "library_call")
 
-
-
-def safe_printer(fn):
-    """A custom printer that falls back to the generic form when the op lacks what it needs."""
-    def printer(p, op):
-        mark, level = len(p.out), p.level
-        try:
-            fn(p, op)
-        except (KeyError, IndexError, AttributeError, TypeError, ValueError, VerifyError):
-            del p.out[mark:]
-            p.level = level
-            p.generic_op(op)
-    printer.__name__ = fn.__name__
-    return printer
 
 # ---- small helpers ---------------------------------------------------------------------
 def _is_shaped(t) -> bool:
@@ -1149,17 +1134,6 @@ def _linalg_winograd(ctx, children):
 
 
 # ---- pack / unpack ----------------------------------------------------------------------------------
-def _mixed_text(p, static, dynamic) -> str:
-    parts, k = [], 0
-    for s in static:
-        if s == DYNAMIC_INDEX and k < len(dynamic):
-            parts.append(p.value(dynamic[k]))
-            k += 1
-        else:
-            parts.append(str(s))
-    return "[" + ", ".join(parts) + "]"
-
-
 def pack_operands(op):
     seg = op.attributes.get("operandSegmentSizes")
     ops = op.operands
@@ -1178,7 +1152,7 @@ def _print_pack(p, op) -> None:
     if outer:
         p.write(" outer_dims_perm = ", _ints_text(outer))
     p.write(" inner_dims_pos = ", _ints_text(int_values(op.attributes.get("inner_dims_pos")) or []))
-    p.write(" inner_tiles = ", _mixed_text(p, int_values(op.attributes.get("static_inner_tiles")) or [], tiles))
+    p.write(" inner_tiles = ", mixed_text(p, int_values(op.attributes.get("static_inner_tiles")) or [], tiles))
     p.write(" into ", p.value(dest))
     p.write(p.attr_dict(op.attributes, elide=("outer_dims_perm", "inner_dims_pos", "static_inner_tiles",
                                               "operandSegmentSizes")))

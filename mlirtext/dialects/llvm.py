@@ -21,8 +21,10 @@ from ..syntax.grammar_files import grammar_dir
 from ..syntax.literals import string_value, symbol_ref
 from . import llvm_types as LT
 from .base import ISOLATED, PURE, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .branches import build_switch, case_values, succ, successor_groups, verify_branch, write_successor
-from .common import create, dense_i32_array, generic_fallback, merge_attrs, operand_segments, symbol_name
+from .branches import (build_cond_br, build_switch, case_values, print_cond_br, succ, successor_groups,
+                       verify_branch, write_successor)
+from .common import (add_arg_res_attrs, create, dense_i32_array, merge_attrs, operand_segments, safe_printer,
+                     symbol_name)
 
 dialect = Dialect("llvm", grammar="llvm")
 
@@ -115,6 +117,18 @@ def _overflow_text(op) -> str:
     return f" overflow<{', '.join(words)}>" if words else ""
 
 
+def _fastmath_attributes(ctx, flags, attrs) -> dict:
+    """The fastmath flag words of an op's custom form as `fastmathFlags`, its attribute
+    dictionary merged in."""
+    attributes = {}
+    words = _flag_words(ctx, flags, "fastmath")
+    if words is not None:
+        attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
+    merge_attrs(attributes, attrs)
+    _normalize_fastmath(attributes)
+    return attributes
+
+
 def _normalize_fastmath(attributes: dict) -> None:
     """`{fastmathFlags = #llvm.fastmath<nnan,ninf>}` (the older spelling) -> the property."""
     attr = attributes.get("fastmathFlags")
@@ -160,12 +174,12 @@ for _name in INT_BINARY:
     props += ["isExact"] if _name in EXACT_OPS else []
     props += ["isDisjoint"] if _name == "or" else []
     dialect.op(f"llvm.{_name}", f"Integer {_name} (LLVM's `{_name}` instruction).", traits=(PURE,),
-               properties=props, verify=_verify_binary, print=generic_fallback(_print_binary))
+               properties=props, verify=_verify_binary, print=safe_printer(_print_binary))
 for _name in FLOAT_BINARY:
     dialect.op(f"llvm.{_name}", f"Floating-point {_name[1:]} (LLVM's `{_name}`).", traits=(PURE,),
-               properties=("fastmathFlags",), verify=_verify_binary, print=generic_fallback(_print_binary))
+               properties=("fastmathFlags",), verify=_verify_binary, print=safe_printer(_print_binary))
 dialect.op("llvm.fneg", "Floating-point negation.", traits=(PURE,), properties=("fastmathFlags",),
-           verify=_verify_binary, print=generic_fallback(_print_binary))
+           verify=_verify_binary, print=safe_printer(_print_binary))
 
 
 @dialect.rule("llvm_flags")
@@ -200,12 +214,7 @@ def _llvm_binary(ctx, children):
 @dialect.rule("llvm_unary")
 def _llvm_unary(ctx, children):
     operand, flags, attrs, type = children
-    attributes = {}
-    words = _flag_words(ctx, flags, "fastmath")
-    if words is not None:
-        attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    merge_attrs(attributes, attrs)
-    _normalize_fastmath(attributes)
+    attributes = _fastmath_attributes(ctx, flags, attrs)
     return create(ctx, "llvm.fneg", [ctx.resolve(operand, type)], [type], attributes)
 
 
@@ -220,7 +229,7 @@ def _verify_same(op) -> None:
 
 
 dialect.op("llvm.freeze", "Stops poison/undef propagation: a fixed but arbitrary value.",
-           traits=(PURE,), verify=_verify_same, print=generic_fallback(_print_unary_plain))
+           traits=(PURE,), verify=_verify_same, print=safe_printer(_print_unary_plain))
 
 
 @dialect.rule("llvm_freeze")
@@ -263,10 +272,10 @@ def _verify_cmp(op) -> None:
 
 
 dialect.op("llvm.icmp", "Integer or pointer comparison with a predicate (\"eq\", \"slt\", ...).",
-           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=generic_fallback(_print_cmp))
+           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=safe_printer(_print_cmp))
 dialect.op("llvm.fcmp", "Floating-point comparison with an ordered/unordered predicate.",
            traits=(PURE,), properties=("predicate", "fastmathFlags"), verify=_verify_cmp,
-           print=generic_fallback(_print_cmp))
+           print=safe_printer(_print_cmp))
 
 
 @dialect.rule("llvm_cmp")
@@ -378,7 +387,7 @@ for _name in CASTS:
     props = ["overflowFlags"] if _name in OVERFLOW_OPS else []
     props += ["nonNeg"] if _name in ("zext", "uitofp") else []
     dialect.op(f"llvm.{_name}", f"Cast ({_name}).", traits=(PURE,), properties=props,
-               verify=_verify_cast, print=generic_fallback(_print_cast))
+               verify=_verify_cast, print=safe_printer(_print_cast))
 
 
 @dialect.rule("llvm_cast")
@@ -416,18 +425,13 @@ def _verify_select(op) -> None:
 
 
 dialect.op("llvm.select", "Chooses between two values by an i1 condition.", traits=(PURE,),
-           properties=("fastmathFlags",), verify=_verify_select, print=generic_fallback(_print_select))
+           properties=("fastmathFlags",), verify=_verify_select, print=safe_printer(_print_select))
 
 
 @dialect.rule("llvm_select")
 def _llvm_select(ctx, children):
     cond, a, b, flags, attrs, cond_type, type = children
-    attributes = {}
-    words = _flag_words(ctx, flags, "fastmath")
-    if words is not None:
-        attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    merge_attrs(attributes, attrs)
-    _normalize_fastmath(attributes)
+    attributes = _fastmath_attributes(ctx, flags, attrs)
     operands = [ctx.resolve(cond, cond_type), ctx.resolve(a, type), ctx.resolve(b, type)]
     return create(ctx, "llvm.select", operands, [type], attributes)
 
@@ -580,9 +584,9 @@ def _verify_store(op) -> None:
 _MEM_PROPS = ("alignment", "volatile_", "nontemporal", "invariant", "invariantGroup", "ordering",
               "syncscope", "access_groups", "alias_scopes", "noalias_scopes", "tbaa", "dereferenceable")
 dialect.op("llvm.load", "Loads a value of the result type from a pointer.", properties=_MEM_PROPS,
-           verify=_verify_load, print=generic_fallback(_print_load))
+           verify=_verify_load, print=safe_printer(_print_load))
 dialect.op("llvm.store", "Stores a value through a pointer.", properties=_MEM_PROPS,
-           verify=_verify_store, print=generic_fallback(_print_store))
+           verify=_verify_store, print=safe_printer(_print_store))
 
 
 def _volatile(ctx, word, attributes) -> None:
@@ -686,7 +690,7 @@ def _verify_gep(op) -> None:
 
 dialect.op("llvm.getelementptr", "Address arithmetic: a pointer offset by typed indices.",
            traits=(PURE,), properties=("rawConstantIndices", "elem_type", "noWrapFlags", "inbounds"),
-           verify=_verify_gep, print=generic_fallback(_print_gep))
+           verify=_verify_gep, print=safe_printer(_print_gep))
 
 
 @dialect.rule("llvm_gep_flags")
@@ -756,7 +760,7 @@ def _verify_alloca(op) -> None:
 
 dialect.op("llvm.alloca", "Stack allocation of `size` elements of a type.",
            properties=("alignment", "elem_type", "inalloca"), verify=_verify_alloca,
-           print=generic_fallback(_print_alloca))
+           print=safe_printer(_print_alloca))
 
 
 @dialect.rule("llvm_alloca")
@@ -801,7 +805,7 @@ def _verify_atomicrmw(op) -> None:
 
 dialect.op("llvm.atomicrmw", "Atomic read-modify-write through a pointer.",
            properties=("bin_op", "ordering", "syncscope", "alignment", "volatile_"),
-           verify=_verify_atomicrmw, print=generic_fallback(_print_atomicrmw))
+           verify=_verify_atomicrmw, print=safe_printer(_print_atomicrmw))
 
 
 @dialect.rule("llvm_atomicrmw")
@@ -850,7 +854,7 @@ def _verify_cmpxchg(op) -> None:
 
 dialect.op("llvm.cmpxchg", "Atomic compare-and-exchange; yields the old value and a success bit.",
            properties=("success_ordering", "failure_ordering", "syncscope", "alignment", "weak",
-                       "volatile_"), verify=_verify_cmpxchg, print=generic_fallback(_print_cmpxchg))
+                       "volatile_"), verify=_verify_cmpxchg, print=safe_printer(_print_cmpxchg))
 
 
 @dialect.rule("llvm_cmpxchg")
@@ -886,7 +890,7 @@ def _verify_fence(op) -> None:
 
 
 dialect.op("llvm.fence", "A memory fence.", properties=("ordering", "syncscope"), verify=_verify_fence,
-           print=generic_fallback(_print_fence))
+           print=safe_printer(_print_fence))
 
 
 @dialect.rule("llvm_fence")
@@ -912,26 +916,13 @@ def _print_br(p, op) -> None:
 
 
 dialect.op("llvm.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           properties=("loop_annotation",), verify=verify_branch, print=generic_fallback(_print_br))
+           properties=("loop_annotation",), verify=verify_branch, print=safe_printer(_print_br))
 
 
 @dialect.rule("llvm_br")
 def _llvm_br(ctx, children):
     (block, values), attrs = children
     return create(ctx, "llvm.br", values, (), dict(attrs or {}), successors=[block])
-
-
-def _print_cond_br(p, op) -> None:
-    cond, t, f = operand_segments(op, 3)
-    p.write(op.name, " ", p.value(cond[0]))
-    weights = op.attributes.get("branch_weights")
-    if isinstance(weights, DenseArrayAttr) and op.name == "llvm.cond_br":
-        p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
-    p.write(", ")
-    write_successor(p, op.successors[0], t)
-    p.write(", ")
-    write_successor(p, op.successors[1], f)
-    p.write(p.attr_dict(op.attributes, elide=("operandSegmentSizes", "branch_weights")))
 
 
 def _verify_cond_br(op) -> None:
@@ -943,7 +934,7 @@ def _verify_cond_br(op) -> None:
 
 dialect.op("llvm.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("branch_weights", "loop_annotation", "operandSegmentSizes"),
-           verify=_verify_cond_br, print=generic_fallback(_print_cond_br))
+           verify=_verify_cond_br, print=safe_printer(print_cond_br))
 
 
 @dialect.rule("llvm_weights")
@@ -953,12 +944,7 @@ def _llvm_weights(ctx, children):
 
 @dialect.rule("llvm_cond_br")
 def _llvm_cond_br(ctx, children):
-    cond, weights, (tb, tv), (fb, fv), attrs = children
-    operands = [ctx.resolve(cond, T.i1)] + tv + fv
-    attributes = {"operandSegmentSizes": dense_i32_array((1, len(tv), len(fv)))}
-    if weights is not None:
-        attributes["branch_weights"] = weights
-    return create(ctx, "llvm.cond_br", operands, (), merge_attrs(attributes, attrs), successors=[tb, fb])
+    return build_cond_br(ctx, "llvm.cond_br", children)
 
 
 def _print_switch(p, op) -> None:
@@ -993,7 +979,7 @@ def _verify_switch(op) -> None:
 
 dialect.op("llvm.switch", "Multi-way branch on an integer value.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "branch_weights", "operandSegmentSizes"),
-           verify=_verify_switch, print=generic_fallback(_print_switch))
+           verify=_verify_switch, print=safe_printer(_print_switch))
 
 
 @dialect.rule("llvm_case", "cf_case")
@@ -1047,7 +1033,7 @@ def _verify_return(op) -> None:
 
 
 dialect.op("llvm.return", "Returns from an LLVM function (or yields a global's initializer).",
-           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=generic_fallback(_print_return))
+           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=safe_printer(_print_return))
 
 
 @dialect.rule("llvm_return")
@@ -1062,7 +1048,7 @@ def _print_bare(p, op) -> None:
 
 
 dialect.op("llvm.unreachable", "Marks a point control never reaches.", traits=(TERMINATOR,),
-           print=generic_fallback(_print_bare))
+           print=safe_printer(_print_bare))
 
 
 @dialect.rule("llvm_nullary_op")
@@ -1072,7 +1058,7 @@ def _llvm_nullary_op(ctx, children):
 
 
 dialect.op("llvm.resume", "Resumes propagation of an in-flight exception.", traits=(TERMINATOR,),
-           print=generic_fallback(lambda p, op: p.write("llvm.resume ", p.value(op.operands[0]), p.op_attr_dict(op),
+           print=safe_printer(lambda p, op: p.write("llvm.resume ", p.value(op.operands[0]), p.op_attr_dict(op),
                                              " : ", p.type(op.operands[0].type))))
 
 
@@ -1083,10 +1069,12 @@ def _llvm_resume(ctx, children):
 
 
 # ---- calls -------------------------------------------------------------------------
-def _attr_array(dicts):
-    if not any(dicts):
-        return None
-    return ArrayAttr(tuple(DictionaryAttr(tuple((d or {}).items())) for d in dicts))
+def _add_bundles(attributes: dict, bundles) -> list:
+    """The operand bundles' sizes and tags into `attributes`; their operands, in order."""
+    attributes["op_bundle_sizes"] = dense_i32_array(len(v) for _, v in bundles or ())
+    if bundles:
+        attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
+    return [v for _, values in bundles or () for v in values]
 
 
 def _dicts(op, key: str, n: int) -> list:
@@ -1181,18 +1169,8 @@ def _call_parts(ctx, words, callee, uses, vararg, bundles, attrs, sig, name):
     if vararg is not None:
         attributes["var_callee_type"] = TypeAttr(vararg)
     result_types = [t for t, _ in results if not LT.is_void(t)]
-    arg_attrs = _attr_array([a for _, a in args])
-    res_attrs = _attr_array([a for _, a in results])
-    if arg_attrs is not None:
-        attributes["arg_attrs"] = arg_attrs
-    if res_attrs is not None:
-        attributes["res_attrs"] = res_attrs
-    bundle_ops = []
-    attributes["op_bundle_sizes"] = dense_i32_array(len(v) for _, v in bundles or ())
-    if bundles:
-        attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
-        for _, v in bundles:
-            bundle_ops += v
+    add_arg_res_attrs(attributes, [a for _, a in args], [a for _, a in results])
+    bundle_ops = _add_bundles(attributes, bundles)
     merge_attrs(attributes, attrs)
     _normalize_fastmath(attributes)
     return operands, bundle_ops, result_types, attributes
@@ -1341,7 +1319,7 @@ _CALL_PROPS = ("callee", "var_callee_type", "CConv", "TailCallKind", "fastmathFl
                "zero_call_used_regs", "trap_func_name", "default_func_attrs", "no_inline", "always_inline",
                "inline_hint", "access_groups", "alias_scopes", "noalias_scopes", "tbaa")
 dialect.op("llvm.call", "Calls a function directly (@f) or through a pointer.", properties=_CALL_PROPS,
-           verify=_verify_call, print=generic_fallback(_print_call))
+           verify=_verify_call, print=safe_printer(_print_call))
 
 
 @dialect.rule("llvm_call")
@@ -1386,7 +1364,7 @@ def _verify_invoke(op) -> None:
 
 
 dialect.op("llvm.invoke", "A call that continues at one block or unwinds to another.",
-           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=generic_fallback(_print_invoke))
+           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=safe_printer(_print_invoke))
 
 
 @dialect.rule("llvm_invoke")
@@ -1410,7 +1388,7 @@ def _print_call_intrinsic(p, op) -> None:
 
 dialect.op("llvm.call_intrinsic", "Calls an LLVM intrinsic by name.",
            properties=("intrin", "fastmathFlags", "op_bundle_sizes", "op_bundle_tags", "operandSegmentSizes",
-                       "arg_attrs", "res_attrs"), print=generic_fallback(_print_call_intrinsic))
+                       "arg_attrs", "res_attrs"), print=safe_printer(_print_call_intrinsic))
 
 
 @dialect.rule("llvm_call_intrinsic")
@@ -1418,19 +1396,9 @@ def _llvm_call_intrinsic(ctx, children):
     name, uses, bundles, attrs, (args, results) = children
     attributes = {"intrin": StringAttr(string_value(ctx, name))}
     operands = ctx.resolve_all(uses, [t for t, _ in args])
-    arg_attrs = _attr_array([a for _, a in args])
-    res_attrs = _attr_array([a for _, a in results])
-    bundle_ops = []
-    attributes["op_bundle_sizes"] = dense_i32_array(len(v) for _, v in bundles or ())
-    if bundles:
-        attributes["op_bundle_tags"] = ArrayAttr(tuple(StringAttr(t) for t, _ in bundles))
-        for _, v in bundles:
-            bundle_ops += v
+    bundle_ops = _add_bundles(attributes, bundles)
     attributes["operandSegmentSizes"] = dense_i32_array((len(operands), len(bundle_ops)))
-    if arg_attrs is not None:
-        attributes["arg_attrs"] = arg_attrs
-    if res_attrs is not None:
-        attributes["res_attrs"] = res_attrs
+    add_arg_res_attrs(attributes, [a for _, a in args], [a for _, a in results])
     merge_attrs(attributes, attrs)
     return create(ctx, "llvm.call_intrinsic", operands + bundle_ops,
                   [t for t, _ in results if not LT.is_void(t)], attributes)
@@ -1458,7 +1426,7 @@ def _print_inline_asm(p, op) -> None:
 
 dialect.op("llvm.inline_asm", "Inline assembly with constraints.",
            properties=("asm_string", "constraints", "has_side_effects", "is_align_stack", "tail_call_kind",
-                       "asm_dialect", "operand_attrs"), print=generic_fallback(_print_inline_asm))
+                       "asm_dialect", "operand_attrs"), print=safe_printer(_print_inline_asm))
 
 
 @dialect.rule("llvm_inline_asm")
@@ -1475,7 +1443,7 @@ def _llvm_inline_asm(ctx, children):
 
 
 dialect.op("llvm.va_arg", "Reads the next variadic argument.",
-           print=generic_fallback(lambda p, op: p.write("llvm.va_arg ", p.value(op.operands[0]), p.op_attr_dict(op),
+           print=safe_printer(lambda p, op: p.write("llvm.va_arg ", p.value(op.operands[0]), p.op_attr_dict(op),
                                              " : ", p.function_type(op.operand_types, op.result_types))))
 
 
@@ -1503,7 +1471,7 @@ def _verify_landingpad(op) -> None:
 
 
 dialect.op("llvm.landingpad", "The landing site of an unwinding invoke.", properties=("cleanup",),
-           verify=_verify_landingpad, print=generic_fallback(_print_landingpad))
+           verify=_verify_landingpad, print=safe_printer(_print_landingpad))
 
 
 @dialect.rule("llvm_clause")
@@ -1651,7 +1619,7 @@ dialect.op("llvm.func", "An LLVM function: a symbol with an LLVM function type a
                        "always_inline", "inline_hint", "no_unwind", "will_return", "optimize_none",
                        "vec_type_hint", "work_group_size_hint", "reqd_work_group_size",
                        "intel_reqd_sub_group_size", "uwtable_kind", "sym_visibility"),
-           verify=_verify_func, print=generic_fallback(_print_func))
+           verify=_verify_func, print=safe_printer(_print_func))
 
 
 @dialect.rule("llvm_named_param")
@@ -1718,12 +1686,7 @@ def _llvm_func(ctx, children):
     attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "function_type": TypeAttr(ftype),
                   "unnamed_addr": IntegerAttr(0, I64)}  # as MLIR's parser sets it (generic print)
     _symbol_words(ctx, words, attributes, {"visibility", "cconv"})
-    arg_attrs = _attr_array([p[2] for p in params])
-    res_attrs = _attr_array([r[1] for r in results])
-    if arg_attrs is not None:
-        attributes["arg_attrs"] = arg_attrs
-    if res_attrs is not None:
-        attributes["res_attrs"] = res_attrs
+    add_arg_res_attrs(attributes, [p[2] for p in params], [r[1] for r in results])
     for extra in extras:
         if extra is not None:
             attributes[extra[0]] = extra[1]
@@ -1785,7 +1748,7 @@ dialect.op("llvm.mlir.global", "A global variable or constant, with a value or a
            properties=("global_type", "constant", "sym_name", "linkage", "dso_local", "thread_local_",
                        "externally_initialized", "value", "alignment", "addr_space", "unnamed_addr",
                        "section", "comdat", "dbg_exprs", "visibility_", "target_specific_attrs", "tls_mode"),
-           verify=_verify_global, print=generic_fallback(_print_global))
+           verify=_verify_global, print=safe_printer(_print_global))
 
 
 @dialect.rule("llvm_global")
@@ -1842,7 +1805,7 @@ def _verify_constant(op) -> None:
 
 
 dialect.op("llvm.mlir.constant", "A constant of an LLVM-compatible type.", traits=(PURE,),
-           properties=("value",), verify=_verify_constant, print=generic_fallback(_print_constant))
+           properties=("value",), verify=_verify_constant, print=safe_printer(_print_constant))
 
 
 @dialect.rule("llvm_constant")
@@ -1873,7 +1836,7 @@ def _print_value_op(p, op) -> None:
 
 for _name, _summary in (("undef", "An undefined value of a type."), ("poison", "A poison value of a type."),
                         ("zero", "The zero value of a type (null for pointers).")):
-    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=generic_fallback(_print_value_op))
+    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=safe_printer(_print_value_op))
 
 
 @dialect.rule("llvm_value_op")
@@ -1908,7 +1871,7 @@ def _verify_addressof(op) -> None:
 
 
 dialect.op("llvm.mlir.addressof", "The address of a global or function.", traits=(PURE,),
-           properties=("global_name",), verify=_verify_addressof, print=generic_fallback(_print_addressof))
+           properties=("global_name",), verify=_verify_addressof, print=safe_printer(_print_addressof))
 
 
 @dialect.rule("llvm_addressof")
@@ -1924,7 +1887,7 @@ def _print_named_metadata(p, op) -> None:
 
 
 dialect.op("llvm.named_metadata", "Module-level named metadata.", properties=("metadata_name", "nodes"),
-           print=generic_fallback(_print_named_metadata))
+           print=safe_printer(_print_named_metadata))
 
 
 @dialect.rule("llvm_named_metadata")
@@ -1943,11 +1906,11 @@ def _llvm_tag(ctx, children):
 
 
 dialect.op("llvm.blockaddress", "The address of a tagged block.", traits=(PURE,), properties=("block_addr",),
-           print=generic_fallback(lambda p, op: p.write("llvm.blockaddress ", op.attributes["block_addr"].text[len(
+           print=safe_printer(lambda p, op: p.write("llvm.blockaddress ", op.attributes["block_addr"].text[len(
                "#llvm.blockaddress"):], p.attr_dict(op.attributes, elide=("block_addr",)), " : ",
                p.type(op.results[0].type))))
 dialect.op("llvm.blocktag", "Tags a block so `llvm.blockaddress` can name it.", properties=("tag",),
-           print=generic_fallback(lambda p, op: p.write("llvm.blocktag ", op.attributes["tag"].text[len("#llvm.blocktag"):],
+           print=safe_printer(lambda p, op: p.write("llvm.blocktag ", op.attributes["tag"].text[len("#llvm.blocktag"):],
                                              p.attr_dict(op.attributes, elide=("tag",)))))
 
 
@@ -2019,9 +1982,9 @@ def _verify_insertvalue(op) -> None:
 
 
 dialect.op("llvm.extractvalue", "Reads a member of a struct or array value.", traits=(PURE,),
-           properties=("position",), verify=_verify_extractvalue, print=generic_fallback(_print_extractvalue))
+           properties=("position",), verify=_verify_extractvalue, print=safe_printer(_print_extractvalue))
 dialect.op("llvm.insertvalue", "A struct or array value with one member replaced.", traits=(PURE,),
-           properties=("position",), verify=_verify_insertvalue, print=generic_fallback(_print_insertvalue))
+           properties=("position",), verify=_verify_insertvalue, print=safe_printer(_print_insertvalue))
 
 
 @dialect.rule("llvm_position")
@@ -2087,9 +2050,9 @@ def _verify_insertelement(op) -> None:
 
 
 dialect.op("llvm.extractelement", "Reads one element of a vector.", traits=(PURE,),
-           verify=_verify_extractelement, print=generic_fallback(_print_extractelement))
+           verify=_verify_extractelement, print=safe_printer(_print_extractelement))
 dialect.op("llvm.insertelement", "A vector with one element replaced.", traits=(PURE,),
-           verify=_verify_insertelement, print=generic_fallback(_print_insertelement))
+           verify=_verify_insertelement, print=safe_printer(_print_insertelement))
 
 
 @dialect.rule("llvm_extractelement")
@@ -2133,7 +2096,7 @@ def _verify_shufflevector(op) -> None:
 
 
 dialect.op("llvm.shufflevector", "Selects elements of two vectors by a constant mask.", traits=(PURE,),
-           properties=("mask",), verify=_verify_shufflevector, print=generic_fallback(_print_shufflevector))
+           properties=("mask",), verify=_verify_shufflevector, print=safe_printer(_print_shufflevector))
 
 
 @dialect.rule("llvm_shufflevector")
@@ -2210,18 +2173,13 @@ for _name in intrinsic_names():
     _kind = _name[len("llvm.intr."):]
     dialect.op(_name, f"The LLVM intrinsic `llvm.{_kind}`.", traits=(PURE,),
                properties=("fastmathFlags",) if _kind in FASTMATH_INTRINSICS else (),
-        verify=_verify_intr, print=generic_fallback(_print_intr))
+        verify=_verify_intr, print=safe_printer(_print_intr))
 
 
 @dialect.rule("llvm_intr")
 def _llvm_intr(ctx, children):
     name, uses, flags, attrs, ftype = children
-    attributes = {}
-    words = _flag_words(ctx, flags, "fastmath")
-    if words is not None:
-        attributes["fastmathFlags"] = _fastmath_attr(ctx, words)
-    merge_attrs(attributes, attrs)
-    _normalize_fastmath(attributes)
+    attributes = _fastmath_attributes(ctx, flags, attrs)
     return create(ctx, name.value, ctx.resolve_all(uses, ftype.inputs), ftype.results, attributes)
 
 
@@ -2231,10 +2189,10 @@ def _print_intr_ptr(p, op) -> None:
 
 
 for _name in ("lifetime.start", "lifetime.end", "vastart", "vaend", "stackrestore"):
-    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=generic_fallback(_print_intr_ptr))
+    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=safe_printer(_print_intr_ptr))
 for _name in ("launder.invariant.group", "strip.invariant.group"):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,),
-               print=generic_fallback(_print_intr_ptr))
+               print=safe_printer(_print_intr_ptr))
 
 
 @dialect.rule("llvm_intr_ptr")
@@ -2245,7 +2203,7 @@ def _llvm_intr_ptr(ctx, children):
 
 
 dialect.op("llvm.intr.eh.typeid.for", "The LLVM intrinsic `llvm.eh.typeid.for`.",
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
                                              p.function_type(op.operand_types, op.result_types))))
 
 
@@ -2267,9 +2225,9 @@ def _print_intr_vector(p, op) -> None:
 
 
 dialect.op("llvm.intr.vector.insert", "Inserts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=generic_fallback(_print_intr_vector))
+           properties=("pos",), print=safe_printer(_print_intr_vector))
 dialect.op("llvm.intr.vector.extract", "Extracts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=generic_fallback(_print_intr_vector))
+           properties=("pos",), print=safe_printer(_print_intr_vector))
 
 
 @dialect.rule("llvm_intr_vector")
@@ -2295,7 +2253,7 @@ def _print_assume(p, op) -> None:
 
 
 dialect.op("llvm.intr.assume", "Tells the optimizer a condition holds.",
-           properties=("op_bundle_sizes", "op_bundle_tags"), print=generic_fallback(_print_assume))
+           properties=("op_bundle_sizes", "op_bundle_tags"), print=safe_printer(_print_assume))
 
 
 @dialect.rule("llvm_intr_assume")
@@ -2311,11 +2269,11 @@ def _llvm_intr_assume(ctx, children):
 
 
 dialect.op("llvm.intr.invariant.start", "Marks memory as invariant.", properties=("size",),
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", str(op.attributes["size"].value), ", ",
+           print=safe_printer(lambda p, op: p.write(op.name, " ", str(op.attributes["size"].value), ", ",
                                              p.value(op.operands[0]), p.attr_dict(op.attributes, elide=("size",)),
                                              " : ", p.type(op.operands[0].type))))
 dialect.op("llvm.intr.invariant.end", "Ends an invariant region.", properties=("size",),
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), ", ",
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), ", ",
                                              str(op.attributes["size"].value), ", ", p.value(op.operands[1]),
                                              p.attr_dict(op.attributes, elide=("size",)), " : ",
                                              p.type(op.operands[1].type))))
@@ -2337,7 +2295,7 @@ def _llvm_intr_invariant_end(ctx, children):
 
 
 dialect.op("llvm.intr.vacopy", "Copies a va_list.",
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.value(op.operands[1]), " to ", p.value(op.operands[0]),
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[1]), " to ", p.value(op.operands[0]),
                                              p.op_attr_dict(op), " : ", p.type(op.operands[1].type), ", ",
                                              p.type(op.operands[0].type))))
 
@@ -2350,7 +2308,7 @@ def _llvm_intr_vacopy(ctx, children):
 
 
 dialect.op("llvm.intr.experimental.noalias.scope.decl", "Declares a noalias scope.", properties=("scope",),
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.attr(op.attributes["scope"]),
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.attr(op.attributes["scope"]),
                                              p.attr_dict(op.attributes, elide=("scope",)))))
 
 
@@ -2399,7 +2357,7 @@ def _print_constrained(p, op) -> None:
 for _name in ("fadd", "fsub", "fmul", "fdiv", "frem", "fma", "fmuladd", "fptrunc", "fpext", "sitofp",
               "uitofp"):
     dialect.op(f"llvm.intr.experimental.constrained.{_name}", f"Constrained floating-point {_name}.",
-               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"), print=generic_fallback(_print_constrained))
+               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"), print=safe_printer(_print_constrained))
 
 
 @dialect.rule("llvm_intr_constrained")
@@ -2427,7 +2385,7 @@ def _print_constrained_call(p, op) -> None:
 
 
 dialect.op("llvm.intr.experimental.constrained_fp_call", "A constrained floating-point intrinsic call.",
-           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=generic_fallback(_print_constrained_call))
+           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=safe_printer(_print_constrained_call))
 
 
 @dialect.rule("llvm_constrained_call")
@@ -2474,7 +2432,7 @@ def _print_intr_nullary(p, op) -> None:
 
 for _name, _pure in (("trap", False), ("debugtrap", False), ("stacksave", False), ("stepvector", True)):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,) if _pure else (),
-               print=generic_fallback(_print_intr_nullary))
+               print=safe_printer(_print_intr_nullary))
 
 
 @dialect.rule("llvm_intr_nullary")
@@ -2487,10 +2445,10 @@ def _llvm_intr_nullary(ctx, children):
 
 
 dialect.op("llvm.intr.expect", "The LLVM intrinsic `llvm.expect`.", traits=(PURE,),
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
                                              p.type(op.results[0].type))))
 dialect.op("llvm.intr.ptrmask", "The LLVM intrinsic `llvm.ptrmask`.", traits=(PURE,),
-           print=generic_fallback(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
                                              p.function_type(op.operand_types, op.result_types))))
 
 

@@ -18,7 +18,7 @@ from ..ir.dense import DenseElementsAttr, DenseParseError, DenseResourceAttr, pa
 from ..ir.source import Span
 from ..syntax.literals import string_value, symbol_ref
 from .base import PURE, SYMBOL, Dialect, VerifyError
-from .common import create, symbol_name
+from .common import create, merge_unique_attrs, symbol_name
 
 dialect = Dialect("memref", grammar="memref")
 
@@ -106,14 +106,6 @@ def _memref_alignment(ctx, children):
     return IntegerAttr(_int(ctx, children[0]), T.i64)
 
 
-def _merge(ctx, attributes: dict, attrs) -> dict:
-    for key, v in (attrs or {}).items():
-        if key in attributes:
-            raise ctx.fail(f"attribute '{key}' given twice")
-        attributes[key] = v
-    return attributes
-
-
 # ---- alloc / alloca / dealloc ------------------------------------------------------------------
 def _layout_symbols(t) -> int:
     """Symbols of an affine-map layout (`affine_map<(d0)[s0, s1] -> ...>` has 2)."""
@@ -175,7 +167,7 @@ def _memref_alloc(ctx, children):
     attributes = {"operandSegmentSizes": _segment_attr(len(dyn), len(sym))}
     if alignment is not None:
         attributes["alignment"] = alignment
-    return create(ctx, name.value, operands, [type], _merge(ctx, attributes, attrs))
+    return create(ctx, name.value, operands, [type], merge_unique_attrs(ctx, attributes, attrs))
 
 
 def _print_one_operand(p, op) -> None:
@@ -252,7 +244,7 @@ def _access_attrs(ctx, nontemporal, alignment, attrs) -> dict:
         attributes["nontemporal"] = nontemporal
     if alignment is not None:
         attributes["alignment"] = alignment
-    return _merge(ctx, attributes, attrs)
+    return merge_unique_attrs(ctx, attributes, attrs)
 
 
 @dialect.rule("memref_load")
@@ -530,19 +522,24 @@ dialect.op("memref.subview", "A strided view of part of a buffer: offsets, sizes
            verify=_verify_subview, print=_print_subview)
 
 
-@dialect.rule("memref_subview")
-def _memref_subview(ctx, children):
+def _offsets_sizes_strides_op(ctx, name: str, children):
+    """subview and reinterpret_cast: a source, offsets, sizes and strides (each static or SSA), then
+    the attribute dictionary and the source and result types."""
     src, offsets, sizes, strides, attrs, src_type, dst_type = children
     operands = [ctx.resolve(src, src_type)]
-    attributes = {}
-    counts = []
+    attributes, counts = {}, []
     for key, items in zip(_OFFSET_KEYS, (offsets, sizes, strides)):
         statics, values = _split_mixed(ctx, items)
         attributes[key] = _i64_array(statics)
         operands += values
         counts.append(len(values))
     attributes = {"operandSegmentSizes": _segment_attr(1, *counts), **attributes}
-    return create(ctx, "memref.subview", operands, [dst_type], _merge(ctx, attributes, attrs))
+    return create(ctx, name, operands, [dst_type], merge_unique_attrs(ctx, attributes, attrs))
+
+
+@dialect.rule("memref_subview")
+def _memref_subview(ctx, children):
+    return _offsets_sizes_strides_op(ctx, "memref.subview", children)
 
 
 def _print_view(p, op) -> None:
@@ -616,16 +613,7 @@ dialect.op("memref.reinterpret_cast", "Reinterprets a buffer with a given offset
 
 @dialect.rule("memref_reinterpret_cast")
 def _memref_reinterpret_cast(ctx, children):
-    src, offsets, sizes, strides, attrs, src_type, dst_type = children
-    operands = [ctx.resolve(src, src_type)]
-    attributes, counts = {}, []
-    for key, items in zip(_OFFSET_KEYS, (offsets, sizes, strides)):
-        statics, values = _split_mixed(ctx, items)
-        attributes[key] = _i64_array(statics)
-        operands += values
-        counts.append(len(values))
-    attributes = {"operandSegmentSizes": _segment_attr(1, *counts), **attributes}
-    return create(ctx, "memref.reinterpret_cast", operands, [dst_type], _merge(ctx, attributes, attrs))
+    return _offsets_sizes_strides_op(ctx, "memref.reinterpret_cast", children)
 
 
 # ---- collapse_shape / expand_shape ------------------------------------------------------------------
@@ -723,7 +711,7 @@ def _memref_reshape(ctx, children):
         operands += values
     elif output_shape is not None:
         raise ctx.fail("unexpected 'output_shape' for collapse_shape")
-    return create(ctx, name.value, operands, [dst_type], _merge(ctx, attributes, attrs))
+    return create(ctx, name.value, operands, [dst_type], merge_unique_attrs(ctx, attributes, attrs))
 
 
 # ---- global / get_global ---------------------------------------------------------------------------
@@ -819,7 +807,7 @@ def _memref_global(ctx, children):
                 raise ctx.fail(str(e), Span(ctx.source, at, at + 1))
     if alignment is not None:
         attributes["alignment"] = alignment
-    return create(ctx, "memref.global", (), (), _merge(ctx, attributes, attrs))
+    return create(ctx, "memref.global", (), (), merge_unique_attrs(ctx, attributes, attrs))
 
 
 def _print_get_global(p, op) -> None:
@@ -857,7 +845,7 @@ dialect.op("memref.get_global", "The buffer of a memref.global, by symbol.", tra
 def _memref_get_global(ctx, children):
     name, attrs, type = children
     attributes = {"name": symbol_ref(ctx, [name])}
-    return create(ctx, "memref.get_global", (), [type], _merge(ctx, attributes, attrs))
+    return create(ctx, "memref.get_global", (), [type], merge_unique_attrs(ctx, attributes, attrs))
 
 
 # ---- transpose -----------------------------------------------------------------------------------
@@ -905,7 +893,7 @@ def _memref_perm(ctx, children):
 def _memref_transpose(ctx, children):
     src, perm, attrs, src_type, dst_type = children
     return create(ctx, "memref.transpose", [ctx.resolve(src, src_type)], [dst_type],
-                  _merge(ctx, {"permutation": perm}, attrs))
+                  merge_unique_attrs(ctx, {"permutation": perm}, attrs))
 
 
 # ---- atomic_rmw ------------------------------------------------------------------------------------
@@ -948,7 +936,7 @@ def _memref_atomic_rmw(ctx, children):
     vt, mt = ftype.inputs
     operands = [ctx.resolve(v, vt), ctx.resolve(m, mt)] + [ctx.resolve(t, T.index) for t in idx or []]
     attributes = {"kind": IntegerAttr(ATOMIC_KINDS.index(kind.value), T.i64)}
-    return create(ctx, "memref.atomic_rmw", operands, list(ftype.results), _merge(ctx, attributes, attrs))
+    return create(ctx, "memref.atomic_rmw", operands, list(ftype.results), merge_unique_attrs(ctx, attributes, attrs))
 
 
 # ---- metadata ops ---------------------------------------------------------------------------------
@@ -1021,7 +1009,7 @@ def _memref_assume_alignment(ctx, children):
     src, alignment, attrs, type = children
     attributes = {"alignment": IntegerAttr(_int(ctx, alignment), T.i32)}
     return create(ctx, "memref.assume_alignment", [ctx.resolve(src, type)], [type],
-                  _merge(ctx, attributes, attrs))
+                  merge_unique_attrs(ctx, attributes, attrs))
 
 
 def _print_prefetch(p, op) -> None:
@@ -1058,4 +1046,4 @@ def _memref_prefetch(ctx, children):
     operands = [ctx.resolve(m, type)] + [ctx.resolve(t, T.index) for t in idx or []]
     attributes = {"isDataCache": BoolAttr(cache.value == "data"), "isWrite": BoolAttr(rw.value == "write"),
                   "localityHint": IntegerAttr(_int(ctx, hint), T.i32)}
-    return create(ctx, "memref.prefetch", operands, (), _merge(ctx, attributes, attrs))
+    return create(ctx, "memref.prefetch", operands, (), merge_unique_attrs(ctx, attributes, attrs))

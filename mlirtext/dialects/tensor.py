@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from .base import PURE, Dialect, VerifyError
-from .common import create, explicit_attrs
+from .common import DYNAMIC_INDEX, create, explicit_attrs, mixed_text, safe_printer
 
 dialect = Dialect("tensor", grammar="tensor")
 
@@ -240,22 +240,6 @@ from ..ir.attributes import ArrayAttr as _ArrayAttr, DenseArrayAttr as _DenseArr
 from ..ir.attributes import IntegerAttr as _IntegerAttr, UnitAttr as _UnitAttr  # noqa: E402
 from .base import RETURN_LIKE, TERMINATOR  # noqa: E402
 
-DYNAMIC_INDEX = -9223372036854775808  # ShapedType::kDynamic in static_* arrays
-
-
-def safe_printer(fn):
-    """A custom printer that falls back to the generic form when the op lacks what it needs."""
-    def printer(p, op):
-        mark, level = len(p.out), p.level
-        try:
-            fn(p, op)
-        except (KeyError, IndexError, AttributeError, TypeError, ValueError, VerifyError):
-            del p.out[mark:]
-            p.level = level
-            p.generic_op(op)
-    printer.__name__ = fn.__name__
-    return printer
-
 
 def _i64s(values) -> _DenseArrayAttr:
     return _DenseArrayAttr(T.i64, tuple(values))
@@ -293,17 +277,6 @@ def _mixed(ctx, items):
             static.append(DYNAMIC_INDEX)
             dynamic.append(ctx.resolve(item, T.index))
     return static, dynamic
-
-
-def _mixed_text(p, static, dynamic) -> str:
-    parts, k = [], 0
-    for s in static:
-        if s == DYNAMIC_INDEX and k < len(dynamic):
-            parts.append(p.value(dynamic[k]))
-            k += 1
-        else:
-            parts.append(str(s))
-    return "[" + ", ".join(parts) + "]"
 
 
 def _check_mixed(static, dynamic, what) -> None:
@@ -357,9 +330,9 @@ def _slice_parts(op, insert):
 
 
 def _slice_text(p, op, parts) -> str:
-    return (_mixed_text(p, _static(op, "static_offsets"), parts["offsets"]) + " "
-            + _mixed_text(p, _static(op, "static_sizes"), parts["sizes"]) + " "
-            + _mixed_text(p, _static(op, "static_strides"), parts["strides"]))
+    return (mixed_text(p, _static(op, "static_offsets"), parts["offsets"]) + " "
+            + mixed_text(p, _static(op, "static_sizes"), parts["sizes"]) + " "
+            + mixed_text(p, _static(op, "static_strides"), parts["strides"]))
 
 
 _SLICE_KEYS = ("static_offsets", "static_sizes", "static_strides", "operandSegmentSizes")
@@ -406,18 +379,25 @@ dialect.op("tensor.extract_slice", "A slice of a tensor (offsets, sizes, strides
            traits=(PURE,), properties=_SLICE_KEYS, verify=_verify_extract_slice, print=safe_printer(_print_extract_slice))
 
 
-@dialect.rule("tensor_extract_slice")
-def _tensor_extract_slice(ctx, children):
-    src, offsets, sizes, strides, attrs, src_type, dst_type = children
-    operands = [ctx.resolve(src, src_type)]
-    attributes, segs = {}, [1]
-    for key, items in (("static_offsets", offsets), ("static_sizes", sizes), ("static_strides", strides)):
+def _slice_attributes(ctx, operands: list, segs: list, mixed_lists, attrs) -> dict:
+    """The static_offsets/sizes/strides of a slice op; their SSA values are appended to
+    `operands` after the `segs` leading ones."""
+    attributes = {}
+    for key, items in zip(("static_offsets", "static_sizes", "static_strides"), mixed_lists):
         static, dynamic = _mixed(ctx, items)
         attributes[key] = _i64s(static)
         operands += dynamic
         segs.append(len(dynamic))
     attributes["operandSegmentSizes"] = _seg(*segs)
     attributes.update(attrs or {})
+    return attributes
+
+
+@dialect.rule("tensor_extract_slice")
+def _tensor_extract_slice(ctx, children):
+    src, offsets, sizes, strides, attrs, src_type, dst_type = children
+    operands = [ctx.resolve(src, src_type)]
+    attributes = _slice_attributes(ctx, operands, [1], (offsets, sizes, strides), attrs)
     return create(ctx, "tensor.extract_slice", operands, [dst_type], attributes)
 
 
@@ -445,14 +425,7 @@ dialect.op("tensor.insert_slice", "A copy of a tensor with a slice replaced by t
 def _tensor_insert_slice(ctx, children):
     src, dest, offsets, sizes, strides, attrs, src_type, dst_type = children
     operands = [ctx.resolve(src, src_type), ctx.resolve(dest, dst_type)]
-    attributes, segs = {}, [1, 1]
-    for key, items in (("static_offsets", offsets), ("static_sizes", sizes), ("static_strides", strides)):
-        static, dynamic = _mixed(ctx, items)
-        attributes[key] = _i64s(static)
-        operands += dynamic
-        segs.append(len(dynamic))
-    attributes["operandSegmentSizes"] = _seg(*segs)
-    attributes.update(attrs or {})
+    attributes = _slice_attributes(ctx, operands, [1, 1], (offsets, sizes, strides), attrs)
     return create(ctx, "tensor.insert_slice", operands, [dst_type], attributes)
 
 
@@ -515,7 +488,7 @@ def _verify_reshape_like(op, collapsed, expanded) -> None:
 def _print_expand(p, op) -> None:
     groups = _reassociation(op)
     p.write("tensor.expand_shape ", p.value(op.operands[0]), " ", _reassoc_text(groups), " output_shape ",
-            _mixed_text(p, _static(op, "static_output_shape"), op.operands[1:]))
+            mixed_text(p, _static(op, "static_output_shape"), op.operands[1:]))
     p.write(p.attr_dict(op.attributes, elide=("reassociation", "static_output_shape")), " : ",
             p.type(op.operands[0].type), " into ", p.type(op.results[0].type))
 
@@ -586,8 +559,8 @@ def _print_pad(p, op) -> None:
     p.write("tensor.pad ", p.value(parts["source"][0]))
     if "nofold" in op.attributes:
         p.write(" nofold")
-    p.write(" low", _mixed_text(p, _static(op, "static_low"), parts["low"]))
-    p.write(" high", _mixed_text(p, _static(op, "static_high"), parts["high"]), " ")
+    p.write(" low", mixed_text(p, _static(op, "static_low"), parts["low"]))
+    p.write(" high", mixed_text(p, _static(op, "static_high"), parts["high"]), " ")
     p.region(op.regions[0])
     p.write(p.attr_dict(op.attributes, elide=_PAD_KEYS), " : ", p.type(parts["source"][0].type), " to ",
             p.type(op.results[0].type))

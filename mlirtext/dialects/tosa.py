@@ -315,40 +315,41 @@ def _axis(op, rank: int) -> int:
     return v
 
 
-def _v_reduce(op) -> None:
+def _axis_input(op):
+    """(input type, result type, their shapes, axis) of an op along an `axis` of its tensor input,
+    which must have rank 1 or more; a shape is None when unranked, the axis too for the input's."""
     a, r = op.operands[0].type, op.results[0].type
     _check_tensor(a, "operand #0")
     sa, sr = _shape(a), _shape(r)
-    if sa is not None:
-        if len(sa) == 0:
-            raise VerifyError(f"operand #0 must be tosa-conformant tensor of at least rank 1, but got '{a}'")
-        axis = _axis(op, len(sa))
-        if sr is not None:
-            if len(sr) != len(sa):
-                raise VerifyError(f"expect output tensor rank ({len(sr)}) to be equal to input tensor "
-                                  f"rank ({len(sa)})")
-            if sr[axis] is not None and sr[axis] != 1:
-                raise VerifyError(f"expect reduced dimension size to be 1, got {sr[axis]}")
+    if sa is None:
+        return a, r, sa, sr, None
+    if len(sa) == 0:
+        raise VerifyError(f"operand #0 must be tosa-conformant tensor of at least rank 1, but got '{a}'")
+    return a, r, sa, sr, _axis(op, len(sa))
+
+
+def _v_reduce(op) -> None:
+    a, r, sa, sr, axis = _axis_input(op)
+    if axis is not None and sr is not None:
+        if len(sr) != len(sa):
+            raise VerifyError(f"expect output tensor rank ({len(sr)}) to be equal to input tensor "
+                              f"rank ({len(sa)})")
+        if sr[axis] is not None and sr[axis] != 1:
+            raise VerifyError(f"expect reduced dimension size to be 1, got {sr[axis]}")
     if op.name in ("tosa.reduce_all", "tosa.reduce_any") and _elt(a) != T.i1:
         raise VerifyError(f"operand #0 must be tosa-conformant tensor of 1-bit signless integer values, "
                           f"but got '{a}'")
 
 
 def _v_argmax(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
-    _check_tensor(a, "operand #0")
-    sa, sr = _shape(a), _shape(r)
-    if sa is not None:
-        if len(sa) == 0:
-            raise VerifyError(f"operand #0 must be tosa-conformant tensor of at least rank 1, but got '{a}'")
-        axis = _axis(op, len(sa))
-        if sr is not None:
-            if len(sr) != len(sa) - 1:
-                raise VerifyError(f"expected output tensor rank {len(sr)} to be equal to input rank "
-                                  f"{len(sa)} minus one")
-            want = list(sa[:axis]) + list(sa[axis + 1:])
-            if not all(_dims_compatible(x, y) for x, y in zip(want, sr)):
-                raise VerifyError("incompatible input and output shapes")
+    a, r, sa, sr, axis = _axis_input(op)
+    if axis is not None and sr is not None:
+        if len(sr) != len(sa) - 1:
+            raise VerifyError(f"expected output tensor rank {len(sr)} to be equal to input rank "
+                              f"{len(sa)} minus one")
+        want = list(sa[:axis]) + list(sa[axis + 1:])
+        if not all(_dims_compatible(x, y) for x, y in zip(want, sr)):
+            raise VerifyError("incompatible input and output shapes")
     if not isinstance(_elt(r), T.IntegerType):
         raise VerifyError(f"result #0 must be tosa-conformant tensor of integer values, but got '{r}'")
 

@@ -11,38 +11,17 @@ from ..ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr, TypeAttr
 from ..ir.core import Region
 from ..syntax.literals import string_value
 from .base import ISOLATED, PURE, SYMBOL, TERMINATOR, Dialect, VerifyError
-from .common import create, explicit_attrs, symbol_name
-from .func import arg_attr_dict, dict_array_attr, verify_function
+from .common import add_arg_res_attrs, create, explicit_attrs, symbol_name
+from .func import print_function, verify_function
 
 dialect = Dialect("transform", grammar="transform")
 
 
 # ---- transform.named_sequence ---------------------------------------------------------------
-def _print_named_sequence(p, op) -> None:
-    ftype = op.attributes["function_type"].type
-    entry = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
-    params = []
-    for i, t in enumerate(ftype.inputs):
-        text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
-        params.append(text + p.attr_dict(arg_attr_dict(op, "arg_attrs", i)))
-    p.write("transform.named_sequence ", p.symbol(op.attributes["sym_name"].value), "(", ", ".join(params), ")")
-    results = ftype.results
-    res_attrs = [p.attr_dict(arg_attr_dict(op, "res_attrs", i)) for i in range(len(results))]
-    if len(results) == 1 and not res_attrs[0]:
-        p.write(" -> ", p.type(results[0]))
-    elif results:
-        p.write(" -> (", ", ".join(p.type(t) + a for t, a in zip(results, res_attrs)), ")")
-    elided = ("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs")
-    p.write(p.attr_dict(op.attributes, elide=elided, keyword="attributes"))
-    if entry is not None:
-        p.write(" ")
-        p.region(op.regions[0], print_entry_args=False)
-
-
 dialect.op("transform.named_sequence", "A named sequence of transformations (a function of handles).",
            traits=(ISOLATED, SYMBOL),
            properties=("sym_name", "function_type", "sym_visibility", "arg_attrs", "res_attrs"),
-           verify=verify_function, print=_print_named_sequence, operands=0, results=0, regions=1, successors=0)
+           verify=verify_function, print=print_function, operands=0, results=0, regions=1, successors=0)
 
 
 @dialect.rule("transform_param")
@@ -63,10 +42,7 @@ def _named_sequence(ctx, children):
     params, results = params or [], [(t, None) for t in results or []]
     ftype = T.FunctionType(tuple(p[1] for p in params), tuple(r[0] for r in results))
     attributes = {"sym_name": StringAttr(symbol_name(ctx, name)), "function_type": TypeAttr(ftype)}
-    for key, dicts in (("arg_attrs", [p[2] for p in params]), ("res_attrs", [r[1] for r in results])):
-        array = dict_array_attr(dicts)
-        if array is not None:
-            attributes[key] = array
+    add_arg_res_attrs(attributes, [p[2] for p in params], [r[1] for r in results])
     attributes.update(explicit_attrs(ctx, "transform.named_sequence", attrs, inferred=True))
     op = create(ctx, "transform.named_sequence", attributes=attributes, regions=[region or Region()])
     ctx.state.symbol_defs.append((name.start, name.end, op))

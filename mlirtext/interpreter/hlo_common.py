@@ -109,18 +109,11 @@ def result_type(op, index: int = 0):
 
 def fit(op, value, index: int = 0) -> np.ndarray:
     """`value` in the runtime form of result `index`: its dtype, wrapped to its width."""
-    t = op.results[index].type
-    dt = np_dtype(t)
-    arr = np.asarray(value)
-    if arr.dtype != dt:
-        with np.errstate(all="ignore"):
-            arr = arr.astype(dt)
-    q = quant_type(t)
-    return wrap_to_width(arr, q.storage if q is not None else t)
+    return fit_like(op.results[index].type, value)
 
 
 def fit_like(t, value) -> np.ndarray:
-    """Like `fit` for an explicit type."""
+    """`value` in the runtime form of type `t`: its dtype, wrapped to its width."""
     dt = np_dtype(t)
     arr = np.asarray(value)
     if arr.dtype != dt:

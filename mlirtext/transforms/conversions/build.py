@@ -117,3 +117,16 @@ def scalar_const(rw, before: Operation, value, t: T.Type) -> Value:
     """An `arith.constant` scalar of type `t`."""
     attr = FloatAttr(float(value), t) if T.is_float(t) else IntegerAttr(int(value), t)
     return rw.create(before, "arith.constant", (), [t], {"value": attr}).result
+
+
+def common_cast(b, x, dst: T.Type):
+    """The conversions every dialect's cast agrees on, in a scalar body: none, float to float
+    (extend or truncate), i1 to float (0 or 1); None for the others."""
+    src = x.type
+    if src == dst:
+        return x
+    if T.is_float(src) and T.is_float(dst):
+        return b.op("arith.extf" if src.width < dst.width else "arith.truncf", [x], dst)
+    if src == T.i1 and T.is_float(dst):
+        return b.op("arith.uitofp", [x], dst)
+    return None

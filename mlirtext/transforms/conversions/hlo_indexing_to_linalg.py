@@ -147,24 +147,9 @@ class Scatter(HloLoweringPattern):
             here = [b.index(d) for d in range(t.rank)]
 
             def inner(c: Scalar, u, carried):
-                where = [None] * t.rank
-                scatter_index = [u[d] for d in scatter_dims]
-                for k, d in enumerate(to_operand):
-                    at = list(scatter_index)
-                    if ivd < indices.type.rank:
-                        at.insert(ivd, c.c(k))
-                    where[d] = c.to_index(c.extract(indices, at))
-                for od, sd in zip(input_batching, indices_batching):
-                    where[od] = scatter_index[sd - (0 if sd < ivd else 1)]
-                for wd, ud in zip(operand_window, window_dims):
-                    where[wd] = u[ud] if where[wd] is None else c.add(where[wd], u[ud])
                 cond = None
-                for d in range(t.rank):
-                    if where[d] is not None:
-                        cond = c.and_(cond, c.cmpi(0, where[d], here[d]))
-                    # (a dim no index names stays 0: the update only reaches index 0 there)
-                    else:
-                        cond = c.and_(cond, c.cmpi(0, c.c(0), here[d]))
+                for d, w in enumerate(target(c, u)):
+                    cond = c.and_(cond, c.cmpi(0, w, here[d]))
                 values = [c.extract(v, u) for v in updates]
                 new = scalarize(c, region, [*carried, *values])
                 if new is None:

@@ -11,7 +11,7 @@ from ...dialects.hlo_attrs import enum_word
 from ...ir import types as T
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation
-from .build import FASTMATH_NONE, short_name
+from .build import FASTMATH_NONE, common_cast, short_name
 from .hlo_unsigned import guarded_shift, is_unsigned, unsigned_scalar_op
 
 NO_FASTMATH = {"fastmath": FASTMATH_NONE}
@@ -136,13 +136,10 @@ def _total_order_key(b: Scalar, x):
 
 
 def cast_scalar(b: Scalar, x, dst: T.Type):
+    common = common_cast(b, x, dst)
+    if common is not None:
+        return common
     src = x.type
-    if src == dst:
-        return x
-    if T.is_float(src) and T.is_float(dst):
-        return b.op("arith.extf" if src.width < dst.width else "arith.truncf", [x], dst)
-    if src == T.i1 and T.is_float(dst):
-        return b.op("arith.uitofp", [x], dst)
     if is_signless_int(src) and T.is_float(dst):
         return b.op("arith.sitofp", [x], dst)
     if T.is_float(src) and dst == T.i1:

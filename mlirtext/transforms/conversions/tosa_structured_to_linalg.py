@@ -368,6 +368,17 @@ def _widen(b: Scalar, v, e):
     return b.op("arith.extsi", [v], e)
 
 
+def _convolution_lowers(x, w, bias, x_zp, w_zp, t) -> bool:
+    """Static shapes, zero points of zero, and one element kind throughout: float, or a signless
+    integer wider than i1."""
+    e = t.element
+    if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
+        return False
+    if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
+        return False
+    return T.is_float(e) == T.is_float(x.type.element) == T.is_float(w.type.element)
+
+
 class Conv2d(RewritePattern):
     """NHWC input, OHWI weights: the bias broadcast as the init, then one reduction generic over
     (n, oh, ow, o, kh, kw, i) on the zero-padded input (zero points must be zero)."""
@@ -380,11 +391,7 @@ class Conv2d(RewritePattern):
         stride = int_list(op.attributes.get("stride")) or [1, 1]
         dil = int_list(op.attributes.get("dilation")) or [1, 1]
         e = t.element
-        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
-            return False
-        if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
-            return False
-        if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
+        if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False
         depthwise = op.name == "tosa.depthwise_conv2d"
         if depthwise:
@@ -432,11 +439,7 @@ class Conv3d(RewritePattern):
         stride = int_list(op.attributes.get("stride")) or [1, 1, 1]
         dil = int_list(op.attributes.get("dilation")) or [1, 1, 1]
         e = t.element
-        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
-            return False
-        if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
-            return False
-        if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
+        if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False
         from ...dialects.linalg import structured_op
         from .tosa_to_linalg import i64_array
@@ -470,11 +473,7 @@ class TransposeConv2d(RewritePattern):
         out_pad = int_list(op.attributes.get("out_pad")) or [0, 0, 0, 0]
         stride = int_list(op.attributes.get("stride")) or [1, 1]
         e = t.element
-        if not all_static(x.type, w.type, bias.type, t) or not (_zero_point(x_zp) and _zero_point(w_zp)):
-            return False
-        if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
-            return False
-        if T.is_float(e) != T.is_float(x.type.element) or T.is_float(e) != T.is_float(w.type.element):
+        if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False
         sizes = x.type.shape[1:3]
         zero = _scalar_const(rw, op, 0, x.type.element)

@@ -18,7 +18,7 @@ from ..constants import constant_value
 from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
-from .build import all_static, dims_text, scalar_const, tensor_of
+from .build import all_static, common_cast, dims_text, scalar_const, tensor_of
 
 from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
 from ...ir.arrays import attr_to_array
@@ -104,12 +104,9 @@ def _clamp(b: Body, args, op):
 def _cast(b: Body, args, op):
     x = args[0]
     src, dst = x.type, op.results[0].type.element
-    if src == dst:
-        return x
-    if T.is_float(src) and T.is_float(dst):
-        return b.op("arith.extf" if src.width < dst.width else "arith.truncf", [x], dst)
-    if src == T.i1 and T.is_float(dst):
-        return b.op("arith.uitofp", [x], dst)
+    common = common_cast(b, x, dst)
+    if common is not None:
+        return common
     if T.is_float(dst):
         return b.op("arith.sitofp", [x], dst)
     if dst == T.i1:
