@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import ArrayAttr, DenseArrayAttr, DictionaryAttr
+from ..ir.attributes import ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr
 from ..ir.core import Operation
 from ..ir.source import Span
 from ..syntax.literals import string_value
 from .base import VerifyError
+from ..ir.dense import DenseElementsAttr
 
 DYNAMIC_INDEX = -9223372036854775808  # ShapedType::kDynamic in static_* arrays
 
@@ -127,8 +128,6 @@ def same_shape(a: T.Type, b: T.Type) -> bool:
 
 def splat_value(attr):
     """The one value every element of a constant attribute has (a Python number), or None."""
-    from ..ir.attributes import FloatAttr, IntegerAttr
-    from ..ir.dense import DenseElementsAttr
     if isinstance(attr, (IntegerAttr, FloatAttr)):
         return attr.value
     if isinstance(attr, DenseElementsAttr) and attr.hex is None and attr.values:

@@ -12,6 +12,7 @@ from ..ir.attributes import DenseArrayAttr
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr
 from .base import PURE, Dialect, VerifyError
 from .common import create, merge_unique_attrs
+from ..ir.types import FLOAT_WIDTHS
 
 dialect = Dialect("flow", grammar="flow")
 
@@ -114,7 +115,6 @@ def _bits(t):
     e = t.element
     width = getattr(e, "width", None)
     if width is None:
-        from ..ir.types import FLOAT_WIDTHS
         width = FLOAT_WIDTHS.get(str(e)) if isinstance(e, T.FloatType) else None
     if width is None or None in t.shape:
         return None

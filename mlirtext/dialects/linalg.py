@@ -24,7 +24,7 @@ without the init argument.
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, IntegerAttr, OpaqueAttr,
+from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, OpaqueAttr,
                              StringAttr)
 from ..ir.core import Block, Operation, Region
 from .affine_maps import evaluate, parse_map
@@ -195,7 +195,6 @@ class BodyBuilder:
 
 
 def _one(t):
-    from ..ir.attributes import FloatAttr
     return FloatAttr(1.0, t) if T.is_float(t) else IntegerAttr(1, t)
 
 

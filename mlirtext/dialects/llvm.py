@@ -12,15 +12,18 @@ are the structured classes of `llvm_types`.
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr, escape_string,
                              unit)
 from ..ir.core import Region
+from ..ir.symbols import resolve_symbol, symbol_table_of
 from ..syntax.grammar_files import grammar_dir
 from ..syntax.literals import string_value, symbol_ref
 from . import llvm_types as LT
-from .base import ISOLATED, PURE, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
+from .base import ISOLATED, PURE, RETURN_LIKE, SYMBOL, SYMBOL_TABLE, TERMINATOR, Dialect, VerifyError
 from .branches import (build_cond_br, build_switch, case_values, print_cond_br, succ, successor_groups,
                        verify_branch, write_successor)
 from .common import (add_arg_res_attrs, create, dense_i32_array, merge_attrs, operand_segments, safe_printer,
@@ -1246,9 +1249,7 @@ def _print_call(p, op) -> None:
 
 
 def _lookup_symbol(op, ref):
-    from ..ir.symbols import resolve_symbol, symbol_table_of
     from . import lookup
-    from .base import SYMBOL_TABLE
 
     def is_table(o):
         d = lookup(o.name)
@@ -1573,7 +1574,6 @@ def _print_func(p, op) -> None:
     vscale = op.attributes.get("vscale_range")
     elide = _FUNC_ELIDE
     if isinstance(vscale, OpaqueAttr) and vscale.text.startswith("#llvm.vscale_range<"):
-        import re
         m = re.fullmatch(r"minRange = (\d+), maxRange = (\d+)", vscale.body.strip())
         if m:
             p.write(f" vscale_range({m.group(1)}, {m.group(2)})")
@@ -2163,7 +2163,6 @@ def _verify_intr(op) -> None:
 
 def intrinsic_names() -> list:
     """The `llvm.intr.*` ops with the call-like custom form (from the grammar)."""
-    import re
     text = (grammar_dir() / "llvm.lark").read_text()
     block = text[text.index("!llvm_intr_name:"):text.index("// `llvm.intr.lifetime.start")]
     return re.findall(r'"(llvm\.intr\.[^"]+)"', block)

@@ -11,13 +11,16 @@ with MLIR's dynamic marker where a value stands, and the values become operands.
 """
 from __future__ import annotations
 
+import itertools
+
 from ..ir import types as T
-from ..ir.attributes import (ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr, SymbolRefAttr,
-                             TypeAttr, unit)
+from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
+                             SymbolRefAttr, TypeAttr, unit)
 from ..ir.dense import DenseElementsAttr, DenseParseError, DenseResourceAttr, parse_dense
 from ..ir.source import Span
+from ..ir.symbols import resolve_symbol, symbol_table_of
 from ..syntax.literals import string_value, symbol_ref
-from .base import PURE, SYMBOL, Dialect, VerifyError
+from .base import PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create, merge_unique_attrs, symbol_name
 
 dialect = Dialect("memref", grammar="memref")
@@ -234,7 +237,6 @@ dialect.op("memref.load", "Reads one element of a buffer.", properties=("nontemp
 
 @dialect.rule("memref_nontemporal")
 def _memref_nontemporal(ctx, children):
-    from ..ir.attributes import BoolAttr
     return BoolAttr(children[0].value == "true")
 
 
@@ -474,7 +476,6 @@ def _format_strided(shape, element, strides, offset, memory_space) -> str:
 
 def _check_subview_type(op, src, res) -> None:
     """MLIR's rule: the result is the inferred strided type, possibly with unit dimensions dropped."""
-    import itertools
     layout = strides_and_offset(src)
     offsets, sizes, steps = (_static(op, k) for k in _OFFSET_KEYS)
     shape = [None if s == DYNAMIC else s for s in sizes]
@@ -816,8 +817,6 @@ def _print_get_global(p, op) -> None:
 
 
 def _verify_get_global(op) -> None:
-    from ..ir.symbols import resolve_symbol, symbol_table_of
-    from .base import SYMBOL_TABLE
     from . import lookup
     ref = op.attributes.get("name")
     if not isinstance(ref, SymbolRefAttr):
@@ -1037,7 +1036,6 @@ dialect.op("memref.prefetch", "A prefetch hint for one element of a buffer.",
 
 @dialect.rule("memref_prefetch")
 def _memref_prefetch(ctx, children):
-    from ..ir.attributes import BoolAttr
     m, idx, rw, hint, cache, attrs, type = children
     if rw.value not in ("read", "write"):
         raise ctx.fail("rw specifier has to be 'read' or 'write'", rw)

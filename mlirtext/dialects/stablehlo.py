@@ -11,7 +11,7 @@ import re
 
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
-                             TypeAttr)
+                             TypeAttr, escape_string)
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
@@ -765,7 +765,6 @@ def print_as_written(p, op) -> None:
     mhlo is not registered in iree-opt 3.13 (the reference), so mhlo ops print in
     the generic form it reads; ops parsed from mhlo's custom syntax carry their
     inherent attributes as properties (as mhlo's own generic print does)."""
-    from ..ir.attributes import escape_string
     w = p.out.append
     w(f"{escape_string(op.name)}({p.values(op.operands)})")
     if op.successors:

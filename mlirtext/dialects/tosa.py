@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..ir import types as T
-from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr,
-                             StringAttr, TypeAttr)
+from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr,
+                             TypeAttr, unit)
 from ..syntax.literals import string_value
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from . import quant_types  # noqa: F401  (canonical !quant.uniform spelling)
@@ -1007,7 +1007,6 @@ def _tosa_typed_enum(ctx, children):
 
 @dialect.rule("tosa_attr_entry")
 def _tosa_attr_entry(ctx, children):
-    from ..ir.attributes import unit
     tok, value = children
     name = string_value(ctx, tok) if tok.type == "STRING" else tok.value
     return (name, unit if value is None else value, tok)
