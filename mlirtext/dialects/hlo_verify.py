@@ -70,6 +70,14 @@ def shape_of(t) -> Optional[tuple]:
     return t.shape if isinstance(t, (T.RankedTensorType, T.VectorType, T.MemRefType)) else None
 
 
+def _first_operand_shape(op) -> tuple:
+    """(type, shape) of operand #0: (None, None) without operands, the shape None when unranked."""
+    if not op.operands:
+        return None, None
+    t = op.operand_types[0]
+    return t, shape_of(t)
+
+
 def rank_of(t) -> Optional[int]:
     s = shape_of(t)
     return None if s is None else len(s)
@@ -949,10 +957,7 @@ def _clamp(op):
 
 @rule("stablehlo.cholesky")
 def _cholesky(op):
-    if not op.operands:
-        return
-    t = op.operand_types[0]
-    s = shape_of(t)
+    t, s = _first_operand_shape(op)
     if s is None:
         return
     if len(s) < 2:
@@ -1070,10 +1075,7 @@ def _transpose(op):
         if "permutation" not in op.attributes:
             fail("requires attribute 'permutation'")
         return
-    if not op.operands:
-        return
-    t = op.operand_types[0]
-    s = shape_of(t)
+    t, s = _first_operand_shape(op)
     if s is None:
         return
     if len(perm) != len(s):
