@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 
-from .ir.arrays import dtype_of, narrow_ints_as_storage
 from .ir import types as T
+from .ir.arrays import dtype_of, narrow_ints_as_storage
 
 
 class ValueError_(ValueError):

@@ -43,9 +43,15 @@ LAYER_OF = {
     "mlirtext.syntax.context": "syntax helpers",  # the parse state a callback builds IR in
     "mlirtext.syntax.grammar_files": "syntax helpers",  # where the .lark files are (llvm reads its own)
     "mlirtext.dialects": "dialects",
-    # The rest of syntax/ needs the dialect set: composing the grammars, the LALR driver,
-    # the core rules (they check dialect types and attributes), the parser and the printer.
-    "mlirtext.syntax": "syntax",
+    # The rest of syntax/ is the parser and printer, over the dialect set:
+    "mlirtext.syntax": "syntax",  # the package: a docstring
+    "mlirtext.syntax.grammar": "syntax",  # composes the dialects' grammars, builds the LALR tables (lark)
+    "mlirtext.syntax.callbacks": "syntax",  # Lark's tree shaping compiled per rule (lark)
+    "mlirtext.syntax.lalr": "syntax",  # the LALR driver: runs the tables, recovers from errors
+    "mlirtext.syntax.gc_pause": "syntax",  # the collector paused while the parser builds IR
+    "mlirtext.syntax.core_rules": "syntax",  # core grammar callbacks: check dialect types and attributes
+    "mlirtext.syntax.parser": "syntax",  # text to IR with every dialect's rules
+    "mlirtext.syntax.printer": "syntax",  # IR to text with every dialect's printers
     "mlirtext.verifier": "verifier",
     "mlirtext.api": "verifier",  # parse + verify + print: the entry point over the three
     "mlirtext.verify_diagnostics": "verifier",  # --verify-diagnostics: matches diagnostics to annotations
@@ -227,6 +233,9 @@ def violations() -> dict:
 def test_every_module_has_a_layer():
     for module in sources():
         assert layer(module) in LAYERS
+    # syntax/ spans two layers: each of its modules is placed on purpose
+    unplaced = [m for m in sources() if m.startswith("mlirtext.syntax.") and m not in LAYER_OF]
+    assert not unplaced, f"place these in LAYER_OF (syntax helper or parser/printer): {unplaced}"
 
 
 def test_no_violations_but_the_known_ones():

@@ -10,7 +10,7 @@ import pytest
 
 from mlirtext.api import parse_and_verify
 from mlirtext.interpreter import Interpreter
-from mlirtext.interpreter.abi import reinterpret_bits
+from mlirtext.ir.arrays import reinterpret_bits
 from mlirtext.ir import types as T
 from mlirtext.syntax.printer import print_module
 from mlirtext.transforms.pass_manager import PassManager

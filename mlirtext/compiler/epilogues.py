@@ -21,8 +21,8 @@ from typing import Optional
 
 from ..dialects.func import function_type
 from ..dialects.linalg import segments
-from ..ir.arrays import attr_to_array
 from ..ir import types as T
+from ..ir.arrays import attr_to_array
 from ..ir.attributes import StringAttr, TypeAttr
 from ..ir.core import Block, Operation, Region, Value
 from ..transforms.conversions.linalg_to_loops import structured

@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dialects.func import function_type
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import dtype_of
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, dtype_of
 from ..vm.program import HostProgram, portable_dtype
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..dialects.arith import CMPF_PREDICATES, CMPI_PREDICATES
-from ..ir.arrays import attr_to_array
 from ..ir import types as T
-from ..ir.arrays import dtype_of, signed_view, unsigned_view, wrap_to_width
+from ..ir.arrays import attr_to_array, dtype_of, signed_view, unsigned_view, wrap_to_width
 from .registry import impl
 
 

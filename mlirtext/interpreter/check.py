@@ -38,9 +38,9 @@ from typing import Optional
 import numpy as np
 
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, dtype_of, shape_of
 from ..ir.attributes import FloatAttr, IntegerAttr, StringAttr
 from ..ir.source import Span
-from ..ir.arrays import attr_to_array, dtype_of, shape_of
 from .machine import InterpreterError
 from .registry import CUSTOM_CALLS, custom_call, impl
 

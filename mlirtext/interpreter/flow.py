@@ -4,8 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import dtype_of
+from ..ir.arrays import attr_to_array, dtype_of
 from .registry import impl
 
 

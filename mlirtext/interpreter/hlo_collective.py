@@ -23,12 +23,11 @@ from typing import Optional
 import numpy as np
 
 from ..dialects.hlo_attrs import struct_fields
+from ..ir.arrays import TOKEN, dense_to_array
 from ..ir.dense import DenseElementsAttr
-from ..ir.arrays import dense_to_array
 from .hlo_common import bool_attr, fit, int_attr, np_dtype
 from .machine import InterpreterError
 from .registry import impl
-from ..ir.arrays import TOKEN
 
 #: Seconds a process waits at a rendezvous (or for a recv) before giving up.
 WAIT_SECONDS = 10.0

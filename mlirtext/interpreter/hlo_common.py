@@ -10,8 +10,8 @@ import numpy as np
 
 from ..dialects.hlo_attrs import enum_word, int_list
 from ..ir import types as T
-from ..ir.attributes import IntegerAttr, StringAttr, UnitAttr
 from ..ir.arrays import dtype_of, wrap_to_width
+from ..ir.attributes import IntegerAttr, StringAttr, UnitAttr
 
 
 # ---- quantized element types ------------------------------------------------------------

@@ -9,8 +9,8 @@ from typing import Optional
 import numpy as np
 
 from ..dialects.hlo_attrs import enum_word, int_list, struct_fields
-from ..ir.attributes import BoolAttr, DenseArrayAttr, IntegerAttr
 from ..ir.arrays import dtype_of, wrap_to_width
+from ..ir.attributes import BoolAttr, DenseArrayAttr, IntegerAttr
 from .machine import InterpreterError
 
 

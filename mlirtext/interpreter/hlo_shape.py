@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
+from ..ir.arrays import TOKEN
 from .hlo_common import fit, int_attr, ints, np_dtype
 from .machine import InterpreterError
 from .registry import impl
-from ..ir.arrays import TOKEN
 
 
 def _result_shape(op, index: int = 0) -> tuple:

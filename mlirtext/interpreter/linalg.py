@@ -33,8 +33,8 @@ import numpy as np
 from ..dialects import linalg as L
 from ..dialects.affine_maps import AffineMap, evaluate, parse_map
 from ..ir import types as T
-from ..ir.attributes import ArrayAttr, DenseArrayAttr
 from ..ir.arrays import dtype_of, unsigned_view
+from ..ir.attributes import ArrayAttr, DenseArrayAttr
 from .machine import InterpreterError, Return, Scope
 from .registry import IMPLS, impl
 

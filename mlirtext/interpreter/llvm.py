@@ -15,11 +15,10 @@ import numpy as np
 from ..dialects import llvm_types as LT
 from ..dialects.llvm import DYNAMIC_INDEX, FCMP_PREDICATES, ICMP_PREDICATES
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, dense_to_array, dtype_of, unsigned_view, wrap_to_width
 from ..ir.attributes import ArrayAttr, FloatAttr, IntegerAttr, StringAttr, SymbolRefAttr
 from ..ir.dense import DenseElementsAttr
 from . import arith as A
-from ..ir.arrays import attr_to_array, dense_to_array
-from ..ir.arrays import dtype_of, unsigned_view, wrap_to_width
 from .llvm_memory import NULL, Memory, Pointer, decode, encode, field_offset, size_of, zero_value
 from .machine import InterpreterError
 from .registry import impl

@@ -8,8 +8,8 @@ import numpy as np
 from ..dialects.branches import case_values
 from ..dialects import llvm_types as LT
 from ..ir import types as T
-from ..ir.attributes import DenseArrayAttr, SymbolRefAttr
 from ..ir.arrays import check_value
+from ..ir.attributes import DenseArrayAttr, SymbolRefAttr
 from .llvm import int_width, memory_of
 from .llvm_memory import Pointer
 from .machine import Branch, InterpreterError, Return

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 
+from ..ir.arrays import UnsupportedType, check_value
 from ..ir.attributes import StringAttr
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
-from ..ir.arrays import UnsupportedType, check_value
 from .registry import IMPLS
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).

@@ -11,9 +11,8 @@ import numpy as np
 
 from ..dialects.memref import ATOMIC_KINDS
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, dtype_of, unsigned_view
 from ..ir.attributes import StringAttr, UnitAttr
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import dtype_of, unsigned_view
 from .machine import InterpreterError
 from .registry import impl
 

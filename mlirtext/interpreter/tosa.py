@@ -15,9 +15,8 @@ import numpy as np
 
 from ..ir.attributes import FloatAttr, IntegerAttr
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, unsigned_view
 from ..ir.dense import DenseElementsAttr, SelfTypedDenseAttr
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import unsigned_view
 from .machine import InterpreterError, Return
 from .registry import impl
 from .tosa_common import (apply_scale_16, apply_scale_32, attr, attr_value, clz, compute_float, enum, finish,

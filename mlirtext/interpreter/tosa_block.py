@@ -14,8 +14,7 @@ import re
 import numpy as np
 
 from ..ir import types as T
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import dtype_of
+from ..ir.arrays import attr_to_array, dtype_of
 from .machine import InterpreterError
 from .registry import impl
 from .tosa_common import enum, finish, out_dtype, out_type

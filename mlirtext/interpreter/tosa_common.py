@@ -6,10 +6,9 @@ import numpy as np
 
 from ..dialects.tosa import enum_case
 from ..ir import types as T
+from ..ir.arrays import attr_to_array, dtype_of, unsigned_view, wrap_to_width
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
-from ..ir.arrays import attr_to_array
-from ..ir.arrays import dtype_of, unsigned_view, wrap_to_width
 from .machine import InterpreterError
 
 

@@ -118,6 +118,22 @@ def wrap_to_width(a: np.ndarray, t: T.Type) -> np.ndarray:
     return u.astype(a.dtype)
 
 
+def reinterpret_bits(array, element: T.IntegerType, dtype: np.dtype) -> np.ndarray:
+    """The integers whose `element.width` low bits are those of `array`'s, as `element` reads
+    them: signless as two's complement (255 : ui8 is -1 : i8), unsigned as 0 .. 2^w-1."""
+    array = np.asarray(array)
+    width = element.width
+    if width == 1:
+        return array.astype(dtype)
+    if width == 64:
+        bits = array.astype(np.int64 if array.dtype.kind == "i" else np.uint64).view(np.uint64)
+        return bits.view(np.uint64 if element.is_unsigned else np.int64).astype(dtype)
+    bits = array.astype(np.int64) & ((1 << width) - 1)
+    if not element.is_unsigned:
+        bits = np.where(bits >= 1 << (width - 1), bits - (1 << width), bits)
+    return bits.astype(dtype)
+
+
 def shape_of(t: T.Type) -> tuple:
     return tuple(t.shape) if isinstance(t, T.ShapedType) else ()
 

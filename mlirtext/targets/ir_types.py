@@ -13,9 +13,9 @@ import numpy as np
 
 from ..dialects import llvm_types as LT
 from ..ir import types as T
+from ..ir.arrays import dense_to_array, dtype_of
 from ..ir.attributes import FloatAttr, IntegerAttr
 from ..ir.dense import DenseElementsAttr
-from ..ir.arrays import dense_to_array, dtype_of
 
 
 class Untranslatable(ValueError):

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..dialects import llvm_types as LT
 from ..interpreter.abi import ABI_ATTR
-from ..ir.arrays import check_value, dtype_of
 from ..ir import types as T
+from ..ir.arrays import check_value, dtype_of
 from ..ir.attributes import TypeAttr
 from ..ir.core import Operation
 from .llvm_cpu import NativeLibrary

@@ -17,10 +17,10 @@ import numpy as np
 from ..dialects import lookup
 from ..dialects.base import PURE, TERMINATOR
 from ..ir import types as T
+from ..ir.arrays import array_to_attr, attr_to_array
 from ..ir.core import Operation
 from .constants import constant_value, is_constant, materialize
 from .rewriter import PatternRewriter, RewritePattern
-from ..ir.arrays import array_to_attr, attr_to_array
 
 #: Largest result (in elements) that constant folding computes: bigger constants
 #: cost more memory and file size than the work they save.

@@ -14,12 +14,12 @@ from typing import Callable
 import numpy as np
 
 from ..ir import types as T
+from ..ir.arrays import dtype_of
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
 from ..interpreter.abi import ABI_ATTR
 from .pass_manager import Instrumentation
 from .passes import Pass, PassFailure
-from ..ir.arrays import dtype_of
 
 ULP_BOUND = 8
 RELATIVE_BOUND = 1e-6

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.arrays import dtype_of
 from ..ir import types as T
+from ..ir.arrays import dtype_of
 
 
 def portable_dtype(dtype: np.dtype) -> np.dtype:

@@ -17,8 +17,8 @@ import numpy as np
 
 from .devices import DeviceError, make_device
 from .modfile import ModuleFile, ModuleFileError, read_module_file
-from ..ir.arrays import narrow_ints_as_storage, wrap_to_width
 from ..ir import types as T
+from ..ir.arrays import narrow_ints_as_storage, wrap_to_width
 from .program import describe, record_dtype, record_type, storage
 from .thread_choice import ThreadChoice
 

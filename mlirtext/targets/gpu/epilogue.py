@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import types as T
+from ...ir.arrays import attr_to_array
 from ...ir.core import Operation
 from .tiling import scalar_constant, constant_text
-from ...ir.arrays import attr_to_array
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, attr_to_array, dtype_of
 from ...ir.attributes import FloatAttr, IntegerAttr, TypeAttr
 from ...ir.core import Operation, Value
 from ...ir.dense import DenseElementsAttr
-from ...ir.arrays import array_to_attr, attr_to_array, dtype_of
 
 
 @dataclass(frozen=True)

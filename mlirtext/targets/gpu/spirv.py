@@ -31,10 +31,10 @@ import tempfile
 import numpy as np
 
 from ...ir import types as T
+from ...ir.arrays import dense_to_array, dtype_of
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Operation
 from .executable import GpuCompileError
-from ...ir.arrays import dense_to_array, dtype_of
 
 _FLOAT_BINARY = {"arith.addf": "OpFAdd", "arith.subf": "OpFSub", "arith.mulf": "OpFMul", "arith.divf": "OpFDiv",
                  "arith.remf": "OpFRem"}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.arrays import array_to_attr, dtype_of
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, dtype_of
 from ...ir.attributes import ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region, Value
 

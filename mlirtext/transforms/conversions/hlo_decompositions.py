@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir.arrays import array_to_attr, dtype_of
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, dtype_of
 from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern

@@ -15,8 +15,8 @@ from typing import Optional
 import numpy as np
 
 from ...dialects.hlo_attrs import int_list
-from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir.attributes import DenseArrayAttr, IntegerAttr
 from ..constants import constant_value
 from ..rewriter import RewritePattern

@@ -14,13 +14,13 @@ import numpy as np
 
 from ...dialects.hlo_attrs import enum_word, int_list
 from ...ir import types as T
+from ...ir.arrays import dtype_of
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Operation
 from ..conversion import ConversionTarget, apply_conversion
 from ..passes import Pass, register
 from ..rewriter import RewritePattern
 from .build import all_static, empty, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
-from ...ir.arrays import dtype_of
 
 
 def _elt(value) -> T.Type:

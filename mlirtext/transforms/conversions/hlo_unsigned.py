@@ -22,11 +22,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, attr_to_array, dtype_of, reinterpret_bits
 from ...ir.attributes import IntegerAttr, TypeAttr
 from ...ir.core import Operation
 from ..rewriter import RewritePattern
 from .build import FASTMATH_NONE, Body, all_static, elementwise_generic, hlo_names, short_name
-from ...ir.arrays import array_to_attr, attr_to_array, dtype_of
 
 CAST = "builtin.unrealized_conversion_cast"
 ABI_ATTR = "mlirtext.abi"
@@ -241,7 +241,6 @@ class SignlessBitMove(RewritePattern):
 
 def _signless_constant(attr, t: T.Type):
     """The attribute with the bits of `attr` (of unsigned type `t`) as signless integers."""
-    from ...interpreter.abi import reinterpret_bits
     try:
         array = attr_to_array(attr, t)
     except (ValueError, TypeError):

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, SymbolRefAttr, \
     TypeAttr, UnitAttr
 from ...ir.core import Block, Operation, Region, Value
@@ -28,7 +29,6 @@ from ...ir.dense import DenseElementsAttr
 from ..passes import Pass, PassFailure, register
 from .bufferize import strides_of
 from .narrow_floats import NarrowFloats, bits_of, involves, is_narrow, storage
-from ...ir.arrays import array_to_attr, attr_to_array
 
 PTR = T.make_dialect_type("llvm.ptr")
 I64 = T.i64

@@ -18,9 +18,9 @@ from functools import lru_cache
 import numpy as np
 
 from ...ir import types as T
+from ...ir.arrays import array_to_attr, dtype_of
 from ...ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr, TypeAttr, UnitAttr
 from ...ir.core import Operation
-from ...ir.arrays import array_to_attr, dtype_of
 
 PTR = T.make_dialect_type("llvm.ptr")
 GEP_DYNAMIC = -2147483648

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...dialects.hlo_attrs import int_list
 from ...ir import types as T
+from ...ir.arrays import array_to_attr
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Block, Operation, Region
 from ..rewriter import RewritePattern
@@ -23,7 +24,6 @@ from .build import all_static, empty, insert
 from .hlo_control_to_scf import extract_scalar
 from .hlo_generic import identity_map, affine_map, generic_body, make_generic
 from .hlo_scalar import NO_FASTMATH, Scalar
-from ...ir.arrays import array_to_attr
 
 
 def _shape_values(value):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ...dialects.linalg import structured_op
 from ...ir import types as T
+from ...ir.arrays import attr_to_array
 from ...ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region
 from ..constants import constant_value
@@ -21,7 +22,6 @@ from ..rewriter import RewritePattern
 from .build import all_static, common_cast, dims_text, scalar_const, tensor_of
 
 from .build import FASTMATH_NONE, Body, elementwise_generic, empty, insert
-from ...ir.arrays import attr_to_array
 
 
 def i64_array(values) -> DenseArrayAttr:
