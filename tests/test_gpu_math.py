@@ -492,7 +492,12 @@ def test_vulkan_matches_the_reference_device_for_the_last_expansions():
     args = _special_inputs()
     got, want = gpu.function("main")(*args), ref.function("main")(*args)
     for (op, ty), x, g, w in zip(SPECIAL, args, got, want):
-        bound = BOUNDS[(op, 64)] + REFERENCE_ERROR.get(op, 0) + 1 if ty == "f64" else 1
+        if ty == "f64":
+            bound = BOUNDS[(op, 64)] + REFERENCE_ERROR.get(op, 0) + 1
+        else:   # one ulp plus the reference's own error there: numpy's f32 kernels vary by CPU
+            with np.errstate(all="ignore"):  # (its AVX-512 asin is 2 ulp off at -0.60515594)
+                rounded = UNARY[op](x.astype(np.float64)).astype(w.dtype)
+            bound = 1 + ulps(w, rounded)
         d = ulps(g, w)
-        worst = int(np.argmax(d))
-        assert d[worst] <= bound, f"{op} on {ty}: ({x[worst]!r}) = {g[worst]!r}, reference {w[worst]!r}"
+        worst = int(np.argmax(d - bound))
+        assert (d <= bound).all(), f"{op} on {ty}: ({x[worst]!r}) = {g[worst]!r}, reference {w[worst]!r}"

@@ -2,9 +2,6 @@
 symbol-dce, inline, and `mlirtext opt`'s pass flags and instrumentation."""
 from __future__ import annotations
 
-import os
-import stat
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,15 +276,3 @@ def test_float_difference_counts_ulps_and_matches_nans():
     c = np.array([1.0, 2.0], np.float32)
     assert float_difference(c, c * np.float32(1.001))[2] is False
     assert float_difference(np.array([np.nan], np.float32), np.array([1.0], np.float32))[2] is False
-
-
-def test_output_to_a_device_is_written_not_replaced(arith_file, tmp_path):
-    fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
-    got = []
-    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
-    reader.start()
-    assert main(["opt", arith_file, "-o", str(fifo)]) == 0
-    reader.join(10)
-    assert "func.func @f" in got[0]
-    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still a pipe, not a regular file put in its place

@@ -43,27 +43,26 @@ _BINARY = {"atan2": np.arctan2, "copysign": np.copysign, "powf": np.power,
            "fpowi": lambda a, b: np.power(a, b.astype(a.dtype)), "ipowi": lambda a, b: np.power(a, b)}
 
 
-#: Functions whose float32-and-narrower results are computed in f64 and rounded once: numpy's
-#: own f32 kernels differ by CPU (its AVX-512 asin is 2 ulp off where glibc's f64 rounds
-#: correctly), and the reference must give the same bits on every machine.
-_IN_F64 = {"acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "cos", "cosh", "exp", "exp2",
-           "expm1", "log", "log10", "log1p", "log2", "rsqrt", "sin", "sinh", "tan", "tanh",
-           "atan2", "powf"}
-
-
-def _elementwise(fn, in_f64: bool):
+def _unary(fn):
     def run(interp, op, args):
-        dtype = dtype_of(op.results[0].type)
-        if in_f64 and dtype.itemsize < 8:
-            args = [np.asarray(a, np.float64) for a in args]
         with np.errstate(all="ignore"):
-            out = fn(*args)
-        return [np.asarray(out).astype(dtype, copy=False)]
+            out = fn(args[0])
+        return [np.asarray(out).astype(dtype_of(op.results[0].type), copy=False)]
     return run
 
 
-for _name, _fn in (*UNARY.items(), *_BINARY.items()):
-    impl(f"math.{_name}")(_elementwise(_fn, _name in _IN_F64))
+def _binary(fn):
+    def run(interp, op, args):
+        with np.errstate(all="ignore"):
+            out = fn(*args)
+        return [np.asarray(out).astype(dtype_of(op.results[0].type), copy=False)]
+    return run
+
+
+for _name, _fn in UNARY.items():
+    impl(f"math.{_name}")(_unary(_fn))
+for _name, _fn in _BINARY.items():
+    impl(f"math.{_name}")(_binary(_fn))
 
 
 def fma64(a, b, c):
@@ -110,5 +109,5 @@ def count_trailing_zeros(x):
     return np.vectorize(one)(x)
 
 
-impl("math.ctlz")(_elementwise(count_leading_zeros, in_f64=False))
-impl("math.cttz")(_elementwise(count_trailing_zeros, in_f64=False))
+impl("math.ctlz")(_unary(count_leading_zeros))
+impl("math.cttz")(_unary(count_trailing_zeros))
