@@ -37,6 +37,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
         void vscode.window.setStatusBarMessage('mlirtext: language server restarted', 5000);
       }
     }),
+    // Trust widens what the server command may come from (src/trust.ts): start it again.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void s.restart()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mlirtext.server')) {
         void s.restart();

@@ -18,6 +18,7 @@ import {
   shellQuote,
   startFailedMessage,
 } from './serverCommand';
+import { allowedServerSettings, mayUseWorkspaceInterpreter } from './trust';
 
 /** Importing mlirtext on a loaded machine can take a few seconds; past this it is taken as broken. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -93,10 +94,21 @@ export class MlirServer implements vscode.Disposable {
     }
     this._state = 'starting';
     this.failure = undefined;
-    const server = resolveServerCommand(
+    // In restricted mode only the user's own settings and PATH choose the program (src/trust.ts).
+    const trusted = vscode.workspace.isTrusted;
+    const settings = allowedServerSettings(
+      trusted,
       { path: config.get<string>('path', ''), args: config.get<string[]>('args', []) },
-      await selectedPythonInterpreter(this.log),
+      config.inspect<string>('path'),
+      config.inspect<string[]>('args'),
     );
+    const server = resolveServerCommand(
+      settings,
+      mayUseWorkspaceInterpreter(trusted) ? await selectedPythonInterpreter(this.log) : undefined,
+    );
+    if (!trusted) {
+      this.log.appendLine('[client] restricted mode: the server command comes from user settings or PATH only');
+    }
     this.log.appendLine(`[client] server command (${server.source}): ${shellQuote([server.command, ...server.args])}`);
     const problem = await this.probe(server);
     if (problem) {

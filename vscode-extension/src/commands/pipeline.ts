@@ -3,6 +3,7 @@ import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
+import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { definedValues, definitionLine, findFunctions } from '../functions';
 import { PipelineResult, TargetCodeResult } from '../pipeline/model';
 import { RenderContext, renderDeviceRuns, renderMessage, renderPipeline, renderTargets } from '../pipeline/render';
@@ -68,11 +69,12 @@ export class PipelineView implements vscode.Disposable {
     this.viewReady = false;
     const shown = Symbol(fn.name);
     this.current = shown;
-    void executeServerCommand<DeviceRunsResult | null>(
-      client,
-      RUN_DEVICES_SERVER_COMMAND,
-      runDevicesCommandArguments(uri, fn.name, undefined),
-    )
+    // In restricted mode the levels and targets show; the device runs (native code) do not.
+    const deviceRuns = vscode.workspace.isTrusted
+      ? executeServerCommand<DeviceRunsResult | null>(client, RUN_DEVICES_SERVER_COMMAND,
+          runDevicesCommandArguments(uri, fn.name, undefined))
+      : Promise.resolve<DeviceRunsResult>({ error: UNTRUSTED_RUN_MESSAGE });
+    void deviceRuns
       .catch((e) => ({ error: String(e) }))
       .then((devices) => {
         if (this.current === shown) {

@@ -5,6 +5,7 @@ import { Device, configuredDevice, deviceChoices } from '../devices';
 import { executeServerCommand, serverUri } from '../protocol';
 import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLine, runCommandArguments } from '../runInputs';
 import { MlirServer } from '../serverProcess';
+import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { activeMlirEditor, targetFunction } from './target';
 
 export const RUN_SERVER_COMMAND = 'mlirtext.run';
@@ -21,6 +22,10 @@ export async function runCommand(
   inputs?: string[],
   device?: string,
 ): Promise<RunResult | undefined> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(UNTRUSTED_RUN_MESSAGE);
+    return undefined;
+  }
   const editor = activeMlirEditor();
   if (!editor) {
     return undefined;
