@@ -54,7 +54,7 @@ class PieceIndex:
             entries.append(Entry(span.start, span.end, ALIAS, name, True))
         for start, end, name in state.alias_uses:
             entries.append(Entry(start, end, ALIAS, name, False))
-        symbol_defs = {id(op): (start, end) for start, end, op in state.symbol_defs}
+        symbol_defs = _symbol_defs(parsed)
         self.ops: list[Operation] = []
         module = parsed.module
         if module is not None:
@@ -106,6 +106,21 @@ class PieceIndex:
     def entries_of(self, kind: str, obj) -> list[Entry]:
         key = id(obj) if kind in (VALUE, BLOCK, OP) else (kind, obj)
         return self.by_obj.get(key, [])
+
+
+def symbol_name_span(parsed: ParsedPiece, op: Operation) -> Optional[tuple[int, int]]:
+    """Where a symbol op's `@name` is spelled (offsets local to the piece), without
+    building the piece's index (the outline of a big document needs only this)."""
+    return _symbol_defs(parsed).get(id(op)) or _find_symbol_token(op, op.sym_name)
+
+
+def _symbol_defs(parsed: ParsedPiece) -> dict:
+    """id(op) -> (start, end) of the symbol names the parser recorded, per piece."""
+    found = parsed.cache.get("symbol_defs")
+    if found is None:
+        found = parsed.cache["symbol_defs"] = {id(op): (start, end)
+                                               for start, end, op in parsed.result.state.symbol_defs}
+    return found
 
 
 def _find_symbol_token(op: Operation, name: str) -> Optional[tuple[int, int]]:

@@ -1,12 +1,14 @@
 """Document symbols (chunks, modules, functions, globals), workspace symbols and folding ranges."""
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir.core import Operation
-from .document import Document, Piece
-from .index import SYMBOL, piece_index
+from .document import Document, ParsedPiece, Piece
+from .index import symbol_name_span
+from .positions import LineIndex
 
 #: Op name -> symbol kind (LSP names); other symbol ops are "variable".
 _KINDS = {"builtin.module": "module", "func.func": "function", "llvm.func": "function",
@@ -29,15 +31,7 @@ def document_symbols(doc: Document) -> list[Symbol]:
     """A tree: each `// -----` chunk (when there are several), then its modules and symbols."""
     out = []
     for i, chunk in enumerate(doc.chunks):
-        items: list[Symbol] = []
-        for piece in chunk.pieces:
-            for name, span in piece.parsed.result.state.alias_defs.items():
-                s, e = piece.base + span.start, piece.base + span.end
-                items.append(Symbol(name, "constant", s, e, s, e))
-            for op in piece.parsed.top_ops:
-                sym = _op_symbol(doc, piece, op)
-                if sym is not None:
-                    items.append(sym)
+        items = [_placed(sym, piece.base) for piece in chunk.pieces for sym in piece_symbols(piece)]
         if len(doc.chunks) > 1:
             line = doc.lines.position(chunk.start)[0] + 1
             out.append(Symbol(f"chunk {i + 1} (line {line})", "namespace", chunk.start, chunk.end,
@@ -47,26 +41,41 @@ def document_symbols(doc: Document) -> list[Symbol]:
     return out
 
 
-def _op_symbol(doc: Document, piece: Piece, op: Operation) -> Optional[Symbol]:
+def piece_symbols(piece: Piece) -> list[Symbol]:
+    """The piece's aliases and symbols, in offsets of the piece's own text; cached with
+    its parse (printing each function's type is most of an outline's cost)."""
+    parsed = piece.parsed
+    cached = parsed.cache.get("symbols")
+    if cached is None:
+        cached = [Symbol(name, "constant", span.start, span.end, span.start, span.end)
+                  for name, span in parsed.result.state.alias_defs.items()]
+        cached += filter(None, (_op_symbol(parsed, op) for op in parsed.top_ops))
+        parsed.cache["symbols"] = cached
+    return cached
+
+
+def _placed(sym: Symbol, base: int) -> Symbol:
+    return Symbol(sym.name, sym.kind, base + sym.start, base + sym.end, base + sym.name_start, base + sym.name_end,
+                  sym.detail, [_placed(c, base) for c in sym.children])
+
+
+def _op_symbol(parsed: ParsedPiece, op: Operation) -> Optional[Symbol]:
     if op.span is None:
         return None
     name = op.sym_name
     is_module = op.name == "builtin.module"
     if name is None and not is_module:
         return None
-    start, end = piece.base + op.span.start, piece.base + op.span.end
-    name_start, name_end = doc.op_range(piece, op)
-    if name is not None:
-        for e in piece_index(piece).entries_of(SYMBOL, name):
-            if e.is_def:
-                name_start, name_end = piece.base + e.start, piece.base + e.end
-                break
+    where = symbol_name_span(parsed, op) if name is not None else None
+    if where is None:
+        span = op.name_span or op.span
+        where = (span.start, max(span.end, span.start)) if span.source is parsed.source else (0, 0)
     ftype = op.attributes.get("function_type")
-    sym = Symbol(name or "module", _KINDS.get(op.name, "variable"), start, end, name_start, name_end,
+    sym = Symbol(name or "module", _KINDS.get(op.name, "variable"), op.span.start, op.span.end, *where,
                  detail=str(ftype) if ftype is not None else op.name)
     if is_module:
         for inner in op.regions[0].blocks[0].ops if op.regions and op.regions[0].blocks else []:
-            child = _op_symbol(doc, piece, inner)
+            child = _op_symbol(parsed, inner)
             if child is not None:
                 sym.children.append(child)
     return sym
@@ -103,20 +112,11 @@ def folding_ranges(doc: Document) -> list[tuple[int, int, Optional[str]]]:
         if b > a:
             ranges.add((a, b, "region"))
     for piece in doc.pieces:
-        module = piece.parsed.module
-        if module is None:
-            continue
-        for op in module.walk():
-            if op.span is None or op.span.source is not piece.parsed.source or op is module and \
-                    op.name_span is None:
-                continue
-            a = doc.lines.position(piece.base + op.span.start)[0]
-            b = doc.lines.position(piece.base + max(op.span.end - 1, op.span.start))[0]
-            if b > a:
-                ranges.add((a, b, None))
+        base_line = doc.lines.position(piece.base)[0]
+        ranges.update((base_line + a, base_line + b, None) for a, b in piece_folds(piece))
+    comments = [line.lstrip().startswith("//") for line in doc.text.split("\n")]
     run_start = None
-    for line in range(doc.lines.line_count + 1):
-        is_comment = line < doc.lines.line_count and doc.lines.line_text(line).lstrip().startswith("//")
+    for line, is_comment in enumerate(comments + [False]):
         if is_comment and run_start is None:
             run_start = line
         elif not is_comment and run_start is not None:
@@ -124,3 +124,25 @@ def folding_ranges(doc: Document) -> list[tuple[int, int, Optional[str]]]:
                 ranges.add((run_start, line - 1, "comment"))
             run_start = None
     return sorted(ranges, key=lambda r: (r[0], r[1]))
+
+
+def piece_folds(piece: Piece) -> list[tuple[int, int]]:
+    """(first line, last line) of the piece's ops that span lines, in lines of the piece's
+    own text; cached with its parse (a new version folds only the pieces that changed)."""
+    parsed = piece.parsed
+    cached = parsed.cache.get("folds")
+    if cached is not None:
+        return cached
+    folds = []
+    module = parsed.module
+    if module is not None:
+        starts = LineIndex(parsed.text).starts
+        for op in module.walk():
+            if op.span is None or op.span.source is not parsed.source or op is module and op.name_span is None:
+                continue
+            a = bisect_right(starts, op.span.start) - 1
+            b = bisect_right(starts, max(op.span.end - 1, op.span.start)) - 1
+            if b > a:
+                folds.append((a, b))
+    parsed.cache["folds"] = folds
+    return folds

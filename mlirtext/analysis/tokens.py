@@ -4,6 +4,7 @@ encoding (UTF-16 columns)."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 from ..ir.core import BlockArgument
 from .document import Document
@@ -28,55 +29,94 @@ _LEXICAL = re.compile(
     r"|(?P<number>(?<![\w%#^@.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\b)")
 
 
-def tokens(doc: Document) -> list[tuple[int, int, int, int]]:
-    """(start, end, type index, modifier bits), sorted, one line each, not overlapping."""
+def piece_tokens(piece) -> tuple[list[int], int, int]:
+    """The piece's tokens in LSP's encoding as if the piece were the whole text, with the
+    (line, UTF-16 column) of its last token; cached with the piece's parse, so a new
+    version of a document re-encodes only the pieces whose text changed."""
+    cached = piece.parsed.cache.get("tokens")
+    if cached is None:
+        cached = piece.parsed.cache["tokens"] = _encode_text(piece.parsed.text, _piece_entries(piece))
+    return cached
+
+
+def _piece_entries(piece) -> list[tuple[int, int, int, int]]:
+    """(start, end, type index, modifier bits) of the IR's entries, local to the piece."""
     found = []
-    for piece in doc.pieces:
-        for e in piece_index(piece).entries:
-            start, end = piece.base + e.start, piece.base + e.end
-            mods = 1 if e.is_def else 0
-            if e.kind == OP:
-                kind = "keyword"
-                mods |= _DIALECT_BIT.get(e.obj.name.split(".", 1)[0], 0)
-            elif e.kind == VALUE:
-                kind = "parameter" if isinstance(e.obj, BlockArgument) else "variable"
-            elif e.kind == BLOCK:
-                kind = "label"
-            elif e.kind == SYMBOL:
-                kind = "function"
-            elif e.kind == ALIAS:
-                kind = "macro"
-            else:
-                continue
-            found.append((start, end, _TYPE[kind], mods))
-    taken = sorted(found)
-    types = []
+    for e in piece_index(piece).entries:
+        mods = 1 if e.is_def else 0
+        if e.kind == OP:
+            kind = _TYPE["keyword"]
+            mods |= _DIALECT_BIT.get(e.obj.name.split(".", 1)[0], 0)
+        elif e.kind == VALUE:
+            kind = _TYPE["parameter"] if isinstance(e.obj, BlockArgument) else _TYPE["variable"]
+        elif e.kind == BLOCK:
+            kind = _TYPE["label"]
+        elif e.kind == SYMBOL:
+            kind = _TYPE["function"]
+        elif e.kind == ALIAS:
+            kind = _TYPE["macro"]
+        else:
+            continue
+        found.append((e.start, e.end, kind, mods))
+    return found
+
+
+def _encode_text(text: str, taken: list) -> tuple[list[int], int, int]:
+    """IR entries (`taken`) plus the lexical tokens of `text` they leave free, sorted, one
+    line each, not overlapping, encoded. Lines are walked forward once (no search per token)."""
+    taken = sorted(taken)
     covered_starts = [t[0] for t in taken]
-    import bisect
-    for m in _LEXICAL.finditer(doc.text):
+    found = list(taken)
+    for m in _LEXICAL.finditer(text):
         if m.lastgroup == "comment":
             continue
-        i = bisect.bisect_right(covered_starts, m.start()) - 1
-        if i >= 0 and taken[i][1] > m.start():
+        start, end = m.span()
+        i = bisect_right(covered_starts, start) - 1
+        if i >= 0 and taken[i][1] > start or i + 1 < len(taken) and taken[i + 1][0] < end:
             continue
-        if i + 1 < len(taken) and taken[i + 1][0] < m.end():
+        found.append((start, end, _TYPE[m.lastgroup], 0))
+    ascii_text = text.isascii()
+    data: list[int] = []
+    line, line_start, newline = 0, 0, text.find("\n")
+    prev_line, prev_col, last_end = 0, 0, -1
+    for start, end, kind, mods in sorted(found):
+        if start < last_end:
             continue
-        types.append((m.start(), m.end(), _TYPE[m.lastgroup], 0))
-    out, last_end = [], -1
-    for t in sorted(taken + types):
-        if t[0] >= last_end and "\n" not in doc.text[t[0]:t[1]]:
-            out.append(t)
-            last_end = t[1]
-    return out
+        while 0 <= newline < start:
+            line, line_start = line + 1, newline + 1
+            newline = text.find("\n", line_start)
+        if 0 <= newline < end:   # a token across a line end: LSP tokens are one line each
+            continue
+        if ascii_text:
+            col, length = start - line_start, end - start
+        else:
+            col = _utf16_len(text[line_start:start])
+            length = _utf16_len(text[start:end])
+        data += [line - prev_line, col - prev_col if line == prev_line else col, length, kind, mods]
+        prev_line, prev_col, last_end = line, col, end
+    return data, prev_line, prev_col
+
+
+def _utf16_len(text: str) -> int:
+    """UTF-16 code units, as `LineIndex` counts them (a lone surrogate from invalid input is one)."""
+    return len(text) if text.isascii() else sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
 
 
 def encode(doc: Document) -> list[int]:
-    """LSP's flat encoding: per token (delta line, delta start, length, type, modifiers)."""
+    """LSP's flat encoding of the whole document: per token (delta line, delta start,
+    length, type, modifiers), joined from the pieces' own encodings (only a piece's first
+    token is re-based; the others are relative to the token before them)."""
     data: list[int] = []
     prev_line, prev_col = 0, 0
-    for start, end, kind, mods in tokens(doc):
-        line, col = doc.lines.position(start)
-        _, end_col = doc.lines.position(end)
-        data += [line - prev_line, col - prev_col if line == prev_line else col, end_col - col, kind, mods]
-        prev_line, prev_col = line, col
+    for piece in doc.pieces:
+        encoded, last_line, last_col = piece_tokens(piece)
+        if not encoded:
+            continue
+        base_line, base_col = doc.lines.position(piece.base)
+        line = base_line + encoded[0]
+        col = encoded[1] + (base_col if encoded[0] == 0 else 0)
+        data += [line - prev_line, col - prev_col if line == prev_line else col]
+        data += encoded[2:]
+        prev_line = base_line + last_line
+        prev_col = last_col + (base_col if last_line == 0 else 0)
     return data
