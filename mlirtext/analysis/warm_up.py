@@ -1,4 +1,4 @@
-"""The per-piece work behind the whole-document answers (outline folds, the index and
+"""The per-piece work behind the whole-document answers (outline, folds, the index and
 semantic tokens), done ahead of the editor's requests.
 
 An editor asks for folding ranges and semantic tokens right after it opens a file;
@@ -11,20 +11,29 @@ from __future__ import annotations
 from typing import Callable
 
 from .document import Document
-from .outline import piece_folds
+from .outline import piece_folds, piece_symbols
 from .tokens import piece_tokens
 
 #: How many pieces are prepared between two checks that the version is still current.
 CHECK_EVERY = 64
 
 
-def prepare(doc: Document, superseded: Callable[[], bool]) -> bool:
-    """Fill the caches of every piece of `doc`, folds first (cheap), then tokens (which
-    build each piece's index); stop early once `superseded()` says a newer version is
-    waiting for the analysis thread. True when every piece was prepared."""
-    for work in (piece_folds, piece_tokens):
-        for i, piece in enumerate(doc.pieces):
-            if i % CHECK_EVERY == 0 and superseded():
-                return False
-            work(piece)
+def prepare(doc: Document, work: Callable, superseded: Callable[[], bool]) -> bool:
+    """Run `work(piece)` (one of `PHASES`) on every piece of `doc`; stop early once
+    `superseded()` says a newer version is waiting for the analysis thread. True when
+    every piece was prepared."""
+    for i, piece in enumerate(doc.pieces):
+        if i % CHECK_EVERY == 0 and superseded():
+            return False
+        work(piece)
     return True
+
+
+def outline_of(piece) -> None:
+    piece_symbols(piece)
+    piece_folds(piece)
+
+
+#: What to prepare, in order: the outline (symbols and folds, fast, asked for first), then
+#: the semantic tokens (which build each piece's index: most of the work).
+PHASES = {"outline": outline_of, "tokens": piece_tokens}
