@@ -3,28 +3,29 @@
 Threads: analysis of a document version runs on one worker thread (versions are
 analysed in order, and a request is answered from the newest finished version);
 lowering, running and pipelines run on another pool, so they never hold up hover.
-Every handler is wrapped by `safe`: an exception is logged and answered with an
-empty result, never sent to the client as a traceback.
+A handler that raises is answered with an InternalError and one line on stderr
+(`protocol.py`); the commands, whose answers the extension shows, answer with an
+`error` field instead (`safe`).
 """
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import gc
-import inspect
+import json
 import logging
 import sys
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple, Optional
 
 from lsprotocol import types as T
+from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from mlirtext.analysis import (actions, commands, completion, inlay, lowered_forms, navigation, outline,
-                               signature, target_code, tokens)
+                               signature, target_code, tokens, warm_up)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
@@ -34,6 +35,8 @@ from mlirtext.syntax.gc_pause import gc_paused
 
 from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, lsp_symbol,
                       workspace_edit)
+from .log_format import OneLineFormatter
+from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, one_line
 
 log = logging.getLogger("mlirtext_server")
 
@@ -43,28 +46,6 @@ DEBOUNCE_S = 0.1
 IDLE_COLLECT_S = 5.0
 #: How long a hover waits for an op's lowered forms before answering with the levels done.
 LOWERED_WAIT_S = 0.25
-
-
-#: The id of the request being handled (visible in the tasks its handler starts).
-CURRENT_REQUEST: contextvars.ContextVar = contextvars.ContextVar("mlirtext_request", default=None)
-
-
-class MlirProtocol(LanguageServerProtocol):
-    """Passes `$/cancelRequest` on to long commands. pygls runs `workspace/executeCommand`
-    through an inner task of its own, which a cancel of the request does not reach."""
-
-    def _handle_request(self, msg_id, method_name, params):
-        token = CURRENT_REQUEST.set(msg_id)
-        try:
-            return super()._handle_request(msg_id, method_name, params)
-        finally:
-            CURRENT_REQUEST.reset(token)
-
-    def _handle_cancel_notification(self, msg_id):
-        event = self._server.cancel_events.get(msg_id)
-        if event is not None:
-            event.set()
-        super()._handle_cancel_notification(msg_id)
 
 
 class MlirServer(LanguageServer):
@@ -79,9 +60,22 @@ class MlirServer(LanguageServer):
         self.open_worker = DiagnosticsWorker()   # started by `main`
         self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
+        self.prepared: dict[str, dict] = {}   # uri -> phase -> the warm-up of its newest version
+        self.answers: dict[str, tuple] = {}   # uri -> (Document, method -> its answer): `once_per_version`
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
+        self.replaced = False   # a version was replaced or a document closed since the last collection
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Errors outside a request (pygls logged the line already, where it had one): a
+        body that is not JSON is answered with ParseError and id null, as JSON-RPC says;
+        a notification's handler that raised is logged in one line, not shown to the user
+        (a handler failing on every keystroke would pop a message each time)."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol.send_error(None, PARSE_ERROR, f"the message is not JSON: {one_line(error)}")
+        elif source is FeatureNotificationError:
+            log.error("a notification's handler failed: %s", one_line(error))
 
     # -- analysis scheduling --------------------------------------------------------------
     def schedule(self, uri: str, delay: float) -> None:
@@ -116,6 +110,40 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.diagnostics:  # published already, unless the document's differ
             self._publish(doc, version, doc.diagnostics)
+        self.prepared[uri] = {phase: loop.run_in_executor(self.analysis_pool, self._prepare_frozen, uri, doc, work)
+                              for phase, work in warm_up.PHASES.items()}
+        return doc
+
+    def _prepare_frozen(self, uri: str, doc: Document, work) -> None:
+        """Prepare one phase of the whole-document answers (`warm_up.prepare`) until a newer
+        version waits; with the collector paused and what it built frozen, as for the document."""
+        def superseded() -> bool:
+            text_doc = self.workspace.text_documents.get(uri)
+            return text_doc is None or (text_doc.version or 0) != doc.version
+        try:
+            with gc_paused():
+                warm_up.prepare(doc, work, superseded)
+                gc.freeze()
+        except Exception as exc:  # noqa: BLE001 - requests compute what is missing themselves
+            log.error("preparing %s failed: %s", uri, one_line(exc))
+
+    def once_per_version(self, doc: Document, method: str, compute):
+        """A whole-document answer, computed once per version of `doc` (an editor asks for
+        the outline again and again: outline view, breadcrumbs, sticky scroll)."""
+        held = self.answers.get(doc.uri)
+        if held is None or held[0] is not doc:
+            held = self.answers[doc.uri] = (doc, {})
+        if method not in held[1]:
+            held[1][method] = compute()
+        return held[1][method]
+
+    async def prepared_document(self, uri: str, phase: str) -> Optional[Document]:
+        """`document(uri)` once `phase` of its warm-up is over: whole-document answers then
+        join cached pieces."""
+        doc = await self.document(uri)
+        warm = self.prepared.get(uri, {}).get(phase)
+        if doc is not None and warm is not None and not warm.done():
+            await asyncio.shield(warm)
         return doc
 
     def _publish(self, doc, version: int, diagnostics) -> None:
@@ -141,6 +169,7 @@ class MlirServer(LanguageServer):
                 doc = self.ws.open(uri, text, version, layout)
             else:
                 doc = self.ws.open(uri, text, version)
+                self.replaced = True
             gc.freeze()
         return doc, early
 
@@ -151,7 +180,12 @@ class MlirServer(LanguageServer):
         self.idle_timer = asyncio.get_running_loop().call_later(IDLE_COLLECT_S, self._idle_collect)
 
     def _idle_collect(self) -> None:
+        """A full collection takes seconds over a 10 MB document's IR: only when an earlier
+        version or a closed document can have left garbage (a first open leaves none)."""
         self.idle_timer = None
+        if not self.replaced:
+            return
+        self.replaced = False
         gc.unfreeze()
         gc.collect()
         gc.freeze()
@@ -182,28 +216,19 @@ class _OpenedText(NamedTuple):
 server = MlirServer()
 
 
-def safe(default=None):
-    """Log a handler's exception and answer `default` instead."""
+def safe(default):
+    """A command's exception answers `default()` (the extension shows its `error` field),
+    with one line on stderr."""
     def wrap(fn):
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def run_async(ls, *params):
-                try:
-                    return await fn(ls, *params)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:  # noqa: BLE001
-                    log.exception("error in %s", fn.__name__)
-                    return default() if callable(default) else default
-            return run_async
-
         @functools.wraps(fn)
-        def run(ls, *params):
+        async def run(ls, *params):
             try:
-                return fn(ls, *params)
-            except Exception:  # noqa: BLE001
-                log.exception("error in %s", fn.__name__)
-                return default() if callable(default) else default
+                return await fn(ls, *params)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.error("%s failed: %s", fn.__name__, one_line(exc))
+                return default()
         return run
     return wrap
 
@@ -222,7 +247,6 @@ WARM_UP_TEXT = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 # -- lifecycle and synchronisation ---------------------------------------------------------
 @server.feature(T.INITIALIZE)
-@safe()
 def initialize(ls: MlirServer, params: T.InitializeParams):
     roots = [uri_to_path(f.uri) for f in params.workspace_folders or []]
     if not roots and params.root_uri:
@@ -231,13 +255,11 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
-@safe()
 def did_open(ls: MlirServer, params: T.DidOpenTextDocumentParams):
     ls.schedule(params.text_document.uri, 0)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
-@safe()
 def did_change(ls: MlirServer, params: T.DidChangeTextDocumentParams):
     # The first change after a pause is analysed at once; the changes of a burst of
     # typing that follow it wait until the typing pauses for DEBOUNCE_S.
@@ -251,19 +273,21 @@ def did_change(ls: MlirServer, params: T.DidChangeTextDocumentParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
-@safe()
 def did_close(ls: MlirServer, params: T.DidCloseTextDocumentParams):
     uri = params.text_document.uri
     timer = ls.timers.pop(uri, None)
     if timer is not None:
         timer.cancel()
     ls.ws.close(uri)
+    ls.prepared.pop(uri, None)
+    ls.answers.pop(uri, None)
+    ls.replaced = True
+    ls._schedule_idle_collect()
     ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
 # -- hover and navigation ------------------------------------------------------------------
 @server.feature(T.TEXT_DOCUMENT_HOVER)
-@safe()
 async def hover(ls: MlirServer, params: T.HoverParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -289,7 +313,6 @@ async def hover(ls: MlirServer, params: T.HoverParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_DEFINITION)
-@safe(list)
 async def definition(ls: MlirServer, params: T.DefinitionParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -298,7 +321,6 @@ async def definition(ls: MlirServer, params: T.DefinitionParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_REFERENCES)
-@safe(list)
 async def references(ls: MlirServer, params: T.ReferenceParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -309,7 +331,6 @@ async def references(ls: MlirServer, params: T.ReferenceParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_PREPARE_RENAME)
-@safe()
 async def prepare_rename(ls: MlirServer, params: T.PrepareRenameParams):
     doc = await ls.document(params.text_document.uri)
     found = navigation.prepare_rename(doc, offset_of(doc, params.position)) if doc else None
@@ -320,7 +341,6 @@ async def prepare_rename(ls: MlirServer, params: T.PrepareRenameParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_RENAME)
-@safe()
 async def rename(ls: MlirServer, params: T.RenameParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -334,14 +354,14 @@ async def rename(ls: MlirServer, params: T.RenameParams):
 
 # -- outline, tokens, hints, completion, signatures ----------------------------------------------
 @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-@safe(list)
 async def document_symbol(ls: MlirServer, params: T.DocumentSymbolParams):
-    doc = await ls.document(params.text_document.uri)
-    return [lsp_symbol(doc, s) for s in outline.document_symbols(doc)] if doc else []
+    doc = await ls.prepared_document(params.text_document.uri, "outline")
+    if doc is None:
+        return []
+    return ls.once_per_version(doc, "symbols", lambda: [lsp_symbol(doc, s) for s in outline.document_symbols(doc)])
 
 
 @server.feature(T.WORKSPACE_SYMBOL)
-@safe(list)
 async def workspace_symbol(ls: MlirServer, params: T.WorkspaceSymbolParams):
     loop = asyncio.get_running_loop()
     found = await loop.run_in_executor(ls.work_pool, outline.workspace_symbols, ls.ws, params.query)
@@ -350,24 +370,22 @@ async def workspace_symbol(ls: MlirServer, params: T.WorkspaceSymbolParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_FOLDING_RANGE)
-@safe(list)
 async def folding_range(ls: MlirServer, params: T.FoldingRangeParams):
-    doc = await ls.document(params.text_document.uri)
-    return [T.FoldingRange(start_line=a, end_line=b, kind=kind) for a, b, kind in outline.folding_ranges(doc)] \
-        if doc else []
+    doc = await ls.prepared_document(params.text_document.uri, "outline")
+    return ls.once_per_version(doc, "folds", lambda: [T.FoldingRange(start_line=a, end_line=b, kind=kind)
+                                                      for a, b, kind in outline.folding_ranges(doc)]) if doc else []
 
 
 @server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, T.SemanticTokensRegistrationOptions(
     legend=T.SemanticTokensLegend(token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS),
     full=True))
-@safe(lambda: T.SemanticTokens(data=[]))
 async def semantic_tokens(ls: MlirServer, params: T.SemanticTokensParams):
-    doc = await ls.document(params.text_document.uri)
-    return T.SemanticTokens(data=tokens.encode(doc) if doc else [])
+    doc = await ls.prepared_document(params.text_document.uri, "tokens")
+    return ls.once_per_version(doc, "tokens", lambda: T.SemanticTokens(data=tokens.encode(doc))) if doc \
+        else T.SemanticTokens(data=[])
 
 
 @server.feature(T.TEXT_DOCUMENT_INLAY_HINT)
-@safe(list)
 async def inlay_hint(ls: MlirServer, params: T.InlayHintParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -380,7 +398,6 @@ async def inlay_hint(ls: MlirServer, params: T.InlayHintParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_COMPLETION, T.CompletionOptions(trigger_characters=[".", "%", "^", "@", "!", "#"]))
-@safe(list)
 async def complete(ls: MlirServer, params: T.CompletionParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -392,7 +409,6 @@ async def complete(ls: MlirServer, params: T.CompletionParams):
 
 
 @server.feature(T.TEXT_DOCUMENT_SIGNATURE_HELP, T.SignatureHelpOptions(trigger_characters=["(", ","]))
-@safe()
 async def signature_help(ls: MlirServer, params: T.SignatureHelpParams):
     doc = await ls.document(params.text_document.uri)
     found = signature.signature_at(doc, offset_of(doc, params.position)) if doc else None
@@ -407,7 +423,6 @@ async def signature_help(ls: MlirServer, params: T.SignatureHelpParams):
 # -- code actions and commands -----------------------------------------------------------------
 @server.feature(T.TEXT_DOCUMENT_CODE_ACTION, T.CodeActionOptions(
     code_action_kinds=[T.CodeActionKind.RefactorRewrite, T.CodeActionKind.QuickFix], resolve_provider=False))
-@safe(list)
 async def code_action(ls: MlirServer, params: T.CodeActionParams):
     doc = await ls.document(params.text_document.uri)
     if doc is None:
@@ -425,7 +440,6 @@ async def code_action(ls: MlirServer, params: T.CodeActionParams):
 
 
 @server.command("mlirtext.applyAction")
-@safe()
 async def apply_action(ls: MlirServer, *args):
     """Compute a code action's edit off the main thread, then ask the client to apply it."""
     uri, version, *rest = args
@@ -444,7 +458,6 @@ async def apply_action(ls: MlirServer, *args):
 
 async def _long_command(ls: MlirServer, title: str, fn, *args):
     """Run `fn(*args, cancelled=event, report=callback)` on the work pool with $/progress."""
-    import threading
     token = str(uuid.uuid4())
     cancelled = threading.Event()
     request = CURRENT_REQUEST.get()
@@ -478,7 +491,6 @@ async def _long_command(ls: MlirServer, title: str, fn, *args):
 
 
 @server.feature(T.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-@safe()
 def progress_cancel(ls: MlirServer, params: T.WorkDoneProgressCancelParams):
     event = ls.cancel_events.get(params.token)
     if event is not None:
@@ -538,8 +550,12 @@ async def target_code_command(ls: MlirServer, *args):
 def main(open_worker: bool = True) -> int:
     """Serve on stdio; `open_worker`: fork a process that shares the work of opening a large
     document (see `mlirtext/analysis/open_worker.py`)."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="mlirtext-lsp: %(levelname)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter())
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    logging.captureWarnings(True)
+    threading.excepthook = lambda args: log.error("thread %s stopped: %s", getattr(args.thread, "name", "?"),
+                                                   one_line(args.exc_value))
     # The first parse builds the parser from its cached tables and compiles its callbacks
     # (~80 ms): paid here, while the client starts up, it stays out of the first file's open.
     # The worker is forked after it (it starts warm) and before the server starts a thread.
