@@ -26,6 +26,7 @@ class RawServer:
         self.process = subprocess.Popen([sys.executable, "-m", "mlirtext", "lsp"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.stderr_file, env=env, cwd=ROOT)
         self.ids = itertools.count(1)
+        self.sent: list = []   # the ids of every request sent
         self.lock = threading.Condition()
         self.responses: dict = defaultdict(list)   # id -> every response with that id
         self.notifications: list = []
@@ -40,9 +41,10 @@ class RawServer:
     def send(self, message) -> None:
         self.send_body(json.dumps(message).encode())
 
-    def request(self, method: str, params=None, **fields) -> int:
-        """Send a request (params left out when None); returns its id."""
+    def request(self, method, params=None, **fields) -> int:
+        """Send a request (params left out when None; `fields` replace the usual ones); returns its id."""
         msg_id = next(self.ids)
+        self.sent.append(msg_id)
         message = {"jsonrpc": "2.0", "id": msg_id, "method": method, **fields}
         if params is not None:
             message["params"] = params

@@ -39,8 +39,10 @@ def check_stderr(stderr: str) -> None:
 
 
 def check_answered_once(server: RawServer) -> None:
+    """Every request sent has exactly one response, and no response answers anything else."""
     counts = Counter({i: len(r) for i, r in server.responses.items()})
     assert all(n == 1 for n in counts.values()), {i: n for i, n in counts.items() if n != 1}
+    assert set(counts) == set(server.sent), (set(server.sent) - set(counts), set(counts) - set(server.sent))
 
 
 def error_code(answer: dict):
@@ -58,6 +60,8 @@ def server():
     check_stderr(stderr)
     check_answered_once(s)
     assert code == 0
+    # Unknown notifications: one line each, none for `$/` ones.
+    assert "mlirtext/unknownNotification" in stderr and "$/unknownNotification" not in stderr
 
 
 def test_params_that_do_not_parse_get_invalid_params(server):
@@ -98,6 +102,19 @@ def test_params_that_do_not_parse_get_invalid_params(server):
                                 )["result"]["contents"]["value"]
 
 
+def test_semantic_tokens_of_a_range(server):
+    def absolute(data):
+        line, col, out = 0, 0, []
+        for i in range(0, len(data), 5):
+            line, col = line + data[i], (col + data[i + 1]) if data[i] == 0 else data[i + 1]
+            out.append((line, col, *data[i + 2:i + 5]))
+        return out
+    full = absolute(server.call("textDocument/semanticTokens/full", {"textDocument": DOC})["result"]["data"])
+    part = absolute(server.call("textDocument/semanticTokens/range", {"textDocument": DOC, "range": {
+        "start": {"line": 2, "character": 0}, "end": {"line": 4, "character": 0}}})["result"]["data"])
+    assert part and set(part) <= set(full) and any(t[0] in (2, 3) for t in part)
+
+
 def test_unknown_methods(server):
     for method in ("mlirtext/nothing", "$/nothing", "textDocument/notAMethod", ""):
         answer = server.call(method, {})
@@ -128,15 +145,9 @@ def test_messages_that_are_not_requests(server):
     assert codes == sorted([PARSE_ERROR, PARSE_ERROR, INVALID_REQUEST, INVALID_REQUEST, INVALID_REQUEST,
                             INVALID_REQUEST]), codes
     server.responses.pop(None)   # six answers with id null: not one request answered six times
-    assert error_code(server.response(_send(server, {"jsonrpc": "1.0", "method": "textDocument/hover"}))) \
-        == INVALID_REQUEST
-    assert error_code(server.response(_send(server, {"jsonrpc": "2.0", "method": 7}))) == INVALID_REQUEST
-
-
-def _send(server: RawServer, fields: dict) -> int:
-    msg_id = next(server.ids)
-    server.send({**fields, "id": msg_id})
-    return msg_id
+    answer = server.response(server.request("textDocument/hover", jsonrpc="1.0"))
+    assert error_code(answer) == INVALID_REQUEST
+    assert error_code(server.response(server.request(7))) == INVALID_REQUEST   # a method that is not a string
 
 
 def test_a_failing_handler_answers_internal_error(server):
@@ -211,10 +222,12 @@ def test_ten_megabyte_document():
     use = next(i for i in range(middle, len(lines)) if "stablehlo.add %0, %1" in lines[i])
     value_at = {"line": use, "character": lines[use].index("%0") + 1}
     whole = {"start": {"line": 0, "character": 0}, "end": {"line": len(lines), "character": 0}}
+    viewport = {"start": {"line": middle, "character": 0}, "end": {"line": middle + 60, "character": 0}}
     requests = [
         ("textDocument/documentSymbol", {"textDocument": DOC}),
         ("textDocument/foldingRange", {"textDocument": DOC}),
         ("textDocument/semanticTokens/full", {"textDocument": DOC}),
+        ("textDocument/semanticTokens/range", {"textDocument": DOC, "range": viewport}),
         ("textDocument/hover", {"textDocument": DOC, "position": value_at}),
         ("textDocument/definition", {"textDocument": DOC, "position": value_at}),
         ("textDocument/references", {"textDocument": DOC, "position": name_at,
@@ -257,6 +270,8 @@ def test_ten_megabyte_document():
     functions_listed = [s for s in answers["textDocument/documentSymbol"]["result"] if s["kind"] == 12]
     assert len(functions_listed) == functions and functions_listed[-1]["name"].endswith(f"_{functions // 4 - 1}")
     assert len(answers["textDocument/semanticTokens/full"]["result"]["data"]) > 5 * functions * 10
+    in_view = answers["textDocument/semanticTokens/range"]["result"]["data"]
+    assert 5 * 50 < len(in_view) < 5 * 5000 and in_view[0] >= middle - 60   # the viewport's functions only
     assert len(answers["textDocument/foldingRange"]["result"]) >= functions
     assert "tensor<4x16xf32>" in answers["textDocument/hover"]["result"]["contents"]["value"]
     assert answers["textDocument/definition"]["result"][0]["range"]["start"]["line"] < use

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from typing import Optional
 
 from ..ir.core import BlockArgument
 from .document import Document
@@ -105,13 +106,16 @@ def _utf16_len(text: str) -> int:
     return len(text) if text.isascii() else sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
 
 
-def encode(doc: Document) -> list[int]:
-    """LSP's flat encoding of the whole document: per token (delta line, delta start,
-    length, type, modifiers), joined from the pieces' own encodings (only a piece's first
-    token is re-based; the others are relative to the token before them)."""
+def encode(doc: Document, start: int = 0, end: Optional[int] = None) -> list[int]:
+    """LSP's flat encoding: per token (delta line, delta start, length, type, modifiers),
+    joined from the pieces' own encodings (only a piece's first token is re-based; the
+    others are relative to the token before them). With `start`/`end` (a range request:
+    the editor's viewport), only the pieces that overlap those offsets."""
     data: list[int] = []
     prev_line, prev_col = 0, 0
     for piece in doc.pieces:
+        if piece.end <= start or end is not None and piece.base >= end:
+            continue
         encoded, last_line, last_col = piece_tokens(piece)
         if not encoded:
             continue

@@ -29,11 +29,6 @@ def prepare(doc: Document, work: Callable, superseded: Callable[[], bool]) -> bo
     return True
 
 
-def outline_of(piece) -> None:
-    piece_symbols(piece)
-    piece_folds(piece)
-
-
-#: What to prepare, in order: the outline (symbols and folds, fast, asked for first), then
-#: the semantic tokens (which build each piece's index: most of the work).
-PHASES = {"outline": outline_of, "tokens": piece_tokens}
+#: What to prepare per piece, in order: the outline (asked for first, and fast), the folds,
+#: then the semantic tokens (which build each piece's index: most of the work).
+PHASES = {"symbols": piece_symbols, "folds": piece_folds, "tokens": piece_tokens}

@@ -60,8 +60,8 @@ class MlirServer(LanguageServer):
         self.open_worker = DiagnosticsWorker()   # started by `main`
         self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
-        self.prepared: dict[str, dict] = {}   # uri -> phase -> the warm-up of its newest version
-        self.answers: dict[str, tuple] = {}   # uri -> (Document, method -> its answer): `once_per_version`
+        self.prepared: dict[str, dict] = {}   # uri -> kind -> the preparation of its newest version's answer
+        self.answers: dict[str, tuple] = {}   # uri -> (Document, kind -> its answer): `answer_of`
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
@@ -110,41 +110,45 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.diagnostics:  # published already, unless the document's differ
             self._publish(doc, version, doc.diagnostics)
-        self.prepared[uri] = {phase: loop.run_in_executor(self.analysis_pool, self._prepare_frozen, uri, doc, work)
-                              for phase, work in warm_up.PHASES.items()}
+        self.prepared[uri] = {kind: loop.run_in_executor(self.analysis_pool, self._prepare_frozen, uri, doc, kind)
+                              for kind in WHOLE_DOCUMENT_ANSWERS}
         return doc
 
-    def _prepare_frozen(self, uri: str, doc: Document, work) -> None:
-        """Prepare one phase of the whole-document answers (`warm_up.prepare`) until a newer
-        version waits; with the collector paused and what it built frozen, as for the document."""
+    def _prepare_frozen(self, uri: str, doc: Document, kind: str) -> None:
+        """Prepare one whole-document answer ahead of its request: the pieces' part
+        (`warm_up.prepare`), then the answer itself, unless a newer version waits; with the
+        collector paused and what it built frozen, as for the document."""
         def superseded() -> bool:
             text_doc = self.workspace.text_documents.get(uri)
             return text_doc is None or (text_doc.version or 0) != doc.version
         try:
             with gc_paused():
-                warm_up.prepare(doc, work, superseded)
+                if warm_up.prepare(doc, warm_up.PHASES[kind], superseded):
+                    self.answer_of(doc, kind)
                 gc.freeze()
-        except Exception as exc:  # noqa: BLE001 - requests compute what is missing themselves
+        except Exception as exc:  # noqa: BLE001 - the request computes what is missing itself
             log.error("preparing %s failed: %s", uri, one_line(exc))
 
-    def once_per_version(self, doc: Document, method: str, compute):
+    def answer_of(self, doc: Document, kind: str):
         """A whole-document answer, computed once per version of `doc` (an editor asks for
         the outline again and again: outline view, breadcrumbs, sticky scroll)."""
         held = self.answers.get(doc.uri)
         if held is None or held[0] is not doc:
             held = self.answers[doc.uri] = (doc, {})
-        if method not in held[1]:
-            held[1][method] = compute()
-        return held[1][method]
+        if kind not in held[1]:
+            held[1][kind] = WHOLE_DOCUMENT_ANSWERS[kind](doc)
+        return held[1][kind]
 
-    async def prepared_document(self, uri: str, phase: str) -> Optional[Document]:
-        """`document(uri)` once `phase` of its warm-up is over: whole-document answers then
-        join cached pieces."""
+    async def whole_document_answer(self, uri: str, kind: str, default):
+        """The answer `kind` for the newest analysed version of `uri`, once its preparation
+        (if under way) is over; `default` for an unknown document."""
         doc = await self.document(uri)
-        warm = self.prepared.get(uri, {}).get(phase)
-        if doc is not None and warm is not None and not warm.done():
+        if doc is None:
+            return default
+        warm = self.prepared.get(uri, {}).get(kind)
+        if warm is not None and not warm.done():
             await asyncio.shield(warm)
-        return doc
+        return self.answer_of(doc, kind)
 
     def _publish(self, doc, version: int, diagnostics) -> None:
         """Diagnostics of `doc` (a Document, or an `_OpenedText` before it is built)."""
@@ -203,6 +207,16 @@ class MlirServer(LanguageServer):
             await asyncio.shield(self.pending[uri])
             doc = self.ws.get(uri)
         return doc
+
+
+#: The answers computed over a whole document, by kind (the names of `warm_up.PHASES`):
+#: prepared ahead after each version's analysis, kept once computed for that version.
+WHOLE_DOCUMENT_ANSWERS = {
+    "symbols": lambda doc: [lsp_symbol(doc, s) for s in outline.document_symbols(doc)],
+    "folds": lambda doc: [T.FoldingRange(start_line=a, end_line=b, kind=kind)
+                          for a, b, kind in outline.folding_ranges(doc)],
+    "tokens": lambda doc: T.SemanticTokens(data=tokens.encode(doc)),
+}
 
 
 class _OpenedText(NamedTuple):
@@ -355,10 +369,7 @@ async def rename(ls: MlirServer, params: T.RenameParams):
 # -- outline, tokens, hints, completion, signatures ----------------------------------------------
 @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 async def document_symbol(ls: MlirServer, params: T.DocumentSymbolParams):
-    doc = await ls.prepared_document(params.text_document.uri, "outline")
-    if doc is None:
-        return []
-    return ls.once_per_version(doc, "symbols", lambda: [lsp_symbol(doc, s) for s in outline.document_symbols(doc)])
+    return await ls.whole_document_answer(params.text_document.uri, "symbols", [])
 
 
 @server.feature(T.WORKSPACE_SYMBOL)
@@ -371,18 +382,25 @@ async def workspace_symbol(ls: MlirServer, params: T.WorkspaceSymbolParams):
 
 @server.feature(T.TEXT_DOCUMENT_FOLDING_RANGE)
 async def folding_range(ls: MlirServer, params: T.FoldingRangeParams):
-    doc = await ls.prepared_document(params.text_document.uri, "outline")
-    return ls.once_per_version(doc, "folds", lambda: [T.FoldingRange(start_line=a, end_line=b, kind=kind)
-                                                      for a, b, kind in outline.folding_ranges(doc)]) if doc else []
+    return await ls.whole_document_answer(params.text_document.uri, "folds", [])
 
 
 @server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, T.SemanticTokensRegistrationOptions(
     legend=T.SemanticTokensLegend(token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS),
-    full=True))
+    full=True, range=True))
 async def semantic_tokens(ls: MlirServer, params: T.SemanticTokensParams):
-    doc = await ls.prepared_document(params.text_document.uri, "tokens")
-    return ls.once_per_version(doc, "tokens", lambda: T.SemanticTokens(data=tokens.encode(doc))) if doc \
-        else T.SemanticTokens(data=[])
+    return await ls.whole_document_answer(params.text_document.uri, "tokens", T.SemanticTokens(data=[]))
+
+
+@server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
+async def semantic_tokens_range(ls: MlirServer, params: T.SemanticTokensRangeParams):
+    """The viewport's tokens, from its pieces alone: what the editor shows first while the
+    whole document's are prepared."""
+    doc = await ls.document(params.text_document.uri)
+    if doc is None:
+        return T.SemanticTokens(data=[])
+    start, end = offset_of(doc, params.range.start), offset_of(doc, params.range.end)
+    return T.SemanticTokens(data=tokens.encode(doc, start, max(end, start + 1)))
 
 
 @server.feature(T.TEXT_DOCUMENT_INLAY_HINT)
