@@ -154,7 +154,7 @@ def test_a_failing_handler_answers_internal_error(server):
     # A client can send any arguments to a command; applyAction's first two are a URI and a version.
     answer = server.call("workspace/executeCommand", {"command": "mlirtext.applyAction", "arguments": []})
     assert error_code(answer) == INTERNAL_ERROR, answer
-    assert "mlirtext" not in answer["error"].get("data", {}) and "\n" not in answer["error"]["message"]
+    assert "data" not in answer["error"] and "\n" not in answer["error"]["message"]   # no traceback
     assert "ValueError" in answer["error"]["message"]
     answer = server.call("workspace/executeCommand", {"command": "no.such.command", "arguments": []})
     assert error_code(answer) == INVALID_PARAMS
@@ -180,6 +180,9 @@ def test_before_initialize_and_after_shutdown():
         assert error_code(answer) == NOT_INITIALIZED, answer
         assert "result" in s.initialize()
         s.open(URI, TEXT)
+        again = s.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        assert error_code(again) == INVALID_REQUEST and "already" in again["error"]["message"], again
+        assert s.diagnostics(URI) == []   # the document is still open
         assert s.call("shutdown")["result"] is None
         for method, params in (("textDocument/hover", {"textDocument": DOC, "position": HERE}),
                                ("textDocument/documentSymbol", {"textDocument": DOC}), ("shutdown", None),

@@ -9,7 +9,7 @@ exactly once, with the code the specification gives:
 - params that do not fit the method's types: -32602 InvalidParams, saying where;
 - a message that is not a request, a response or a notification: -32600 InvalidRequest
   (id null when it has no usable id); any request after `shutdown`: -32600;
-- a request before `initialize`: -32002 ServerNotInitialized;
+- a request before `initialize`: -32002 ServerNotInitialized; a second `initialize`: -32600;
 - an unknown method: -32601 MethodNotFound; an unknown notification is ignored
   (silently when it starts with `$/`, as LSP says optional notifications may be);
 - a handler that raises: -32603 InternalError with a one-line message, and one line on
@@ -126,6 +126,10 @@ class MlirProtocol(LanguageServerProtocol):
         if not self.initialized and method not in (T.INITIALIZE, T.EXIT):
             if is_request:
                 self.reject(msg_id, SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized yet")
+            return
+        if self.initialized and method == T.INITIALIZE:   # a second one would reset pygls' workspace
+            if is_request:
+                self.reject(msg_id, INVALID_REQUEST, "initialize: the server is initialized already")
             return
         known = method == T.CANCEL_REQUEST or method in self.fm.builtin_features or method in self.fm.features
         if not known:
