@@ -98,6 +98,11 @@ class RawServer:
             raise TimeoutError(f"no diagnostics for {uri} in {timeout} s")
         return found["params"]["diagnostics"]
 
+    def stderr_text(self) -> str:
+        """What the server has written to stderr so far (read without moving the offset it writes at)."""
+        fd = self.stderr_file.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", "replace")
+
     # -- life cycle -------------------------------------------------------------------------------
     def initialize(self) -> dict:
         answer = self.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})

@@ -10,6 +10,8 @@ import time
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.lsp_raw import RawServer
 from tests.lsp_support import ROOT
@@ -60,8 +62,6 @@ def server():
     check_stderr(stderr)
     check_answered_once(s)
     assert code == 0
-    # Unknown notifications: one line each, none for `$/` ones.
-    assert "mlirtext/unknownNotification" in stderr and "$/unknownNotification" not in stderr
 
 
 def test_params_that_do_not_parse_get_invalid_params(server):
@@ -127,6 +127,8 @@ def test_unknown_methods(server):
     server.notify("textDocument/didChange", None)
     assert server.call("textDocument/documentSymbol", {"textDocument": DOC})["result"]
     assert len(server.responses) == before + 1
+    stderr = server.stderr_text()   # one line for an unknown notification, none for a `$/` one
+    assert stderr.count("mlirtext/unknownNotification") == 1 and "$/unknownNotification" not in stderr
 
 
 def test_messages_that_are_not_requests(server):
@@ -161,6 +163,41 @@ def test_a_failing_handler_answers_internal_error(server):
     # The run commands answer their own errors in their result (the extension shows them).
     answer = server.call("workspace/executeCommand", {"command": "mlirtext.run", "arguments": [42, {"x": 1}]})
     assert "error" in answer["result"]
+
+
+#: JSON values of every kind, nested a little.
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
+                    | st.text(max_size=12), lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=10), inner, max_size=3), max_leaves=8)
+#: Each request method with good params, which the fuzz test damages.
+GOOD = {**{m: {"textDocument": DOC, "position": HERE, **extra} for m, extra in POSITIONED.items()},
+        "textDocument/documentSymbol": {"textDocument": DOC}, "textDocument/foldingRange": {"textDocument": DOC},
+        "textDocument/semanticTokens/full": {"textDocument": DOC},
+        "textDocument/semanticTokens/range": {"textDocument": DOC, "range": {"start": HERE, "end": HERE}},
+        "textDocument/codeAction": {"textDocument": DOC, "range": {"start": HERE, "end": HERE},
+                                    "context": {"diagnostics": []}},
+        "textDocument/inlayHint": {"textDocument": DOC, "range": {"start": HERE, "end": HERE}},
+        "workspace/symbol": {"query": "m"},
+        "workspace/executeCommand": {"command": "mlirtext.targetCode", "arguments": [URI, "mlp", 0, []]}}
+
+
+def damaged(params, path: list, value):
+    """`params` with the value at `path` (keys or indexes, as far as they lead) replaced."""
+    if not path or not isinstance(params, (dict, list)) or not params:
+        return value
+    keys = list(params) if isinstance(params, dict) else list(range(len(params)))
+    key = keys[path[0] % len(keys)]
+    copy = dict(params) if isinstance(params, dict) else list(params)
+    copy[key] = damaged(params[key], path[1:], value)
+    return copy
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(sorted(GOOD)), path=st.lists(st.integers(0, 5), max_size=4), value=JSON)
+def test_damaged_params_are_answered_once(server, method, path, value):
+    answer = server.call(method, damaged(GOOD[method], path, value))
+    assert "result" in answer or error_code(answer) == INVALID_PARAMS, answer   # never an internal error
 
 
 def test_cancelled_requests_are_answered_once(server):
