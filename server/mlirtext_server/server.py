@@ -25,7 +25,7 @@ from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
 from mlirtext.analysis import (actions, commands, completion, inlay, lowered_forms, navigation, outline,
-                               signature, target_code, tokens, warm_up)
+                               signature, target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
@@ -33,10 +33,10 @@ from mlirtext.analysis.positions import LineIndex
 from mlirtext.analysis.workspace import Workspace, uri_to_path
 from mlirtext.syntax.gc_pause import gc_paused
 
-from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, lsp_symbol,
-                      workspace_edit)
+from .convert import COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, workspace_edit
 from .log_format import OneLineFormatter
 from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, one_line
+from .whole_document import WholeDocumentAnswers
 
 log = logging.getLogger("mlirtext_server")
 
@@ -60,8 +60,7 @@ class MlirServer(LanguageServer):
         self.open_worker = DiagnosticsWorker()   # started by `main`
         self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
-        self.prepared: dict[str, dict] = {}   # uri -> kind -> the preparation of its newest version's answer
-        self.answers: dict[str, tuple] = {}   # uri -> (Document, kind -> its answer): `answer_of`
+        self.whole_document = WholeDocumentAnswers(self.analysis_pool, self.version_of)
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
@@ -110,45 +109,13 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.diagnostics:  # published already, unless the document's differ
             self._publish(doc, version, doc.diagnostics)
-        self.prepared[uri] = {kind: loop.run_in_executor(self.analysis_pool, self._prepare_frozen, uri, doc, kind)
-                              for kind in WHOLE_DOCUMENT_ANSWERS}
+        self.whole_document.prepare(doc)
         return doc
 
-    def _prepare_frozen(self, uri: str, doc: Document, kind: str) -> None:
-        """Prepare one whole-document answer ahead of its request: the pieces' part
-        (`warm_up.prepare`), then the answer itself, unless a newer version waits; with the
-        collector paused and what it built frozen, as for the document."""
-        def superseded() -> bool:
-            text_doc = self.workspace.text_documents.get(uri)
-            return text_doc is None or (text_doc.version or 0) != doc.version
-        try:
-            with gc_paused():
-                if warm_up.prepare(doc, warm_up.PHASES[kind], superseded):
-                    self.answer_of(doc, kind)
-                gc.freeze()
-        except Exception as exc:  # noqa: BLE001 - the request computes what is missing itself
-            log.error("preparing %s failed: %s", uri, one_line(exc))
-
-    def answer_of(self, doc: Document, kind: str):
-        """A whole-document answer, computed once per version of `doc` (an editor asks for
-        the outline again and again: outline view, breadcrumbs, sticky scroll)."""
-        held = self.answers.get(doc.uri)
-        if held is None or held[0] is not doc:
-            held = self.answers[doc.uri] = (doc, {})
-        if kind not in held[1]:
-            held[1][kind] = WHOLE_DOCUMENT_ANSWERS[kind](doc)
-        return held[1][kind]
-
-    async def whole_document_answer(self, uri: str, kind: str, default):
-        """The answer `kind` for the newest analysed version of `uri`, once its preparation
-        (if under way) is over; `default` for an unknown document."""
-        doc = await self.document(uri)
-        if doc is None:
-            return default
-        warm = self.prepared.get(uri, {}).get(kind)
-        if warm is not None and not warm.done():
-            await asyncio.shield(warm)
-        return self.answer_of(doc, kind)
+    def version_of(self, uri: str) -> Optional[int]:
+        """The client's newest version of `uri` (None once closed)."""
+        text_doc = self.workspace.text_documents.get(uri)
+        return None if text_doc is None else text_doc.version or 0
 
     def _publish(self, doc, version: int, diagnostics) -> None:
         """Diagnostics of `doc` (a Document, or an `_OpenedText` before it is built)."""
@@ -207,16 +174,6 @@ class MlirServer(LanguageServer):
             await asyncio.shield(self.pending[uri])
             doc = self.ws.get(uri)
         return doc
-
-
-#: The answers computed over a whole document, by kind (the names of `warm_up.PHASES`):
-#: prepared ahead after each version's analysis, kept once computed for that version.
-WHOLE_DOCUMENT_ANSWERS = {
-    "symbols": lambda doc: [lsp_symbol(doc, s) for s in outline.document_symbols(doc)],
-    "folds": lambda doc: [T.FoldingRange(start_line=a, end_line=b, kind=kind)
-                          for a, b, kind in outline.folding_ranges(doc)],
-    "tokens": lambda doc: T.SemanticTokens(data=tokens.encode(doc)),
-}
 
 
 class _OpenedText(NamedTuple):
@@ -293,8 +250,7 @@ def did_close(ls: MlirServer, params: T.DidCloseTextDocumentParams):
     if timer is not None:
         timer.cancel()
     ls.ws.close(uri)
-    ls.prepared.pop(uri, None)
-    ls.answers.pop(uri, None)
+    ls.whole_document.forget(uri)
     ls.replaced = True
     ls._schedule_idle_collect()
     ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -369,7 +325,8 @@ async def rename(ls: MlirServer, params: T.RenameParams):
 # -- outline, tokens, hints, completion, signatures ----------------------------------------------
 @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 async def document_symbol(ls: MlirServer, params: T.DocumentSymbolParams):
-    return await ls.whole_document_answer(params.text_document.uri, "symbols", [])
+    doc = await ls.document(params.text_document.uri)
+    return await ls.whole_document.answer(doc, "symbols") if doc else []
 
 
 @server.feature(T.WORKSPACE_SYMBOL)
@@ -382,14 +339,16 @@ async def workspace_symbol(ls: MlirServer, params: T.WorkspaceSymbolParams):
 
 @server.feature(T.TEXT_DOCUMENT_FOLDING_RANGE)
 async def folding_range(ls: MlirServer, params: T.FoldingRangeParams):
-    return await ls.whole_document_answer(params.text_document.uri, "folds", [])
+    doc = await ls.document(params.text_document.uri)
+    return await ls.whole_document.answer(doc, "folds") if doc else []
 
 
 @server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, T.SemanticTokensRegistrationOptions(
     legend=T.SemanticTokensLegend(token_types=tokens.TOKEN_TYPES, token_modifiers=tokens.TOKEN_MODIFIERS),
     full=True, range=True))
 async def semantic_tokens(ls: MlirServer, params: T.SemanticTokensParams):
-    return await ls.whole_document_answer(params.text_document.uri, "tokens", T.SemanticTokens(data=[]))
+    doc = await ls.document(params.text_document.uri)
+    return await ls.whole_document.answer(doc, "tokens") if doc else T.SemanticTokens(data=[])
 
 
 @server.feature(T.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
