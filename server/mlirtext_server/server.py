@@ -530,9 +530,10 @@ def main(open_worker: bool = True) -> int:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(OneLineFormatter())
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
-    logging.captureWarnings(True)
+    logging.captureWarnings(True)   # stderr gets one line per record, whatever the source
     threading.excepthook = lambda args: log.error("thread %s stopped: %s", getattr(args.thread, "name", "?"),
                                                    one_line(args.exc_value))
+    sys.excepthook = lambda kind, exc, tb: log.critical("the server stopped: %s", one_line(exc))
     # The first parse builds the parser from its cached tables and compiles its callbacks
     # (~80 ms): paid here, while the client starts up, it stays out of the first file's open.
     # The worker is forked after it (it starts warm) and before the server starts a thread.
