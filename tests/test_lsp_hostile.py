@@ -136,17 +136,18 @@ def test_messages_that_are_not_requests(server):
         return server.responses.get(None, [])
     server.send_body(b"{not json")
     server.send_body(b"\xff\xfe not utf-8")
+    server.send_body(b'{"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": '
+                     + b"[" * 100_000 + b"]" * 100_000 + b"}")   # deeper than the JSON reader goes
     server.send([1, 2, 3])
     server.send("a string")
     server.send({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "textDocument/hover"})
     server.send({"jsonrpc": "2.0", "id": True, "method": "textDocument/hover"})
     deadline = time.monotonic() + 30
-    while len(null_id_answers()) < 6 and time.monotonic() < deadline:
+    while len(null_id_answers()) < 7 and time.monotonic() < deadline:
         time.sleep(0.05)
     codes = sorted(error_code(a) for a in null_id_answers())
-    assert codes == sorted([PARSE_ERROR, PARSE_ERROR, INVALID_REQUEST, INVALID_REQUEST, INVALID_REQUEST,
-                            INVALID_REQUEST]), codes
-    server.responses.pop(None)   # six answers with id null: not one request answered six times
+    assert codes == sorted([PARSE_ERROR] * 3 + [INVALID_REQUEST] * 4), codes
+    server.responses.pop(None)   # seven answers with id null: not one request answered seven times
     answer = server.response(server.request("textDocument/hover", jsonrpc="1.0"))
     assert error_code(answer) == INVALID_REQUEST
     assert error_code(server.response(server.request(7))) == INVALID_REQUEST   # a method that is not a string

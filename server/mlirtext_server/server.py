@@ -71,7 +71,7 @@ class MlirServer(LanguageServer):
         body that is not JSON is answered with ParseError and id null, as JSON-RPC says;
         a notification's handler that raised is logged in one line, not shown to the user
         (a handler failing on every keystroke would pop a message each time)."""
-        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError, RecursionError)):   # nested too deep
             self.protocol.send_error(None, PARSE_ERROR, f"the message is not JSON: {one_line(error)}")
         elif source is FeatureNotificationError:
             log.error("a notification's handler failed: %s", one_line(error))
