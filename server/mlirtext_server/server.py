@@ -60,7 +60,7 @@ class MlirServer(LanguageServer):
         self.open_worker = DiagnosticsWorker()   # started by `main`
         self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
-        self.whole_document = WholeDocumentAnswers(self.analysis_pool, self.version_of)
+        self.whole_document = WholeDocumentAnswers(self.analysis_pool)
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
@@ -109,13 +109,7 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.diagnostics:  # published already, unless the document's differ
             self._publish(doc, version, doc.diagnostics)
-        self.whole_document.prepare(doc)
         return doc
-
-    def version_of(self, uri: str) -> Optional[int]:
-        """The client's newest version of `uri` (None once closed)."""
-        text_doc = self.workspace.text_documents.get(uri)
-        return None if text_doc is None else text_doc.version or 0
 
     def _publish(self, doc, version: int, diagnostics) -> None:
         """Diagnostics of `doc` (a Document, or an `_OpenedText` before it is built)."""
@@ -534,6 +528,10 @@ def main(open_worker: bool = True) -> int:
     threading.excepthook = lambda args: log.error("thread %s stopped: %s", getattr(args.thread, "name", "?"),
                                                    one_line(args.exc_value))
     sys.excepthook = lambda kind, exc, tb: log.critical("the server stopped: %s", one_line(exc))
+    # The analysis thread works on while requests are answered (a version's analysis, the
+    # preparation of whole-document answers): it hands over the interpreter lock within
+    # 1 ms instead of 5 when the event loop's thread asks for it.
+    sys.setswitchinterval(0.001)
     # The first parse builds the parser from its cached tables and compiles its callbacks
     # (~80 ms): paid here, while the client starts up, it stays out of the first file's open.
     # The worker is forked after it (it starts warm) and before the server starts a thread.
