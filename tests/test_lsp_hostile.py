@@ -248,9 +248,9 @@ def ten_megabytes() -> str:
     return "".join(copies)
 
 
-#: Bounds per request, generous for a loaded CI machine (the figures to report are < 1 s):
-#: right after the open (the server is still preparing the whole-document answers), then
-#: once it has (what every later request of the same version sees).
+#: Bounds per request, generous for a loaded CI machine (the figures to report are the
+#: server's CPU seconds, printed): the first request of each kind computes the answer for
+#: the version (whole-document answers are kept per version), later ones reuse it.
 FIRST_BOUND_S, BOUND_S = 15.0, 5.0
 
 
