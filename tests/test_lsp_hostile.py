@@ -4,14 +4,17 @@ nothing, stderr has one line per problem and no traceback, and a 10 MB document 
 answered in time."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pytest_lsp import clients
 
 from tests.lsp_raw import RawServer
 from tests.lsp_support import ROOT
@@ -230,6 +233,30 @@ def test_before_initialize_and_after_shutdown():
         s.notify("textDocument/didClose", {"textDocument": DOC})   # ignored
         s.notify("exit")
         assert s.process.wait(30) == 0
+    finally:
+        code, stderr = s.stop()
+    check_stderr(stderr)
+    check_answered_once(s)
+    assert code == 0
+
+
+#: Real editors' `initialize` params, as pytest-lsp recorded them: the newest of each editor
+#: (all eight recorded versions pass too; three keep the test short).
+REAL_CLIENTS = [p for p in sorted(Path(clients.__file__).parent.glob("*.json"))
+                if p.stem in ("visual_studio_code_v1.65.2", "neovim_v0.11.0", "emacs_v29.1")]
+
+
+@pytest.mark.parametrize("recorded", REAL_CLIENTS, ids=lambda p: p.stem)
+def test_real_clients_initialize(recorded):
+    """The strict JSON types (no 1.5 for an integer) still take what real editors send."""
+    s = RawServer()
+    try:
+        answer = s.call("initialize", {**json.loads(recorded.read_text()), "processId": None, "rootUri": None})
+        assert "capabilities" in answer.get("result", {}), answer
+        s.notify("initialized", {})
+        s.open(URI, TEXT)
+        assert s.diagnostics(URI) == []
+        assert s.call("textDocument/documentSymbol", {"textDocument": DOC})["result"]
     finally:
         code, stderr = s.stop()
     check_stderr(stderr)
