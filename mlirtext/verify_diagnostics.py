@@ -1,20 +1,38 @@
 """`--verify-diagnostics`: check `// expected-error {{...}}` annotations, as mlir-opt does.
 
 An annotation names the severity, the line it applies to (`@+N`, `@-N`,
-`@above`, `@below`, or its own line) and a text the message must contain.
+`@above`, `@below`, or its own line) and a text the message must contain;
+`expected-error-re` (and the other `-re` forms) takes a text whose `{{...}}`
+parts are regular expressions, the rest literal, and runs to the line's last
+`}}` (as MLIR's verifier reads it, so a pattern may hold braces).
 Every produced diagnostic must be expected and every expectation met.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from .diagnostics import Diagnostic
 from .ir.source import SourceFile, Span
 
+#: As MLIR's verifier reads them: anywhere on a line (`// @expected-error` counts too), spaces
+#: allowed before the `@`.
 _ANNOTATION = re.compile(
-    r"//\s*(?P<word>expected-(?P<sev>error|warning|remark|note))"
-    r"(?:@(?P<where>[-+]\d+|above|below))?\s*(?P<count>\*|\d+)?\s*\{\{(?P<text>.*?)\}\}")
+    r"(?<![\w-])(?P<word>expected-(?P<sev>error|warning|remark|note)(?P<re>-re)?)"
+    r" *(?:@(?P<where>[-+]\d+|above|below))?\s*(?P<count>\*|\d+)?\s*\{\{"
+    r"(?:(?(re)(?P<pattern>[^\n]*)|(?P<text>.*?)))\}\}")
+_REGEX_PART = re.compile(r"\{\{(.*?)\}\}")
+
+
+def _regex(text: str) -> re.Pattern:
+    """An `-re` annotation's text as one regular expression: `{{...}}` parts as written, the rest
+    literal."""
+    parts, last = [], 0
+    for m in _REGEX_PART.finditer(text):
+        parts += [re.escape(text[last:m.start()]), "(?:" + m.group(1) + ")"]
+        last = m.end()
+    return re.compile("".join(parts) + re.escape(text[last:]))
 
 
 @dataclass
@@ -24,6 +42,11 @@ class Expectation:
     text: str
     span: Span
     matched: bool = False
+    regex: Optional[re.Pattern] = None
+    invalid: str = ""          # why an `-re` text is no regular expression
+
+    def matches(self, message: str) -> bool:
+        return self.regex.search(message) is not None if self.regex is not None else self.text in message
 
 
 def expectations(source: SourceFile, start: int, end: int) -> list[Expectation]:
@@ -39,8 +62,14 @@ def expectations(source: SourceFile, start: int, end: int) -> list[Expectation]:
             target = line + 1
         else:
             target = line + int(where)
-        out.append(Expectation(m.group("sev"), target, m.group("text").strip(),
-                               Span(source, m.start("word"), m.end())))
+        text = (m.group("pattern") if m.group("re") else m.group("text")).strip()
+        e = Expectation(m.group("sev"), target, text, Span(source, m.start("word"), m.end()))
+        if m.group("re"):
+            try:
+                e.regex = _regex(text)
+            except re.error as bad:
+                e.invalid = f"invalid regular expression in expected-{e.severity}-re: {bad}"
+        out.append(e)
     return out
 
 
@@ -55,14 +84,17 @@ def check(source: SourceFile, start: int, end: int, produced: list[Diagnostic]) 
     for d in flat:
         line = d.span.line_col[0] if d.span is not None else 0
         for e in expected:
-            if not e.matched and e.severity == d.severity and e.line == line and e.text in d.message:
+            if (not e.matched and not e.invalid and e.severity == d.severity and e.line == line
+                    and e.matches(d.message)):
                 e.matched = True
                 break
         else:
             if d.severity != "note":
                 problems.append(Diagnostic("error", f"unexpected {d.severity}: {d.message}", d.span))
     for e in expected:
-        if not e.matched:
+        if e.invalid:
+            problems.append(Diagnostic("error", e.invalid, e.span))
+        elif not e.matched:
             problems.append(Diagnostic("error", f"expected {e.severity} \"{e.text}\" was not produced",
                                        e.span))
     return problems

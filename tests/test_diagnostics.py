@@ -209,6 +209,29 @@ def test_verify_diagnostics_parse_errors(tmp_path, capsys):
     assert (code, err) == (0, "")
 
 
+def test_verify_diagnostics_regex_annotation(tmp_path, capsys):
+    """`expected-error-re`: `{{...}}` parts are regular expressions, the rest literal, and the
+    text runs to the line's last `}}`."""
+    text = "func.func @f() {\n  // expected-error-re@+1 {{'arith.{{[a-z]+}}' op block with no {{.*}}}}\n" \
+           "  %a = arith.constant 1 : i32\n}\n"
+    code, _, err = run_cli(["opt", "--verify-diagnostics", write(tmp_path, text)], capsys)
+    assert (code, err) == (0, "")
+    literal = text.replace("block with no", "block (with no")  # `(` is literal outside `{{...}}`
+    code, _, err = run_cli(["opt", "--verify-diagnostics", write(tmp_path, literal, "b.mlir")], capsys)
+    assert code == 1 and "was not produced" in err
+    broken = text.replace("[a-z]+", "[a-z")
+    code, _, err = run_cli(["opt", "--verify-diagnostics", write(tmp_path, broken, "c.mlir")], capsys)
+    assert code == 1 and "invalid regular expression in expected-error-re" in err
+
+
+def test_verify_diagnostics_annotation_spellings(tmp_path, capsys):
+    """As MLIR reads them: a space before the `@`, and `// @expected-error`, are annotations too."""
+    text = "func.func @f() {\n  // expected-error @+2 {{no terminator}}\n  // @expected-error@+1 {{no terminator}}\n" \
+           "  %a = arith.constant 1 : i32\n}\n"
+    code, _, err = run_cli(["opt", "--verify-diagnostics", write(tmp_path, text)], capsys)
+    assert code == 1 and err.count("was not produced") == 1  # both read: one error for two expectations
+
+
 # ---- --split-input-file ------------------------------------------------------------------
 def test_split_input_file_keeps_whole_file_lines(tmp_path, capsys):
     text = VALID + "// -----\n" + VALID + "// -----\n" + "func.func @g() {\n  return %nope : i32\n}\n"
