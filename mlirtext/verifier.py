@@ -8,6 +8,8 @@ types. Each op's declaration may add a `verify` hook (see `mlirtext/dialects`).
 """
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
 from typing import Optional
 
 from .diagnostics import Diagnostic
@@ -55,6 +57,14 @@ class _Verifier:
             d.note(note_message, note_span)
         self.diagnostics.append(d)
 
+    def internal_error(self, op: Operation, what: str, e: Exception) -> None:
+        """A check that raised instead of saying what is wrong: a bug, reported at the op (with
+        where it raised, for the report) so that the run goes on and the input never passes."""
+        frames = traceback.extract_tb(e.__traceback__)
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        self.error(op, f"internal error: {what} failed: {type(e).__name__}: {e}{where}; please report",
+                   prefix=False)
+
     # -- per op -----------------------------------------------------------------
     def _op(self, op: Operation, reachable: Optional[bool] = None) -> None:
         """Verify `op` and what it holds; `reachable`: whether its block is reachable from
@@ -100,8 +110,8 @@ class _Verifier:
                     self.error(op, str(e), e.span, e.notes)
                     for message in getattr(e, "also", ()):
                         self.error(op, message)
-                except Exception as e:  # a gap in an op's rules must not end the whole run
-                    self.error(op, f"could not be verified (internal error: {type(e).__name__}: {e})")
+                except Exception as e:  # noqa: BLE001 - a bug in an op's rules: said, never a silent pass
+                    self.internal_error(op, f"verifier of '{op.name}'", e)
             if definition.has(SYMBOL_TABLE):
                 self._symbol_table(op)
         if DISCARDABLE_ATTR_CHECKS and op.attributes:
@@ -129,6 +139,8 @@ class _Verifier:
                 DISCARDABLE_ATTR_CHECKS[key](op, attr, index)
             except VerifyError as e:
                 self.error(op, str(e), e.span, e.notes)
+            except Exception as e:  # noqa: BLE001 - as for an op's verifier
+                self.internal_error(op, f"check of attribute '{key}' on '{op.name}'", e)
 
     def _cfg(self, op: Operation, region: Region) -> None:
         """Successors (of any op, known or not) only on a block's last op, never to the entry."""

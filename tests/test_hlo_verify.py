@@ -141,3 +141,45 @@ def test_attribute_readers():
     assert (d.input_batch, d.input_feature, d.input_spatial) == (0, 3, [1, 2])
     assert (d.kernel_input_feature, d.kernel_output_feature, d.kernel_spatial) == (2, 3, [0, 1])
     assert A.dot_dims(OpaqueAttr("#mhlo.dot<lhs_contracting_dimensions = [1]>"))["lhs_contracting_dimensions"] == [1]
+
+
+# ---- a verifier that raises is a bug report, never a silent pass --------------------------
+def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):
+    from mlirtext.dialects import hlo_verify
+
+    def broken(op):
+        return [][op.operands.__len__()]  # an IndexError, as a check that did not foresee a shape
+
+    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", broken)
+    text = func('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>', "%a: tensor<2xf32>")
+    [d] = parse_and_verify(text).diagnostics
+    assert d.severity == "error" and d.line_col[0] == 2
+    assert d.message.startswith("internal error: verifier of 'stablehlo.abs' failed: IndexError: list index out "
+                                "of range at test_hlo_verify.py:")
+    assert d.message.endswith("; please report")
+
+
+def test_raising_verifier_through_the_command_line(monkeypatch, tmp_path, capsys):
+    """`mlirtext opt`: a one-line diagnostic at the op and exit status 1, no traceback."""
+    from mlirtext import cli
+    from mlirtext.dialects import hlo_verify
+
+    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: {}["missing"])
+    path = tmp_path / "in.mlir"
+    path.write_text(func('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>', "%a: tensor<2xf32>"))
+    assert cli.main(["opt", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    assert err.startswith(f"{path}:2:8: error: internal error: verifier of 'stablehlo.abs' failed: KeyError: "
+                          "'missing' at test_hlo_verify.py:")
+
+
+def test_raising_verifier_does_not_hide_later_errors(monkeypatch):
+    from mlirtext.dialects import hlo_verify
+
+    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: op.no_such_field)
+    body = ('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
+            '  %1 = "stablehlo.add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>')
+    got = errors(func(body, "%a: tensor<2xf32>"))
+    assert got[0].startswith("internal error: verifier of 'stablehlo.abs' failed: AttributeError:")
+    assert len(got) == 2 and "stablehlo.add" in got[1]

@@ -304,21 +304,18 @@ def check_attr_text(text: str) -> Optional[tuple]:
     kind = m.group(1)
     # Comments inside a multi-line attribute are blanked (same length, so offsets hold).
     text = re.sub(r"//[^\n]*", lambda c: " " * len(c.group(0)), text)
-    try:
-        if kind == "dot_algorithm":
-            f = struct_fields(OpaqueAttr(text)) or {}
-            for key, msg in (("lhs_component_count", "lhs component count must be positive"),
-                             ("rhs_component_count", "rhs component count must be positive"),
-                             ("num_primitive_operations", "num primitive operations must be positive")):
-                if isinstance(f.get(key), int) and f[key] < 1:
-                    return msg, 0
-        if kind in _STRUCT_KEYS:
-            what, keys = _STRUCT_KEYS[kind]
-            return _check_struct(text, m.end(), what, keys)
-        if kind == "conv" and not text[m.end():].lstrip().startswith("raw"):
-            return _check_conv_layout(text, m.end())
-    except (IndexError, ValueError):
-        return None
+    if kind == "dot_algorithm":
+        f = struct_fields(OpaqueAttr(text)) or {}
+        for key, msg in (("lhs_component_count", "lhs component count must be positive"),
+                         ("rhs_component_count", "rhs component count must be positive"),
+                         ("num_primitive_operations", "num primitive operations must be positive")):
+            if isinstance(f.get(key), int) and f[key] < 1:
+                return msg, 0
+    if kind in _STRUCT_KEYS:
+        what, keys = _STRUCT_KEYS[kind]
+        return _check_struct(text, m.end(), what, keys)
+    if kind == "conv" and not text[m.end():].lstrip().startswith("raw"):
+        return _check_conv_layout(text, m.end())
     return None
 
 
