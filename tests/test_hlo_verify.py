@@ -84,7 +84,7 @@ INVALID = [
      'tensor<3xindex>], result_layouts = []} : (tensor<2x3xf32>) -> ()', "%a: tensor<2x3xf32>",
      "layout must be a permutation of [0, 2)"),
     ('%0 = "stablehlo.fft"(%a) {fft_type = #stablehlo<fft_type RFFT>, fft_length = array<i64: 9>} : '
-     '(tensor<3x9xf16>) -> tensor<3x5xcomplex<f16>>', "%a: tensor<3x9xf16>",
+     '(tensor<3x9xf16>) -> tensor<3x5xcomplex<f32>>', "%a: tensor<3x9xf16>",
      "RFFT requires f32 or f64 input type, but is given 'f16'."),
     # quantized
     ('%0 = "stablehlo.add"(%a, %a) : (tensor<1x!quant.uniform<i8:f32, 1.0:17>>, tensor<1x!quant.uniform<i8:f32, '

@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, IntegerAttr, OpaqueAttr
 from ..ir.core import Operation
-from . import hlo_attrs as A
+from . import hlo_attrs as A, hlo_types
 from .base import VerifyError
 
 VERIFIERS: dict[str, Callable[[Operation], None]] = {}
@@ -32,6 +32,7 @@ def verifier_for(name: str) -> Callable[[Operation], None]:
     inferred = name.split(".", 1)[-1] in INFERRED_ONLY and name.startswith(("stablehlo.", "mhlo."))
 
     def verify(op: Operation) -> None:
+        hlo_types.check(op)  # as MLIR: the operand and result types first, then the op's own rules
         check = VERIFIERS.get(name)
         if check is not None:
             try:

@@ -8,6 +8,7 @@ canonical); what does not parse as a uniform quantized type stays verbatim.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Optional
 
 from ..ir import types as T
@@ -71,6 +72,50 @@ def canonical_uniform(text: str) -> Optional[str]:
         return f"quant.uniform<{head}, {{{','.join(items)}}}>"
     body = _scale_zp(params)
     return None if body is None else f"quant.uniform<{head}, {body}>"
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """A `!quant.uniform<...>` element type: its storage integer (signedness as spelled: "" for
+    `i8`, "s" for `si8`, "u" for `u8`; width; range), expressed type, quantized dimension
+    (None: per tensor), scales and zero points."""
+    signedness: str
+    width: int
+    lo: int
+    hi: int
+    expressed: str
+    axis: Optional[int]
+    scales: tuple
+    zero_points: tuple
+
+    @property
+    def per_axis(self) -> bool:
+        return self.axis is not None
+
+
+def uniform(t) -> Optional[Uniform]:
+    """The uniform quantized type `t` (an element type) describes, or None."""
+    if not isinstance(t, T.DialectType) or not t.text.startswith("quant.uniform<"):
+        return None
+    m = _UNIFORM.match(t.text[len("quant."):])
+    rng = _default_range(m.group("storage")) if m is not None else None
+    if rng is None:
+        return None
+    if m.group("min") is not None:
+        rng = int(m.group("min")), int(m.group("max"))
+    params = m.group("params")
+    per_axis = m.group("axis") is not None
+    if per_axis != (params.startswith("{") and params.endswith("}")):
+        return None
+    pairs = [_SCALE_ZP.match(p) for p in (params[1:-1].split(",") if per_axis else [params])]
+    if any(p is None for p in pairs):
+        return None
+    scales = tuple(float.fromhex(p.group("scale")) if p.group("scale").lower().startswith("0x")
+                   else float(p.group("scale")) for p in pairs)
+    storage = m.group("storage")
+    return Uniform("u" if storage.startswith("u") else "s" if storage.startswith("s") else "",
+                   int(storage.lstrip("usi")), rng[0], rng[1], m.group("expressed"),
+                   int(m.group("axis")) if per_axis else None, scales, tuple(int(p.group("zp") or 0) for p in pairs))
 
 
 def _parse(text: str):
