@@ -46,17 +46,18 @@ class Outcome:
     first: Optional[Error]            # the first error reported, None when there is none
     wanted: list[int] = field(default_factory=list)   # the annotated lines, in order
     crashed: str = ""                 # an exception out of mlirtext (counted as a miss)
+    matched: bool = False             # passed, and its message is one annotated for that line
 
     def describe(self) -> str:
         got = "no error" if self.first is None else f"line {self.first[0]}: {self.first[1]}"
         return self.crashed or f"wanted line(s) {sorted(set(self.wanted))}; first error {got}"
 
 
-def first_error(text: str, name: str) -> tuple[Optional[Error], list[int]]:
-    """The first error `mlirtext opt` reports for `text` alone, and the lines annotated with
-    an expected error."""
+def first_error(text: str, name: str) -> tuple[Optional[Error], list]:
+    """The first error `mlirtext opt` reports for `text` alone, and the expected errors
+    annotated in it."""
     result = parse_chunks(text, name, False)[0]
-    wanted = [e.line for e in expectations(result.source, result.start, result.end) if e.severity == "error"]
+    wanted = [e for e in expectations(result.source, result.start, result.end) if e.severity == "error"]
     for d in result.diagnostics:
         if d.severity == "error":
             return (d.line_col[0], d.message), wanted
@@ -68,8 +69,9 @@ def check(case: corpus.Case) -> Outcome:
         first, wanted = first_error(case.text, case.case_id)
     except Exception as e:  # counted, never hidden
         return Outcome(case, False, None, crashed=f"EXCEPTION {type(e).__name__}: {e}")
-    passed = first is None if not wanted else first is not None and first[0] in wanted
-    return Outcome(case, passed, first, wanted)
+    on_line = [e for e in wanted if first is not None and e.line == first[0]]
+    passed = first is None if not wanted else bool(on_line)
+    return Outcome(case, passed, first, [e.line for e in wanted], matched=any(e.matches(first[1]) for e in on_line))
 
 
 def invalid_cases(files_glob: Optional[str] = None) -> list[corpus.Case]:
@@ -115,7 +117,8 @@ def main() -> int:
     passed = sum(o.passed for o in outcomes)
     crashed = sum(bool(o.crashed) for o in outcomes)
     print(f"invalid cases, first error on an annotated line: {passed}/{len(outcomes)} "
-          f"({100 * passed / max(1, len(outcomes)):.1f}%), exceptions {crashed}")
+          f"({100 * passed / max(1, len(outcomes)):.1f}%), message matched too {sum(o.matched for o in outcomes)}, "
+          f"exceptions {crashed}")
     per_file = defaultdict(list)
     for o in outcomes:
         per_file[o.case.file].append(o)

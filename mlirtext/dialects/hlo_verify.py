@@ -1014,21 +1014,15 @@ def check_dims_distinct(a, b, na, nb):
         fail(f"has duplicated dimension from {na} and {nb}: {first_duplicate(b)}")
 
 
-@rule("stablehlo.dot_general")
-def _dot_general(op):
-    verify_precision_config(op)
-    d = A.dot_dims(attr(op, "dot_dimension_numbers"))
-    if d is None or len(op.operands) != 2:
-        return
-    lb, rb = d["lhs_batching_dimensions"], d["rhs_batching_dimensions"]
-    lc, rc = d["lhs_contracting_dimensions"], d["rhs_contracting_dimensions"]
+def check_dot_general_dims(l, r, lb, rb, lc, rc) -> None:
+    """The dimension numbers of a dot_general (or ragged_dot) against the operand shapes `l` and
+    `r` (None when unranked)."""
     if len(lb) != len(rb):
         fail("lhs and rhs should have the same number of batching dimensions")
     if len(lc) != len(rc):
         fail("lhs and rhs should have the same number of contracting dimensions")
     check_dims_distinct(lb, lc, "lhs_batching_dimensions", "lhs_contracting_dimensions")
     check_dims_distinct(rb, rc, "rhs_batching_dimensions", "rhs_contracting_dimensions")
-    l, r = shape_of(op.operand_types[0]), shape_of(op.operand_types[1])
     if l is None or r is None:
         return
     for rank, dims, name in ((len(l), lb, "lhs_batching_dimensions"), (len(l), lc, "lhs_contracting_dimensions"),
@@ -1042,6 +1036,20 @@ def _dot_general(op):
     for a, b in zip(lc, rc):
         if not compatible_dims(l[a], r[b]):
             fail("contracting dimension sizes must match for lhs/rhs")
+
+
+@rule("stablehlo.dot_general")
+def _dot_general(op):
+    verify_precision_config(op)
+    d = A.dot_dims(attr(op, "dot_dimension_numbers"))
+    if d is None or len(op.operands) != 2:
+        return
+    lb, rb = d["lhs_batching_dimensions"], d["rhs_batching_dimensions"]
+    lc, rc = d["lhs_contracting_dimensions"], d["rhs_contracting_dimensions"]
+    l, r = shape_of(op.operand_types[0]), shape_of(op.operand_types[1])
+    check_dot_general_dims(l, r, lb, rb, lc, rc)
+    if l is None or r is None:
+        return
     dims = [l[i] for i in lb] + [l[i] for i in range(len(l)) if i not in lb and i not in lc] + \
         [r[i] for i in range(len(r)) if i not in rb and i not in rc]
     if op.results:
@@ -1061,6 +1069,62 @@ def _dot_general(op):
                          ("num_primitive_operations", "num primitive operations must be positive")):
             if isinstance(f.get(key), int) and f[key] < 1:
                 fail(msg)
+
+
+@rule("mhlo.ragged_dot", "chlo.ragged_dot")
+def _ragged_dot(op):
+    """Three modes, by the kind of the lhs ragged dimension (MHLO's checkRaggedDotConstraints):
+    non-contracting [b,m,k] x [g,b,k,n] with group_sizes [b,g]; contracting and batch, where
+    the rhs has no group dimension. group_sizes is [g] or [b..., x..., g]."""
+    verify_precision_config(op)
+    f = A.struct_fields(attr(op, "ragged_dot_dimension_numbers"))
+    if f is None or len(op.operands) != 3:
+        return
+    lb, rb, lc, rc = (A.dims_field(f, k) for k in ("lhs_batching_dimensions", "rhs_batching_dimensions",
+                                                    "lhs_contracting_dimensions", "rhs_contracting_dimensions"))
+    ragged, groups = A.dims_field(f, "lhs_ragged_dimensions"), A.dims_field(f, "rhs_group_dimensions")
+    l, r, g = (shape_of(t) for t in op.operand_types)
+    check_dot_general_dims(l, r, lb, rb, lc, rc)
+    if l is None or r is None or g is None:
+        return
+    if len(ragged) != 1:
+        fail("There must be exactly one ragged dimension in the lhs.")
+    rd = ragged[0]
+    if not 0 <= rd < len(l):
+        fail(f"Expects lhs_ragged_dim to be in range [0, lhs_rank) i.e. [0, {len(l)}). got: {rd}.")
+    mode = "batch" if rd in lb else "contracting" if rd in lc else "non-contracting"
+    if mode == "batch":
+        prefix = lb[:lb.index(rd)]
+    elif mode == "contracting":
+        prefix = lb + lc[:lc.index(rd)]
+    else:
+        prefix = lb + [i for i in range(rd) if i not in lb and i not in lc]
+    want = [l[i] for i in prefix]
+    if len(g) != 1:
+        if len(g) != len(want) + 1:
+            fail(f"expected group_sizes to have rank {len(want) + 1}, got {len(g)}")
+        if list(g[:-1]) != want:
+            fail(f"group_sizes is expected to have shape [{', '.join(map(dim_text, want + [g[-1]]))}], got "
+                 f"[{', '.join(map(dim_text, g))}]")
+    for x in groups:
+        if not 0 <= x < len(r):
+            fail(f"Expects rhs_group_dim to be in range [0, rhs_rank) i.e. [0, {len(r)}). got: {x}.")
+    check_dims_distinct(groups, rb, "rhs_group_dimensions", "rhs_batching_dimensions")
+    check_dims_distinct(groups, rc, "rhs_group_dimensions", "rhs_contracting_dimensions")
+    if mode != "non-contracting" and groups:
+        fail("There must be zero group dimensions in the rhs when the ragged dimension is batch or contracting.")
+    if mode == "non-contracting":
+        if len(groups) != 1:
+            fail("There must be exactly one group dimension in the rhs when the lhs ragged dimension is "
+                 "non-contracting.")
+        if not compatible_dims(g[-1], r[groups[0]]):
+            fail(f"rhs group dimension is expected to have size={dim_text(g[-1])}, got {dim_text(r[groups[0]])}")
+    dims = ([g[-1]] if mode == "contracting" else []) + [l[i] for i in lb] + \
+        [l[i] for i in range(len(l)) if i not in lb and i not in lc] + \
+        [r[i] for i in range(len(r)) if i not in rb and i not in rc and i not in groups]
+    rs = shape_of(op.result_types[0]) if op.results else None
+    if rs is not None and (len(rs) != len(dims) or not all(compatible_dims(a, b) for a, b in zip(dims, rs))):
+        fail(f"inferred shape '{q_dims(dims)}' is incompatible with return type of operation '{op.result_types[0]}'")
 
 
 # ---- shape manipulation --------------------------------------------------------------------
