@@ -296,6 +296,33 @@ def _check_conv_layout(text: str, start: int) -> Optional[tuple]:
     return None
 
 
+_F8 = frozenset({"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E5M2FNUZ"})
+#: (lhs, rhs, accumulation type, primitive operations) of the precise dot algorithms StableHLO
+#: knows some hardware to support (`isKnownDotAlgorithm`); any f8 x f8 -> f32 in one operation too.
+_KNOWN_DOT_ALGORITHMS = frozenset({
+    ("f16", "f16", "f16", 1), ("f16", "f16", "f32", 1), ("bf16", "bf16", "bf16", 1), ("bf16", "bf16", "f32", 1),
+    ("bf16", "bf16", "f32", 3), ("bf16", "bf16", "f32", 6), ("bf16", "bf16", "f32", 9), ("tf32", "tf32", "f32", 1),
+    ("tf32", "tf32", "f32", 3), ("f32", "f32", "f32", 1), ("f64", "f64", "f64", 1)})
+
+
+def unknown_dot_algorithm(f: dict) -> Optional[str]:
+    """MLIR's message when the fields `f` of a `#stablehlo.dot_algorithm<...>` name a combination
+    no hardware is known to support, else None (also when a field is missing)."""
+    keys = ("lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
+            "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation")
+    if any(k not in f for k in keys):
+        return None
+    lhs, rhs, acc, lc, rc, ops, imprecise = (f[k] for k in keys)
+    imprecise = imprecise == "true"
+    if lc == 1 and rc == 1:
+        if lhs in _F8 and rhs in _F8 and acc == "f32" and ops == 1:
+            return None
+        if not imprecise and (lhs, rhs, acc, ops) in _KNOWN_DOT_ALGORITHMS:
+            return None
+    return (f"dot algorithm not known to be supported on any hardware: {{lhs:'{lhs}', rhs:'{rhs}', accum:'{acc}', "
+            f"lhs_components:{lc}, rhs_components:{rc}, primitive_ops:{ops}, imprecise:{int(imprecise)}}}")
+
+
 def check_attr_text(text: str) -> Optional[tuple]:
     """Syntax errors in an HLO attribute's text: (message, offset) or None."""
     m = re.match(r"#(?:stablehlo|mhlo)\.(\w+)<", text)
@@ -311,6 +338,9 @@ def check_attr_text(text: str) -> Optional[tuple]:
                          ("num_primitive_operations", "num primitive operations must be positive")):
             if isinstance(f.get(key), int) and f[key] < 1:
                 return msg, 0
+        unknown = unknown_dot_algorithm(f)
+        if unknown is not None:
+            return unknown, text.index("<")  # where MLIR puts it: the parameters
     if kind in _STRUCT_KEYS:
         what, keys = _STRUCT_KEYS[kind]
         return _check_struct(text, m.end(), what, keys)

@@ -553,6 +553,12 @@ def positive_attr(op, name, width=64) -> None:
              f"value is positive")
 
 
+@rule("stablehlo.reduce_precision")
+def _reduce_precision(op):
+    positive_attr(op, "exponent_bits", 32)
+    nonneg_attr(op, "mantissa_bits", 32)
+
+
 # ---- collectives -----------------------------------------------------------------------
 @rule("stablehlo.all_reduce")
 def _all_reduce(op):
@@ -1612,6 +1618,8 @@ def _reverse(op):
 def _sort(op):
     if not op.operands:
         return
+    if not same_shapes(op.operand_types + op.result_types):
+        fail("requires the same shape for all operands and results")
     dim = int_attr(op, "dimension", -1)
     r = rank_of(op.operand_types[0])
     if r is not None and (dim < -r or dim >= r):
@@ -1635,6 +1643,10 @@ def _sort(op):
         rt = term.operands[0].type
         if rank_of(rt) != 0 or elt(rt) != T.i1:
             fail(f"comparator must return tensor<i1> but got '{rt}'")
+    got = op.result_types
+    if len(got) != n or not all(compatible(a, b) for a, b in zip(op.operand_types, got)):
+        raise VerifyError(f"inferred type(s) {quoted(op.operand_types)} are incompatible with return type(s) of "
+                          f"operation {quoted(got)}", also=["failed to infer returned types"])
 
 
 def _channel_type(op) -> Optional[int]:
@@ -1832,6 +1844,12 @@ def padding_pairs(op, name="padding"):
 
 @rule("stablehlo.reduce_window")
 def _reduce_window(op):
+    if "window_dimensions" not in op.attributes:
+        fail("requires attribute 'window_dimensions'")
+    for name in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
+        ss = A.dense_shape(op.attributes.get(name))  # mhlo's dense<...> forms (stablehlo's are arrays)
+        if ss is not None and len(ss) != 1:
+            fail(f"{name} has rank {len(ss)} instead of required rank 1")
     n = len(op.operands) // 2
     if n == 0:
         return
