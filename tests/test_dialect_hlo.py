@@ -144,6 +144,17 @@ return %0 : tensor<4xf32>""")
     assert "unexpected keyword 'sizes'" in result.diagnostics[0].format()
 
 
+def test_keyword_values_are_not_strings():
+    """As MLIR's parseKeyword: `format = "e2m2"` is no keyword (mhlo/invalid.mlir)."""
+    bad = _fn("%a: tensor<3x4xf32>", "tensor<3x4xf32>", """
+%0 = mhlo.reduce_precision %a, format = "e2m2" : tensor<3x4xf32>
+return %0 : tensor<3x4xf32>""")
+    result = parse_and_verify(bad, "<test>")
+    [d] = result.diagnostics
+    assert d.message == "custom op 'mhlo.reduce_precision' expected valid keyword"
+    assert d.span.text == '"e2m2"'
+
+
 @pytest.mark.oracle
 def test_against_iree_opt():
     texts = list(STABLEHLO.values()) + list(CHLO.values())

@@ -272,16 +272,17 @@ def _hlo_args(ctx, children):
     return children
 
 
-def _word(ctx, val, what: str) -> str:
+def _word(ctx, val, what: str, name: str) -> str:
+    """A keyword value of op `name`'s custom syntax (as MLIR's parseKeyword: a string is not one)."""
     if isinstance(val, tuple) and val[0] == "bare":
         return val[1].value
     if isinstance(val, tuple) and val[0] == "string":
-        return string_value(ctx, val[1], val[1].value)
+        raise ctx.fail(f"custom op '{name}' expected valid keyword", val[1])
     raise ctx.fail(f"expected {what}")
 
 
-def _bool(ctx, val) -> IntegerAttr:
-    word = _word(ctx, val, "true or false")
+def _bool(ctx, val, name: str) -> IntegerAttr:
+    word = _word(ctx, val, "true or false", name)
     if word not in ("true", "false"):
         raise ctx.fail(f"expected true or false, got '{word}'")
     return BoolAttr(word == "true")
@@ -339,11 +340,11 @@ def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
                 raise ctx.fail(f"expected a string for '{key_tok.value}'", key_tok)
             attrs[attr] = StringAttr(string_value(ctx, val[1], val[1].value))
         elif kind == "bool":
-            attrs[attr] = _bool(ctx, val)
+            attrs[attr] = _bool(ctx, val, name)
         elif kind.startswith("enum:"):
-            attrs[attr] = enum_attr(prefix, kind[5:], _word(ctx, val, "an enum value"))
+            attrs[attr] = enum_attr(prefix, kind[5:], _word(ctx, val, "an enum value", name))
         elif kind == "format":
-            word = _word(ctx, val, "a format like e5m10")
+            word = _word(ctx, val, "a format like e5m10", name)
             m = _FORMAT.match(word)
             if m is None:
                 raise ctx.fail(f"expected a format like e5m10, got '{word}'", key_tok)
@@ -354,7 +355,7 @@ def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
                 raise ctx.fail(f"expected `[...] x [...]` for '{key_tok.value}'", key_tok)
             dot[key_tok.value] = (_ints(val[1], ctx), _ints(val[2], ctx))
         elif kind == "precision":
-            words = [_word(ctx, w, "a precision") for w in (val if isinstance(val, list) else [])]
+            words = [_word(ctx, w, "a precision", name) for w in (val if isinstance(val, list) else [])]
             attrs[attr] = ArrayAttr(tuple(enum_attr(prefix, "precision", w) for w in words))
         elif kind == "algorithm":
             if not (isinstance(val, tuple) and val[0] == "angle"):
