@@ -18,6 +18,7 @@ from ..ir.attributes import ArrayAttr, IntegerAttr, OpaqueAttr
 from ..ir.core import Operation
 from . import hlo_attrs as A, hlo_types
 from .base import VerifyError
+from .quant_types import Uniform, uniform
 
 VERIFIERS: dict[str, Callable[[Operation], None]] = {}
 
@@ -108,49 +109,36 @@ def bounds_of(t) -> Optional[list]:
     return out
 
 
-# quantized types: `!quant.uniform<i8<-8:7>:f32:1, {...}>`
-_QUANT = re.compile(r"quant\.uniform<\s*(u?i\d+)(?:<\s*(-?\d+)\s*:\s*(-?\d+)\s*>)?\s*:\s*(\w+)\s*(:\s*\d+)?")
-
-
-def quant_info(t) -> Optional[tuple]:
-    """(storage type name, min, max, expressed type name, per-axis?) of a quant element type;
-    min and max default to the storage type's full range."""
-    if not isinstance(t, T.DialectType):
-        return None
-    m = _QUANT.match(t.text)
-    if not m:
-        return None
-    name = m.group(1)
-    width = int(name.lstrip("ui"))
-    lo, hi = (0, 2 ** width - 1) if name.startswith("u") else (-2 ** (width - 1), 2 ** (width - 1) - 1)
-    lo = int(m.group(2)) if m.group(2) is not None else lo
-    hi = int(m.group(3)) if m.group(3) is not None else hi
-    return (name, lo, hi, m.group(4), m.group(5) is not None)
+# quantized types (`!quant.uniform<i8<-8:7>:f32:1, {...}>`): quant_types.uniform reads them
+def qtype(t) -> Optional[Uniform]:
+    """The uniform quantized element type of `t` (a type or an element type), or None."""
+    return uniform(elt(t))
 
 
 def is_quant(t) -> bool:
-    return quant_info(elt(t)) is not None
+    return qtype(t) is not None
 
 
 def expressed(e):
-    q = quant_info(e)
-    return T.scalar_type_from_name(q[3]) if q else e
+    q = uniform(e)
+    return T.scalar_type_from_name(q.expressed) if q else e
 
 
 def storage(e):
-    q = quant_info(e)
-    if not q:
-        return e
-    name = q[0]
-    return T.IntegerType(int(name.lstrip("ui")), "u" if name.startswith("u") else "")
+    q = uniform(e)
+    return e if q is None else T.IntegerType(q.width, "u" if q.signedness == "u" else "")
+
+
+def _storage_key(q: Uniform) -> tuple:
+    return q.signedness == "u", q.width, q.lo, q.hi
 
 
 def compatible_elements(a, b) -> bool:
     a, b = elt(a), elt(b)
     if a == b:
         return True
-    qa, qb = quant_info(a), quant_info(b)
-    if qa and qb and qa[:3] != qb[:3]:
+    qa, qb = uniform(a), uniform(b)
+    if qa and qb and _storage_key(qa) != _storage_key(qb):
         return False
     return expressed(a) == expressed(b) and (qa is not None or qb is not None)
 
@@ -406,9 +394,9 @@ def bitwidth(e) -> Optional[int]:
     if isinstance(e, T.ComplexType):
         w = bitwidth(e.element)
         return None if w is None else 2 * w
-    q = quant_info(e)
+    q = uniform(e)
     if q:
-        return int(q[0].lstrip("ui"))
+        return q.width
     if isinstance(e, T.IntegerType):
         return e.width
     if isinstance(e, T.FloatType):
@@ -431,7 +419,7 @@ def compatible_shape_and_el(a, b, ignore_fp=False) -> bool:
 
 
 def _kind(e) -> str:
-    if quant_info(e):
+    if uniform(e):
         return "quant"
     if isinstance(e, T.IntegerType):
         return "int"
@@ -1725,12 +1713,12 @@ def _rng_bit_generator(op):
 def _uniform_quantize(op):
     if not op.operands or not op.results:
         return
-    re_ = quant_info(elt(op.result_types[0]))
+    re_ = qtype(op.result_types[0])
     if re_ is None:
         return
     oe = elt(op.operand_types[0])
-    want = expressed(oe) if quant_info(oe) else oe
-    got = T.scalar_type_from_name(re_[3])
+    want = expressed(oe)
+    got = T.scalar_type_from_name(re_.expressed)
     if got is not None and want != got:
         fail(f"Expressed type of result expected to be '{want}', but got '{got}'")
 
@@ -2079,27 +2067,23 @@ def _triangular_solve(op):
 
 # ---- convolution -------------------------------------------------------------------------
 def _quant_conv_common(lhs_e, rhs_e, res_e) -> None:
-    ql, qr, qo = quant_info(lhs_e), quant_info(rhs_e), quant_info(res_e)
+    ql, qr, qo = uniform(lhs_e), uniform(rhs_e), uniform(res_e)
     if qr is None or (ql is None) != (qo is None):
         fail("rhs should be quantized for quantized operations and is_quantized(lhs)=is_quantized(result) "
              "should hold")
-    if ql is not None and ql[0] != qr[0]:
+    if ql is not None and (ql.signedness, ql.width) != (qr.signedness, qr.width):
         fail("mismatched lhs and rhs quantization storage types")
-    if ql is not None and not (ql[3] == qr[3] == qo[3]):
+    if ql is not None and not (ql.expressed == qr.expressed == qo.expressed):
         fail("mismatched lhs, rhs and result quantization expressed types")
-    if ql is None and (str(lhs_e) != qr[3] or str(res_e) != qr[3]):
+    if ql is None and (str(lhs_e) != qr.expressed or str(res_e) != qr.expressed):
         fail("mismatched rhs quantization expressed type and lhs and result element type")
-    if qo is not None and qr[4] != qo[4] and not (qr[4] and not qo[4]) and False:
-        pass
-    if qo is not None and qo[4] and not qr[4]:
+    if qo is not None and qo.per_axis and not qr.per_axis:
         fail("mismatched rhs and result quantization granularity")
 
 
 def _quant_axis(e) -> Optional[int]:
-    if not isinstance(e, T.DialectType):
-        return None
-    m = re.match(r"quant\.uniform<[^:]+(?:<[^>]*>)?:\w+:(\d+)", e.text)
-    return int(m.group(1)) if m else None
+    q = uniform(e)
+    return None if q is None else q.axis
 
 
 @rule("stablehlo.convolution", "stablehlo.dynamic_conv")
@@ -2193,48 +2177,13 @@ def _convolution(op):
 
 
 # ---- quantization ----------------------------------------------------------------------------
-_QFULL = re.compile(r"quant\.uniform<\s*(u?i\d+)(?:<[^>]*>)?\s*:\s*(\w+)\s*(?::\s*(\d+))?\s*,\s*(.*)>\s*$", re.S)
-
-
-class QType:
-    def __init__(self, storage, expressed_name, axis, scales, zps):
-        self.storage, self.expressed, self.axis = storage, expressed_name, axis
-        self.scales, self.zps = scales, zps
-
-    @property
-    def per_axis(self) -> bool:
-        return self.axis is not None
-
-
-def qtype(t) -> Optional[QType]:
-    e = elt(t)
-    if not isinstance(e, T.DialectType):
-        return None
-    m = _QFULL.match(e.text)
-    if not m:
-        return None
-    params = m.group(4).strip()
-    scales, zps = [], []
-    for part in params.strip("{}").split(","):
-        part = part.strip()
-        if not part:
-            continue
-        sc, _, zp = part.partition(":")
-        try:
-            scales.append(float(sc))
-            zps.append(int(zp) if zp.strip() else 0)
-        except ValueError:
-            return None
-    return QType(m.group(1), m.group(2), int(m.group(3)) if m.group(3) else None, scales, zps)
-
-
 def verify_q_same_params(a, b, per_axis=True) -> None:
     qa, qb = qtype(a), qtype(b)
     if qa is None or qb is None:
         return
-    if not qa.per_axis and not qb.per_axis and (qa.scales != qb.scales or qa.zps != qb.zps):
+    if not qa.per_axis and not qb.per_axis and (qa.scales != qb.scales or qa.zero_points != qb.zero_points):
         fail("expect same quantization scale and zero_point")
-    if per_axis and qa.per_axis and qb.per_axis and (qa.scales != qb.scales or qa.zps != qb.zps):
+    if per_axis and qa.per_axis and qb.per_axis and (qa.scales != qb.scales or qa.zero_points != qb.zero_points):
         fail("expect same quantization scales and zero_points")
 
 
@@ -2248,9 +2197,7 @@ def verify_binary_quant(op) -> None:
     if qo is None:
         return
 
-    def width(q):
-        return q.storage.lstrip("u")
-    if width(ql) != width(qo) or width(qr) != width(qo):
+    if ql.width != qo.width or qr.width != qo.width:
         fail("mismatched operands and result quantization storage types")
     if ql.expressed != qo.expressed or qr.expressed != qo.expressed:
         fail("mismatched operands and result quantization expressed types")
@@ -2282,8 +2229,8 @@ def verify_broadcast_quant(op, dims) -> None:
             return
         if qr.scales[i] != qo.scales[j]:
             fail(f"mismatch result scale {i} ({qr.scales[i]:e}) and operand scale {j} ({qo.scales[j]:e})")
-        if qr.zps[i] != qo.zps[j]:
-            fail(f"mismatch result zero_point {i} ({qr.zps[i]}) and operand zero_point {j} ({qo.zps[j]})")
+        if qr.zero_points[i] != qo.zero_points[j]:
+            fail(f"mismatch result zero_point {i} ({qr.zero_points[i]}) and operand zero_point {j} ({qo.zero_points[j]})")
 
 
 def verify_transpose_quant(op, perm) -> None:
@@ -2326,10 +2273,10 @@ def verify_dot_general_quant(op, rhs_contracting) -> None:
         return
     qr = qtype(r)
     if qr is not None:
-        if not qr.per_axis and any(z != 0 for z in qr.zps):
+        if not qr.per_axis and any(z != 0 for z in qr.zero_points):
             fail("Zero point of rhs should be 0")
         if qr.per_axis:
-            if any(z != 0 for z in qr.zps):
+            if any(z != 0 for z in qr.zero_points):
                 fail("Zero points of rhs should be 0")
             if qr.axis in rhs_contracting:
                 fail("Quantization dimension of rhs should not be in the contracting dimension of rhs")
