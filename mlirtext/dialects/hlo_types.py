@@ -304,99 +304,60 @@ for _n in ("all_gather", "all_reduce", "all_to_all", "collective_broadcast", "co
     STABLEHLO[_n] = ((Variadic(TENSOR),), (Variadic(TENSOR),))
 
 
-#: MHLO's: a tensor may be per-axis quantized wherever it may be quantized at all, some
-#: tensors may be unranked, and a few ops take fewer element types than StableHLO's.
-_M_TENSOR = TENSOR_Q
+#: MHLO's: most are StableHLO's with per-axis quantized tensors allowed wherever quantized ones
+#: are (MHLO_Tensor); the others below, where MHLO takes unranked tensors or fewer element types.
+_SAME_AS_STABLEHLO = (
+    "count_leading_zeros", "popcnt", "imag", "real", "not", "sign", "complex", "atan2", "add", "maximum", "minimum",
+    "multiply", "divide", "power", "remainder", "subtract", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "and", "or", "xor", "cbrt", "cosine", "exponential", "exponential_minus_one", "log",
+    "log_plus_one", "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh", "ceil", "floor", "after_all", "replica_id",
+    "partition_id", "if", "all_gather", "all_reduce", "all_to_all", "reduce_scatter", "collective_permute",
+    "reduce", "reduce_window", "compare", "dynamic_slice", "dynamic_update_slice", "bitcast_convert", "broadcast",
+    "broadcast_in_dim", "triangular_solve", "clamp", "concatenate", "convolution", "dot_general", "einsum",
+    "gather", "map", "scatter", "select", "select_and_scatter", "sort", "reverse", "transpose",
+    "torch_index_select", "rng_bit_generator", "uniform_quantize", "uniform_dequantize", "dynamic_gather")
+
+
+def _per_axis_too(c):
+    if c is TENSOR:
+        return TENSOR_Q
+    return Variadic(TENSOR_Q) if isinstance(c, Variadic) and c.each is TENSOR else c
+
+
 _M_ANY = TensorOf((*_ALL, QUANT_AXIS), "tensor", ranked=False)
-_M_SCALAR_INT = ranked(INT, what="0D tensor", rank=0)
 _M_DIMENSIONS = ranked(INDEX, INT, what="1D tensor", rank=1)
 _M_I32 = TensorOf((I32,), "tensor", ranked=False)
 _M_FP_1D = ranked(FLOAT, what="1D tensor", rank=1)
-_M_Q_ANY = ranked(QUANT, QUANT_AXIS)
-MHLO: dict[str, _Spec] = {
-    "convert": ((_M_TENSOR,), (_M_TENSOR,)),
-    "count_leading_zeros": ((INT_T,), (INT_T,)),
-    "popcnt": ((INT_T,), (INT_T,)),
-    "imag": ((FP_COMPLEX,), (FP,)),
-    "real": ((FP_COMPLEX,), (FP,)),
+MHLO: dict[str, _Spec] = {name: tuple(tuple(_per_axis_too(c) for c in side) for side in STABLEHLO[name])
+                          for name in _SAME_AS_STABLEHLO}
+MHLO.update({
+    "convert": ((TENSOR_Q,), (TENSOR_Q,)),
     "is_finite": ((FP,), (PRED_T,)),
-    "not": ((PRED_INT,), (PRED_INT,)),
     "negate": ((ranked(INT, FLOAT, COMPLEX, QUANT, QUANT_AXIS),),) * 2,
-    "sign": ((SIGNED,), (SIGNED,)),
-    "complex": ((FP32_64, FP32_64), (COMPLEX_T,)),
-    "atan2": ((FP_COMPLEX_Q, FP_COMPLEX_Q), (FP_COMPLEX_Q,)),
-    "stochastic_convert": ((FP, ranked(UINT)), (_M_TENSOR,)),
-    "after_all": ((Variadic(TOKEN),), (TOKEN,)),
-    "replica_id": ((), (UI32_T,)),
-    "partition_id": ((), (UI32_T,)),
-    "if": ((PRED_T,), (Variadic(AnyOf((_M_TENSOR, TOKEN))),)),
-    "reduce_scatter": ((_M_TENSOR,), (_M_TENSOR,)),
-    "collective_permute": ((_M_TENSOR,), (_M_TENSOR,)),
-    "collective_broadcast": ((_M_TENSOR,), (_M_TENSOR,)),
-    "reduce": ((Variadic(_M_TENSOR), Variadic(_M_TENSOR)), (Variadic(_M_TENSOR),)),
-    "reduce_window": ((Variadic(_M_TENSOR), Variadic(_M_TENSOR)), (Variadic(_M_TENSOR),)),
-    "compare": ((_M_TENSOR, _M_TENSOR), (PRED_T,)),
-    "dynamic_slice": ((_M_TENSOR, Variadic(_M_SCALAR_INT)), (_M_TENSOR,)),
-    "dynamic_update_slice": ((_M_TENSOR, _M_TENSOR, Variadic(_M_SCALAR_INT)), (_M_TENSOR,)),
+    "stochastic_convert": ((FP, ranked(UINT)), (TENSOR_Q,)),
+    "collective_broadcast": ((TENSOR_Q,), (TENSOR_Q,)),
     "batch_norm_grad": ((FP, _M_FP_1D, _M_FP_1D, _M_FP_1D, FP), (FP, _M_FP_1D, _M_FP_1D)),
     "batch_norm_inference": ((FP, _M_FP_1D, _M_FP_1D, _M_FP_1D, _M_FP_1D), (FP,)),
     "batch_norm_training": ((FP, _M_FP_1D, _M_FP_1D), (FP, _M_FP_1D, _M_FP_1D)),
-    "bitcast_convert": ((_M_TENSOR,), (_M_TENSOR,)),
-    "broadcast": ((_M_TENSOR,), (_M_TENSOR,)),
-    "broadcast_in_dim": ((_M_TENSOR,), (_M_TENSOR,)),
     "cholesky": ((FP_COMPLEX,), (FP_COMPLEX,)),
-    "triangular_solve": ((FP_COMPLEX, FP_COMPLEX), (FP_COMPLEX,)),
-    "clamp": ((_M_TENSOR,) * 3, (_M_TENSOR,)),
-    "concatenate": ((Variadic(_M_TENSOR),), (_M_TENSOR,)),
-    "convolution": ((_M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
-    "dot_general": ((_M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
-    "ragged_dot": ((_M_TENSOR,) * 3, (TENSOR,)),
-    "einsum": ((_M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
-    "fft": ((_M_TENSOR,), (_M_TENSOR,)),
-    "gather": ((_M_TENSOR, INT_T), (_M_TENSOR,)),
-    "get_dimension_size": ((_M_TENSOR,), (_M_I32,)),
-    "set_dimension_size": ((_M_TENSOR, _M_I32), (_M_TENSOR,)),
-    "map": ((Variadic(_M_TENSOR),), (_M_TENSOR,)),
-    "reshape": ((_M_ANY,), (_M_TENSOR,)),
+    "ragged_dot": ((TENSOR_Q,) * 3, (TENSOR,)),
+    "fft": ((TENSOR_Q,), (TENSOR_Q,)),
+    "get_dimension_size": ((TENSOR_Q,), (_M_I32,)),
+    "set_dimension_size": ((TENSOR_Q, _M_I32), (TENSOR_Q,)),
+    "reshape": ((_M_ANY,), (TENSOR_Q,)),
     "dynamic_reshape": ((_M_ANY, _M_DIMENSIONS), (_M_ANY,)),
-    "scatter": ((Variadic(_M_TENSOR), INDICES, Variadic(_M_TENSOR)), (Variadic(_M_TENSOR),)),
-    "select": ((PRED_T, _M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
-    "select_and_scatter": ((_M_TENSOR,) * 3, (_M_TENSOR,)),
-    "sort": ((Variadic(_M_TENSOR),), (Variadic(_M_TENSOR),)),
-    "topk": ((_M_TENSOR,), (_M_TENSOR, _M_TENSOR)),
-    "reverse": ((_M_TENSOR,), (_M_TENSOR,)),
-    "pad": ((_M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
-    "transpose": ((_M_TENSOR,), (_M_TENSOR,)),
-    "torch_index_select": ((_M_TENSOR, _M_TENSOR), (_M_TENSOR,)),
+    "topk": ((TENSOR_Q,), (TENSOR_Q, TENSOR_Q)),
+    "pad": ((TENSOR_Q, TENSOR_Q), (TENSOR_Q,)),
     "rng": ((SCALAR_PRED_INT_FP, SCALAR_PRED_INT_FP, _M_DIMENSIONS), (PRED_INT_FP,)),
-    "rng_bit_generator": ((INT_FP,), (INT_FP, STATIC_INT_FP)),
-    "uniform_quantize": ((ranked(FLOAT, QUANT, QUANT_AXIS),), (_M_Q_ANY,)),
-    "uniform_dequantize": ((_M_Q_ANY,), (FP,)),
     "reduce_precision": ((FP,), (FP,)),
-    "dynamic_pad": ((_M_TENSOR, _M_TENSOR, _M_DIMENSIONS, _M_DIMENSIONS, _M_DIMENSIONS), (_M_TENSOR,)),
-    "dynamic_gather": ((_M_TENSOR, INT_T, STATIC_1D_INT), (_M_TENSOR,)),
-    "dynamic_conv": ((_M_TENSOR,) * 3, (_M_TENSOR,)),
-    "dynamic_iota": ((_M_DIMENSIONS,), (_M_TENSOR,)),
-}
-for _n in ("cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "rsqrt",
-           "sine", "sqrt", "tan", "tanh"):
-    MHLO[_n] = ((FP_COMPLEX_Q,), (FP_COMPLEX_Q,))
-for _n in ("ceil", "floor"):
-    MHLO[_n] = ((FP_Q,), (FP_Q,))
+    "dynamic_pad": ((TENSOR_Q, TENSOR_Q, _M_DIMENSIONS, _M_DIMENSIONS, _M_DIMENSIONS), (TENSOR_Q,)),
+    "dynamic_conv": ((TENSOR_Q,) * 3, (TENSOR_Q,)),
+    "dynamic_iota": ((_M_DIMENSIONS,), (TENSOR_Q,)),
+})
 for _n in ("round_nearest_afz", "round_nearest_even", "erf"):
     MHLO[_n] = ((FP,), (FP,))
 for _n in ("acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh"):
     MHLO[_n] = ((TensorOf((FLOAT, COMPLEX), "tensor", ranked=False),),) * 2
-for _n in ("divide", "power", "remainder", "subtract"):
-    MHLO[_n] = ((INT_FP_COMPLEX_Q,) * 2, (INT_FP_COMPLEX_Q,))
-for _n in ("add", "maximum", "minimum", "multiply"):
-    MHLO[_n] = ((_M_TENSOR,) * 2, (_M_TENSOR,))
-for _n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
-    MHLO[_n] = ((INT_T,) * 2, (INT_T,))
-for _n in ("and", "or", "xor"):
-    MHLO[_n] = ((PRED_INT,) * 2, (_M_TENSOR,))
-for _n in ("all_gather", "all_reduce", "all_to_all"):
-    MHLO[_n] = ((Variadic(_M_TENSOR),), (Variadic(_M_TENSOR),))
 _TABLES = {"stablehlo": STABLEHLO, "mhlo": MHLO}
 
 
