@@ -18,6 +18,10 @@ def func(body: str, args: str = "") -> str:
     return f"func.func @f({args}) {{\n{body}\n  func.return\n}}\n"
 
 
+#: A per-axis quantized element type, as written and as printed.
+QA = "!quant.uniform<i8:f32:0, {0.1:-30,0.2:-30}>"
+QA_PRINTED = "!quant.uniform<i8:f32:0, {1.000000e-01:-30,2.000000e-01:-30}>"
+
 INVALID = [
     # dot_general
     ('%0 = "stablehlo.dot_general"(%a, %b) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], '
@@ -93,6 +97,41 @@ INVALID = [
     # mhlo ops use the same checks under their own name
     ('%0 = "mhlo.concatenate"(%a, %b) {dimension = 0 : i64} : (tensor<1xi32>, tensor<2x2xi32>) -> tensor<3xi32>',
      "%a: tensor<1xi32>, %b: tensor<2x2xi32>", "'mhlo.concatenate' op operands (0) and (1) do not match rank"),
+    # operand and result types (hlo_types.py); the messages are iree-opt's, word for word
+    (f'%0 = "stablehlo.abs"(%a) : (tensor<2x{QA}>) -> tensor<2x{QA}>', f"%a: tensor<2x{QA}>",
+     "'stablehlo.abs' op operand #0 must be ranked tensor of 2/4/8/16/32/64-bit signless integer or "
+     "4/6/8/16/32/64-bit float or complex type with 32/64-bit float elements or per-tensor integer quantized "
+     f"values, but got 'tensor<2x{QA_PRINTED}>'"),
+    (f'%0 = "stablehlo.concatenate"(%a, %a) {{dimension = 0 : i64}} : (tensor<2x{QA}>, tensor<2x{QA}>) -> '
+     f'tensor<4x{QA}>', f"%a: tensor<2x{QA}>",
+     "'stablehlo.concatenate' op operand #0 must be variadic of ranked tensor of 4/6/8/16/32/64-bit float or bool "
+     "or 2/4/8/16/32/64-bit integer or complex type with 32/64-bit float elements or per-tensor integer quantized "
+     f"values, but got 'tensor<2x{QA_PRINTED}>'"),
+    ('%0 = "stablehlo.floor"(%a) : (tensor<4xi32>) -> tensor<4xi32>', "%a: tensor<4xi32>",
+     "'stablehlo.floor' op operand #0 must be ranked tensor of 4/6/8/16/32/64-bit float or per-tensor integer "
+     "quantized values, but got 'tensor<4xi32>'"),
+    ('%0 = "stablehlo.uniform_dequantize"(%a) : (tensor<4x!quant.uniform<si8:f32, 1.0>>) -> tensor<4xf32>',
+     "%a: tensor<4x!quant.uniform<si8:f32, 1.0>>",
+     "'stablehlo.uniform_dequantize' op operand #0 must be ranked tensor of per-tensor integer quantized or "
+     "per-axis integer quantized values, but got 'tensor<4x!quant.uniform<si8:f32, 1.000000e+00>>'"),
+    ('%0 = "stablehlo.uniform_dequantize"(%a) : (tensor<4x!quant.uniform<i8:f32, 1.0:300>>) -> tensor<4xf32>',
+     "%a: tensor<4x!quant.uniform<i8:f32, 1.0:300>>",
+     "operand #0 must be ranked tensor of per-tensor integer quantized or per-axis integer quantized values, "
+     "but got 'tensor<4x!quant.uniform<i8:f32, 1.000000e+00:300>>'"),
+    ('%0 = "stablehlo.rng"(%a, %a, %s) {rng_distribution = #stablehlo<rng_distribution UNIFORM>} : '
+     '(tensor<1xf32>, tensor<1xf32>, tensor<1xi64>) -> tensor<2xf32>', "%a: tensor<1xf32>, %s: tensor<1xi64>",
+     "'stablehlo.rng' op operand #0 must be 0D tensor of bool or 2/4/8/16/32/64-bit integer or "
+     "4/6/8/16/32/64-bit float values, but got 'tensor<1xf32>'"),
+    (f'%0 = "stablehlo.uniform_quantize"(%a) : (tensor<2xf32>) -> tensor<2x{QA.replace(":0", ":1")}>',
+     "%a: tensor<2xf32>",  # a quantized dimension the tensor does not have
+     "'stablehlo.uniform_quantize' op result #0 must be ranked tensor of per-tensor integer quantized or per-axis "
+     f"integer quantized values, but got 'tensor<2x{QA_PRINTED.replace(':0', ':1')}>'"),
+    ('%0 = "stablehlo.select"(%p, %a, %a) : (tensor<2xi32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>',
+     "%p: tensor<2xi32>, %a: tensor<2xf32>",
+     "'stablehlo.select' op operand #0 must be ranked tensor of bool values, but got 'tensor<2xi32>'"),
+    ('%0 = "mhlo.is_finite"(%a) : (tensor<3xi32>) -> tensor<3xi1>', "%a: tensor<3xi32>",
+     "'mhlo.is_finite' op operand #0 must be ranked tensor of 4/6/8/16/32/64-bit float values, but got "
+     "'tensor<3xi32>'"),
 ]
 
 
@@ -116,6 +155,13 @@ VALID = [
     ('%0 = "stablehlo.convolution"(%a, %k) {dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->'
      '[b, 0, 1, f]>, feature_group_count = 1 : i64, batch_group_count = 1 : i64} : (tensor<1x8x8x20xf32>, '
      'tensor<3x3x20x16xf32>) -> tensor<1x6x6x16xf32>', "%a: tensor<1x8x8x20xf32>, %k: tensor<3x3x20x16xf32>"),
+    # per-axis quantized tensors where StableHLO takes them; tokens in tuples
+    (f'%0 = "stablehlo.add"(%a, %a) : (tensor<2x3x{QA}>, tensor<2x3x{QA}>) -> tensor<2x3x{QA}>',
+     f"%a: tensor<2x3x{QA}>"),
+    ('%0 = "stablehlo.tuple"(%a, %t) : (tensor<2xf32>, !stablehlo.token) -> tuple<tensor<2xf32>, !stablehlo.token>\n'
+     '  %1 = "stablehlo.get_tuple_element"(%0) {index = 0 : i32} : (tuple<tensor<2xf32>, !stablehlo.token>) -> '
+     'tensor<2xf32>', "%t: !stablehlo.token, %a: tensor<2xf32>"),
+    ('%0 = "mhlo.reshape"(%a) : (tensor<*xf32>) -> tensor<4xf32>', "%a: tensor<*xf32>"),
 ]
 
 
@@ -183,3 +229,16 @@ def test_raising_verifier_does_not_hide_later_errors(monkeypatch):
     got = errors(func(body, "%a: tensor<2xf32>"))
     assert got[0].startswith("internal error: verifier of 'stablehlo.abs' failed: AttributeError:")
     assert len(got) == 2 and "stablehlo.add" in got[1]
+
+
+def test_sort_results_are_the_inferred_types():
+    """Two errors at the op, in MLIR's order (InferTensorType)."""
+    body = ('  %0 = "stablehlo.sort"(%a, %a) ({\n'
+            '  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %z: tensor<f32>, %w: tensor<f32>):\n'
+            '    %c = "stablehlo.compare"(%x, %y) {comparison_direction = #stablehlo<comparison_direction GT>} : '
+            '(tensor<f32>, tensor<f32>) -> tensor<i1>\n'
+            '    "stablehlo.return"(%c) : (tensor<i1>) -> ()\n'
+            '  }) {dimension = 0 : i64} : (tensor<2xf32>, tensor<2xf32>) -> (tensor<2xf32>)')
+    assert errors(func(body, "%a: tensor<2xf32>")) == [
+        "'stablehlo.sort' op inferred type(s) 'tensor<2xf32>', 'tensor<2xf32>' are incompatible with return type(s) "
+        "of operation 'tensor<2xf32>'", "'stablehlo.sort' op failed to infer returned types"]
