@@ -315,7 +315,7 @@ _SAME_AS_STABLEHLO = (
     "reduce", "reduce_window", "compare", "dynamic_slice", "dynamic_update_slice", "bitcast_convert", "broadcast",
     "broadcast_in_dim", "triangular_solve", "clamp", "concatenate", "convolution", "dot_general", "einsum",
     "gather", "map", "scatter", "select", "select_and_scatter", "sort", "reverse", "transpose",
-    "torch_index_select", "rng_bit_generator", "uniform_quantize", "uniform_dequantize", "dynamic_gather")
+    "torch_index_select", "rng_bit_generator", "uniform_quantize", "uniform_dequantize", "dynamic_gather", "while")
 
 
 def _per_axis_too(c):

@@ -1407,11 +1407,26 @@ _BINARY_SAME = ("add", "and", "atan2", "divide", "maximum", "minimum", "multiply
                 "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "xor")
 
 
+def _compatible_with_result(op) -> None:
+    """HLO_CompatibleOperandsAndResultType, a trait checked before the shape trait: every type is
+    compatible with the result's (shapes with `?`, quantized types by storage and expressed type)."""
+    types = op.operand_types + op.result_types
+    if not op.results or types.count(types[0]) == len(types):
+        return
+    r = op.result_types[0]
+    if not all(compatible_shapes(t, r) and compatible_elements(t, r) for t in types):
+        fail("requires compatible types for all operands and results")
+
+
 def _same_type_op(op):
     verify_result_accuracy(op)
-    _elementwise(op)
-    if op.name.endswith(".add") and any(is_quant(t) for t in op.operand_types + op.result_types):
-        verify_binary_quant(op)
+    if op.name == "stablehlo.add":  # the one without the trait: its own quantization rules instead
+        _elementwise(op)
+        if any(is_quant(t) for t in op.operand_types + op.result_types):
+            verify_binary_quant(op)
+    else:
+        _compatible_with_result(op)
+        _elementwise(op)
     if op.operands and op.results:
         check_inferred_bounded(op, [op.operand_types[0]])
 

@@ -347,7 +347,7 @@ def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
             word = _word(ctx, val, "a format like e5m10", name)
             m = _FORMAT.match(word)
             if m is None:
-                raise ctx.fail(f"expected a format like e5m10, got '{word}'", key_tok)
+                raise ctx.fail(f"custom op '{name}' expected exponent mantissa in format e#m#, saw {word}", key_tok)
             attrs["exponent_bits"] = IntegerAttr(int(m.group(1)), T.i32)
             attrs["mantissa_bits"] = IntegerAttr(int(m.group(2)), T.i32)
         elif kind == "dims":
