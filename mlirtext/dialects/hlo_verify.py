@@ -2193,13 +2193,18 @@ def _convolution(op):
 
 # ---- quantization ----------------------------------------------------------------------------
 def verify_q_same_params(a, b, per_axis=True) -> None:
+    """StableHLO's verifyQPerTensor/PerAxisScaleAndZeroPointConstraints: per tensor, the same
+    element type; per axis, the same scales and zero points as far as both lists go (MLIR
+    compares them pairwise, so a longer list with the same start passes)."""
     qa, qb = qtype(a), qtype(b)
     if qa is None or qb is None:
         return
-    if not qa.per_axis and not qb.per_axis and (qa.scales != qb.scales or qa.zero_points != qb.zero_points):
-        fail("expect same quantization scale and zero_point")
-    if per_axis and qa.per_axis and qb.per_axis and (qa.scales != qb.scales or qa.zero_points != qb.zero_points):
-        fail("expect same quantization scales and zero_points")
+    if not qa.per_axis and not qb.per_axis and elt(a) != elt(b):
+        fail(f"expect same quantization scale and zero_point but got '{a}' vs '{b}'")
+    if per_axis and qa.per_axis and qb.per_axis and (
+            any(x != y for x, y in zip(qa.scales, qb.scales))
+            or any(x != y for x, y in zip(qa.zero_points, qb.zero_points))):
+        fail(f"expect same quantization scales and zero_points but got '{a}' vs '{b}'")
 
 
 def verify_binary_quant(op) -> None:
@@ -2268,7 +2273,7 @@ def verify_reshape_quant(op) -> None:
     if os_ is None or rs is None or qo.axis >= len(os_) or qr.axis >= len(rs):
         return
     if os_[qo.axis] != rs[qr.axis]:
-        fail("expect same quantization dimension size for operand and result")
+        fail(f"expect same quantization dimension size for operand and result '{ot}' and '{rt}'")
 
     def prod(xs):
         n = 1
