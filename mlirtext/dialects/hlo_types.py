@@ -14,6 +14,7 @@ first); MHLO accepts both wherever it accepts a quantized tensor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional
 
 from ..ir import types as T
@@ -384,14 +385,21 @@ def spec_for(name: str) -> Optional[_Spec]:
 
 def check(op: Operation) -> None:
     """Raise MLIR's message for the first operand, then result, of a type its op does not take."""
-    spec = spec_for(op.name)
+    problem = _problem(op.name, tuple(op.operand_types), tuple(op.result_types))
+    if problem is not None:
+        raise VerifyError(problem)
+
+
+@lru_cache(maxsize=4096)  # a program repeats few signatures: most ops are answered from here
+def _problem(name: str, operand_types: tuple, result_types: tuple) -> Optional[str]:
+    spec = spec_for(name)
     if spec is None:
-        return
-    for kind, specs, types in (("operand", spec[0], op.operand_types), ("result", spec[1], op.result_types)):
+        return None
+    for kind, specs, types in (("operand", spec[0], operand_types), ("result", spec[1], result_types)):
         spread = _spread(specs, len(types))
         if spread is None:
             continue  # a count problem: the op's own rules say it
         for i, ((constraint, variadic), t) in enumerate(zip(spread, types)):
             if not constraint.accepts(t):
-                raise VerifyError(f"{kind} #{i} must be {'variadic of ' if variadic else ''}{constraint.summary}, "
-                                  f"but got '{t}'")
+                return f"{kind} #{i} must be {'variadic of ' if variadic else ''}{constraint.summary}, but got '{t}'"
+    return None
