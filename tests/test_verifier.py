@@ -905,3 +905,16 @@ def test_invalid_ir_still_prints(name, text, message):
     if result.module is not None:
         to_text(result)
         to_text(result, generic=True)
+
+
+def test_raising_attribute_check_is_an_internal_error(monkeypatch):
+    """A dialect's check of a discardable attribute that raises is reported at the op, as a bug
+    (mlirtext/verifier.py), never a traceback and never a pass."""
+    from mlirtext.dialects.base import DISCARDABLE_ATTR_CHECKS
+
+    monkeypatch.setitem(DISCARDABLE_ATTR_CHECKS, "test.checked", lambda op, attr, index: [][index or 0])
+    result = parse_and_verify('func.func @f() attributes {test.checked = 1 : i32} {\n  return\n}\n', "in.mlir")
+    [d] = result.diagnostics
+    assert d.line_col[0] == 1
+    assert d.message.startswith("internal error: check of attribute 'test.checked' on 'func.func' failed: "
+                                "IndexError: list index out of range at test_verifier.py:")
