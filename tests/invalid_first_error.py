@@ -1,6 +1,6 @@
 """How often the FIRST error of an invalid corpus case is on an annotated line: issue 20's figure.
 
-    PYTHONPATH=. python -m tests.invalid_first_error [--files GLOB] [--per-file] [-v] [--cross-check N]
+    PYTHONPATH=. python -m tests.invalid_first_error [--files GLOB] [--per-file] [-v] [--unmatched] [--cross-check N]
 
 Each invalid case of `../shared/corpus/CASES.tsv` is one `// -----` chunk, run alone as
 `mlirtext opt` runs it (in process here: parse, then verify when it parsed). What the user
@@ -110,6 +110,8 @@ def main() -> int:
     ap.add_argument("--files", help="glob over corpus file paths, e.g. 'stablehlo/*'")
     ap.add_argument("-v", "--verbose", action="store_true", help="say why each miss missed")
     ap.add_argument("--per-file", action="store_true", help="passed/total for every file with a miss")
+    ap.add_argument("--unmatched", action="store_true",
+                    help="also list the cases whose first error is on the line but says something else")
     ap.add_argument("--cross-check", type=int, default=0, metavar="N",
                     help="also run N cases as `mlirtext opt` processes and compare")
     args = ap.parse_args()
@@ -130,6 +132,11 @@ def main() -> int:
         print(f"  {counts}{name}: {len(misses)} missed")
         for o in misses:
             print(f"    {o.case.case_id} (line {o.case.first_line})" + (f": {o.describe()}" if args.verbose else ""))
+    if args.unmatched:
+        unmatched = [o for o in outcomes if o.passed and o.wanted and not o.matched]
+        print(f"first error on the line, other text: {len(unmatched)}")
+        for o in unmatched:
+            print(f"    {o.case.case_id}: {o.first[1]}")
     if args.cross_check:
         differ = cross_check(outcomes, args.cross_check)
         print(f"cross-check as a process: {min(args.cross_check, len(outcomes)) - len(differ)} agree, "
