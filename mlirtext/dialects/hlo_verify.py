@@ -289,20 +289,10 @@ def verify_gather_like(op, operand_t, indices_t, slice_sizes, f, scatter=False) 
         fail(f"expects collapsed_slice_dims to be sorted, got: {fmt_list(collapsed)}")
     if ostate is not None:
         _check_in_range("collapsed_slice_dims", collapsed, len(ostate), "rank-of('operand')")
-    if slice_sizes is not None:
-        for d in collapsed:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] > 1:
-                fail(f"Expects that for each dim in collapsed_slice_dims, slice_sizes[dim] should be <= 1, "
-                     f"but got {slice_sizes[d]}")
     if not is_sorted(operand_batching):
         fail(f"expects operand_batching_dims to be sorted, got: {fmt_list(operand_batching)}")
     if ostate is not None:
         _check_in_range("operand_batching_dims", operand_batching, len(ostate), "rank-of('operand')")
-    if slice_sizes is not None:
-        for d in operand_batching:
-            if 0 <= d < len(slice_sizes) and slice_sizes[d] > 1:
-                fail(f"Expects that for each dim in operand_batching_dims, slice_sizes[dim] should be <= 1, "
-                     f"but got {slice_sizes[d]}")
     if first_duplicate(indices_batching) is not None:
         fail(f"expects start_indices_batching_dims to not repeat, got: {fmt_list(indices_batching)}")
     if istate is not None:
@@ -323,9 +313,15 @@ def verify_gather_like(op, operand_t, indices_t, slice_sizes, f, scatter=False) 
         fail(f"has duplicated dimension from start_index_map and operand_batching_dims: {dup}")
     if ostate is not None:
         _check_in_range("start_index_map", start_index_map, len(ostate), "rank-of('operand')")
+    if slice_sizes is not None and ostate is not None and len(slice_sizes) != len(ostate):
+        fail(f"slice_sizes size ({len(slice_sizes)}) not equal to operand rank ({len(ostate)})")
+    # As StableHLO's inferGatherOp: the slice sizes once the dimension numbers hold.
+    for dims, name in ((collapsed, "collapsed_slice_dims"), (operand_batching, "operand_batching_dims")):
+        for d in dims if slice_sizes is not None else ():
+            if 0 <= d < len(slice_sizes) and slice_sizes[d] > 1:
+                fail(f"Expects that for each dim in {name}, slice_sizes[dim] should be <= 1, "
+                     f"but got {slice_sizes[d]}")
     if slice_sizes is not None and ostate is not None:
-        if len(slice_sizes) != len(ostate):
-            fail(f"slice_sizes size ({len(slice_sizes)}) not equal to operand rank ({len(ostate)})")
         for i, (s, d) in enumerate(zip(slice_sizes, ostate)):
             if s < 0 or (d is not None and s > d):
                 fail(f"slice size ({s}) is out of bounds for operand dimension ({dim_text(d)}) at index {i}")
@@ -1710,7 +1706,9 @@ def _infeed(op):
              f"result)), but got {len(layout.items)}")
     for child in layout.items:
         if not isinstance(child, ArrayAttr):
-            fail(f"layout-attribute expected to have elements of type array, but got {child}")
+            # a diagnostic prints an attribute whole: `0 : i64`, where an array or dictionary elides i64
+            text = f"{child.value} : {child.type}" if isinstance(child, IntegerAttr) and child.type != T.i1 else child
+            fail(f"layout-attribute expected to have elements of type array, but got {text}")
         for leaf in child.items:
             if not isinstance(leaf, IntegerAttr):
                 fail(f"layout-attribute's leaf elements are expected to be of type integer, but got {leaf}")
