@@ -530,6 +530,14 @@ def nonneg_attr(op, name, width=64) -> None:
              f"value is non-negative")
 
 
+def rank1_attrs(op, *names) -> None:
+    """mhlo's dimension lists are `dense<...>` elements: each must be 1-D (stablehlo's are arrays)."""
+    for name in names:
+        ss = A.dense_shape(op.attributes.get(name))
+        if ss is not None and len(ss) != 1:
+            fail(f"{name} has rank {len(ss)} instead of required rank 1.")
+
+
 def positive_attr(op, name, width=64) -> None:
     v = int_attr(op, name)
     if v is not None and v <= 0:
@@ -723,9 +731,7 @@ def _broadcast(op):
     sizes = ints_attr(op, "broadcast_sizes")
     if sizes is None or not op.operands:
         return
-    ss = A.dense_shape(op.attributes.get("broadcast_sizes"))
-    if ss is not None and len(ss) != 1:
-        fail(f"broadcast_sizes has rank {len(ss)} instead of required rank 1.")
+    rank1_attrs(op, "broadcast_sizes")
     t = op.operand_types[0]
     s = shape_of(t)
     if s is None:
@@ -1120,6 +1126,7 @@ def _ragged_dot(op):
 # ---- shape manipulation --------------------------------------------------------------------
 @rule("stablehlo.transpose")
 def _transpose(op):
+    rank1_attrs(op, "permutation")
     perm = ints_attr(op, "permutation")
     if perm is None:
         if "permutation" not in op.attributes:
@@ -1140,10 +1147,7 @@ def _transpose(op):
 
 @rule("stablehlo.slice")
 def _slice(op):
-    for n in ("start_indices", "limit_indices", "strides"):
-        ss = A.dense_shape(op.attributes.get(n))
-        if ss is not None and len(ss) != 1:
-            fail(f"{n} has rank {len(ss)} instead of required rank 1")
+    rank1_attrs(op, "start_indices", "limit_indices", "strides")
     start, limit, strides = (ints_attr(op, n) for n in ("start_indices", "limit_indices", "strides"))
     if start is None or limit is None or strides is None or not op.operands:
         return
@@ -1175,6 +1179,7 @@ def _slice(op):
 
 @rule("stablehlo.dynamic_slice")
 def _dynamic_slice(op):
+    rank1_attrs(op, "slice_sizes")
     sizes = ints_attr(op, "slice_sizes")
     if sizes is None or not op.operands:
         return
@@ -1222,6 +1227,7 @@ def _dynamic_update_slice(op):
 
 @rule("stablehlo.pad")
 def _pad(op):
+    rank1_attrs(op, "edge_padding_low", "edge_padding_high", "interior_padding")
     low, high, interior = (ints_attr(op, n) for n in ("edge_padding_low", "edge_padding_high", "interior_padding"))
     if low is None or high is None or interior is None or len(op.operands) < 2:
         return
@@ -1600,6 +1606,7 @@ def _dynamic_iota(op):
 
 @rule("stablehlo.reverse")
 def _reverse(op):
+    rank1_attrs(op, "dimensions")
     dims = ints_attr(op, "dimensions")
     if dims is None or not op.operands:
         return
@@ -1847,10 +1854,7 @@ def padding_pairs(op, name="padding"):
 def _reduce_window(op):
     if "window_dimensions" not in op.attributes:
         fail("requires attribute 'window_dimensions'")
-    for name in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
-        ss = A.dense_shape(op.attributes.get(name))  # mhlo's dense<...> forms (stablehlo's are arrays)
-        if ss is not None and len(ss) != 1:
-            fail(f"{name} has rank {len(ss)} instead of required rank 1")
+    rank1_attrs(op, "window_dimensions", "window_strides", "base_dilations", "window_dilations")
     n = len(op.operands) // 2
     if n == 0:
         return
