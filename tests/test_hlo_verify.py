@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mlirtext import cli
 from mlirtext.api import parse_and_verify
-from mlirtext.dialects import hlo_attrs as A
+from mlirtext.dialects import hlo_attrs as A, hlo_verify
 from mlirtext.ir.attributes import OpaqueAttr
 
 
@@ -191,8 +192,6 @@ def test_attribute_readers():
 
 # ---- a verifier that raises is a bug report, never a silent pass --------------------------
 def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):
-    from mlirtext.dialects import hlo_verify
-
     def broken(op):
         return [][op.operands.__len__()]  # an IndexError, as a check that did not foresee a shape
 
@@ -207,9 +206,6 @@ def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):
 
 def test_raising_verifier_through_the_command_line(monkeypatch, tmp_path, capsys):
     """`mlirtext opt`: a one-line diagnostic at the op and exit status 1, no traceback."""
-    from mlirtext import cli
-    from mlirtext.dialects import hlo_verify
-
     monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: {}["missing"])
     path = tmp_path / "in.mlir"
     path.write_text(func('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>', "%a: tensor<2xf32>"))
@@ -221,8 +217,6 @@ def test_raising_verifier_through_the_command_line(monkeypatch, tmp_path, capsys
 
 
 def test_raising_verifier_does_not_hide_later_errors(monkeypatch):
-    from mlirtext.dialects import hlo_verify
-
     monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: op.no_such_field)
     body = ('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
             '  %1 = "stablehlo.add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>')

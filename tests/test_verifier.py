@@ -11,6 +11,7 @@ import re
 import pytest
 
 from mlirtext.api import parse_and_verify, to_text
+from mlirtext.dialects.base import DISCARDABLE_ATTR_CHECKS
 
 from .oracle import generic_form, generic_forms, iree_opt_path
 
@@ -910,8 +911,6 @@ def test_invalid_ir_still_prints(name, text, message):
 def test_raising_attribute_check_is_an_internal_error(monkeypatch):
     """A dialect's check of a discardable attribute that raises is reported at the op, as a bug
     (mlirtext/verifier.py), never a traceback and never a pass."""
-    from mlirtext.dialects.base import DISCARDABLE_ATTR_CHECKS
-
     monkeypatch.setitem(DISCARDABLE_ATTR_CHECKS, "test.checked", lambda op, attr, index: [][index or 0])
     result = parse_and_verify('func.func @f() attributes {test.checked = 1 : i32} {\n  return\n}\n', "in.mlir")
     [d] = result.diagnostics
