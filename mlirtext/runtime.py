@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from .vm.devices import DEVICES
+from .vm.signing import SignatureError, load_public_keys
 from .vm.vm import Function, LoadedModule, VMError
 
 __all__ = ["load_module", "compile_text", "compile_file", "Module", "VMError", "DEVICES"]
@@ -52,9 +53,19 @@ class Module:
         return self.vm_module.device.name
 
 
-def load_module(path_or_bytes, device: str = "local-task") -> Module:
+def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None) -> Module:
     """Load a module file (a path or its bytes), or a module compiled in this process
-    (`mlirtext.compiler.in_memory`), for `device`."""
+    (`mlirtext.compiler.module_writer.in_memory`), for `device`.
+
+    A module file is native code: loading one runs what whoever made it put in it. With
+    `trusted_keys` (a public key file, a list of them, or cryptography Ed25519PublicKey objects),
+    a file that none of them signed (`mlirtext compile --sign KEY`) is refused with VMError before
+    any of its code is mapped. Without keys, an unsigned file is trusted."""
+    if trusted_keys is not None:
+        try:
+            trusted_keys = load_public_keys(trusted_keys)
+        except SignatureError as e:
+            raise VMError(str(e)) from None
     if isinstance(path_or_bytes, (str, os.PathLike)):
         try:
             with open(path_or_bytes, "rb") as f:
@@ -63,7 +74,7 @@ def load_module(path_or_bytes, device: str = "local-task") -> Module:
             raise VMError(f"cannot open module file '{path_or_bytes}': {e.strerror}") from None
     else:
         data = path_or_bytes
-    return Module(LoadedModule(data, device))
+    return Module(LoadedModule(data, device, trusted_keys))
 
 
 def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:

@@ -14,6 +14,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.vm.modfile import VERSION, read_module_file
+from mlirtext.vm.signing import INTEGRITY, seal
 
 from .test_vm_programs import ROOT, module_file
 
@@ -48,17 +49,18 @@ def test_cli_end_to_end_in_a_fresh_process(tmp_path):
 
 def rewritten(data: bytes, change, replace: dict | None = None) -> bytes:
     """`data` with its manifest changed by `change(manifest)` and the entries of `replace`
-    (path -> bytes) swapped in."""
+    (path -> bytes) swapped in, the manifest's checksum updated (integrity.json), as anyone
+    can: only a signature shows who made a file."""
     src = zipfile.ZipFile(io.BytesIO(data))
+    bodies = {info.filename: (replace or {}).get(info.filename) or src.read(info.filename) for info in src.infolist()}
+    manifest = json.loads(bodies["manifest.json"])
+    change(manifest)
+    bodies["manifest.json"] = json.dumps(manifest).encode()
+    bodies[INTEGRITY] = seal(bodies["manifest.json"])
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as z:
         for info in src.infolist():
-            body = (replace or {}).get(info.filename) or src.read(info.filename)
-            if info.filename == "manifest.json":
-                manifest = json.loads(body)
-                change(manifest)
-                body = json.dumps(manifest).encode()
-            z.writestr(info, body)
+            z.writestr(info, bodies[info.filename])
     return out.getvalue()
 
 

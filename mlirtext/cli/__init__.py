@@ -1,6 +1,6 @@
 """The `mlirtext` command: the argument tree and `main`. Each subcommand's work is in its own module
-(`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `translate.py`, `import_.py`, `bench.py`,
-`lsp.py`, each with `main(args)`); `io.py` reads inputs and writes outputs for all of them.
+(`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `keygen.py`, `translate.py`, `import_.py`,
+`bench.py`, `lsp.py`, each with `main(args)`); `io.py` reads inputs and writes outputs for all of them.
 
 Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad request). Problems are printed
 MLIR-style on stderr, never as a traceback.
@@ -23,12 +23,17 @@ from ..vm.devices import DEVICES
 #: VM, llvmlite, the benchmark's tables) costs 0.04 s more CPU at start-up, a fifth of what
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
 HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
-            "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp"}
+            "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp"}
 
 #: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
 #: generates code for a generic one, so a misspelt name is refused here instead.
 CUDA_ARCH = re.compile(r"sm_[1-9][0-9]{1,2}[af]?")
 ROCM_ARCH = re.compile(r"gfx[0-9]{2,4}[0-9a-f]?")
+
+RUN_TRUST = """A module file is native code: running one runs whatever its maker put in it (its checksums
+only catch damage). Without --trusted-keys an unsigned module file is trusted as such; with them,
+a file that none of the keys signed (mlirtext compile --sign KEY) is refused before any of its
+code is loaded."""
 
 TRANSLATE_HELP = """Translate a module in the llvm dialect to LLVM IR text (like mlir-translate --mlir-to-llvmir).
 The input must already be at the llvm level (mlirtext opt FILE --lower-to=llvm); with --lower, a module
@@ -50,6 +55,7 @@ def build_argparser() -> argparse.ArgumentParser:
     _add_run(sub)
     _add_compile(sub)
     _add_dump(sub)
+    _add_keygen(sub)
     _add_check(sub)
     _add_lsp(sub)
     _add_translate(sub)
@@ -97,7 +103,7 @@ def _add_opt(sub) -> None:
 
 def _add_run(sub) -> None:
     run = sub.add_parser("run", help="run a function: an .mlir on the interpreter, or a .vmpack (or an .mlir "
-                                     "compiled in memory) on the VM (like iree-run-module)")
+                                     "compiled in memory) on the VM (like iree-run-module)", description=RUN_TRUST)
     run.add_argument("input", help="an .mlir file, a .vmpack module file, or - for standard input")
     run.add_argument("--function", help="the function to run (default: the module's only public one)")
     run.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
@@ -112,6 +118,9 @@ def _add_run(sub) -> None:
                           "lavapipe and opencl on pocl's CPU driver)")
     run.add_argument("--print-statistics", action="store_true",
                      help="report dispatches, time and peak memory of the run on stderr (VM devices)")
+    run.add_argument("--trusted-keys", type=_names, default=None, metavar="KEY.pub[,KEY.pub...]",
+                     help="Ed25519 public keys (PEM or OpenSSH): run a module file only if one of them signed it "
+                          "(a module compiled in memory from an .mlir needs no signature)")
 
 
 def _add_compile(sub) -> None:
@@ -131,6 +140,9 @@ def _add_compile(sub) -> None:
                            "spirv-val (vulkan1.3, opencl1.2); a kernel that fails is a compile error")
     comp.add_argument("--print-statistics", action="store_true",
                       help="report compile time, module size and each function's peak memory on stderr")
+    comp.add_argument("--sign", metavar="KEY",
+                      help="sign the module file with this Ed25519 private key (PEM from `mlirtext keygen` or "
+                           "`openssl genpkey -algorithm ed25519`, or OpenSSH); `run --trusted-keys KEY.pub` checks it")
 
 
 def _add_dump(sub) -> None:
@@ -139,6 +151,15 @@ def _add_dump(sub) -> None:
     dump.add_argument("--ir", action="store_true", help="also print the kernels (MLIR and LLVM IR)")
     dump.add_argument("--print-target-code", action="store_true",
                       help="also print each GPU kernel's code: PTX, AMDGPU assembly, SPIR-V assembly")
+
+
+def _add_keygen(sub) -> None:
+    keygen = sub.add_parser("keygen", help="make an Ed25519 key pair for signing module files",
+                            description="Write a new Ed25519 private key to KEY (PKCS#8 PEM, readable by you only; "
+                                        "the same as `openssl genpkey -algorithm ed25519 -out KEY`) and its public "
+                                        "key to KEY.pub (PEM). Sign with `mlirtext compile --sign KEY`, check with "
+                                        "`mlirtext run --trusted-keys KEY.pub`. Existing files are never overwritten.")
+    keygen.add_argument("output", metavar="KEY", help="the private key file to write (KEY.pub gets the public key)")
 
 
 def _add_check(sub) -> None:

@@ -5,13 +5,21 @@ import sys
 import time
 from typing import Optional
 
-from ..diagnostics import report
+from ..diagnostics import Diagnostic, report
 from ..compiler.driver import CompileFailed, compile_module
 from ..compiler.module_writer import pack
+from ..vm.signing import SignatureError, load_private_key
 from .io import parse_verified, read_input, write_output
 
 
 def main(args) -> int:
+    key = None
+    if args.sign:   # (read first: a key that cannot be used stops the command before it compiles)
+        try:
+            key = load_private_key(args.sign)
+        except SignatureError as e:
+            report([Diagnostic("error", str(e))])
+            return 1
     got = read_input(args.input)
     if got is None:
         return 1
@@ -19,7 +27,7 @@ def main(args) -> int:
     if done is None:
         return 1
     compiled, seconds = done
-    data = pack(compiled)
+    data = pack(compiled, key)
     problem = write_output(args.output, data)
     if problem is not None:
         report([problem])

@@ -19,6 +19,7 @@ from ..compiler.module_writer import in_memory
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
 from ..vm.program import record_type
+from ..vm.signing import SignatureError, load_public_keys
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
 from .io import decode_text, parse_inputs, parse_verified, print_outputs, read_bytes
@@ -98,9 +99,11 @@ def _run_module(args, source, compile_seconds) -> int:
     `compile_seconds` is its compile time) on the VM."""
     device = args.device or "local-task"
     try:
-        module = LoadedModule(source, device)
+        # (a module compiled here from the .mlir given has no signature to check)
+        keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
+        module = LoadedModule(source, device, keys)
         fn = module.entry_function(args.function)
-    except VMError as e:
+    except (SignatureError, VMError) as e:
         report([Diagnostic("error", str(e))])
         return 1
     inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])

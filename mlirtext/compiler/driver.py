@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
-from .ukernels import matmul_ir, plan_kernel, workgroup_count
+from .ukernels import TILE_N, matmul_ir, plan_kernel, workgroup_count
 from .work_queue import SUFFIX, take_wrapper_ir
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
@@ -219,7 +220,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
         if matmul is not None:
             micro[name] = matmul_ir(name, matmul)
             rank = len(out.kernels[name]["outputs"][0]["shape"])
-            out.kernels[name]["workgroups"] = {"axis": rank - 1, "count": workgroup_count(matmul)}
+            # (block: the output elements one workgroup writes, M rows of a 16-column panel)
+            out.kernels[name]["workgroups"] = {"axis": rank - 1, "count": workgroup_count(matmul),
+                                               "block": matmul.M * TILE_N}
             out.kernels[name]["implementation"] = matmul.description
             intrinsics |= matmul.epilogue.intrinsics if matmul.epilogue else set()
             del functions[name]
@@ -229,7 +232,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
     _run(kernels_mod, steps[1], "kernel lowering")
     for name, split in splits.items():
         if split is not None and distribute(functions[name], *split):
-            out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1]}
+            # (block: the elements at one index of the split axis; the output may be a view of the op's)
+            elements = math.prod(out.kernels[name]["outputs"][0]["shape"])
+            out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1], "block": elements // split[1]}
     for fn in functions.values():
         mark_reassociable_sums(fn)
     _run(kernels_mod, ",".join(steps[2:]), "kernel lowering")

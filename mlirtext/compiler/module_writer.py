@@ -14,16 +14,18 @@ import numpy as np
 
 from .. import __version__
 from ..targets.llvm_cpu import host_target_machine
-from ..vm.modfile import FORMAT, VERSION, InMemoryModule, checksum
+from ..vm.modfile import FORMAT, VERSION, InMemoryModule
 from ..vm.program import portable_dtype
+from ..vm.signing import INTEGRITY, checksum, seal
 from .driver import Compiled
 
 REFERENCE_KERNELS = "executables/reference/kernels.mlir"
 DISPATCHED = "source/dispatched.mlir"
 
 
-def pack(compiled: Compiled) -> bytes:
-    """The module file of `compiled`."""
+def pack(compiled: Compiled, signing_key=None) -> bytes:
+    """The module file of `compiled`, signed with `signing_key` (an Ed25519 private key:
+    vm/signing.load_private_key) when one is given."""
     entries, manifest = _contents(compiled)
     for prog in compiled.programs:
         entries[_program_path(prog)] = json.dumps(prog.to_json(), indent=1).encode()
@@ -35,9 +37,11 @@ def pack(compiled: Compiled) -> bytes:
     entries[REFERENCE_KERNELS] = compiled.reference_mlir.encode()
     entries[DISPATCHED] = compiled.host_mlir.encode()
     manifest["entries"] = {path: {"sha256": checksum(data), "size": len(data)} for path, data in entries.items()}
+    manifest_bytes = json.dumps(manifest, indent=1).encode()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("manifest.json", json.dumps(manifest, indent=1))
+        z.writestr("manifest.json", manifest_bytes)
+        z.writestr(INTEGRITY, seal(manifest_bytes, signing_key))
         for path, data in entries.items():
             # Object code and constants are stored uncompressed: they load without inflating.
             kind = zipfile.ZIP_STORED if path.endswith((".o", ".npy")) else zipfile.ZIP_DEFLATED

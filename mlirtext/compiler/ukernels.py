@@ -237,9 +237,13 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     out = [f"define void @{name}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     if packed:
         out.append(f"  %pack = alloca float, i64 {kc * TILE_N}, align 64")
-    out += ["  br label %w.head",
-            "w.head:", "  %w = phi i64 [ %lo, %entry ], [ %w.next, %t.exit ]",
-            "  %w.more = icmp slt i64 %w, %hi", "  br i1 %w.more, label %w.body, label %exit",
+    # The range is clamped to [0, count): no caller can make the kernel touch other panels.
+    count = workgroup_count(plan)
+    out += ["  %lo.neg = icmp slt i64 %lo, 0", "  %lo.c = select i1 %lo.neg, i64 0, i64 %lo",
+            f"  %hi.big = icmp sgt i64 %hi, {count}", f"  %hi.c = select i1 %hi.big, i64 {count}, i64 %hi",
+            "  br label %w.head",
+            "w.head:", "  %w = phi i64 [ %lo.c, %entry ], [ %w.next, %t.exit ]",
+            "  %w.more = icmp slt i64 %w, %hi.c", "  br i1 %w.more, label %w.body, label %exit",
             "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
             f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",

@@ -108,8 +108,8 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     if not targets or any(op.name not in ("scf.for", "arith.constant", "func.return", "memref.alloc",
                                           "memref.get_global", *_MEMREF_VIEWS) for op in body.ops):
         return False
-    begin = body.add_argument(T.index, name="wg_begin")
-    end = body.add_argument(T.index, name="wg_end")
+    begin, end = _clamped_range(body, body.add_argument(T.index, name="wg_begin"),
+                                body.add_argument(T.index, name="wg_end"), extent)
     for loop in targets:
         loop.set_operand(0, begin)
         loop.set_operand(1, end)
@@ -119,6 +119,20 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs) + (T.index, T.index), ftype.results))
     fn.attributes[ATTR] = IntegerAttr(extent, T.i64)
     return True
+
+
+def _clamped_range(body, begin, end, extent: int) -> tuple:
+    """[max(begin, 0), min(end, extent)): whatever range the caller passes, the kernel touches only
+    the rows it was compiled for (a module file that asks for more is refused at load,
+    vm/module_checks.py; this holds even for one that got past that)."""
+    first = body.ops[0]
+    zero = Operation("arith.constant", [], [T.index], {"value": IntegerAttr(0, T.index)})
+    top = Operation("arith.constant", [], [T.index], {"value": IntegerAttr(extent, T.index)})
+    low = Operation("arith.maxsi", [begin, zero.results[0]], [T.index])
+    high = Operation("arith.minsi", [end, top.results[0]], [T.index])
+    for op in (zero, top, low, high):
+        body.insert_before(first, op)
+    return low.results[0], high.results[0]
 
 
 def _fuse_row_loops(body, loops: list) -> None:

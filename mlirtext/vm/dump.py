@@ -56,10 +56,21 @@ def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
     return out
 
 
+def trust(mf: ModuleFile) -> str:
+    """What loading the file trusts (dump reads the file and maps none of its code)."""
+    native = [t for t in mf.manifest["executables"] if t != "reference"]
+    code = f"native code ({', '.join(native)})" if native else "kernels the interpreter runs"
+    if mf.signer is None:
+        return (f"// unsigned: this module file is executable code, {code}; loading it runs that code, trusted "
+                "as whoever made the file (sign with `mlirtext compile --sign KEY`, check with `run --trusted-keys`)")
+    return (f"// signed by key {mf.signer[:60]} (checked when loaded with `run --trusted-keys`, not by dump): "
+            f"this module file is executable code, {code}")
+
+
 def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) -> str:
     m = mf.manifest
     out = [f"//===== {m['format']} version {m['version']} ({m.get('producer', '?')}), target {m.get('target')}, "
-           f"{_size(mf.size)} =====", "", "//----- Exports -----"]
+           f"{_size(mf.size)} =====", trust(mf), "", "//----- Exports -----"]
     for e in m["exports"]:
         ins = ", ".join((f"%{r['name']}: " if r.get("name") else "") + describe(r) for r in e["inputs"])
         out.append(f"@{e['name']}({ins}) -> ({', '.join(describe(r) for r in e['results'])})"

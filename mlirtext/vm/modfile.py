@@ -2,8 +2,10 @@
 executables). The compiler writes it (compiler/module_writer.py); the VM reads it here.
 
     manifest.json                     format name + version, target, exports (signatures, reflection),
-                                      kernels (their bindings), executables, constants, and the SHA-256
-                                      of every other entry
+                                      kernels (their bindings and workgroups), executables, constants,
+                                      and the SHA-256 of every other entry
+    integrity.json                    the SHA-256 of the manifest, and an optional Ed25519 signature
+                                      of it (vm/signing.py): together they cover every byte of the file
     host/<function>.json              the host program of each export, with its memory plan
     constants/<name>.npy              host constants
     executables/reference/kernels.mlir  the dispatch functions (linalg on tensors): the reference device
@@ -19,60 +21,66 @@ A GPU executable's record in the manifest gives each kernel's launch (threads, w
 point) and, for a kernel with large temporaries, `scratch`: the bytes of each buffer the device
 allocates and binds after the outputs (an optional field: files without it read as none).
 
-`read_module_file` checks everything (zip integrity, manifest, format, version, every hash, the
-structure of the host programs, the CPU the code was built for) before the VM loads any native
-code; a file that fails is refused with one clear message (`ModuleFileError`).
+`read_module_file` checks everything before the VM maps any native code: zip integrity, the
+manifest's checksum (and, given trusted keys, its signature), format and version, every field of
+the manifest and the host programs (vm/module_checks.py), every entry's checksum, the CPU the code
+was built for (at load, vm/devices.py). A file that fails is refused with one clear message
+(`ModuleFileError`). Checksums catch damage; only a signature checked against a trusted key shows
+who made a file: an unsigned module file is trusted as the native code it is.
 """
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
 from ..ir.core import Operation
+from .module_checks import Malformed, check_manifest, check_program, read_json
+from .signing import INTEGRITY, SignatureError, check_signature, checksum
 
 FORMAT = "mlirtext-vmpack"
-VERSION = 1
+#: 2: the manifest is covered by integrity.json, split kernels record their workgroups' block.
+VERSION = 2
 
 
 class ModuleFileError(Exception):
     """A module file that cannot be loaded, and why."""
 
 
-def checksum(data: bytes) -> str:
-    """The SHA-256 the manifest records for an entry."""
-    return hashlib.sha256(data).hexdigest()
-
-
 @dataclass
 class ModuleFile:
-    """A checked module file: its manifest and entries (bytes)."""
+    """A checked module file: its manifest, entries (bytes), host programs (path -> JSON, checked)
+    and the fingerprint of the key that signed it (checked only when trusted keys were given)."""
     manifest: dict
     entries: dict
     size: int
+    programs: dict = field(default_factory=dict)
+    signer: Optional[str] = None
 
     def entry(self, path: str) -> bytes:
         return self.entries[path]
 
     def json(self, path: str) -> dict:
-        return json.loads(self.entries[path])
+        return self.programs[path]
 
     def constant(self, name: str) -> np.ndarray:
-        """Constant `name`, read from its .npy entry."""
+        """Constant `name`, read from its .npy entry (its shape and dtype those the manifest declares)."""
         info = self.manifest["constants"][name]
         try:
             array = np.load(io.BytesIO(self.entry(info["path"])), allow_pickle=False)
-        except (ValueError, OSError, KeyError) as e:
+        except (ValueError, OSError, KeyError, EOFError) as e:
             raise ModuleFileError(f"module file: constant {name} cannot be read ({e})") from None
+        if list(array.shape) != info["shape"] or array.dtype != np.dtype(info["dtype"]):
+            raise ModuleFileError(f"module file: constant {name} holds {array.shape} {array.dtype}, the manifest "
+                                  f"declares {tuple(info['shape'])} {np.dtype(info['dtype'])}")
         if array.dtype.kind == "V" and info.get("dtype_name"):  # bf16 & co: .npy stores raw bytes
             try:
                 import ml_dtypes   # (an optional package: only such constants need it)
                 array = array.view(getattr(ml_dtypes, info["dtype_name"]))
-            except (ImportError, AttributeError):
+            except (ImportError, AttributeError, TypeError, ValueError):
                 raise ModuleFileError(f"module file: constant {name} is {info['dtype_name']}, which needs the "
                                       "ml_dtypes package") from None
         return array
@@ -82,8 +90,11 @@ class ModuleFile:
         verified (the reference device calls this once, when it is made)."""
         # (imported here: the parser is not needed to run native or GPU code, and loads slowly)
         from ..api import parse_and_verify
-        result = parse_and_verify(self.entry(self.manifest["executables"]["reference"]["kernels"]).decode(),
-                                  "kernels.mlir")
+        try:
+            text = self.entry(self.manifest["executables"]["reference"]["kernels"]).decode()
+        except UnicodeDecodeError:
+            raise ModuleFileError("the module's reference kernels are not UTF-8 text") from None
+        result = parse_and_verify(text, "kernels.mlir")
         if not result.ok:
             raise ModuleFileError("the module's reference kernels do not parse: " +
                                   "; ".join(d.message for d in result.diagnostics[:3]))
@@ -97,13 +108,9 @@ class InMemoryModule(ModuleFile):
     serialised or parsed again. It was never stored, so it has no size and no checksums."""
 
     def __init__(self, manifest: dict, entries: dict, programs: dict, constants: dict, kernels: Operation):
-        super().__init__(manifest, entries, 0)
-        self.programs = programs          # host program path -> program (as its JSON would read)
+        super().__init__(manifest, entries, 0, programs)   # (programs: path -> program, as its JSON reads)
         self.constants = constants        # name -> array
         self.kernels = kernels            # the reference kernels
-
-    def json(self, path: str) -> dict:
-        return self.programs[path]
 
     def constant(self, name: str) -> np.ndarray:
         return self.constants[name]
@@ -112,101 +119,64 @@ class InMemoryModule(ModuleFile):
         return self.kernels
 
 
-def read_module_file(data: bytes) -> ModuleFile:
-    """Open and check a module file; ModuleFileError says what is wrong with it."""
+def read_module_file(data: bytes, trusted_keys: list | None = None) -> ModuleFile:
+    """Open and check a module file; ModuleFileError says what is wrong with it. With
+    `trusted_keys` (Ed25519 public keys: signing.load_public_keys), a file that one of them did
+    not sign is refused, before its manifest is even parsed."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ModuleFileError(f"expected the bytes of a module file, got {type(data).__name__}")
     data = bytes(data)
     if not data.startswith(b"PK"):
         raise ModuleFileError("not a module file: it is not a .vmpack (zip) archive")
+    entries = _entries(data)
+    try:
+        if INTEGRITY not in entries:
+            _check_format(read_json(entries["manifest.json"], "the manifest"))   # (an older version says so)
+            raise ModuleFileError(f"the module file has no {INTEGRITY}: its manifest is not covered by a checksum")
+        seal = read_json(entries[INTEGRITY], INTEGRITY)
+        if not isinstance(seal, dict) or seal.get("manifest_sha256") != checksum(entries["manifest.json"]):
+            raise ModuleFileError("the module file is corrupted: the manifest does not match its checksum")
+        signer = seal["signature"].get("key") if isinstance(seal.get("signature"), dict) else None
+        if trusted_keys is not None:
+            signer = check_signature(entries["manifest.json"], seal, trusted_keys)
+        manifest = read_json(entries["manifest.json"], "the manifest")
+        _check_format(manifest)
+        check_manifest(manifest, entries, {"manifest.json", INTEGRITY})
+        for path, info in manifest["entries"].items():
+            if checksum(entries[path]) != info["sha256"]:
+                raise ModuleFileError(f"the module file is corrupted: entry '{path}' does not match its checksum")
+        programs = {}
+        for export in manifest["exports"]:
+            prog = read_json(entries[export["program"]], f"the host program of @{export['name']}")
+            check_program(prog, export, manifest["kernels"], manifest["constants"])
+            programs[export["program"]] = prog
+    except Malformed as e:
+        raise ModuleFileError(f"the module file is malformed: {e}") from None
+    except SignatureError as e:
+        raise ModuleFileError(str(e)) from None
+    return ModuleFile(manifest, entries, len(data), programs, signer)
+
+
+def _entries(data: bytes) -> dict:
+    """The archive's entries (path -> bytes), each checked against its CRC-32."""
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         names = set(z.namelist())
         if "manifest.json" not in names:
             raise ModuleFileError("not a module file: it has no manifest.json")
-        entries = {name: z.read(name) for name in names}  # checks each entry's CRC-32
+        return {name: z.read(name) for name in names}
     except ModuleFileError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as e:
         raise ModuleFileError(f"the module file is truncated or corrupted ({e})") from None
     except Exception as e:  # noqa: BLE001 - zlib errors and friends: a damaged archive, never a crash
         raise ModuleFileError(f"the module file is truncated or corrupted ({type(e).__name__}: {e})") from None
-    try:
-        manifest = json.loads(entries["manifest.json"])
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ModuleFileError(f"the module file's manifest is not valid JSON ({e})") from None
+
+
+def _check_format(manifest) -> None:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         got = manifest.get("format") if isinstance(manifest, dict) else None
-        raise ModuleFileError(f"not an mlirtext module file (format '{got}', expected '{FORMAT}')")
+        raise ModuleFileError(f"not an mlirtext module file (format {got!r}, expected '{FORMAT}')")
     if manifest.get("version") != VERSION:
         raise ModuleFileError(f"module file format version {manifest.get('version')!r} is not supported: this "
                               f"mlirtext reads version {VERSION} (recompile it with `mlirtext compile`)")
-    _check_structure(manifest, entries)
-    return ModuleFile(manifest, entries, len(data))
-
-
-def _check_structure(manifest: dict, entries: dict) -> None:
-    def need(cond: bool, what: str) -> None:
-        if not cond:
-            raise ModuleFileError(f"the module file is malformed: {what}")
-
-    for key in ("exports", "kernels", "executables", "constants", "entries"):
-        need(key in manifest, f"the manifest has no '{key}'")
-    for path, info in manifest["entries"].items():
-        need(path in entries, f"entry '{path}' is missing")
-        if checksum(entries[path]) != info.get("sha256"):
-            raise ModuleFileError(f"the module file is corrupted: entry '{path}' does not match its checksum")
-    listed = set(manifest["entries"]) | {"manifest.json"}
-    need(set(entries) <= listed, f"entries not in the manifest: {sorted(set(entries) - listed)}")
-    kernels = manifest["kernels"]
-    for target, exe in manifest["executables"].items():
-        if isinstance(exe, dict) and "arch" in exe:   # a GPU executable: code per kernel
-            need(isinstance(exe.get("kernels"), dict), f"the {target} executable lists no kernels")
-            for name, info in exe["kernels"].items():
-                need(name in kernels and isinstance(info, dict) and info.get("code") in entries,
-                     f"the {target} executable's kernel @{name} has no code")
-                scratch = info.get("scratch", [])   # (absent before scratch buffers: none)
-                need(isinstance(scratch, list) and all(isinstance(n, int) and n > 0 for n in scratch),
-                     f"the {target} executable's kernel @{name} has a malformed scratch list")
-    for export in manifest["exports"]:
-        need(isinstance(export, dict) and export.get("program") in entries,
-             f"export {export.get('name') if isinstance(export, dict) else export!r} has no host program")
-        try:
-            prog = json.loads(entries[export["program"]])
-        except ValueError:
-            raise ModuleFileError(f"the module file is malformed: the host program of "
-                                  f"@{export['name']} is not JSON") from None
-        _check_program(prog, kernels, manifest["constants"], need)
-
-
-def _check_program(prog: dict, kernels: dict, constants: dict, need) -> None:
-    """Every register defined before use, every kernel and constant known, slots within the plan:
-    a damaged host program is refused here rather than misbehaving in native code."""
-    try:
-        defined = set(range(len(prog["inputs"])))
-        slots = prog["plan"]["slots"]
-        for ins in prog["instructions"]:
-            op = ins["op"]
-            reads = ins.get("ins", []) + ins.get("values", []) + ([ins["src"]] if "src" in ins else [])
-            need(all(r in defined for r in reads), f"@{prog['name']}: a register is read before it is defined")
-            if op == "dispatch":
-                k = kernels.get(ins["kernel"])
-                need(k is not None, f"@{prog['name']}: unknown kernel @{ins['kernel']}")
-                need(len(ins["ins"]) == len(k["inputs"]) and len(ins["outs"]) == len(k["outputs"]),
-                     f"@{prog['name']}: @{ins['kernel']} is dispatched with the wrong number of buffers")
-                need(all(r in defined for r in ins["outs"]), f"@{prog['name']}: a dispatch writes an unknown buffer")
-            elif op == "alloc":
-                need(-1 <= ins["slot"] < len(slots), f"@{prog['name']}: alloc into slot {ins['slot']}")
-                nbytes = int(np.prod(ins["shape"], dtype=np.int64)) * np.dtype(ins["dtype"]).itemsize
-                need(ins["slot"] < 0 or nbytes <= slots[ins["slot"]], f"@{prog['name']}: a buffer exceeds its slot")
-                defined.add(ins["dst"])
-            elif op == "constant":
-                need(ins["name"] in constants, f"@{prog['name']}: unknown constant {ins['name']}")
-                defined.add(ins["dst"])
-            elif op == "view":
-                defined.add(ins["dst"])
-            else:
-                need(op == "return", f"@{prog['name']}: unknown instruction '{op}'")
-    except (KeyError, TypeError, ValueError) as e:
-        raise ModuleFileError(f"the module file is malformed: host program @{prog.get('name', '?')} "
-                              f"({type(e).__name__}: {e})") from None

@@ -299,11 +299,14 @@ def _waves(deps: list) -> list:
 
 class LoadedModule:
     """A module loaded for one device; exported functions by name. `source`: the bytes of a
-    module file (checked here), or a module compiled in this process (compiler.in_memory)."""
+    module file (checked here), or a module compiled in this process (compiler.in_memory).
+    `trusted_keys` (Ed25519 public keys, vm/signing.load_public_keys): a module file that none of
+    them signed is refused before any of its code is mapped. Without them a module file is
+    trusted as the native code it is."""
 
-    def __init__(self, source: "bytes | ModuleFile", device: str = "local-task"):
+    def __init__(self, source: "bytes | ModuleFile", device: str = "local-task", trusted_keys: list | None = None):
         try:
-            self.file = source if isinstance(source, ModuleFile) else read_module_file(source)
+            self.file = source if isinstance(source, ModuleFile) else read_module_file(source, trusted_keys)
             self.manifest = self.file.manifest
             self.constants = {name: _read_only(self.file.constant(name)) for name in self.manifest["constants"]}
         except ModuleFileError as e:

@@ -1,0 +1,292 @@
+"""The checks a module file's JSON passes before the VM trusts any of it (vm/modfile.py runs them).
+
+Every field of the manifest and of each host program is checked for its type and its range, and
+against the module's own declarations: entries and their checksums, exports against their host
+programs, every register below the program's register count, every pool buffer inside its slot and
+every slot inside the pool, every dispatch against its kernel's bindings, every split kernel's
+workgroups against the output they cover. A file that passes cannot make the VM index past a
+list, read past a buffer, or launch a native kernel with a range it was not compiled for (the
+kernels clamp their range too: targets/workgroups.py, compiler/ukernels.py). `Malformed` says
+what failed.
+
+JSON is parsed only after its nesting depth is measured (the manifest and the host programs nest a
+few levels; 100,000 nested brackets would exhaust the parser's recursion).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+from ..ir import types as T
+from .program import record_dtype
+
+#: Deeper JSON than this is refused before it is parsed (a host program nests 5 levels).
+MAX_DEPTH = 32
+#: Elements a declared shape may have (2^48: any real buffer; the product stays far from overflow).
+MAX_ELEMENTS = 1 << 48
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_OPEN = np.frombuffer(b"[{", np.uint8)
+_CLOSE = np.frombuffer(b"]}", np.uint8)
+
+
+class Malformed(Exception):
+    """A module file whose JSON is not what the format says, and where."""
+
+
+def read_json(data: bytes, what: str):
+    """`data` parsed as JSON, its nesting measured first (Malformed: `what` is not JSON or too deep)."""
+    codes = np.frombuffer(_STRING.sub(b'""', data), np.uint8)
+    steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
+    depth = int(np.cumsum(steps).max(initial=0))
+    if depth > MAX_DEPTH:
+        raise Malformed(f"{what} nests {depth} levels deep (at most {MAX_DEPTH})")
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise Malformed(f"{what} is not valid JSON ({e})") from None
+
+
+def need(cond: bool, what: str) -> None:
+    if not cond:
+        raise Malformed(what)
+
+
+def is_int(v, low: int = 0, high: int = 1 << 62) -> bool:
+    return type(v) is int and low <= v <= high
+
+
+def _ints(v, low: int = 0) -> bool:
+    return isinstance(v, list) and all(is_int(x, low) for x in v)
+
+
+def _dict(v, what: str) -> dict:
+    need(isinstance(v, dict), f"{what} is not an object")
+    return v
+
+
+def _list(v, what: str) -> list:
+    need(isinstance(v, list), f"{what} is not a list")
+    return v
+
+
+def _str(v, what: str) -> str:
+    need(isinstance(v, str), f"{what} is not a string")
+    return v
+
+
+def elements(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+
+def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
+    """A value's type record ({shape, element, dtype, name?, storage?}): (shape, dtype) of it."""
+    _dict(rec, what)
+    shape = rec.get("shape")
+    need(shape is None or _ints(shape), f"{what}: shape is not null or a list of sizes")
+    need(shape is None or all(d <= MAX_ELEMENTS for d in shape) and elements(shape) <= MAX_ELEMENTS,
+         f"{what}: shape {shape} is too large")
+    _str(rec.get("element"), f"{what}: element")
+    _str(rec.get("dtype"), f"{what}: dtype")
+    need(T.scalar_type_from_name(rec["element"]) is not None, f"{what}: unknown element type '{rec['element']}'")
+    need(rec.get("name") is None or isinstance(rec["name"], str), f"{what}: name is not a string")
+    try:
+        dtype = record_dtype(rec)
+    except (ValueError, TypeError, KeyError) as e:
+        raise Malformed(f"{what}: element type '{rec['element']}' / dtype '{rec['dtype']}' ({e})") from None
+    need(dtype.itemsize > 0, f"{what}: dtype '{rec['dtype']}' has no size")
+    if "storage" in rec:
+        need(storage_allowed, f"{what}: a storage record has a storage record")
+        inner, inner_dtype = check_type_record(rec["storage"], f"{what} (storage)", False)
+        need(elements(inner) == elements(shape), f"{what}: its storage holds a different number of elements")
+    return (tuple(shape) if shape is not None else None), dtype
+
+
+def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
+    """Every field of the manifest, by type, and every path it names against `entries` (the
+    archive's files; `bookkeeping` the ones the format itself adds, listed nowhere)."""
+    for key in ("exports", "kernels", "executables", "constants", "entries"):
+        need(key in manifest, f"the manifest has no '{key}'")
+    listed = _dict(manifest["entries"], "the manifest's 'entries'")
+    for path, info in listed.items():
+        _dict(info, f"the entry record of '{path}'")
+        need(path in entries, f"entry '{path}' is missing")
+        need(isinstance(info.get("sha256"), str), f"entry '{path}' has no sha256")
+    extra = set(entries) - set(listed) - bookkeeping
+    need(not extra, f"entries not in the manifest: {sorted(extra)}")
+
+    def entry(path, what: str) -> str:
+        need(isinstance(path, str) and path in listed, f"{what} names no entry of the file ({path!r})")
+        return path
+
+    exports = _list(manifest["exports"], "the manifest's 'exports'")
+    names = set()
+    for i, export in enumerate(exports):
+        _dict(export, f"export {i}")
+        name = _str(export.get("name"), f"export {i}: name")
+        need(name not in names, f"export @{name} is listed twice")
+        names.add(name)
+        entry(export.get("program"), f"export @{name}: program")
+        for key in ("inputs", "results"):
+            for j, rec in enumerate(_list(export.get(key), f"export @{name}: {key}")):
+                check_type_record(rec, f"export @{name}: {key[:-1]} {j}")
+        need(is_int(export.get("peak_bytes", 0)), f"export @{name}: peak_bytes is not a size")
+    for name, kernel in _dict(manifest["kernels"], "the manifest's 'kernels'").items():
+        check_kernel(name, kernel)
+    for name, const in _dict(manifest["constants"], "the manifest's 'constants'").items():
+        _dict(const, f"constant {name}")
+        entry(const.get("path"), f"constant {name}: path")
+        need(_ints(const.get("shape")) and elements(const["shape"]) <= MAX_ELEMENTS,
+             f"constant {name}: shape is not a list of sizes")
+        try:
+            np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
+        except TypeError:
+            raise Malformed(f"constant {name}: dtype '{const['dtype']}' is not a numpy dtype") from None
+        need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
+             f"constant {name}: dtype_name is not a string")
+    executables = _dict(manifest["executables"], "the manifest's 'executables'")
+    for target, exe in executables.items():
+        _dict(exe, f"the {target} executable")
+        _str(exe.get("format"), f"the {target} executable's format")
+        if target == "reference":
+            entry(exe.get("kernels"), "the reference executable's kernels")
+        elif target == "llvm-cpu":
+            entry(exe.get("object"), "the llvm-cpu executable's object")
+            entry(exe.get("llvm_ir"), "the llvm-cpu executable's LLVM IR")
+            for key in ("triple", "cpu"):
+                _str(exe.get(key, ""), f"the llvm-cpu executable's {key}")
+            need(all(isinstance(f, str) for f in _list(exe.get("features", []), "the llvm-cpu executable's features")),
+                 "the llvm-cpu executable's features are not strings")
+        else:
+            check_gpu_executable(target, exe, manifest["kernels"], entry)
+
+
+def check_kernel(name: str, kernel) -> None:
+    """A kernel's bindings, and its workgroups: `count` of them, each writing `block` elements of
+    its one output, together exactly that output (so the range [0, count) the VM launches is the
+    one the kernel was compiled for)."""
+    _dict(kernel, f"kernel @{name}")
+    for key in ("inputs", "outputs"):
+        for j, rec in enumerate(_list(kernel.get(key), f"kernel @{name}: {key}")):
+            check_type_record(rec, f"kernel @{name}: {key[:-1]} {j}")
+    groups = kernel.get("workgroups")
+    if groups is None:
+        return
+    _dict(groups, f"kernel @{name}: workgroups")
+    need(len(kernel["outputs"]) == 1, f"kernel @{name}: a kernel split into workgroups has one output")
+    shape = kernel["outputs"][0]["shape"] or []
+    count, block = groups.get("count"), groups.get("block")
+    need(is_int(groups.get("axis"), 0, max(len(shape) - 1, 0)), f"kernel @{name}: workgroup axis is not an axis of its output")
+    need(is_int(count, 1) and is_int(block, 1), f"kernel @{name}: workgroup count {count!r} or block {block!r} "
+         "is not a positive size")
+    need(count * block == elements(shape), f"kernel @{name}: {count} workgroups of {block} elements do not cover "
+         f"its output ({'x'.join(map(str, shape))}, {elements(shape)} elements)")
+    need(groups.get("take") is None or isinstance(groups["take"], str), f"kernel @{name}: take is not a name")
+
+
+def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
+    _str(exe.get("arch"), f"the {target} executable's arch")
+    for name, info in _dict(exe.get("kernels"), f"the {target} executable's kernels").items():
+        what = f"the {target} executable's kernel @{name}"
+        need(name in kernels and isinstance(info, dict), f"{what} is not a kernel of the module")
+        entry(info.get("code"), f"{what}: code")
+        if "assembly" in info:
+            entry(info["assembly"], f"{what}: assembly")
+        _str(info.get("entry", name), f"{what}: entry")
+        need(is_int(info.get("threads", 1)), f"{what}: threads is not a count")
+        for key in ("workgroups", "workgroup_size"):
+            need(is_int(info.get(key, 1), 1, 1 << 31), f"{what}: {key} is not a positive count")
+        for key in ("grid", "workgroup", "block"):
+            need(key not in info or _ints(info[key], 1) and 1 <= len(info[key]) <= 3 and
+                 all(v < 1 << 31 for v in info[key]), f"{what}: {key} is not a list of positive counts")
+        need(_ints(info.get("scratch", []), 1), f"{what}: a malformed scratch list")
+
+
+def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
+    """A host program against its export (the same signature), the kernels and constants it names,
+    its register count and its memory plan."""
+    name = export["name"]
+    _dict(prog, f"the host program of @{name}")
+    need(prog.get("name") == name, f"the host program of @{name} is named {prog.get('name')!r}")
+    for key in ("inputs", "results"):
+        need(prog.get(key) == export[key], f"@{name}: the host program's {key} differ from the export's")
+    registers = prog.get("registers")
+    need(is_int(registers, len(export["inputs"]), 1 << 24), f"@{name}: register count {registers!r} is not a "
+         f"count of at least its {len(export['inputs'])} arguments")
+    plan = _dict(prog.get("plan"), f"@{name}: plan")
+    for key in ("pool_bytes", "peak_bytes", "result_bytes", "without_reuse_bytes", "buffers"):
+        need(is_int(plan.get(key)), f"@{name}: plan {key} is not a size")
+    slots, offsets = plan.get("slots"), plan.get("offsets")
+    need(_ints(slots) and _ints(offsets) and len(slots) == len(offsets),
+         f"@{name}: plan slots and offsets are not lists of sizes, one per slot")
+    for i, (size, offset) in enumerate(zip(slots, offsets)):
+        need(offset + size <= plan["pool_bytes"], f"@{name}: pool slot {i} (bytes {offset}..{offset + size}) is "
+             f"outside the pool ({plan['pool_bytes']} bytes)")
+    values: dict = {}   # register -> (shape, dtype)
+    for i, rec in enumerate(export["inputs"]):
+        shape, dtype = check_type_record(rec, f"@{name}: input {i}")
+        if "storage" in rec:
+            shape, dtype = check_type_record(rec["storage"], f"@{name}: input {i}")
+        values[i] = (shape or (), dtype)
+    instructions = _list(prog.get("instructions"), f"@{name}: instructions")
+    need(instructions and isinstance(instructions[-1], dict) and instructions[-1].get("op") == "return",
+         f"@{name}: the host program does not end with a return")
+
+    def reg(r, what: str) -> tuple:
+        need(is_int(r) and r in values, f"@{name}: {what} reads register {r!r}, which is not defined")
+        return values[r]
+
+    def define(ins: dict, value: tuple) -> None:
+        dst = ins.get("dst")
+        need(is_int(dst) and dst < registers, f"@{name}: {ins['op']} writes register {dst!r} (registers: {registers})")
+        need(dst not in values, f"@{name}: register {dst} is written twice")
+        values[dst] = value
+
+    for n, ins in enumerate(instructions):
+        _dict(ins, f"@{name}: instruction {n}")
+        op = ins.get("op")
+        if op == "constant":
+            const = constants.get(ins.get("name")) if isinstance(ins.get("name"), str) else None
+            need(const is not None, f"@{name}: unknown constant {ins.get('name')!r}")
+            define(ins, (tuple(const["shape"]), np.dtype(const["dtype"])))
+        elif op == "alloc":
+            shape, dtype = check_type_record(ins, f"@{name}: instruction {n} (alloc)", False)
+            need(shape is not None, f"@{name}: instruction {n} allocates a scalar")
+            slot = ins.get("slot")
+            need(is_int(slot, -1, len(slots) - 1), f"@{name}: alloc into slot {slot!r} ({len(slots)} slots)")
+            nbytes = elements(shape) * dtype.itemsize
+            need(slot < 0 or nbytes <= slots[slot], f"@{name}: a {nbytes}-byte buffer does not fit slot {slot} "
+                 f"({slots[slot] if slot >= 0 else 0} bytes)")
+            define(ins, (shape, dtype))
+        elif op == "view":
+            src_shape, dtype = reg(ins.get("src"), "a view")
+            need(_ints(ins.get("shape")) and elements(ins["shape"]) == elements(src_shape),
+                 f"@{name}: a view changes the element count")
+            define(ins, (tuple(ins["shape"]), dtype))
+        elif op == "dispatch":
+            kernel = kernels.get(ins.get("kernel")) if isinstance(ins.get("kernel"), str) else None
+            need(kernel is not None, f"@{name}: unknown kernel {ins.get('kernel')!r}")
+            for key, side in (("ins", "inputs"), ("outs", "outputs")):
+                regs = _list(ins.get(key), f"@{name}: dispatch {key}")
+                need(len(regs) == len(kernel[side]), f"@{name}: @{ins['kernel']} is dispatched with "
+                     f"{len(regs)} {side}, it takes {len(kernel[side])}")
+                for j, (r, rec) in enumerate(zip(regs, kernel[side])):
+                    got = reg(r, f"@{ins['kernel']}'s {side[:-1]} {j}")
+                    want = (tuple(rec["shape"] or ()), record_dtype(rec))
+                    need(got == want, f"@{name}: {side[:-1]} {j} of @{ins['kernel']} is "
+                         f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
+                         f"{'x'.join(map(str, want[0]))} {want[1]}")
+            need(len(set(ins["outs"])) == len(ins["outs"]), f"@{name}: a dispatch writes one buffer twice")
+        elif op == "return":
+            need(n == len(instructions) - 1, f"@{name}: a return before the end of the host program")
+            regs = _list(ins.get("values"), f"@{name}: return values")
+            need(len(regs) == len(export["results"]), f"@{name}: returns {len(regs)} values, the export "
+                 f"declares {len(export['results'])}")
+            for j, (r, rec) in enumerate(zip(regs, export["results"])):
+                shape, _ = reg(r, f"result {j}")
+                need(elements(shape) == elements(rec["shape"]), f"@{name}: result {j} has {elements(shape)} "
+                     f"elements, the export declares {rec['shape']}")
+        else:
+            raise Malformed(f"@{name}: unknown instruction {op!r}")
