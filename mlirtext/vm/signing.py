@@ -103,7 +103,7 @@ def load_private_key(path: str):
     except (ValueError, TypeError) as e:
         raise SignatureError(f"{path}: not an unencrypted private key in PEM or OpenSSH form ({e})") from None
     if not isinstance(key, ed25519.Ed25519PrivateKey):
-        raise SignatureError(f"{path}: a {type(key).__name__.replace('_', '')}, not an Ed25519 private key")
+        raise SignatureError(f"{path}: not an Ed25519 private key (a {type(key).__name__})")
     return key
 
 
