@@ -339,3 +339,23 @@ def test_split_kernels_clamp_any_range_to_the_one_they_were_compiled_for(program
     path.write_bytes(module_file(ROOT / "benchmarks" / "programs" / f"{program}.mlir"))
     r = child(CLAMP_CHILD, path)
     assert r.returncode == 0 and "split kernels checked" in r.stdout, r.stderr[-3000:]
+
+
+def test_gpu_launches_that_disagree_with_themselves_are_refused():
+    """A GPU kernel's launch record: its grid, workgroup and thread counts must agree."""
+    from mlirtext.vm.modfile import ModuleFileError, read_module_file
+
+    data = runtime.compile_text((ROOT / "benchmarks" / "programs" / "mlp.mlir").read_text(), target="llvm-cpu,cuda")
+    assert read_module_file(data).manifest["executables"]["cuda"]["kernels"]
+
+    def launches(change):
+        def edit(manifest):
+            for info in manifest["executables"]["cuda"]["kernels"].values():
+                change(info)
+        return edit
+    for change in (lambda k: k.update(workgroups=k["workgroups"] * 100_000),
+                   lambda k: k.update(threads=k["threads"] * 100_000),
+                   lambda k: k.update(workgroups=-1),
+                   lambda k: k.update(grid=[1 << 40, 1, 1]) if "grid" in k else k.update(workgroup_size=0)):
+        with pytest.raises(ModuleFileError, match="malformed"):
+            read_module_file(edited(data, launches(change)))

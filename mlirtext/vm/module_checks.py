@@ -147,6 +147,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
         need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
              f"constant {name}: dtype_name is not a string")
     executables = _dict(manifest["executables"], "the manifest's 'executables'")
+    need("reference" in executables, "the manifest has no reference executable")
     for target, exe in executables.items():
         _dict(exe, f"the {target} executable")
         _str(exe.get("format"), f"the {target} executable's format")
@@ -171,6 +172,7 @@ def check_kernel(name: str, kernel) -> None:
     for key in ("inputs", "outputs"):
         for j, rec in enumerate(_list(kernel.get(key), f"kernel @{name}: {key}")):
             check_type_record(rec, f"kernel @{name}: {key[:-1]} {j}")
+    need(isinstance(kernel.get("implementation", ""), str), f"kernel @{name}: implementation is not a string")
     groups = kernel.get("workgroups")
     if groups is None:
         return
@@ -186,8 +188,16 @@ def check_kernel(name: str, kernel) -> None:
     need(groups.get("take") is None or isinstance(groups["take"], str), f"kernel @{name}: take is not a name")
 
 
+#: The launch record's lists and their lengths: a tiled kernel's grid (x, y, z), workgroup (x, y), block.
+_LAUNCH_LISTS = {"grid": 3, "workgroup": 2, "block": 2}
+
+
 def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
+    """A GPU executable's kernels: code, and launches whose counts agree with each other (a grid of
+    `workgroups` workgroups of `workgroup_size` threads runs `threads`, or, tiled, exactly that)."""
     _str(exe.get("arch"), f"the {target} executable's arch")
+    need(all(isinstance(v, str) for v in _list(exe.get("validated", []), f"the {target} executable's validated")),
+         f"the {target} executable's validated list is not of names")
     for name, info in _dict(exe.get("kernels"), f"the {target} executable's kernels").items():
         what = f"the {target} executable's kernel @{name}"
         need(name in kernels and isinstance(info, dict), f"{what} is not a kernel of the module")
@@ -195,12 +205,21 @@ def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
         if "assembly" in info:
             entry(info["assembly"], f"{what}: assembly")
         _str(info.get("entry", name), f"{what}: entry")
-        need(is_int(info.get("threads", 1)), f"{what}: threads is not a count")
-        for key in ("workgroups", "workgroup_size"):
-            need(is_int(info.get(key, 1), 1, 1 << 31), f"{what}: {key} is not a positive count")
-        for key in ("grid", "workgroup", "block"):
-            need(key not in info or _ints(info[key], 1) and 1 <= len(info[key]) <= 3 and
-                 all(v < 1 << 31 for v in info[key]), f"{what}: {key} is not a list of positive counts")
+        _str(info.get("tiling", ""), f"{what}: tiling")
+        need(_ints(info.get("axes", [])) and isinstance(info.get("split", False), bool), f"{what}: malformed axes")
+        threads, groups, size = info.get("threads"), info.get("workgroups"), info.get("workgroup_size")
+        need(is_int(threads, 1, 1 << 40) and is_int(groups, 1, 1 << 40) and is_int(size, 1, 1 << 20),
+             f"{what}: threads, workgroups and workgroup_size are not positive counts")
+        tiled = "workgroup" in info
+        for key, length in _LAUNCH_LISTS.items():
+            need((key in info) == tiled, f"{what}: a launch with{'out' if tiled else ''} {key}")
+            need(not tiled or _ints(info[key], 1) and len(info[key]) == length and all(v < 1 << 31 for v in info[key]),
+                 f"{what}: {key} is not {length} positive counts")
+        if tiled:
+            need(elements(info["grid"]) == groups and elements(info["workgroup"]) == size and threads == groups * size,
+                 f"{what}: its grid, workgroup and thread counts disagree")
+        else:
+            need(groups == -(-threads // size), f"{what}: {groups} workgroups of {size} do not run {threads} threads")
         need(_ints(info.get("scratch", []), 1), f"{what}: a malformed scratch list")
 
 
@@ -210,8 +229,9 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
     name = export["name"]
     _dict(prog, f"the host program of @{name}")
     need(prog.get("name") == name, f"the host program of @{name} is named {prog.get('name')!r}")
-    for key in ("inputs", "results"):
-        need(prog.get(key) == export[key], f"@{name}: the host program's {key} differ from the export's")
+    for key in ("inputs", "results"):   # (as JSON: in Python, true == 1)
+        need(json.dumps(prog.get(key), sort_keys=True) == json.dumps(export[key], sort_keys=True),
+             f"@{name}: the host program's {key} differ from the export's")
     registers = prog.get("registers")
     need(is_int(registers, len(export["inputs"]), 1 << 24), f"@{name}: register count {registers!r} is not a "
          f"count of at least its {len(export['inputs'])} arguments")
@@ -224,6 +244,8 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
     for i, (size, offset) in enumerate(zip(slots, offsets)):
         need(offset + size <= plan["pool_bytes"], f"@{name}: pool slot {i} (bytes {offset}..{offset + size}) is "
              f"outside the pool ({plan['pool_bytes']} bytes)")
+    extent = max((offset + size for size, offset in zip(slots, offsets)), default=0)
+    need(plan["pool_bytes"] == extent, f"@{name}: the pool is {plan['pool_bytes']} bytes, its slots end at {extent}")
     values: dict = {}   # register -> (shape, dtype)
     for i, rec in enumerate(export["inputs"]):
         shape, dtype = check_type_record(rec, f"@{name}: input {i}")
