@@ -38,11 +38,10 @@ def pack(compiled: Compiled, signing_key=None) -> bytes:
     entries[DISPATCHED] = compiled.host_mlir.encode()
     manifest["entries"] = {path: {"sha256": checksum(data), "size": len(data)} for path, data in entries.items()}
     manifest_bytes = json.dumps(manifest, indent=1).encode()
+    entries = {"manifest.json": manifest_bytes, INTEGRITY: seal(manifest_bytes, signing_key), **entries}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("manifest.json", manifest_bytes)
-        z.writestr(INTEGRITY, seal(manifest_bytes, signing_key))
-        for path, data in entries.items():
+        for path, data in entries.items():   # (fixed dates: the same module gives the same bytes)
             # Object code and constants are stored uncompressed: they load without inflating.
             kind = zipfile.ZIP_STORED if path.endswith((".o", ".npy")) else zipfile.ZIP_DEFLATED
             z.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data, compress_type=kind)

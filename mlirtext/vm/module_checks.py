@@ -15,6 +15,7 @@ few levels; 100,000 nested brackets would exhaust the parser's recursion).
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -26,10 +27,14 @@ from .program import record_dtype
 MAX_DEPTH = 32
 #: Elements a declared shape may have (2^48: any real buffer; the product stays far from overflow).
 MAX_ELEMENTS = 1 << 48
+#: Axes a declared shape may have.
+MAX_RANK = 64
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
-_OPEN = np.frombuffer(b"[{", np.uint8)
-_CLOSE = np.frombuffer(b"]}", np.uint8)
+#: Byte -> nesting step: +1 opens, -1 closes, 0 anything else.
+_STEP = np.zeros(256, np.int64)
+_STEP[list(b"[{")] = 1
+_STEP[list(b"]}")] = -1
 
 
 class Malformed(Exception):
@@ -38,9 +43,9 @@ class Malformed(Exception):
 
 def read_json(data: bytes, what: str):
     """`data` parsed as JSON, its nesting measured first (Malformed: `what` is not JSON or too deep)."""
-    codes = np.frombuffer(_STRING.sub(b'""', data), np.uint8)
-    steps = np.isin(codes, _OPEN).astype(np.int64) - np.isin(codes, _CLOSE)
-    depth = int(np.cumsum(steps).max(initial=0))
+    depth = 0
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH:   # (else it cannot nest deeper)
+        depth = int(np.cumsum(_STEP[np.frombuffer(_STRING.sub(b'""', data), np.uint8)]).max(initial=0))
     if depth > MAX_DEPTH:
         raise Malformed(f"{what} nests {depth} levels deep (at most {MAX_DEPTH})")
     try:
@@ -58,8 +63,8 @@ def is_int(v, low: int = 0, high: int = 1 << 62) -> bool:
     return type(v) is int and low <= v <= high
 
 
-def _ints(v, low: int = 0) -> bool:
-    return isinstance(v, list) and all(is_int(x, low) for x in v)
+def _ints(v, low: int = 0, high: int = 1 << 62) -> bool:
+    return isinstance(v, list) and all(is_int(x, low, high) for x in v)
 
 
 def _dict(v, what: str) -> dict:
@@ -78,16 +83,23 @@ def _str(v, what: str) -> str:
 
 
 def elements(shape) -> int:
-    return int(np.prod(shape, dtype=np.int64)) if shape else 1
+    return math.prod(shape) if shape else 1
+
+
+def check_shape(shape, what: str) -> tuple:
+    """A list of sizes, of at most MAX_RANK axes and MAX_ELEMENTS elements, as a tuple."""
+    need(isinstance(shape, list) and len(shape) <= MAX_RANK and _ints(shape, 0, MAX_ELEMENTS),
+         f"{what}: shape is not a list of at most {MAX_RANK} sizes")
+    need(elements(shape) <= MAX_ELEMENTS, f"{what}: shape {shape} is too large")
+    return tuple(shape)
 
 
 def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
     """A value's type record ({shape, element, dtype, name?, storage?}): (shape, dtype) of it."""
     _dict(rec, what)
     shape = rec.get("shape")
-    need(shape is None or _ints(shape), f"{what}: shape is not null or a list of sizes")
-    need(shape is None or all(d <= MAX_ELEMENTS for d in shape) and elements(shape) <= MAX_ELEMENTS,
-         f"{what}: shape {shape} is too large")
+    if shape is not None:
+        check_shape(shape, what)
     _str(rec.get("element"), f"{what}: element")
     _str(rec.get("dtype"), f"{what}: dtype")
     need(T.scalar_type_from_name(rec["element"]) is not None, f"{what}: unknown element type '{rec['element']}'")
@@ -138,8 +150,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
     for name, const in _dict(manifest["constants"], "the manifest's 'constants'").items():
         _dict(const, f"constant {name}")
         entry(const.get("path"), f"constant {name}: path")
-        need(_ints(const.get("shape")) and elements(const["shape"]) <= MAX_ELEMENTS,
-             f"constant {name}: shape is not a list of sizes")
+        check_shape(const.get("shape"), f"constant {name}")
         try:
             np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
         except TypeError:
@@ -284,7 +295,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             define(ins, (shape, dtype))
         elif op == "view":
             src_shape, dtype = reg(ins.get("src"), "a view")
-            need(_ints(ins.get("shape")) and elements(ins["shape"]) == elements(src_shape),
+            need(elements(check_shape(ins.get("shape"), f"@{name}: a view")) == elements(src_shape),
                  f"@{name}: a view changes the element count")
             define(ins, (tuple(ins["shape"]), dtype))
         elif op == "dispatch":
