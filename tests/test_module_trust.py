@@ -20,6 +20,7 @@ from mlirtext import runtime
 from mlirtext.targets.llvm_cpu import compile_llvm_ir
 from mlirtext.vm.signing import INTEGRITY, checksum, generate_key, seal
 
+from .test_vm_module_file import rewritten
 from .test_vm_programs import ROOT, module_file
 
 pytest.importorskip("cryptography")
@@ -113,16 +114,19 @@ def edited(data: bytes, change_manifest=None, programs=None) -> bytes:
     """`data` with its manifest edited by `change_manifest(manifest)` and each host program by
     `programs(program)`, every checksum updated: only the validation can refuse it."""
     entries = entries_of(data)
-    manifest = json.loads(entries["manifest.json"])
+    replace = {}
     if programs is not None:
-        for export in manifest["exports"]:
+        for export in json.loads(entries["manifest.json"])["exports"]:
             prog = json.loads(entries[export["program"]])
             programs(prog)
-            entries[export["program"]] = json.dumps(prog).encode()
-            manifest["entries"][export["program"]]["sha256"] = checksum(entries[export["program"]])
-    if change_manifest is not None:
-        change_manifest(manifest)
-    return resealed(entries, json.dumps(manifest).encode())
+            replace[export["program"]] = json.dumps(prog).encode()
+
+    def change(manifest):
+        for path, body in replace.items():
+            manifest["entries"][path]["sha256"] = checksum(body)
+        if change_manifest is not None:
+            change_manifest(manifest)
+    return rewritten(data, change, replace)
 
 
 def forged(data: bytes, marker, keep_signature: bool = False) -> bytes:

@@ -268,13 +268,15 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
          f"@{name}: the host program does not end with a return")
 
     def reg(r, what: str) -> tuple:
-        need(is_int(r) and r in values, f"@{name}: {what} reads register {r!r}, which is not defined")
+        if not (is_int(r) and r in values):
+            raise Malformed(f"@{name}: {what} reads register {r!r}, which is not defined")
         return values[r]
 
     def define(ins: dict, value: tuple) -> None:
         dst = ins.get("dst")
-        need(is_int(dst) and dst < registers, f"@{name}: {ins['op']} writes register {dst!r} (registers: {registers})")
-        need(dst not in values, f"@{name}: register {dst} is written twice")
+        if not (is_int(dst) and dst < registers) or dst in values:
+            raise Malformed(f"@{name}: {ins['op']} writes register {dst!r}, which is written twice or not "
+                            f"below the register count ({registers})")
         values[dst] = value
 
     for n, ins in enumerate(instructions):
@@ -306,11 +308,12 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
                 need(len(regs) == len(kernel[side]), f"@{name}: @{ins['kernel']} is dispatched with "
                      f"{len(regs)} {side}, it takes {len(kernel[side])}")
                 for j, (r, rec) in enumerate(zip(regs, kernel[side])):
-                    got = reg(r, f"@{ins['kernel']}'s {side[:-1]} {j}")
+                    got = reg(r, "a dispatch")
                     want = (tuple(rec["shape"] or ()), record_dtype(rec))
-                    need(got == want, f"@{name}: {side[:-1]} {j} of @{ins['kernel']} is "
-                         f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
-                         f"{'x'.join(map(str, want[0]))} {want[1]}")
+                    if got != want:   # (the message only when it is needed: this runs per buffer)
+                        raise Malformed(f"@{name}: {side[:-1]} {j} of @{ins['kernel']} is "
+                                        f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
+                                        f"{'x'.join(map(str, want[0]))} {want[1]}")
             need(len(set(ins["outs"])) == len(ins["outs"]), f"@{name}: a dispatch writes one buffer twice")
         elif op == "return":
             need(n == len(instructions) - 1, f"@{name}: a return before the end of the host program")
@@ -318,7 +321,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             need(len(regs) == len(export["results"]), f"@{name}: returns {len(regs)} values, the export "
                  f"declares {len(export['results'])}")
             for j, (r, rec) in enumerate(zip(regs, export["results"])):
-                shape, _ = reg(r, f"result {j}")
+                shape, _ = reg(r, "the return")
                 need(elements(shape) == elements(rec["shape"]), f"@{name}: result {j} has {elements(shape)} "
                      f"elements, the export declares {rec['shape']}")
         else:
