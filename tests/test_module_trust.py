@@ -205,6 +205,16 @@ def test_unsigned_and_wrongly_signed_modules_are_refused_and_a_signed_one_runs(s
         runtime.load_module(signed, device="local-sync", trusted_keys=[keys[2]])
     assert runtime.load_module(signed, device="local-sync", trusted_keys=[keys[1]]).exports == ["dense"]
     assert runtime.load_module(unsigned.read_bytes(), device="local-sync").exports == ["dense"]   # no keys: trusted
+    # A module file already read is checked too when keys are given.
+    from mlirtext.vm.modfile import read_module_file
+    from mlirtext.vm.signing import load_public_keys
+    from mlirtext.vm.vm import LoadedModule
+    with pytest.raises(runtime.VMError, match="not signed"):
+        LoadedModule(read_module_file(unsigned.read_bytes()), "local-sync", load_public_keys(keys[1]))
+    assert LoadedModule(read_module_file(signed), "local-sync", load_public_keys(keys[1])).functions
+    # dump checks a signature when given keys (and still maps no code).
+    assert "one of the trusted keys given" in cli(mark, "dump", good, "--trusted-keys", keys[1]).stdout
+    assert "not made by a trusted key" in refused_cleanly(cli(mark, "dump", good, "--trusted-keys", keys[2]))
     # A key file that is not a key is one line too.
     assert "not a public key" in refused_cleanly(cli(mark, "run", good, *INPUTS, "--trusted-keys", DENSE))
 

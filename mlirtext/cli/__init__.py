@@ -151,6 +151,9 @@ def _add_dump(sub) -> None:
     dump.add_argument("--ir", action="store_true", help="also print the kernels (MLIR and LLVM IR)")
     dump.add_argument("--print-target-code", action="store_true",
                       help="also print each GPU kernel's code: PTX, AMDGPU assembly, SPIR-V assembly")
+    dump.add_argument("--trusted-keys", type=_names, default=None, metavar="KEY.pub[,KEY.pub...]",
+                      help="check the file's signature against these Ed25519 public keys, as run does (dump "
+                           "never loads or runs the file's code either way)")
 
 
 def _add_keygen(sub) -> None:

@@ -6,6 +6,7 @@ import sys
 from ..diagnostics import Diagnostic, report
 from ..vm.dump import dump
 from ..vm.modfile import ModuleFileError, read_module_file
+from ..vm.signing import SignatureError, load_public_keys
 from .io import read_bytes
 
 
@@ -14,8 +15,9 @@ def main(args) -> int:
     if got is None:
         return 1
     try:
-        mf = read_module_file(got[0])
-    except ModuleFileError as e:
+        keys = load_public_keys(args.trusted_keys) if args.trusted_keys else None
+        mf = read_module_file(got[0], keys)
+    except (ModuleFileError, SignatureError) as e:
         report([Diagnostic("error", f"{args.input}: {e}")])
         return 1
     sys.stdout.write(dump(mf, args.ir, args.print_target_code))

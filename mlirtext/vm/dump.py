@@ -63,8 +63,9 @@ def trust(mf: ModuleFile) -> str:
     if mf.signer is None:
         return (f"// unsigned: this module file is executable code, {code}; loading it runs that code, trusted "
                 "as whoever made the file (sign with `mlirtext compile --sign KEY`, check with `run --trusted-keys`)")
-    return (f"// signed by key {mf.signer[:60]} (checked when loaded with `run --trusted-keys`, not by dump): "
-            f"this module file is executable code, {code}")
+    checked = "one of the trusted keys given" if mf.signature_checked else \
+        "not checked: give dump or run --trusted-keys to check it"
+    return f"// signed by key {mf.signer[:60]} ({checked}): this module file is executable code, {code}"
 
 
 def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) -> str:

@@ -59,6 +59,7 @@ class ModuleFile:
     size: int
     programs: dict = field(default_factory=dict)
     signer: Optional[str] = None
+    signature_checked: bool = False    # (whether trusted keys were given, and `signer` is one of them)
 
     def entry(self, path: str) -> bytes:
         return self.entries[path]
@@ -133,12 +134,7 @@ def read_module_file(data: bytes, trusted_keys: list | None = None) -> ModuleFil
         if INTEGRITY not in entries:
             _check_format(read_json(entries["manifest.json"], "the manifest"))   # (an older version says so)
             raise ModuleFileError(f"the module file has no {INTEGRITY}: its manifest is not covered by a checksum")
-        seal = read_json(entries[INTEGRITY], INTEGRITY)
-        if not isinstance(seal, dict) or seal.get("manifest_sha256") != checksum(entries["manifest.json"]):
-            raise ModuleFileError("the module file is corrupted: the manifest does not match its checksum")
-        signer = seal["signature"].get("key") if isinstance(seal.get("signature"), dict) else None
-        if trusted_keys is not None:
-            signer = check_signature(entries["manifest.json"], seal, trusted_keys)
+        signer = check_seal(entries, trusted_keys)
         manifest = read_json(entries["manifest.json"], "the manifest")
         _check_format(manifest)
         check_manifest(manifest, entries, {"manifest.json", INTEGRITY})
@@ -154,7 +150,31 @@ def read_module_file(data: bytes, trusted_keys: list | None = None) -> ModuleFil
         raise ModuleFileError(f"the module file is malformed: {e}") from None
     except SignatureError as e:
         raise ModuleFileError(str(e)) from None
-    return ModuleFile(manifest, entries, len(data), programs, signer)
+    return ModuleFile(manifest, entries, len(data), programs, signer, trusted_keys is not None)
+
+
+def check_seal(entries: dict, trusted_keys: list | None = None) -> Optional[str]:
+    """The fingerprint of the key that signed the file with these entries, None when unsigned:
+    its manifest checked against integrity.json and, with `trusted_keys`, its signature against
+    them (ModuleFileError, Malformed or SignatureError say why not)."""
+    seal = read_json(entries[INTEGRITY], INTEGRITY)
+    if not isinstance(seal, dict) or seal.get("manifest_sha256") != checksum(entries["manifest.json"]):
+        raise ModuleFileError("the module file is corrupted: the manifest does not match its checksum")
+    if trusted_keys is not None:
+        return check_signature(entries["manifest.json"], seal, trusted_keys)
+    signature = seal.get("signature")
+    return signature.get("key") if isinstance(signature, dict) and isinstance(signature.get("key"), str) else None
+
+
+def verify_signature(module_file: ModuleFile, trusted_keys: list) -> None:
+    """Check a module file read without trusted keys against them (ModuleFileError if none signed it)."""
+    if INTEGRITY not in module_file.entries:
+        raise ModuleFileError("the module has no signature to check (it was not read from a module file)")
+    try:
+        module_file.signer = check_seal(module_file.entries, trusted_keys)
+        module_file.signature_checked = True
+    except (Malformed, SignatureError) as e:
+        raise ModuleFileError(str(e)) from None
 
 
 def _entries(data: bytes) -> dict:

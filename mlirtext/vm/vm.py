@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .devices import DeviceError, make_device
-from .modfile import ModuleFile, ModuleFileError, read_module_file
+from .modfile import InMemoryModule, ModuleFile, ModuleFileError, read_module_file, verify_signature
 from ..ir import types as T
 from ..ir.arrays import narrow_ints_as_storage, wrap_to_width
 from .program import describe, record_dtype, record_type, storage
@@ -306,7 +306,12 @@ class LoadedModule:
 
     def __init__(self, source: "bytes | ModuleFile", device: str = "local-task", trusted_keys: list | None = None):
         try:
-            self.file = source if isinstance(source, ModuleFile) else read_module_file(source, trusted_keys)
+            if not isinstance(source, ModuleFile):
+                self.file = read_module_file(source, trusted_keys)
+            else:   # (read already; one compiled in this process is trusted as this process is)
+                self.file = source
+                if trusted_keys is not None and not isinstance(source, InMemoryModule):
+                    verify_signature(source, trusted_keys)
             self.manifest = self.file.manifest
             self.constants = {name: _read_only(self.file.constant(name)) for name in self.manifest["constants"]}
         except ModuleFileError as e:
