@@ -12,6 +12,7 @@ import pytest
 from mlirtext.targets.gpu import compile_gpu
 from mlirtext.targets.gpu.llvm_gpu import SCRATCH_THRESHOLD
 from mlirtext.targets.gpu.validate import validate_executable
+from mlirtext.vm.signing import INTEGRITY, seal
 
 from .gpu_status import need_tools, reference_kernels
 from .test_gpu_opencl import UNPACK_IOTA, _cli, _opencl_or_skip, _run_both
@@ -102,13 +103,12 @@ def test_dump_shows_each_kernels_scratch_and_a_malformed_scratch_list_is_refused
     assert len(lines) == 3 and all(ln.endswith(", scratch 128.0 KiB") for ln in lines), dump.stdout
     bad = tmp_path / "bad.vmpack"
     with zipfile.ZipFile(out) as z, zipfile.ZipFile(bad, "w") as w:
+        manifest = json.loads(z.read("manifest.json"))
+        manifest["executables"]["rocm"]["kernels"]["unpack_iota_dispatch_0"]["scratch"] = ["128 KiB"]
+        edited = {"manifest.json": json.dumps(manifest).encode()}
+        edited[INTEGRITY] = seal(edited["manifest.json"])   # (its checksum updated: only the check refuses it)
         for item in z.infolist():
-            data = z.read(item)
-            if item.filename == "manifest.json":
-                manifest = json.loads(data)
-                manifest["executables"]["rocm"]["kernels"]["unpack_iota_dispatch_0"]["scratch"] = ["128 KiB"]
-                data = json.dumps(manifest).encode()
-            w.writestr(item, data)
+            w.writestr(item, edited.get(item.filename) or z.read(item))
     refused = _cli("dump", str(bad))
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert "kernel @unpack_iota_dispatch_0 has a malformed scratch list" in refused.stderr

@@ -231,7 +231,7 @@ def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
                  f"{what}: its grid, workgroup and thread counts disagree")
         else:
             need(groups == -(-threads // size), f"{what}: {groups} workgroups of {size} do not run {threads} threads")
-        need(_ints(info.get("scratch", []), 1), f"{what}: a malformed scratch list")
+        need(_ints(info.get("scratch", []), 1), f"{what} has a malformed scratch list")
 
 
 def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
