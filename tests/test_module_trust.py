@@ -92,7 +92,7 @@ def entries_of(data: bytes) -> dict:
 
 def archive(entries: dict) -> bytes:
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as z:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name, body in entries.items():
             z.writestr(name, body)
     return out.getvalue()
@@ -273,6 +273,7 @@ EDITS = {
     "no return": lambda d: edited(d, programs=lambda p: p["instructions"].pop()),
     "register string": lambda d: edited(d, programs=lambda p: [i.update(ins=["0"] * len(i["ins"]))
                                                                for i in p["instructions"] if i["op"] == "dispatch"]),
+    "zip bomb": lambda d: archive({**entries_of(d), "source/dispatched.mlir": b"\n" * (100 << 20)}),
     "manifest not re-hashed": lambda d: resealed(entries_of(d), entries_of(d)["manifest.json"].replace(
         b'"version": 2', b'"version": 2, "x": 1'), keep_seal=True),
 }

@@ -177,13 +177,23 @@ def verify_signature(module_file: ModuleFile, trusted_keys: list) -> None:
         raise ModuleFileError(str(e)) from None
 
 
+#: What a module file's entries may unpack to, as a multiple of its size (plus a little): text
+#: entries deflate 3-10x, code and constants are stored as they are. More is a zip bomb.
+UNPACKED_RATIO = 64
+UNPACKED_SLACK = 1 << 20
+
+
 def _entries(data: bytes) -> dict:
-    """The archive's entries (path -> bytes), each checked against its CRC-32."""
+    """The archive's entries (path -> bytes), each checked against its CRC-32, after their sizes."""
     try:
         z = zipfile.ZipFile(io.BytesIO(data))
         names = set(z.namelist())
         if "manifest.json" not in names:
             raise ModuleFileError("not a module file: it has no manifest.json")
+        unpacked = sum(info.file_size for info in z.infolist())
+        if unpacked > UNPACKED_RATIO * len(data) + UNPACKED_SLACK:
+            raise ModuleFileError(f"the module file is malformed: its entries would unpack to {unpacked} bytes, more "
+                                  f"than {UNPACKED_RATIO} times its size")
         return {name: z.read(name) for name in names}
     except ModuleFileError:
         raise
