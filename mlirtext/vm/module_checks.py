@@ -102,12 +102,13 @@ def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
         check_shape(shape, what)
     _str(rec.get("element"), f"{what}: element")
     _str(rec.get("dtype"), f"{what}: dtype")
-    need(T.scalar_type_from_name(rec["element"]) is not None, f"{what}: unknown element type '{rec['element']}'")
+    need(len(rec["element"]) <= 16 and T.scalar_type_from_name(rec["element"]) is not None,
+         f"{what}: unknown element type '{rec['element'][:40]}'")
     need(rec.get("name") is None or isinstance(rec["name"], str), f"{what}: name is not a string")
     try:
         dtype = record_dtype(rec)
     except (ValueError, TypeError, KeyError) as e:
-        raise Malformed(f"{what}: element type '{rec['element']}' / dtype '{rec['dtype']}' ({e})") from None
+        raise Malformed(f"{what}: element type '{rec['element']}' / dtype '{rec['dtype'][:40]}' ({e})") from None
     need(dtype.itemsize > 0, f"{what}: dtype '{rec['dtype']}' has no size")
     if "storage" in rec:
         need(storage_allowed, f"{what}: a storage record has a storage record")
