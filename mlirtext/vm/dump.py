@@ -13,6 +13,11 @@ def _size(n: int) -> str:
     return f"{n} B" if n < 10240 else f"{n / 1024:.1f} KiB" if n < 10 * 1024 * 1024 else f"{n / 1048576:.1f} MiB"
 
 
+def _text(mf: ModuleFile, path: str) -> str:
+    """A text entry as it is (its bytes that are not UTF-8 shown as U+FFFD: dump shows any file)."""
+    return mf.entry(path).decode(errors="replace")
+
+
 def kernel_kinds(ir: str) -> dict:
     """Per kernel in the optimised LLVM IR: its vector widths (whether the loops vectorised)."""
     kinds: dict = {}
@@ -51,7 +56,7 @@ def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
                        f"code {_size(len(mf.entry(k['code'])))}{scratch}")
         if show_code:
             for name, k in exe["kernels"].items():
-                text = mf.entry(k.get("assembly") or k["code"]).decode()
+                text = _text(mf, k.get("assembly") or k["code"])
                 out += ["", f"// {target} @{name}", text.rstrip("\n")]
     return out
 
@@ -102,7 +107,7 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
             sizes = f"{len(paths)} kernels, {_size(sum(len(mf.entry(p)) for p in paths))}"
             extra = f" {exe['arch']}"
         out.append(f"{target} ({exe['format']}){extra}: {sizes}")
-    kinds = kernel_kinds(mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()) \
+    kinds = kernel_kinds(_text(mf, m["executables"]["llvm-cpu"]["llvm_ir"])) \
         if "llvm-cpu" in m["executables"] else {}
     out += ["", "//----- Kernels -----"]
     for name, k in m["kernels"].items():
@@ -115,8 +120,8 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
     out += _gpu_sections(mf, show_target_code)
     if show_ir:
         out += ["", "//----- Reference kernels (MLIR) -----",
-                mf.entry(m["executables"]["reference"]["kernels"]).decode()]
+                _text(mf, m["executables"]["reference"]["kernels"])]
         if "llvm-cpu" in m["executables"]:
             out += ["//----- llvm-cpu kernels (LLVM IR) -----",
-                    mf.entry(m["executables"]["llvm-cpu"]["llvm_ir"]).decode()]
+                    _text(mf, m["executables"]["llvm-cpu"]["llvm_ir"])]
     return "\n".join(out) + "\n"

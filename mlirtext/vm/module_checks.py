@@ -97,7 +97,8 @@ def check_shape(shape, what: str) -> tuple:
 def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
     """A value's type record ({shape, element, dtype, name?, storage?}): (shape, dtype) of it."""
     _dict(rec, what)
-    shape = rec.get("shape")
+    need("shape" in rec, f"{what}: no shape")
+    shape = rec["shape"]
     if shape is not None:
         check_shape(shape, what)
     _str(rec.get("element"), f"{what}: element")
@@ -216,7 +217,7 @@ def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
         entry(info.get("code"), f"{what}: code")
         if "assembly" in info:
             entry(info["assembly"], f"{what}: assembly")
-        _str(info.get("entry", name), f"{what}: entry")
+        _str(info.get("entry"), f"{what}: entry")
         _str(info.get("tiling", ""), f"{what}: tiling")
         need(_ints(info.get("axes", [])) and isinstance(info.get("split", False), bool), f"{what}: malformed axes")
         threads, groups, size = info.get("threads"), info.get("workgroups"), info.get("workgroup_size")
