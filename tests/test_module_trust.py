@@ -376,3 +376,82 @@ def test_gpu_launches_that_disagree_with_themselves_are_refused():
                    lambda k: k.update(grid=[1 << 40, 1, 1]) if "grid" in k else k.update(workgroup_size=0)):
         with pytest.raises(ModuleFileError, match="malformed"):
             read_module_file(edited(data, launches(change)))
+
+
+#: Every field of the manifest and of the first host program of module file argv[1], in turn,
+#: deleted or replaced by each hostile value, checksums updated; then dump (with the code) and a
+#: load and call on zeros. Prints "edits N refused N ran N" and, for each exception other than the
+#: refusal, one line naming the field. (In a child process: a signal fails the test.)
+FIELD_EDITS_CHILD = """
+import io, json, sys, zipfile
+import numpy as np
+from mlirtext import runtime
+from mlirtext.vm.dump import dump
+from mlirtext.vm.modfile import ModuleFileError, read_module_file
+from mlirtext.vm.signing import checksum, seal
+DELETE = object()
+VALUES = [DELETE, None, -1, 0, 10 ** 12, "x", [], {}, 1.5, True, [1], "i" + "9" * 5000, [2] * 100]
+z = zipfile.ZipFile(sys.argv[1])
+entries = {n: z.read(n) for n in z.namelist()}
+program = json.loads(entries["manifest.json"])["exports"][0]["program"]
+
+def fields(doc, path=()):
+    yield path
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc[:2]) if isinstance(doc, list) else ()
+    for key, value in items:
+        if path or key != "entries":     # (the entries' checksums: the integrity test's part)
+            yield from fields(value, path + (key,))
+
+def edit(doc, path, value):
+    for key in path[:-1]:
+        doc = doc[key]
+    if value is DELETE:
+        del doc[path[-1]]
+    else:
+        doc[path[-1]] = value
+
+counts = {"edits": 0, "refused": 0, "ran": 0}
+for which in ("manifest.json", program):
+    for path in list(fields(json.loads(entries[which])))[1:]:
+        for value in VALUES:
+            files = dict(entries)
+            manifest, doc = json.loads(files["manifest.json"]), json.loads(files[which])
+            edit(manifest if which == "manifest.json" else doc, path, value)
+            if which != "manifest.json":
+                files[which] = json.dumps(doc).encode()
+                manifest["entries"][which]["sha256"] = checksum(files[which])
+            files["manifest.json"] = json.dumps(manifest).encode()
+            files["integrity.json"] = seal(files["manifest.json"])
+            out = io.BytesIO()
+            with zipfile.ZipFile(out, "w") as w:
+                for name, body in files.items():
+                    w.writestr(name, body)
+            counts["edits"] += 1
+            try:
+                try:
+                    dump(read_module_file(out.getvalue()), True, True)
+                except ModuleFileError:
+                    pass
+                m = runtime.load_module(out.getvalue(), device="local-sync")
+                for name in m.exports:
+                    fn = m[name].vm_function
+                    fn(*[np.zeros(r["shape"] or (), r["dtype"]) for r in fn.inputs])
+                counts["ran"] += 1
+            except runtime.VMError:
+                counts["refused"] += 1
+            except Exception as e:
+                print(f"{which} {path} = {str(value)[:20]}: {type(e).__name__}: {str(e)[:120]}")
+print(" ".join(f"{k} {v}" for k, v in counts.items()))
+"""
+
+
+@pytest.mark.slow
+def test_every_field_edit_of_a_module_file_is_refused_or_runs_without_a_traceback(tmp_path):
+    path = tmp_path / "dense.vmpack"
+    path.write_bytes(module_file(DENSE))
+    r = child(FIELD_EDITS_CHILD, path, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.strip().splitlines()
+    assert lines and lines[-1].startswith("edits ") and len(lines) == 1, r.stdout[-3000:]
+    counts = dict(zip(lines[-1].split()[::2], map(int, lines[-1].split()[1::2])))
+    assert counts["edits"] > 1000 and counts["refused"] > 0.9 * counts["edits"], counts
