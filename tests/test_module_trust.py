@@ -275,6 +275,8 @@ EDITS = {
                                                                for i in p["instructions"] if i["op"] == "dispatch"]),
     "element type of 5,000 digits": lambda d: edited(d, lambda m: m["exports"][0]["inputs"][0].update(
         element="i" + "9" * 5000)),
+    "split kernel's workgroups dropped": lambda d: edited(d, lambda m: [k.pop("workgroups")
+                                                                       for k in m["kernels"].values()]),
     "zip bomb": lambda d: archive({**entries_of(d), "source/dispatched.mlir": b"\n" * (100 << 20)}),
     "manifest not re-hashed": lambda d: resealed(entries_of(d), entries_of(d)["manifest.json"].replace(
         b'"version": 2', b'"version": 2, "x": 1'), keep_seal=True),

@@ -38,7 +38,7 @@ from typing import Optional
 import numpy as np
 
 from ..ir.core import Operation
-from .module_checks import Malformed, check_manifest, check_program, read_json
+from .module_checks import Malformed, check_manifest, check_native_abi, check_program, read_json
 from .signing import INTEGRITY, SignatureError, check_signature, checksum
 
 FORMAT = "mlirtext-vmpack"
@@ -141,6 +141,9 @@ def read_module_file(data: bytes, trusted_keys: list | None = None) -> ModuleFil
         for path, info in manifest["entries"].items():
             if checksum(entries[path]) != info["sha256"]:
                 raise ModuleFileError(f"the module file is corrupted: entry '{path}' does not match its checksum")
+        if "llvm-cpu" in manifest["executables"]:
+            check_native_abi(entries[manifest["executables"]["llvm-cpu"]["llvm_ir"]].decode(errors="replace"),
+                             manifest["kernels"])
         programs = {}
         for export in manifest["exports"]:
             prog = read_json(entries[export["program"]], f"the host program of @{export['name']}")

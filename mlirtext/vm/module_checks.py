@@ -170,8 +170,8 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
             entry(exe.get("object"), "the llvm-cpu executable's object")
             entry(exe.get("llvm_ir"), "the llvm-cpu executable's LLVM IR")
             for key in ("triple", "cpu"):
-                _str(exe.get(key, ""), f"the llvm-cpu executable's {key}")
-            need(all(isinstance(f, str) for f in _list(exe.get("features", []), "the llvm-cpu executable's features")),
+                _str(exe.get(key), f"the llvm-cpu executable's {key}")
+            need(all(isinstance(f, str) for f in _list(exe.get("features"), "the llvm-cpu executable's features")),
                  "the llvm-cpu executable's features are not strings")
         else:
             check_gpu_executable(target, exe, manifest["kernels"], entry)
@@ -203,6 +203,31 @@ def check_kernel(name: str, kernel) -> None:
 
 #: The launch record's lists and their lengths: a tiled kernel's grid (x, y, z), workgroup (x, y), block.
 _LAUNCH_LISTS = {"grid": 3, "workgroup": 2, "block": 2}
+
+
+_DEFINE = re.compile(r'^define [^@\n]*@"?([-\w.$]+)"?\((.*)\)[^()\n]*\{$', re.M)
+
+
+def check_native_abi(llvm_ir: str, kernels: dict) -> None:
+    """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them, are the ones
+    its manifest record makes the VM pass: a pointer per buffer, a value per scalar, the workgroup
+    range (two i64) when it is split, and its work-sharing wrapper (`take`) when it names one. (A
+    record edited to drop a kernel's range would make the VM call it with too few arguments.)"""
+    defined = {m.group(1): [p.split()[0] for p in m.group(2).split(",") if p.strip()]
+               for m in _DEFINE.finditer(llvm_ir)}
+    for name, kernel in kernels.items():
+        groups = kernel.get("workgroups")
+        ins = ["ptr" if r["shape"] is not None else "value" for r in kernel["inputs"]]
+        outs = ["ptr"] * len(kernel["outputs"])
+        for symbol, want in ((name, ins + (["i64", "i64"] if groups else []) + outs),
+                             (groups and groups.get("take"), ins + ["ptr", "ptr", "i64"] + outs)):
+            if not symbol:
+                continue
+            got = defined.get(symbol)
+            need(got is not None and len(got) == len(want) and
+                 all((g == "ptr") == (w == "ptr") and (w != "i64" or g == "i64") for g, w in zip(got, want)),
+                 f"kernel @{name}: the llvm-cpu code's @{symbol} takes ({', '.join(got or ['nothing'])}), the "
+                 f"manifest's record passes ({', '.join(want)})")
 
 
 def check_gpu_executable(target: str, exe: dict, kernels: dict, entry) -> None:
