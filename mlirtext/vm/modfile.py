@@ -142,8 +142,7 @@ def read_module_file(data: bytes, trusted_keys: list | None = None) -> ModuleFil
             if checksum(entries[path]) != info["sha256"]:
                 raise ModuleFileError(f"the module file is corrupted: entry '{path}' does not match its checksum")
         if "llvm-cpu" in manifest["executables"]:
-            check_native_abi(entries[manifest["executables"]["llvm-cpu"]["llvm_ir"]].decode(errors="replace"),
-                             manifest["kernels"])
+            check_native_abi(entries[manifest["executables"]["llvm-cpu"]["llvm_ir"]], manifest["kernels"])
         programs = {}
         for export in manifest["exports"]:
             prog = read_json(entries[export["program"]], f"the host program of @{export['name']}")

@@ -205,16 +205,30 @@ def check_kernel(name: str, kernel) -> None:
 _LAUNCH_LISTS = {"grid": 3, "workgroup": 2, "block": 2}
 
 
-_DEFINE = re.compile(r'^define [^@\n]*@"?([-\w.$]+)"?\((.*)\)[^()\n]*\{$', re.M)
+_DEFINE = re.compile(rb'define [^@]*@"?([-\w.$]+)"?\((.*)\)[^()]*\{')
 
 
-def check_native_abi(llvm_ir: str, kernels: dict) -> None:
+def _definitions(llvm_ir: bytes) -> dict:
+    """Function name -> its parameters' types, from the `define` lines of LLVM IR text (found with
+    find: a multi-line regex would try every position of the text)."""
+    found = {}
+    text = b"\n" + llvm_ir
+    at = text.find(b"\ndefine ")
+    while at >= 0:
+        end = text.find(b"\n", at + 1)
+        m = _DEFINE.fullmatch(text[at + 1:end if end >= 0 else len(text)])
+        if m:
+            found[m.group(1).decode()] = [p.split()[0].decode() for p in m.group(2).split(b",") if p.strip()]
+        at = text.find(b"\ndefine ", at + 1)
+    return found
+
+
+def check_native_abi(llvm_ir: bytes, kernels: dict) -> None:
     """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them, are the ones
     its manifest record makes the VM pass: a pointer per buffer, a value per scalar, the workgroup
     range (two i64) when it is split, and its work-sharing wrapper (`take`) when it names one. (A
     record edited to drop a kernel's range would make the VM call it with too few arguments.)"""
-    defined = {m.group(1): [p.split()[0] for p in m.group(2).split(",") if p.strip()]
-               for m in _DEFINE.finditer(llvm_ir)}
+    defined = _definitions(llvm_ir)
     for name, kernel in kernels.items():
         groups = kernel.get("workgroups")
         ins = ["ptr" if r["shape"] is not None else "value" for r in kernel["inputs"]]
