@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mlirtext import runtime
 from mlirtext.targets.llvm_cpu import compile_llvm_ir
-from mlirtext.vm.signing import INTEGRITY, checksum, generate_key, seal
+from mlirtext.vm.modfile import ModuleFileError, read_module_file
+from mlirtext.vm.signing import INTEGRITY, checksum, generate_key, load_public_keys, seal
+from mlirtext.vm.vm import LoadedModule
 
 from .test_vm_module_file import rewritten
 from .test_vm_programs import ROOT, module_file
@@ -207,9 +209,6 @@ def test_unsigned_and_wrongly_signed_modules_are_refused_and_a_signed_one_runs(s
     assert runtime.load_module(signed, device="local-sync", trusted_keys=[keys[1]]).exports == ["dense"]
     assert runtime.load_module(unsigned.read_bytes(), device="local-sync").exports == ["dense"]   # no keys: trusted
     # A module file already read is checked too when keys are given.
-    from mlirtext.vm.modfile import read_module_file
-    from mlirtext.vm.signing import load_public_keys
-    from mlirtext.vm.vm import LoadedModule
     with pytest.raises(runtime.VMError, match="not signed"):
         LoadedModule(read_module_file(unsigned.read_bytes()), "local-sync", load_public_keys(keys[1]))
     assert LoadedModule(read_module_file(signed), "local-sync", load_public_keys(keys[1])).functions
@@ -369,8 +368,6 @@ def test_split_kernels_clamp_any_range_to_the_one_they_were_compiled_for(program
 
 def test_gpu_launches_that_disagree_with_themselves_are_refused():
     """A GPU kernel's launch record: its grid, workgroup and thread counts must agree."""
-    from mlirtext.vm.modfile import ModuleFileError, read_module_file
-
     data = runtime.compile_text((ROOT / "benchmarks" / "programs" / "mlp.mlir").read_text(), target="llvm-cpu,cuda")
     assert read_module_file(data).manifest["executables"]["cuda"]["kernels"]
 
