@@ -461,3 +461,17 @@ def test_every_field_edit_of_a_module_file_is_refused_or_runs_without_a_tracebac
     assert lines and lines[-1].startswith("edits ") and len(lines) == 1, r.stdout[-3000:]
     counts = dict(zip(lines[-1].split()[::2], map(int, lines[-1].split()[1::2])))
     assert counts["edits"] > 1000 and counts["refused"] > 0.9 * counts["edits"], counts
+
+
+def test_keygen_writes_a_private_key_only_its_owner_reads_and_never_overwrites(tmp_path):
+    key = tmp_path / "release.key"
+    r = subprocess.run([sys.executable, "-m", "mlirtext", "keygen", str(key)], env=ENV, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and "SHA256:" in r.stdout, r.stderr
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert key.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    assert (tmp_path / "release.key.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    before = key.read_bytes()
+    r = subprocess.run([sys.executable, "-m", "mlirtext", "keygen", str(key)], env=ENV, capture_output=True,
+                       text=True, timeout=60)
+    assert "never overwritten" in refused_cleanly(r) and key.read_bytes() == before
