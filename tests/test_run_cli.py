@@ -80,3 +80,20 @@ def test_function_is_needed_when_ambiguous(tmp_path, capsys):
     assert main(["run", str(path)]) == 1
     assert "--function is needed" in capsys.readouterr().err
     assert main(["run", str(path), "--function", "b"]) == 0
+
+
+def test_a_quoted_function_name_compiles_and_runs_split_across_threads(tmp_path, capsys):
+    """`@"my fn-1"`: its dispatches' LLVM names need quotes in the micro-kernel, its work-sharing
+    wrapper and the load-time ABI check (each wrote or read them bare)."""
+    src = tmp_path / "q.mlir"
+    src.write_text('''func.func @"my fn-1"(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = stablehlo.exponential %0 : tensor<256x256xf32>
+  return %1 : tensor<256x256xf32>
+}
+''')
+    module, out = tmp_path / "q.vmpack", tmp_path / "out.npy"
+    assert main(["compile", str(src), "-o", str(module)]) == 0
+    assert main(["run", str(module), "--device=local-task", "--input=256x256xf32=0.01",
+                 "--input=256x256xf32=0.02", f"--output=@{out}"]) == 0
+    np.testing.assert_allclose(np.load(out), np.exp(256 * 0.01 * 0.02), rtol=1e-5)

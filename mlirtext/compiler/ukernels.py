@@ -38,6 +38,7 @@ from ..dialects.affine_maps import evaluate
 from ..dialects.linalg import segments
 from ..ir import types as T
 from ..ir.core import Operation
+from ..targets.ir_types import quote_name
 from ..transforms.conversions.linalg_to_loops import structured
 from .epilogues import Epilogue, epilogue_of
 
@@ -234,7 +235,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = K * N if plan.b_batch is None else plan.b_batch
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
-    out = [f"define void @{name}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
+    out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     if packed:
         out.append(f"  %pack = alloca float, i64 {kc * TILE_N}, align 64")
     # The range is clamped to [0, count): no caller can make the kernel touch other panels.

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import re
 
+from ..targets.ir_types import quote_name
+
 SUFFIX = ".take"
 
 
 def _parameters(ir_text: str, name: str) -> list[str]:
     """The parameter list of `define ... @name(...)` in `ir_text`, one string per parameter."""
-    m = re.search(r"^define [^@\n]*@" + re.escape(name) + r"\(([^)]*)\)", ir_text, re.M)
+    m = re.search(r"^define [^@\n]*" + re.escape("@" + quote_name(name)) + r"\(([^)]*)\)", ir_text, re.M)
     if m is None:
         raise ValueError(f"no definition of @{name} in the kernels' LLVM IR")
     return [p.strip() for p in m.group(1).split(",")] if m.group(1).strip() else []
@@ -41,7 +43,7 @@ def take_wrapper_ir(ir_text: str, name: str, num_inputs: int, count: int) -> str
     take = f"@{name}{SUFFIX}"
     call = ", ".join(ins + ["i64 %lo", "i64 %hi"] + outs)
     return "\n".join([
-        f'define void @"{take[1:]}"({", ".join(ins + ["ptr %next", "ptr %done", "i64 %grain"] + outs)}) {{',
+        f'define void @{quote_name(take[1:])}({", ".join(ins + ["ptr %next", "ptr %done", "i64 %grain"] + outs)}) {{',
         "entry:", "  br label %take",
         "take:",
         "  %lo = atomicrmw add ptr %next, i64 %grain monotonic, align 8",
@@ -53,7 +55,7 @@ def take_wrapper_ir(ir_text: str, name: str, num_inputs: int, count: int) -> str
         f"  %hi = select i1 %short, i64 %end, i64 {count}",
         # (noinline: the kernel is kept for local-sync, and a copy inlined here would double the
         # code LLVM optimises and emits for one call per grain)
-        f"  call void @{name}({call}) noinline",
+        f"  call void @{quote_name(name)}({call}) noinline",
         "  %n = sub i64 %hi, %lo",
         # (release: the workgroups' results are written before the count says so)
         "  %d = atomicrmw add ptr %done, i64 %n release, align 8",

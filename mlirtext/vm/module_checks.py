@@ -205,7 +205,14 @@ def check_kernel(name: str, kernel) -> None:
 _LAUNCH_LISTS = {"grid": 3, "workgroup": 2, "block": 2}
 
 
-_DEFINE = re.compile(rb'define [^@]*@"?([-\w.$]+)"?\((.*)\)[^()]*\{')
+_DEFINE = re.compile(rb'define [^@]*@(?:"((?:[^"\\]|\\[0-9A-Fa-f]{2})*)"|([-\w.$]+))\((.*)\)[^()]*\{')
+
+
+def _symbol_name(m) -> str:
+    """The function name of a `define` match: bare, or quoted with `\\XX` escapes (`@"my fn-1_dispatch_0"`)."""
+    if m.group(2) is not None:
+        return m.group(2).decode()
+    return re.sub(rb"\\([0-9A-Fa-f]{2})", lambda e: bytes([int(e.group(1), 16)]), m.group(1)).decode(errors="replace")
 
 
 def _definitions(llvm_ir: bytes) -> dict:
@@ -218,7 +225,7 @@ def _definitions(llvm_ir: bytes) -> dict:
         end = text.find(b"\n", at + 1)
         m = _DEFINE.fullmatch(text[at + 1:end if end >= 0 else len(text)])
         if m:
-            found[m.group(1).decode()] = [p.split()[0].decode() for p in m.group(2).split(b",") if p.strip()]
+            found[_symbol_name(m)] = [p.split()[0].decode() for p in m.group(3).split(b",") if p.strip()]
         at = text.find(b"\ndefine ", at + 1)
     return found
 
