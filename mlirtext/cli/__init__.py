@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 
+from .. import limits
 from ..importers.common import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import load_passes
@@ -93,6 +94,7 @@ def _add_opt(sub) -> None:
                        help="run each function before and after every pass on the same seeded random "
                             "inputs; a pass that changes the results is an error")
     group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
+    _add_max_memory(opt)
 
 
 def _add_run(sub) -> None:
@@ -112,6 +114,11 @@ def _add_run(sub) -> None:
                           "lavapipe and opencl on pocl's CPU driver)")
     run.add_argument("--print-statistics", action="store_true",
                      help="report dispatches, time and peak memory of the run on stderr (VM devices)")
+    run.add_argument("--output-max-element-count", "--output_max_element_count", "--print-max-elements",
+                     type=_count, default=1024, metavar="N",
+                     help="print at most N elements of each result and elide the rest with '...', as "
+                          "iree-run-module does (default 1024); --output=@FILE.npy writes a result whole")
+    _add_max_memory(run)
 
 
 def _add_compile(sub) -> None:
@@ -131,6 +138,7 @@ def _add_compile(sub) -> None:
                            "spirv-val (vulkan1.3, opencl1.2); a kernel that fails is a compile error")
     comp.add_argument("--print-statistics", action="store_true",
                       help="report compile time, module size and each function's peak memory on stderr")
+    _add_max_memory(comp)
 
 
 def _add_dump(sub) -> None:
@@ -149,6 +157,7 @@ def _add_check(sub) -> None:
     chk.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
                      help="stop a function that runs longer than this (default 60; 0 = no limit)")
     chk.add_argument("-q", "--quiet", action="store_true", help="print only failing functions and the summary")
+    _add_max_memory(chk)
 
 
 def _add_lsp(sub) -> None:
@@ -238,6 +247,30 @@ def _add_example_inputs(p) -> None:
     group.add_argument("--args-npz", metavar="FILE.npz", help="example inputs, in the file's order")
 
 
+def _add_max_memory(p) -> None:
+    p.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help=f"the most one tensor, buffer or constant may take (e.g. 8GiB, 512M); a larger one is "
+                        f"an error before it is allocated (default: ${limits.ENV}, else half of this machine's "
+                        f"memory, {limits.format_size(limits.max_memory_default())})")
+
+
+def _size(text: str) -> int:
+    try:
+        return limits.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a count (0, 1, 2, ...)")
+    return n
+
+
 def _names(text: str) -> list:
     return [n.strip() for n in text.split(",") if n.strip()]
 
@@ -278,6 +311,13 @@ def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
+    if getattr(args, "max_memory", None) is not None:
+        limits.set_max_memory(args.max_memory)
+    try:
+        limits.max_memory()
+    except ValueError as e:  # a malformed MLIRTEXT_MAX_MEMORY
+        print(f"mlirtext: error: {e}", file=sys.stderr)
+        return 1
     try:
         return importlib.import_module(f".{HANDLERS[args.command]}", __name__).main(args)
     except KeyboardInterrupt:
