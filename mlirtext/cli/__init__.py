@@ -311,8 +311,7 @@ def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
-    if getattr(args, "max_memory", None) is not None:
-        limits.set_max_memory(args.max_memory)
+    limits.set_max_memory(getattr(args, "max_memory", None))  # (None: the default, also after an earlier main)
     try:
         limits.max_memory()
     except ValueError as e:  # a malformed MLIRTEXT_MAX_MEMORY
