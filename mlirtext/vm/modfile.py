@@ -28,12 +28,14 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..ir.core import Operation
+from ..limits import MemoryLimitError, check as check_memory
 
 FORMAT = "mlirtext-vmpack"
 VERSION = 1
@@ -65,8 +67,8 @@ class ModuleFile:
         """Constant `name`, read from its .npy entry."""
         info = self.manifest["constants"][name]
         try:
-            array = np.load(io.BytesIO(self.entry(info["path"])), allow_pickle=False)
-        except (ValueError, OSError, KeyError) as e:
+            array = _load_npy(self.entry(info["path"]), name)
+        except (ValueError, OSError, KeyError, MemoryLimitError) as e:
             raise ModuleFileError(f"module file: constant {name} cannot be read ({e})") from None
         if array.dtype.kind == "V" and info.get("dtype_name"):  # bf16 & co: .npy stores raw bytes
             try:
@@ -210,3 +212,18 @@ def _check_program(prog: dict, kernels: dict, constants: dict, need) -> None:
     except (KeyError, TypeError, ValueError) as e:
         raise ModuleFileError(f"the module file is malformed: host program @{prog.get('name', '?')} "
                               f"({type(e).__name__}: {e})") from None
+
+
+def _load_npy(data: bytes, name: str) -> np.ndarray:
+    """A constant's .npy entry as an array; its header's shape is checked against the entry's size
+    and the memory limit first (numpy allocates what the header declares before reading)."""
+    stream = io.BytesIO(data)
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(stream)
+    nbytes = math.prod(shape) * dtype.itemsize
+    check_memory(nbytes, f"constant {name}")
+    if nbytes > len(data) - stream.tell():
+        raise ValueError(f"its header declares {nbytes} bytes of data, the entry has {len(data) - stream.tell()}")
+    stream.seek(0)
+    return np.load(stream, allow_pickle=False)
