@@ -20,6 +20,7 @@ _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtpezy]?)(i?b?)\s*$", re.IGNORECASE)
 
 _configured: Optional[int] = None
+_default: Optional[int] = None   # the environment's or the machine's, read once
 
 
 class MemoryLimitError(Exception):
@@ -60,16 +61,18 @@ def set_max_memory(nbytes: Optional[int]) -> None:
 
 
 def max_memory() -> int:
-    """The limit in force; ValueError when MLIRTEXT_MAX_MEMORY is set but is not a size."""
+    """The limit in force; ValueError when MLIRTEXT_MAX_MEMORY is set but is not a size. (The
+    environment is read on the first call: the VM asks on every call of a function.)"""
+    global _default
     if _configured is not None:
         return _configured
-    setting = os.environ.get(ENV)
-    if setting:
+    if _default is None:
+        setting = os.environ.get(ENV)
         try:
-            return parse_size(setting)
+            _default = parse_size(setting) if setting else max_memory_default()
         except ValueError as e:
             raise ValueError(f"{ENV}: {e}") from None
-    return max_memory_default()
+    return _default
 
 
 def max_memory_default() -> int:

@@ -64,7 +64,7 @@ class Function:
         root, writer = {}, {}
         slot_users: dict = {}
         self.returns = []          # (register, copy?) per result
-        self.fresh = []            # (bytes, what) of each buffer a call allocates outside the pool
+        fresh = []                 # (bytes, what) of each buffer a call allocates outside the pool
         deps = []
         for ins in self.program["instructions"]:
             op = ins["op"]
@@ -78,7 +78,7 @@ class Function:
                 root[ins["dst"]] = ins["dst"]
                 offset = self.plan["offsets"][ins["slot"]] if ins["slot"] >= 0 else -1
                 if offset < 0:
-                    self.fresh.append((math.prod(shape) * dtype.itemsize, describe(ins)))
+                    fresh.append((math.prod(shape) * dtype.itemsize, describe(ins)))
                 self.setup.append(("alloc", ins["dst"], (shape, dtype, offset, ins["slot"])))
             elif op == "view":
                 shape, dtype = recs[ins["src"]]
@@ -121,6 +121,7 @@ class Function:
                     if own:
                         seen.add(root[r])
                     self.returns.append((r, not own))
+        self.largest_fresh = max(fresh, default=(0, ""))  # checked against the memory limit per call
         self.waves = _waves(deps)
         workers = getattr(device, "workers", 1)
         self.grains = []
@@ -197,8 +198,8 @@ class Function:
         inputs = self.check_inputs(args)
         regs = [None] * self.registers
         regs[:len(inputs)] = inputs
-        for nbytes, what in self.fresh:
-            _check_memory(nbytes, what)
+        if self.largest_fresh[0] > limits.max_memory():
+            _check_memory(*self.largest_fresh)
         arena, held = self._take_arena()
         try:
             for kind, dst, payload in self.setup:
