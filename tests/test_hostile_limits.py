@@ -189,6 +189,11 @@ def test_check_reports_the_limit_as_the_function_s_error(write):
     assert NEEDS in done.stdout
 
 
+def test_opt_evaluating_a_function_is_held_to_the_limit(write):
+    done = mlirtext("opt", write("huge.mlir", SPLAT), "--canonicalize", "--check-semantics", "--max-memory=1GiB")
+    assert_error(done, f"--check-semantics could not run @main before pass 'canonicalize': {NEEDS}", line=2)
+
+
 def test_long_results_are_elided_as_iree_run_module_does(write, tmp_path):
     program = write("b.mlir", BROADCAST.format(n=5000))
     done = mlirtext("run", program, "--input=f32=2")
