@@ -208,6 +208,7 @@ def _add_bench(sub) -> None:
                        help="add IREE's figures for the same file, measured in the same run (needs "
                             "iree-base-compiler and iree-base-runtime)")
     bench.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    _add_max_memory(bench)
 
 
 def _add_import(sub) -> None:
