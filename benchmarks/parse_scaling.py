@@ -8,6 +8,8 @@ tenfold per column. The shapes:
 
 * one-line   N ops of a function, all on one line
 * lines      N ops of a function, one per line
+* blocks     a function of N blocks, each branching to the next
+* names      N regions (scf.if) each defining a value named %x
 * attributes one op with an attribute dictionary of N entries
 * operands   one op with N operands (and N results)
 
@@ -36,6 +38,16 @@ def _function(n: int, sep: str) -> str:
     return f"func.func @f(%a: i32) -> i32 {{{sep}{body}{sep}return {last} : i32{sep}}}\n"
 
 
+def blocks(n: int) -> str:
+    chain = "\n".join(f"^bb{i}:\n  %v{i} = arith.addi %a, %a : i32\n  cf.br ^bb{i + 1}" for i in range(1, n))
+    return f"func.func @f(%a: i32) -> i32 {{\n  cf.br ^bb1\n{chain}\n^bb{n}:\n  return %a : i32\n}}\n"
+
+
+def names(n: int) -> str:
+    regions = "\n".join("  scf.if %c {\n    %x = arith.constant 1 : i32\n  }" for _ in range(n))
+    return f"func.func @f(%c: i1) {{\n{regions}\n  return\n}}\n"
+
+
 def attributes(n: int) -> str:
     entries = ", ".join(f"a{i} = {i} : i64" for i in range(n))
     return f'"test.op"() {{{entries}}} : () -> ()\n'
@@ -47,7 +59,8 @@ def operands(n: int) -> str:
     return f'{names} = "test.make"() : () -> ({types})\n"test.use"({names}) : ({types}) -> ()\n'
 
 
-SHAPES = {"one-line": one_line, "lines": lines, "attributes": attributes, "operands": operands}
+SHAPES = {"one-line": one_line, "lines": lines, "blocks": blocks, "names": names, "attributes": attributes,
+          "operands": operands}
 
 
 def measure(text: str) -> tuple[float, float]:

@@ -42,6 +42,11 @@ SHAPES = {
         f"%v{i} = arith.addi %a, %a : i32" for i in range(n)) + " return %a : i32 }",
     "ops with regions on one line": lambda n: " ".join(
         '"test.op"() ({ "test.inner"() : () -> () }) : () -> ()' for _ in range(n)),
+    "a chain of blocks": lambda n: "func.func @f(%a: i32) -> i32 {\n  cf.br ^bb1\n" + "\n".join(
+        f"^bb{i}:\n  %v{i} = arith.addi %a, %a : i32\n  cf.br ^bb{i + 1}" for i in range(1, n)) +
+    f"\n^bb{n}:\n  return %a : i32\n}}",
+    "regions reusing one value name": lambda n: "func.func @f(%c: i1) {\n" + "\n".join(
+        "  scf.if %c {\n    %x = arith.constant 1 : i32\n  }" for _ in range(n)) + "\n  return\n}",
     "one op per line": lambda n: "\n".join(f'%v{i} = "test.op"() : () -> i32' for i in range(n)),
     "a long attribute dictionary": lambda n: '"test.op"() {' + ", ".join(
         f"a{i} = {i} : i64" for i in range(n)) + "} : () -> ()",
