@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 
+from ..limits import check_array
 from . import types as T
 from .attributes import FloatAttr, IntegerAttr, float_bits_hex
 from .dense import DenseElementsAttr
-from ..limits import check_array
 
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _ML_DTYPES = {"bf16": "bfloat16", "f8E5M2": "float8_e5m2", "f8E4M3FN": "float8_e4m3fn",
