@@ -3,6 +3,7 @@ one-line error (MLIR-style, with the source line and a caret when it has a place
 never a traceback; long results elided as iree-run-module elides them."""
 from __future__ import annotations
 
+import hashlib
 import os
 import struct
 import subprocess
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 
 from mlirtext import limits
+
+from .test_vm_module_file import rewritten
 
 ROOT = Path(__file__).resolve().parent.parent
 HUGE = "tensor<100000000000xf32>"
@@ -126,11 +129,16 @@ def test_a_huge_input_is_refused_before_it_is_made(write):
     assert_error(done, f"--input #0 (100000000000xf32=1): {NEEDS}")
 
 
-def test_an_npy_header_declaring_a_huge_shape(write, tmp_path):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (100000000000,), }"
+def _npy_header(count: int) -> bytes:
+    """The header of a version 1.0 .npy file of `count` float32s."""
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': ({count},), }}"
     header += " " * (117 - len(header)) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
+
+
+def test_an_npy_header_declaring_a_huge_shape(write, tmp_path):
     npy = tmp_path / "big.npy"
-    npy.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + bytes(16))
+    npy.write_bytes(_npy_header(100000000000) + bytes(16))
     done = mlirtext("run", write("id.mlir", IDENTITY), f"--input=@{npy}")
     assert_error(done, f"cannot load '{npy}' as a .npy array")
     small = tmp_path / "small.npy"  # a whole file, above the limit: refused before it is read in
@@ -180,6 +188,27 @@ def test_the_vm_refuses_a_result_buffer_above_the_limit(write, tmp_path):
     done = mlirtext("compile", write("empty.mlir", EMPTY), "-o", module, "--target=reference")
     assert done.returncode == 0, done.stderr
     assert_error(mlirtext("run", module, "--max-memory=1GiB"), NEEDS)
+
+
+def test_a_module_constant_whose_header_declares_a_huge_shape(write, tmp_path):
+    """A module file (checksums and all) whose constant's .npy header declares 10^11 elements:
+    refused at load, before numpy allocates what the header says."""
+    module = tmp_path / "c.vmpack"
+    done = mlirtext("compile", write("c.mlir", "func.func @main() -> tensor<4xf32> {\n"
+                                     "  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>\n"
+                                     "  return %c : tensor<4xf32>\n}\n"), "-o", module, "--target=reference")
+    assert done.returncode == 0, done.stderr
+    path = "constants/c0.npy"
+    bad = _npy_header(100000000000) + bytes(16)
+
+    def declare(manifest):
+        manifest["entries"][path] = {"sha256": hashlib.sha256(bad).hexdigest(), "size": len(bad)}
+    module.write_bytes(rewritten(module.read_bytes(), declare, {path: bad}))
+    assert_error(mlirtext("run", module, "--max-memory=1GiB"),
+                 f"module file: constant c0 cannot be read (constant c0 needs 373 GiB, above the 1 GiB limit")
+    assert_error(mlirtext("run", module, "--max-memory=1000GiB"),
+                 "module file: constant c0 cannot be read (its header declares 400000000000 bytes of data, "
+                 "the entry has 16)")
 
 
 def test_check_reports_the_limit_as_the_function_s_error(write):
