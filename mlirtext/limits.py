@@ -43,7 +43,7 @@ def format_size(nbytes: int) -> str:
     while value >= 1024 and unit < len(_UNITS) - 1:
         value /= 1024
         unit += 1
-    return f"{value:.3g} {_UNITS[unit]}"
+    return f"{value:.3g} {_UNITS[unit]}" if value < 1000 else f"{value:.0f} {_UNITS[unit]}"  # (not 1.02e+03)
 
 
 def physical_memory() -> Optional[int]:

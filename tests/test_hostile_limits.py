@@ -264,5 +264,5 @@ def test_what_is_not_a_size(text):
 
 
 def test_sizes_print_with_three_digits_in_the_largest_unit():
-    assert [limits.format_size(n) for n in (800, 12 << 30, 400_000_000_000, 6_000_000_000)] == \
-        ["800 B", "12 GiB", "373 GiB", "5.59 GiB"]
+    assert [limits.format_size(n) for n in (800, 1023 << 10, 12 << 30, 400_000_000_000, 6_000_000_000)] == \
+        ["800 B", "1023 KiB", "12 GiB", "373 GiB", "5.59 GiB"]
