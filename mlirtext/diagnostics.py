@@ -40,10 +40,7 @@ def _format_one(d: Diagnostic, filename: Optional[str]) -> str:
     source: SourceFile = d.span.source
     line, col = d.span.line_col
     header = f"{filename or source.name}:{line}:{col}: {d.severity}: {d.message}"
-    text = source.line_text(line)
-    if len(text) > 200:  # keep a window around the column on very long lines
-        start = max(0, col - 100)
-        text, col = text[start:start + 200], col - start
+    text, col = source.line_window(line, col, 200)  # a window around the column on very long lines
     # keep the source line's tabs in front of the caret, so it lines up however tabs are shown
     caret = "".join("\t" if ch == "\t" else " " for ch in text[:col - 1]).ljust(col - 1) + "^"
     return f"{header}\n{text}\n{caret}"

@@ -5,16 +5,20 @@ decoration), one value fills the tensor (`4xf32=0`), `f32=0.5` / `7` for
 scalars (the type comes from the function signature when not given), and
 `@x.npy` to load a numpy file. Outputs print as iree-run-module prints them
 (`result[0]: hal.buffer_view` then `2x3xf32=[1 2 3][4 5 6]`; scalars as
-`result[1]: i32=7`); the command line writes them to files (`--output=@y.npy`).
+`result[1]: i32=7`), long ones elided as it does (`2000xf32=1 1 1...`); the command line writes them
+whole to files (`--output=@y.npy`).
 """
 from __future__ import annotations
 
+import math
 import re
+from typing import Optional
 
 import numpy as np
 
 from .ir import types as T
-from .ir.arrays import dtype_of, narrow_ints_as_storage
+from .ir.arrays import UnsupportedType, dtype_of, narrow_ints_as_storage
+from .limits import MemoryLimitError, check_array
 
 
 class ValueError_(ValueError):
@@ -37,15 +41,7 @@ def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
     """The value for argument `index` of type `want` from one --input spec."""
     what = f"--input #{index} ({spec if len(spec) < 40 else spec[:40] + '...'})"
     if spec.startswith("@"):
-        path = spec[1:]
-        try:
-            value = np.load(path, allow_pickle=False)
-        except (OSError, ValueError, EOFError) as e:   # EOFError: an empty file
-            raise ValueError_(f"{what}: cannot load '{path}' as a .npy array: {e}") from None
-        if not isinstance(value, np.ndarray):           # an .npz archive loads as a mapping of arrays
-            value.close()
-            raise ValueError_(f"{what}: '{path}' is an .npz archive; give one .npy file per --input")
-        return _conform(value, want, what)
+        return _conform(_load_npy(spec[1:], what), want, what)
     head, sep, body = spec.partition("=")
     if not sep:
         head, body = "", spec
@@ -60,14 +56,23 @@ def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
         given = T.RankedTensorType(shape, elt) if shape or isinstance(want, T.ShapedType) else elt
     else:
         given = want
-    dtype = dtype_of(given)
     shape = tuple(given.shape) if isinstance(given, T.ShapedType) else ()
+    try:
+        dtype = dtype_of(given)
+        check_array(shape, dtype.itemsize, given)
+    except (UnsupportedType, MemoryLimitError) as e:
+        raise ValueError_(f"{what}: {e}") from None
+    elt = T.element_type(given)
     words = body.replace("[", " ").replace("]", " ").replace(",", " ").split()
     try:
         values = [_word(w, dtype) for w in words]
     except ValueError:
-        raise ValueError_(f"{what}: cannot read the values as {T.element_type(given)}") from None
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        raise ValueError_(f"{what}: cannot read the values as {elt}") from None
+    if dtype.kind in "iu" and not isinstance(elt, T.IntegerType | T.IndexType):
+        elt = T.IntegerType(dtype.itemsize * 8, "u" if dtype.kind == "u" else "s")  # quantized: the storage
+    if isinstance(elt, T.IntegerType | T.IndexType):
+        values = [_fit(v, elt, what) for v in values]
+    count = math.prod(shape)
     if len(values) == 1:
         array = np.full(shape, values[0], dtype=dtype)
     elif len(values) == count:
@@ -75,6 +80,37 @@ def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
     else:
         raise ValueError_(f"{what}: {len(values)} values for {count} elements")
     return _conform(array, want, what)
+
+
+def _load_npy(path: str, what: str) -> np.ndarray:
+    """The array of an .npy file, checked against the memory limit before it is read in: mapped
+    first, so a header that declares a huge shape costs nothing."""
+    try:
+        value = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as e:   # EOFError: an empty file; ValueError: truncated
+        raise ValueError_(f"{what}: cannot load '{path}' as a .npy array: {e}") from None
+    if not isinstance(value, np.ndarray):           # an .npz archive loads as a mapping of arrays
+        value.close()
+        raise ValueError_(f"{what}: '{path}' is an .npz archive; give one .npy file per --input")
+    try:
+        check_array(value.shape, value.dtype.itemsize, f"'{path}' ({'x'.join(map(str, value.shape))} {value.dtype})")
+    except MemoryLimitError as e:
+        raise ValueError_(f"{what}: {e}") from None
+    return np.array(value)  # read in, and the file's mapping let go
+
+
+def _fit(v: int, elt: T.Type, what: str) -> int:
+    """`v` as the stored integer of `elt`; ValueError_ when `elt` cannot hold it. A signless integer
+    takes its signed and its unsigned values (i8: -128..255, 255 stored as -1)."""
+    width = elt.width if isinstance(elt, T.IntegerType) else 64
+    signedness = elt.signedness if isinstance(elt, T.IntegerType) else "s"
+    low = 0 if signedness == "u" else -(1 << (width - 1))
+    high = (1 << (width - 1)) - 1 if signedness == "s" else (1 << width) - 1
+    if not low <= v <= high:
+        raise ValueError_(f"{what}: {v} is out of range for {elt} ({low}..{high})")
+    if signedness == "" and v >= 1 << (width - 1):
+        v -= 1 << width
+    return v
 
 
 def _word(w: str, dtype: np.dtype):
@@ -123,30 +159,37 @@ def _float_text(v: float) -> str:
     return "%G" % v
 
 
-def _nested(a: np.ndarray) -> str:
+def _nested(a: np.ndarray, budget: list) -> str:
+    """The rows of `a`; `budget[0]` elements at most, as iree-run-module elides: a row cut short
+    ends in `...`, a row after the budget is spent prints as `...` (`[[0 1 2 3][4...][...]]`)."""
     if a.ndim == 1:
-        return " ".join(_element_text(v, a.dtype) for v in a)
-    return "".join(f"[{_nested(sub)}]" for sub in a)
+        n = min(budget[0], a.size)
+        budget[0] -= n
+        return " ".join(_element_text(v, a.dtype) for v in a[:n]) + ("..." if n < a.size else "")
+    return "".join(f"[{_nested(sub, budget)}]" for sub in a)
 
 
-def format_value(value: np.ndarray, type: T.Type) -> str:
-    """`2x3xf32=[1 2 3][4 5 6]`, `3xi8=1 2 3`, `f32=0.5` (iree-run-module's spelling)."""
+def format_value(value: np.ndarray, type: T.Type, max_elements: Optional[int] = None) -> str:
+    """`2x3xf32=[1 2 3][4 5 6]`, `3xi8=1 2 3`, `f32=0.5` (iree-run-module's spelling); with
+    `max_elements`, the elements after the first so many elided as iree-run-module's
+    --output_max_element_count does (`2000xf32=1 1 1...`)."""
     value = np.asarray(value)
     elt = str(T.element_type(type))
     shape = "".join(f"{d}x" for d in value.shape)
+    budget = [value.size if max_elements is None else max_elements]
     if value.ndim == 0:
-        return f"{shape}{elt}={_element_text(value[()], value.dtype)}"
+        return f"{shape}{elt}={_element_text(value[()], value.dtype) if budget[0] > 0 else '...'}"
     if value.size == 0:
         return f"{shape}{elt}="
-    return f"{shape}{elt}={_nested(value)}"
+    return f"{shape}{elt}={_nested(value, budget)}"
 
 
-def format_results(values, types) -> str:
+def format_results(values, types, max_elements: Optional[int] = None) -> str:
     lines = []
     for i, (v, t) in enumerate(zip(values, types)):
         if isinstance(t, T.ShapedType):
             lines.append(f"result[{i}]: hal.buffer_view")
-            lines.append(format_value(v, t))
+            lines.append(format_value(v, t, max_elements))
         else:
-            lines.append(f"result[{i}]: {format_value(v, t)}")
+            lines.append(f"result[{i}]: {format_value(v, t, max_elements)}")
     return "\n".join(lines)

@@ -43,7 +43,7 @@ class _Verifier:
     def __init__(self):
         self.diagnostics: list[Diagnostic] = []
         self.op_index: dict[int, dict[int, int]] = {}   # id(block) -> {id(op): position}
-        self.dominators: dict[int, dict[int, set]] = {}  # id(region) -> {id(block): dominator ids}
+        self.dominators: dict[int, dict] = {}  # id(region) -> {id(block): its dominator-tree interval}
         self.symbol_tables: dict[int, dict] = {}          # id(table op) -> {name: op}, for calls
 
     def run(self, module: Operation) -> list[Diagnostic]:
@@ -232,7 +232,7 @@ class _Verifier:
             self.op_index[id(block)] = index
         return index
 
-    def _doms(self, region: Region) -> dict[int, set]:
+    def _doms(self, region: Region) -> dict[int, tuple[int, int]]:
         doms = self.dominators.get(id(region))
         if doms is None:
             doms = _compute_dominators(region)
@@ -241,8 +241,12 @@ class _Verifier:
 
     def _dominates(self, region: Region, a: Block, b: Block) -> bool:
         """Block `a` dominates `b` (every block dominates an unreachable one, as in LLVM)."""
-        doms = self._doms(region).get(id(b))
-        return doms is None or id(a) in doms
+        doms = self._doms(region)
+        inner = doms.get(id(b))
+        if inner is None:
+            return True
+        outer = doms.get(id(a))
+        return outer is not None and outer[0] <= inner[0] and inner[1] <= outer[1]
 
     def _reachable(self, block: Block) -> bool:
         region = block.parent
@@ -328,35 +332,70 @@ def _successors(block: Block) -> list[Block]:
     return list(block.ops[-1].successors) if block.ops else []
 
 
-def _compute_dominators(region: Region) -> dict[int, set]:
-    """Iterative dominator sets over the region's CFG (regions are small), for the
-    blocks reachable from the entry block only (the others have no entry)."""
+def _compute_dominators(region: Region) -> dict[int, tuple[int, int]]:
+    """The dominator tree of the region's CFG as id(block) -> (enter, leave), the block's interval
+    in a depth-first walk of the tree: `a` dominates `b` when `a`'s interval holds `b`'s. Only the
+    blocks reachable from the entry block are in it (the others have no entry).
+
+    Cooper, Harvey and Kennedy's iterative algorithm on immediate dominators: near-linear on real
+    CFGs, where dominator sets cost O(blocks^2) (a chain of 10,000 blocks took seconds)."""
     blocks = region.blocks
     if not blocks:
         return {}
-    reachable, todo = {id(blocks[0]): blocks[0]}, [blocks[0]]
-    while todo:
-        for s in _successors(todo.pop()):
-            if id(s) not in reachable:
-                reachable[id(s)] = s
-                todo.append(s)
-    blocks = [b for b in blocks if id(b) in reachable]
-    ids = [id(b) for b in blocks]
-    preds: dict[int, list[int]] = {i: [] for i in ids}
-    for b in blocks:
-        for s in _successors(b):
-            if id(s) in preds:
-                preds[id(s)].append(id(b))
-    everything = set(ids)
-    doms = {i: set(everything) for i in ids}
-    doms[ids[0]] = {ids[0]}
+    index = {id(b): i for i, b in enumerate(blocks)}
+    succs = [[index[id(s)] for s in _successors(b) if id(s) in index] for b in blocks]
+    # Postorder of the blocks reachable from the entry (iterative: CFGs can be long chains).
+    order, seen, stack = [], {0}, [(0, iter(succs[0]))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            order.append(node)
+            stack.pop()
+        elif child not in seen:
+            seen.add(child)
+            stack.append((child, iter(succs[child])))
+    post = {node: n for n, node in enumerate(order)}
+    preds: dict[int, list[int]] = {node: [] for node in order}
+    for node in order:
+        for s in succs[node]:
+            preds[s].append(node)
+    idom = {0: 0}
     changed = True
     while changed:
         changed = False
-        for i in ids[1:]:
-            ps = [doms[p] for p in preds[i]]
-            new = (set.intersection(*ps) if ps else set()) | {i}
-            if new != doms[i]:
-                doms[i] = new
+        for node in reversed(order[:-1]):  # reverse postorder, the entry (last in postorder) left out
+            new = None
+            for p in preds[node]:
+                if p not in idom:
+                    continue
+                if new is None:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while post[a] < post[b]:
+                        a = idom[a]
+                    while post[b] < post[a]:
+                        b = idom[b]
+                new = a
+            if idom.get(node) != new:
+                idom[node] = new
                 changed = True
-    return doms
+    children: dict[int, list[int]] = {node: [] for node in order}
+    for node, parent in idom.items():
+        if node != parent:
+            children[parent].append(node)
+    intervals, clock, stack = {}, 0, [(0, iter(children[0]))]
+    enter = {0: 0}
+    while stack:
+        node, kids = stack[-1]
+        kid = next(kids, None)
+        clock += 1
+        if kid is None:
+            intervals[id(blocks[node])] = (enter[node], clock)
+            stack.pop()
+        else:
+            enter[kid] = clock
+            stack.append((kid, iter(children[kid])))
+    return intervals

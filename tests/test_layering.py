@@ -36,6 +36,8 @@ LAYER_OF = {
     # Diagnostics are messages on spans of the source: the IR's vocabulary for problems
     # (ir/resources.py reports through them), needed by every layer above.
     "mlirtext.diagnostics": "ir",
+    # The memory limit every allocation asks first (ir/arrays.py when it makes an array): stdlib only.
+    "mlirtext.limits": "ir",
     # What dialect grammar callbacks build IR with, free of lark and of the dialect set:
     "mlirtext.syntax.literals": "syntax helpers",  # quoted strings, numbers, symbol references
     "mlirtext.syntax.strings": "syntax helpers",  # MLIR string escapes

@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 
+from .. import limits
 from ..importers.common import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import load_passes
@@ -99,6 +100,7 @@ def _add_opt(sub) -> None:
                        help="run each function before and after every pass on the same seeded random "
                             "inputs; a pass that changes the results is an error")
     group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
+    _add_max_memory(opt)
 
 
 def _add_run(sub) -> None:
@@ -121,6 +123,11 @@ def _add_run(sub) -> None:
     run.add_argument("--trusted-keys", type=_names, default=None, metavar="KEY.pub[,KEY.pub...]",
                      help="Ed25519 public keys (PEM or OpenSSH): run a module file only if one of them signed it "
                           "(a module compiled in memory from an .mlir needs no signature)")
+    run.add_argument("--output-max-element-count", "--output_max_element_count", "--print-max-elements",
+                     type=_count, default=1024, metavar="N",
+                     help="print at most N elements of each result and elide the rest with '...', as "
+                          "iree-run-module does (default 1024); --output=@FILE.npy writes a result whole")
+    _add_max_memory(run)
 
 
 def _add_compile(sub) -> None:
@@ -143,6 +150,7 @@ def _add_compile(sub) -> None:
     comp.add_argument("--sign", metavar="KEY",
                       help="sign the module file with this Ed25519 private key (PEM from `mlirtext keygen` or "
                            "`openssl genpkey -algorithm ed25519`, or OpenSSH); `run --trusted-keys KEY.pub` checks it")
+    _add_max_memory(comp)
 
 
 def _add_dump(sub) -> None:
@@ -173,6 +181,7 @@ def _add_check(sub) -> None:
     chk.add_argument("--time-limit", type=float, default=60.0, metavar="SECONDS",
                      help="stop a function that runs longer than this (default 60; 0 = no limit)")
     chk.add_argument("-q", "--quiet", action="store_true", help="print only failing functions and the summary")
+    _add_max_memory(chk)
 
 
 def _add_lsp(sub) -> None:
@@ -223,6 +232,7 @@ def _add_bench(sub) -> None:
                        help="add IREE's figures for the same file, measured in the same run (needs "
                             "iree-base-compiler and iree-base-runtime)")
     bench.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    _add_max_memory(bench)
 
 
 def _add_import(sub) -> None:
@@ -260,6 +270,30 @@ def _add_example_inputs(p) -> None:
     group.add_argument("--args", nargs="+", metavar="SPEC",
                        help="each argument's shape and element type: 4x8xf32, 16xi32, f32")
     group.add_argument("--args-npz", metavar="FILE.npz", help="example inputs, in the file's order")
+
+
+def _add_max_memory(p) -> None:
+    p.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help=f"the most one tensor, buffer or constant may take (e.g. 8GiB, 512M); a larger one is "
+                        f"an error before it is allocated (default: ${limits.ENV}, else half of this machine's "
+                        f"memory, {limits.format_size(limits.max_memory_default())})")
+
+
+def _size(text: str) -> int:
+    try:
+        return limits.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a count (0, 1, 2, ...)")
+    return n
 
 
 def _names(text: str) -> list:
@@ -302,6 +336,12 @@ def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
+    limits.set_max_memory(getattr(args, "max_memory", None))  # (None: the default, also after an earlier main)
+    try:
+        limits.max_memory()
+    except ValueError as e:  # a malformed MLIRTEXT_MAX_MEMORY
+        print(f"mlirtext: error: {e}", file=sys.stderr)
+        return 1
     try:
         return importlib.import_module(f".{HANDLERS[args.command]}", __name__).main(args)
     except KeyboardInterrupt:

@@ -155,18 +155,19 @@ def parse_inputs(specs: list, fn_name: str, types) -> Optional[list]:
         return None
 
 
-def print_outputs(specs: list, outputs, types) -> int:
-    """Print the results as iree-run-module does, or write each where its `--output` says
-    (`-` print, `@FILE.npy` write, `+FILE.npy` append); the exit status."""
+def print_outputs(specs: list, outputs, types, max_elements: Optional[int] = None) -> int:
+    """Print the results as iree-run-module does (at most `max_elements` elements of each), or write
+    each where its `--output` says (`-` print, `@FILE.npy` write whole, `+FILE.npy` append); the
+    exit status."""
     if not specs:
-        print(format_results(outputs, types))
+        print(format_results(outputs, types, max_elements))
         return 0
     if len(specs) > len(outputs):
         report([Diagnostic("error", f"{len(specs)} --output given for {len(outputs)} results")])
         return 1
     for spec, value, t in zip(specs, outputs, types):
         if spec == "-":
-            print(format_value(value, t))
+            print(format_value(value, t, max_elements))
             continue
         if not spec.startswith(("@", "+")):
             report([Diagnostic("error", f"--output={spec}: expected '-', '@FILE.npy' or '+FILE.npy'")])

@@ -80,7 +80,7 @@ def _interpret(args, text: str, name: str) -> int:
     except InterpreterError as e:
         report([Diagnostic("error", str(e), e.span)])
         return 1
-    return print_outputs(args.outputs, outputs, ftype.results)
+    return print_outputs(args.outputs, outputs, ftype.results, args.output_max_element_count)
 
 
 def _public_functions(module) -> list[str]:
@@ -119,7 +119,8 @@ def _run_module(args, source, compile_seconds) -> int:
         return 1
     if args.print_statistics:
         _print_statistics(module, fn, device, seconds, compile_seconds)
-    return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results])
+    return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results],
+                         args.output_max_element_count)
 
 
 def _print_statistics(module, fn, device: str, seconds: float, compile_seconds) -> None:

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..dialects.func import function_type
 from ..ir import types as T
-from ..ir.arrays import attr_to_array, dtype_of
+from ..ir.arrays import UnsupportedType, attr_to_array, dtype_of
+from ..limits import MemoryLimitError
 from ..vm.program import HostProgram, portable_dtype
 
 
@@ -27,7 +28,11 @@ def type_record(t: T.Type) -> dict:
     shape = list(t.shape) if isinstance(t, T.ShapedType) else None
     if shape is not None and any(d is None or d < 0 for d in shape):
         raise CompileError(f"dynamic shapes are not supported by the VM yet ({t})")
-    return {"shape": shape, "element": str(T.element_type(t)), "dtype": portable_dtype(dtype_of(t)).str}
+    try:
+        dtype = dtype_of(t)
+    except UnsupportedType as e:
+        raise CompileError(f"the VM cannot hold {t}: {e}") from None
+    return {"shape": shape, "element": str(T.element_type(t)), "dtype": portable_dtype(dtype).str}
 
 
 def with_storage(source: dict, lowered: dict) -> dict:
@@ -44,8 +49,11 @@ def build_host_program(fn, constants: dict, source=None) -> HostProgram:
     into `constants` (name -> array), shared between functions when equal. `source`: the
     function's type before lowering (unsigned types, 0-d shapes): what callers pass and get."""
     ftype = function_type(fn)
-    inputs = [type_record(t) for t in ftype.inputs]
-    results = [type_record(t) for t in ftype.results]
+    try:
+        inputs = [type_record(t) for t in ftype.inputs]
+        results = [type_record(t) for t in ftype.results]
+    except CompileError as e:
+        raise CompileError(str(e), fn.span) from None
     if source is not None and len(source.inputs) == len(inputs) and len(source.results) == len(results):
         inputs = [with_storage(type_record(t), r) for t, r in zip(source.inputs, inputs)]
         results = [with_storage(type_record(t), r) for t, r in zip(source.results, results)]
@@ -64,7 +72,10 @@ def build_host_program(fn, constants: dict, source=None) -> HostProgram:
 
     for op in fn.regions[0].blocks[0].ops:
         if op.name == "arith.constant":
-            array = np.require(attr_to_array(op.attributes["value"], op.results[0].type), requirements="C")
+            try:
+                array = np.require(attr_to_array(op.attributes["value"], op.results[0].type), requirements="C")
+            except (MemoryLimitError, ValueError) as e:  # (UnsupportedType is a ValueError)
+                raise CompileError(str(e), op.span) from None
             name = _constant_name(array, constants)
             prog.instructions.append({"op": "constant", "dst": new(op.results[0]), "name": name})
         elif op.name == "tensor.empty":  # returned or viewed as it is: a buffer, contents undefined

@@ -27,6 +27,7 @@ import numpy as np
 from ..dialects import llvm_types as LT
 from ..ir import types as T
 from ..ir.arrays import dtype_of, wrap_to_width
+from ..limits import check as check_memory
 from .machine import InterpreterError
 
 
@@ -250,6 +251,7 @@ class Memory:
     def allocate(self, size: int, kind: str, align: int = 16, name: str = "") -> Pointer:
         if size < 0:
             raise MemoryAccessError(f"negative allocation size {size}")
+        check_memory(size, f"a {kind} allocation ({size} bytes)")
         align = max(int(align or 1), 64)
         base = (self._next + align - 1) // align * align
         ident = len(self.allocs) + 1

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 
-from ..ir.arrays import UnsupportedType, check_value
+from ..ir import types as T
+from ..ir.arrays import UnsupportedType, check_allocation, check_value
 from ..ir.attributes import StringAttr
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
+from ..limits import MemoryLimitError
 from .registry import IMPLS
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).
@@ -70,6 +72,9 @@ class Interpreter:
             if op.name in ("func.func", "llvm.func") and isinstance(op.attributes.get("sym_name"), StringAttr):
                 self.functions.setdefault(op.attributes["sym_name"].value, op)
         self.steps = 0
+        #: Regions whose ops' results were checked against the memory limit (id -> region, kept
+        #: alive so that an id is not reused).
+        self.sized: dict[int, Region] = {}
         #: Failed `check.*` assertions (check.py appends `CheckFailure`s; the function goes on).
         self.failures: list = []
 
@@ -123,6 +128,8 @@ class Interpreter:
     # -- regions and ops ------------------------------------------------------------------
     def run_region(self, region: Region, args: list) -> list:
         """Run from the entry block until a terminator returns out of the region."""
+        if id(region) not in self.sized:
+            self.check_sizes(region)
         block = region.blocks[0]
         outer = self.scope
         env = self.scope = Scope(outer)
@@ -130,6 +137,24 @@ class Interpreter:
             return self._run_blocks(block, args, env)
         finally:
             self.scope = outer
+
+    def check_sizes(self, region: Region) -> None:
+        """Before a region first runs: every result of static shape its ops make fits the memory
+        limit, so a huge constant, buffer or broadcast is an error at the op before numpy is asked
+        for the memory. Once per region: a loop body pays one lookup per iteration. (Dynamic
+        shapes are checked where their sizes become known: tensor.empty, memref.alloc.)"""
+        for block in region.blocks:
+            for op in block.ops:
+                for result in op.results:
+                    t = result.type
+                    if isinstance(t, T.ShapedType) and t.has_static_shape:
+                        try:
+                            check_allocation(t, t.shape)
+                        except UnsupportedType:  # the op's semantics report it if it runs
+                            pass
+                        except MemoryLimitError as e:
+                            raise InterpreterError(str(e), op.name_span or op.span) from None
+        self.sized[id(region)] = region
 
     def _run_blocks(self, block: Block, args: list, env: "Scope") -> list:
         while True:
@@ -164,8 +189,10 @@ class Interpreter:
             if e.span is None:
                 e.span = op.name_span or op.span
             raise
-        except (ValueError, TypeError, ArithmeticError, IndexError, UnsupportedType) as e:
+        except (ValueError, TypeError, ArithmeticError, IndexError, UnsupportedType, MemoryLimitError) as e:
             raise InterpreterError(f"'{op.name}': {e}", op.name_span or op.span) from None
+        except MemoryError:  # below the limit, but more than the machine has free now
+            raise InterpreterError(f"'{op.name}': out of memory", op.name_span or op.span) from None
         if isinstance(out, (Return, Branch)):
             return out
         for result, value in zip(op.results, out, strict=True):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..dialects.memref import ATOMIC_KINDS
 from ..ir import types as T
-from ..ir.arrays import attr_to_array, dtype_of, unsigned_view
+from ..ir.arrays import attr_to_array, check_allocation, dtype_of, unsigned_view
 from ..ir.attributes import StringAttr, UnitAttr
 from .machine import InterpreterError
 from .registry import impl
@@ -70,7 +70,9 @@ def _alloc(interp, op, args):
     t = op.results[0].type
     seg = op.attributes.get("operandSegmentSizes")
     n_dyn = seg.values[0] if seg is not None else len(args)
-    return [allocate(_shape(t, args[:n_dyn]), dtype_of(t))]
+    shape = _shape(t, args[:n_dyn])
+    check_allocation(t, shape)
+    return [allocate(shape, dtype_of(t))]
 
 
 @impl("memref.dealloc", "memref.prefetch")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir.arrays import dtype_of
+from ..ir.arrays import check_allocation, dtype_of
 from .registry import impl
 
 
@@ -12,6 +12,7 @@ def _empty(interp, op, args):
     t = op.results[0].type
     sizes = iter(int(a) for a in args)
     shape = tuple(next(sizes) if d is None else d for d in t.shape)
+    check_allocation(t, shape)
     return [np.zeros(shape, dtype=dtype_of(t))]
 
 

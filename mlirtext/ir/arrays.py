@@ -15,6 +15,7 @@ import re
 
 import numpy as np
 
+from ..limits import check_array
 from . import types as T
 from .attributes import FloatAttr, IntegerAttr, float_bits_hex
 from .dense import DenseElementsAttr
@@ -138,6 +139,13 @@ def shape_of(t: T.Type) -> tuple:
     return tuple(t.shape) if isinstance(t, T.ShapedType) else ()
 
 
+def check_allocation(t: T.ShapedType, shape: tuple) -> None:
+    """limits.MemoryLimitError when an array of `t` with `shape` (`t`'s own, or the sizes a dynamic
+    `t` has at run time) is above the memory limit: asked before the array is made."""
+    what = t if tuple(t.shape) == tuple(shape) else f"{t} of shape {'x'.join(map(str, shape))}"
+    check_array(shape, dtype_of(t).itemsize, what)
+
+
 #: ml_dtypes' narrow integers (what onnx hands out for INT4, UINT4, INT2, UINT2 tensors).
 _NARROW_INTS = ("int2", "int4", "uint2", "uint4")
 
@@ -208,6 +216,9 @@ def _scalar(v, dtype: np.dtype):
 
 
 def dense_to_array(attr: DenseElementsAttr, dtype: np.dtype, shape: tuple) -> np.ndarray:
+    """The array of a dense literal (limits.MemoryLimitError, before it is made, when it is above
+    the memory limit: a splat of 10^11 elements is one value in the text)."""
+    check_array(shape, dtype.itemsize, attr.type)
     if attr.hex is not None:
         raw = bytes.fromhex(attr.hex[2:])
         count = int(np.prod(shape)) if shape else 1

@@ -47,8 +47,25 @@ class SourceFile:
         starts = self.line_starts
         if not 1 <= line <= len(starts):
             return ""
-        end = self.text.find("\n", starts[line - 1])
-        return self.text[starts[line - 1]: end if end != -1 else len(self.text)]
+        return self.text[starts[line - 1]:self._line_end(line)]
+
+    def line_window(self, line: int, col: int, width: int) -> tuple[str, int]:
+        """Line `line`, or on a line longer than `width` the `width` characters around column
+        `col`; and `col` within that text. It costs O(width) however long the line is, so
+        reporting many diagnostics on one long line is not quadratic."""
+        starts = self.line_starts
+        if not 1 <= line <= len(starts):
+            return "", col
+        begin, end = starts[line - 1], self._line_end(line)
+        if end - begin <= width:
+            return self.text[begin:end], col
+        skip = max(0, col - width // 2)
+        return self.text[begin + skip:min(begin + skip + width, end)], col - skip
+
+    def _line_end(self, line: int) -> int:
+        """The offset of line `line`'s newline (the text's end for the last line)."""
+        starts = self.line_starts
+        return starts[line] - 1 if line < len(starts) else len(self.text)
 
 
 class Span:

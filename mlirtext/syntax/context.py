@@ -25,7 +25,7 @@ MAX_REGION_DEPTH = 200
 class Scope:
     """The names of one region while it is being parsed."""
 
-    __slots__ = ("parent", "defs", "forward", "poisoned", "blocks", "forward_blocks",
+    __slots__ = ("parent", "defs", "forward", "poisoned", "blocks", "labels", "forward_blocks",
                  "current", "has_entry_args", "depth")
 
     def __init__(self, parent: Optional["Scope"]):
@@ -34,6 +34,7 @@ class Scope:
         self.forward: dict[str, tuple[Value, Span]] = {}   # used before defined
         self.poisoned: set[str] = set()                      # defined by an op that failed to parse
         self.blocks: list[Block] = []
+        self.labels: dict[str, Block] = {}                   # the labelled blocks of `blocks`
         self.forward_blocks: dict[str, tuple[Block, Span]] = {}
         self.current: Optional[Block] = None
         self.has_entry_args = False
@@ -240,15 +241,16 @@ class ParseContext:
         if fwd is not None:
             block = fwd[0]
         else:
-            for b in scope.blocks:
-                if b.label == name:
-                    raise DiagnosticError(Diagnostic(
-                        "error", f"redefinition of block '^{name}'", self.token_span(tok)).note(
-                            "previously defined here", b.span))
+            b = scope.labels.get(name)
+            if b is not None:
+                raise DiagnosticError(Diagnostic(
+                    "error", f"redefinition of block '^{name}'", self.token_span(tok)).note(
+                        "previously defined here", b.span))
             block = Block()
         block.label = name
         block.span = self.token_span(tok)
         scope.blocks.append(block)
+        scope.labels[name] = block
         scope.current = block
         for arg_tok, type, loc in args:
             arg = block.add_argument(type)
@@ -259,10 +261,8 @@ class ParseContext:
         """A `^label` successor reference, possibly before the block is defined."""
         name = tok.value[1:]
         scope = self.scope
-        for b in scope.blocks:
-            if b.label == name:
-                break
-        else:
+        b = scope.labels.get(name)
+        if b is None:
             fwd = scope.forward_blocks.get(name)
             if fwd is None:
                 b = Block(label=name)

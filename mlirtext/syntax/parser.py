@@ -124,9 +124,10 @@ def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> 
         ops[0].detach()
         return ops[0]
     block = Block()
-    for op in ops:
-        op.detach()
-        block.append(op)
+    for b in blocks:  # each block's ops taken whole: detaching them one by one (list.remove from the
+        moved, b.ops = b.ops, []  # front) was quadratic in the number of top-level ops
+        for op in moved:
+            block.append(op)
     module = Operation("builtin.module", regions=[Region([block])], span=Span(source, start, end))
     return module
 

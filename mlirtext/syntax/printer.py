@@ -42,7 +42,7 @@ class Printer:
         """A whole top-level op (a module), with the alias definitions it may use."""
         for name, value in self.aliases:
             self.out.append(f"{name} = {value}\n")
-        self._assign_names(op, set(), [0], [0])
+        self._assign_names(op, {}, [0], [0])
         self.operation(op)
         return "".join(self.out)
 
@@ -194,32 +194,35 @@ class Printer:
             line += "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")"
         self.out.append(line + ":\n")
 
-    def _fresh(self, used: set, wanted: Optional[str], counter: list, prefix: str = "") -> str:
+    def _fresh(self, used: dict, wanted: Optional[str], counter: list, prefix: str = "") -> str:
+        """`wanted`, else `wanted_K` with the smallest K free, else PREFIX and the counter. `used` maps
+        each name taken to the K to try next after it, so that a thousand `%x` cost linear time."""
         if wanted and _VALID_NAME.match(wanted) and wanted not in used:
-            used.add(wanted)
+            used[wanted] = 1
             return wanted
         if wanted and _VALID_NAME.match(wanted) and not wanted.isdigit():
-            k = 1
+            k = used[wanted]
             while f"{wanted}_{k}" in used:
                 k += 1
-            used.add(f"{wanted}_{k}")
+            used[wanted] = k + 1
+            used[f"{wanted}_{k}"] = 1
             return f"{wanted}_{k}"
         while f"{prefix}{counter[0]}" in used:
             counter[0] += 1
         name = f"{prefix}{counter[0]}"
         counter[0] += 1
-        used.add(name)
+        used[name] = 1
         return name
 
-    def _assign_names(self, op: Operation, used: set, counter: list, arg_counter: list) -> None:
+    def _assign_names(self, op: Operation, used: dict, counter: list, arg_counter: list) -> None:
         """Name the results of `op` and everything inside it (new scope at isolated ops)."""
         self._name_results(op, used, counter)
         definition = lookup(op.name)
         if definition is not None and definition.has(ISOLATED):
-            used, counter, arg_counter = set(), [0], [0]
-            block_used, block_counter = set(), [0]
+            used, counter, arg_counter = {}, [0], [0]
+            block_used, block_counter = {}, [0]
         else:
-            block_used, block_counter = set(), [0]
+            block_used, block_counter = {}, [0]
         for region in op.regions:
             for block in region.blocks:
                 wanted = block.label if block.label and _VALID_NAME.match(block.label) else None
@@ -230,7 +233,7 @@ class Printer:
                 for inner in block.ops:
                     self._assign_names(inner, used, counter, arg_counter)
 
-    def _name_results(self, op: Operation, used: set, counter: list) -> None:
+    def _name_results(self, op: Operation, used: dict, counter: list) -> None:
         results = op.results
         if not results:
             return

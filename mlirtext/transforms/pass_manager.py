@@ -12,6 +12,7 @@ from typing import Callable, Union
 
 from ..diagnostics import Diagnostic
 from ..ir.core import Operation
+from ..limits import MemoryLimitError
 from ..syntax.printer import print_module
 from ..verifier import verify
 from .driver import DidNotConverge
@@ -45,6 +46,8 @@ class PassManager:
             return [Diagnostic("error", str(e))]
         except RecursionError:
             return [Diagnostic("error", "the IR is nested too deeply for the passes")]
+        except MemoryLimitError as e:  # a pass that evaluates a constant too large to hold
+            return [Diagnostic("error", f"pass '{self.current}': {e}")]
         except Exception as e:  # noqa: BLE001 - a bug in a pass is reported, never a traceback
             return [Diagnostic("error", f"internal error in pass '{self.current}': {type(e).__name__}: {e} "
                                "(please report this with the input file)")]

@@ -31,6 +31,7 @@ who made a file: an unsigned module file is trusted as the native code it is.
 from __future__ import annotations
 
 import io
+import math
 import zipfile
 from dataclasses import dataclass, field
 from typing import Optional
@@ -38,6 +39,7 @@ from typing import Optional
 import numpy as np
 
 from ..ir.core import Operation
+from ..limits import MemoryLimitError, check as check_memory
 from .module_checks import Malformed, check_manifest, check_native_abi, check_program, read_json
 from .signing import INTEGRITY, SignatureError, check_signature, checksum
 
@@ -71,8 +73,8 @@ class ModuleFile:
         """Constant `name`, read from its .npy entry (its shape and dtype those the manifest declares)."""
         info = self.manifest["constants"][name]
         try:
-            array = np.load(io.BytesIO(self.entry(info["path"])), allow_pickle=False)
-        except (ValueError, OSError, KeyError, EOFError) as e:
+            array = _load_npy(self.entry(info["path"]), name)
+        except (ValueError, OSError, KeyError, EOFError, MemoryLimitError) as e:
             raise ModuleFileError(f"module file: constant {name} cannot be read ({e})") from None
         if list(array.shape) != info["shape"] or array.dtype != np.dtype(info["dtype"]):
             raise ModuleFileError(f"module file: constant {name} holds {array.shape} {array.dtype}, the manifest "
@@ -212,3 +214,18 @@ def _check_format(manifest) -> None:
     if manifest.get("version") != VERSION:
         raise ModuleFileError(f"module file format version {manifest.get('version')!r} is not supported: this "
                               f"mlirtext reads version {VERSION} (recompile it with `mlirtext compile`)")
+
+
+def _load_npy(data: bytes, name: str) -> np.ndarray:
+    """A constant's .npy entry as an array; its header's shape is checked against the entry's size
+    and the memory limit first (numpy allocates what the header declares before reading)."""
+    stream = io.BytesIO(data)
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(stream)
+    nbytes = math.prod(shape) * dtype.itemsize
+    check_memory(nbytes, f"constant {name}")
+    if nbytes > len(data) - stream.tell():
+        raise ValueError(f"its header declares {nbytes} bytes of data, the entry has {len(data) - stream.tell()}")
+    stream.seek(0)
+    return np.load(stream, allow_pickle=False)

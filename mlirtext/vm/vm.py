@@ -9,6 +9,7 @@ device.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from .devices import DeviceError, make_device
 from .modfile import InMemoryModule, ModuleFile, ModuleFileError, read_module_file, verify_signature
 from ..ir import types as T
 from ..ir.arrays import narrow_ints_as_storage, wrap_to_width
+from .. import limits
 from .program import describe, record_dtype, record_type, storage
 from .thread_choice import ThreadChoice
 
@@ -62,6 +64,7 @@ class Function:
         root, writer = {}, {}
         slot_users: dict = {}
         self.returns = []          # (register, copy?) per result
+        fresh = []                 # (bytes, what) of each buffer a call allocates outside the pool
         deps = []
         for ins in self.program["instructions"]:
             op = ins["op"]
@@ -74,6 +77,8 @@ class Function:
                 recs[ins["dst"]] = (shape, dtype)
                 root[ins["dst"]] = ins["dst"]
                 offset = self.plan["offsets"][ins["slot"]] if ins["slot"] >= 0 else -1
+                if offset < 0:
+                    fresh.append((math.prod(shape) * dtype.itemsize, describe(ins)))
                 self.setup.append(("alloc", ins["dst"], (shape, dtype, offset, ins["slot"])))
             elif op == "view":
                 shape, dtype = recs[ins["src"]]
@@ -116,6 +121,7 @@ class Function:
                     if own:
                         seen.add(root[r])
                     self.returns.append((r, not own))
+        self.largest_fresh = max(fresh, default=(0, ""))  # checked against the memory limit per call
         self.waves = _waves(deps)
         workers = getattr(device, "workers", 1)
         self.grains = []
@@ -173,16 +179,27 @@ class Function:
 
     def _take_arena(self):
         if not self._arena_lock.acquire(blocking=False):
-            return _new_arena(self.plan["pool_bytes"]), False   # a concurrent call: its own arena
+            return self._new_arena(), False   # a concurrent call: its own arena
         if self._arena is None:
-            self._arena = _new_arena(self.plan["pool_bytes"])
+            try:
+                self._arena = self._new_arena()
+            except VMError:
+                self._arena_lock.release()
+                raise
         return self._arena, True
+
+    def _new_arena(self) -> np.ndarray:
+        nbytes = self.plan["pool_bytes"]
+        _check_memory(nbytes, f"@{self.name}'s buffer pool")
+        return _new_arena(nbytes)
 
     def __call__(self, *args):
         start = time.perf_counter()
         inputs = self.check_inputs(args)
         regs = [None] * self.registers
         regs[:len(inputs)] = inputs
+        if self.largest_fresh[0] > limits.max_memory():
+            _check_memory(*self.largest_fresh)
         arena, held = self._take_arena()
         try:
             for kind, dst, payload in self.setup:
@@ -271,6 +288,13 @@ def _grain(count: int, workers: int, nbytes: int) -> int:
         return 0
     takes = min(workers * TAKES_PER_WORKER, count, max(workers, nbytes // TAKE_BYTES))
     return -(-count // takes)
+
+
+def _check_memory(nbytes: int, what: str) -> None:
+    try:
+        limits.check(nbytes, what)
+    except limits.MemoryLimitError as e:
+        raise VMError(str(e)) from None
 
 
 def _new_arena(nbytes: int) -> np.ndarray:
