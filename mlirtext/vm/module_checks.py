@@ -215,6 +215,20 @@ def _symbol_name(m) -> str:
     return re.sub(rb"\\([0-9A-Fa-f]{2})", lambda e: bytes([int(e.group(1), 16)]), m.group(1)).decode(errors="replace")
 
 
+def _top_level_parts(params: bytes) -> list[bytes]:
+    """A parameter list split at the commas outside parentheses (`ptr initializes((0, 4)) %out0`)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(params):
+        if c == ord("("):
+            depth += 1
+        elif c == ord(")"):
+            depth -= 1
+        elif c == ord(",") and depth == 0:
+            parts.append(params[start:i])
+            start = i + 1
+    return parts + [params[start:]]
+
+
 def _definitions(llvm_ir: bytes) -> dict:
     """Function name -> its parameters' types, from the `define` lines of LLVM IR text (found with
     find: a multi-line regex would try every position of the text)."""
@@ -225,7 +239,7 @@ def _definitions(llvm_ir: bytes) -> dict:
         end = text.find(b"\n", at + 1)
         m = _DEFINE.fullmatch(text[at + 1:end if end >= 0 else len(text)])
         if m:
-            found[_symbol_name(m)] = [p.split()[0].decode() for p in m.group(3).split(b",") if p.strip()]
+            found[_symbol_name(m)] = [p.split()[0].decode() for p in _top_level_parts(m.group(3)) if p.strip()]
         at = text.find(b"\ndefine ", at + 1)
     return found
 
