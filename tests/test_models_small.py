@@ -53,7 +53,8 @@ def small_cnn(seed: int = 0) -> str:
         if i == 0:   # bias and relu, as a framework's conv + ReLU gives them
             lines += [f"  %b0 = {_constant(w(16, 1))}",
                       "  %b0v = stablehlo.reshape %b0 : (tensor<16x1xf32>) -> tensor<16x1x1xf32>",
-                      f"  %b0b = stablehlo.broadcast_in_dim %b0v, dims = [1, 2, 3] : (tensor<16x1x1xf32>) -> {out_type}",
+                      "  %b0b = stablehlo.broadcast_in_dim %b0v, dims = [1, 2, 3] : (tensor<16x1x1xf32>) -> "
+                      f"{out_type}",
                       f"  %a0 = stablehlo.add %c0, %b0b : {out_type}",
                       f"  %z0 = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> {out_type}",
                       f"  %r0 = stablehlo.maximum %a0, %z0 : {out_type}",
