@@ -109,7 +109,13 @@ class FoldTransposeOfConstant(RewritePattern):
             if value.splat and value.hex is None:
                 folded = DenseElementsAttr(t, value.values, splat=True)
             else:
-                folded = array_to_attr(np.ascontiguousarray(np.transpose(attr_to_array(value, source.type), perm)), t)
+                array = np.ascontiguousarray(np.transpose(attr_to_array(value, source.type), perm))
+                if value.hex is not None and not value.splat and T.element_type(t) != T.i1:
+                    # raw bytes in, raw bytes out: an imported model's weights stay as compact as
+                    # the importer wrote them (not a decimal per element)
+                    folded = DenseElementsAttr(t, (), False, "0x" + array.tobytes().hex().upper())
+                else:
+                    folded = array_to_attr(array, t)
             const = rw.create(op, source.op.name, [], [t], {"value": folded})
             rw.replace_op(op, [const.result])
             return True
