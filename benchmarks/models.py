@@ -81,11 +81,11 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
     except IreeUnavailable as e:
         theirs = None
         say(f"  IREE: {e}")
-    rows = []
+    rows, function = [], paths.entry_function(imported.text)
     for t in threads:
-        runs = [runners.mlirtext_runner(ours, imported.inputs, t)]
+        runs = [runners.mlirtext_runner(ours, function, imported.inputs, t)]
         if theirs is not None:
-            runs.append(runners.iree_runner(theirs, imported.inputs, t))
+            runs.append(runners.iree_runner(theirs, function, imported.inputs, t))
         if imported.torch_model is not None:
             runs.append(runners.torch_runner(imported.torch_model, imported.inputs, t))
         if imported.onnx_path is not None:
@@ -150,7 +150,11 @@ def main(argv=None) -> int:
             if wanted_paths and path not in wanted_paths:
                 continue
             say(f"{name} via {path}")
-            for row in run_case(model, inputs, path, threads, args.rounds, workdir, say):
+            try:
+                rows = run_case(model, inputs, path, threads, args.rounds, workdir, say)
+            except Exception as e:  # noqa: BLE001 - one failing runtime is a row, the zoo goes on
+                rows = [{"failed": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}]
+            for row in rows:
                 print(markdown_row(name, path, row), flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return 0

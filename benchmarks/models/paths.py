@@ -4,6 +4,7 @@ on the same inputs, for the correctness column."""
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ import numpy as np
 
 @dataclass
 class Imported:
-    text: str                       # StableHLO, @main taking `inputs`
+    text: str                       # StableHLO, its entry function taking `inputs`
     inputs: list                    # numpy arrays
     want: list                      # the framework's outputs (numpy)
     import_seconds: float = 0.0
@@ -62,6 +63,14 @@ def export_onnx(model, inputs: list, workdir: str) -> str:
         torch.onnx.export(model, tuple(torch.from_numpy(a) for a in inputs), out, dynamo=False, opset_version=17,
                           input_names=[f"input{i}" for i in range(len(inputs))])
     return out
+
+
+def entry_function(text: str) -> str:
+    """The public function an importer made (`main`; ONNX's is named after the graph: `main_graph`)."""
+    for match in re.finditer(r"func\.func (public )?@([\w$.-]+)", text):
+        if not text[match.start():match.end() + 200].split("\n")[0].startswith("func.func private"):
+            return match.group(2)
+    return "main"
 
 
 def _as_list(out) -> list:

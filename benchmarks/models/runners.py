@@ -56,13 +56,13 @@ def mlirtext_artifact(text: str) -> Artifact:
     return Artifact(data, time.perf_counter() - start)
 
 
-def mlirtext_runner(artifact: Artifact, inputs: list, threads: int) -> Runner:
+def mlirtext_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
     from mlirtext import runtime
     device = "local-sync" if threads == 1 else "local-task"
 
     def load():
         start = time.perf_counter()
-        fn = runtime.load_module(artifact.data, device=device).vm_module.function("main")
+        fn = runtime.load_module(artifact.data, device=device).vm_module.function(function)
         seconds = time.perf_counter() - start
         fn(*inputs)
         return fn, seconds
@@ -76,7 +76,7 @@ def iree_artifact(text: str) -> Artifact:
     return Artifact(data, seconds)
 
 
-def iree_runner(artifact: Artifact, inputs: list, threads: int) -> Runner:
+def iree_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
     import iree.runtime as ireert
     driver = "local-sync" if threads == 1 else "local-task"
     if threads > 1:   # read when the local-task driver is first created
@@ -87,7 +87,7 @@ def iree_runner(artifact: Artifact, inputs: list, threads: int) -> Runner:
         config = ireert.Config(driver)
         context = ireert.SystemContext(config=config)
         context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, artifact.data))
-        fn = context.modules.module["main"]
+        fn = context.modules.module[function]
         seconds = time.perf_counter() - start
         staged = [ireert.asdevicearray(config.device, a) for a in inputs]
         fn(*staged)
