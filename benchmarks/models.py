@@ -73,7 +73,8 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
     try:
         ours = runners.mlirtext_artifact(imported.text)
     except CompileFailed as e:
-        return [{"failed": f"mlirtext compile: {str(e).strip().splitlines()[0]}"}]
+        first, more = e.diagnostics[0].message, len(e.diagnostics) - 1
+        return [{"failed": f"mlirtext compile: {first}" + (f" (and {more} more)" if more else "")}]
     say(f"  mlirtext compiled in {ours.compile_seconds:.1f} s")
     try:
         theirs = runners.iree_artifact(imported.text)
