@@ -146,7 +146,11 @@ def main(argv=None) -> int:
     workdir = paths.new_workdir()
     for name in chosen:
         entry = models[name]
-        model, inputs = entry.build()
+        try:
+            model, inputs = entry.build()
+        except Exception as e:  # noqa: BLE001 - a family whose framework is missing or broken is a row
+            print(markdown_row(name, "-", {"failed": f"build: {type(e).__name__}: {str(e).strip()[:200]}"}))
+            continue
         for path in entry.paths:
             if wanted_paths and path not in wanted_paths:
                 continue

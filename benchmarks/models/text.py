@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ZooModel
+from .torchvision_fix import importable_torchvision
 
 SEQ = 128
 VOCAB = 1000
@@ -12,6 +13,17 @@ VOCAB = 1000
 
 def _tokens(seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, VOCAB, (1, SEQ), dtype=np.int64)
+
+
+def _transformers():
+    """The transformers package, with torchvision importable first (it imports torchvision when
+    installed: torchvision_fix.py)."""
+    try:
+        importable_torchvision()
+    except ImportError:   # not installed: transformers does without it
+        pass
+    import transformers
+    return transformers
 
 
 def _last_hidden_state(model, *names):
@@ -31,29 +43,29 @@ def _last_hidden_state(model, *names):
 
 def _bert():
     import torch
-    from transformers import BertConfig, BertModel
+    t = _transformers()
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=VOCAB, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+    config = t.BertConfig(vocab_size=VOCAB, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=1024, max_position_embeddings=SEQ, attn_implementation="eager")
-    return _last_hidden_state(BertModel(config), "input_ids"), [_tokens()]
+    return _last_hidden_state(t.BertModel(config), "input_ids"), [_tokens()]
 
 
 def _gpt2():
     import torch
-    from transformers import GPT2Config, GPT2Model
+    t = _transformers()
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=VOCAB, n_embd=256, n_layer=2, n_head=4, n_positions=SEQ,
+    config = t.GPT2Config(vocab_size=VOCAB, n_embd=256, n_layer=2, n_head=4, n_positions=SEQ,
                         attn_implementation="eager")
-    return _last_hidden_state(GPT2Model(config), "input_ids"), [_tokens()]
+    return _last_hidden_state(t.GPT2Model(config), "input_ids"), [_tokens()]
 
 
 def _t5():
     import torch
-    from transformers import T5Config, T5Model
+    t = _transformers()
     torch.manual_seed(0)
-    config = T5Config(vocab_size=VOCAB, d_model=256, d_kv=64, d_ff=1024, num_layers=2, num_decoder_layers=2,
+    config = t.T5Config(vocab_size=VOCAB, d_model=256, d_kv=64, d_ff=1024, num_layers=2, num_decoder_layers=2,
                       num_heads=4, attn_implementation="eager")
-    return _last_hidden_state(T5Model(config), "input_ids", "decoder_input_ids"), [_tokens(0), _tokens(1)]
+    return _last_hidden_state(t.T5Model(config), "input_ids", "decoder_input_ids"), [_tokens(0), _tokens(1)]
 
 
 MODELS = [

@@ -4,28 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import ZooModel
+from .torchvision_fix import torchvision_models
 
 IMAGE = (1, 3, 224, 224)
-
-
-def torchvision_models():
-    """`torchvision.models`, importable beside the CPU torch of the `torch` extra.
-
-    The torchvision wheel for torch 2.13 on PyPI (0.28.0, the `vision` extra) is built against CUDA
-    torch: its operator library `_C.so` needs libtorch_cuda and does not load here, and importing
-    torchvision then fails registering fake kernels for `torchvision::nms` / `qnms`. The model
-    definitions are plain Python and need none of its operators, so when the library is missing
-    the two schemas are declared (never called) before the import."""
-    import torch
-    try:
-        import torchvision
-    except RuntimeError:
-        lib = torch.library.Library("torchvision", "DEF")
-        for op in ("nms", "qnms"):
-            lib.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        torchvision_models.keep = lib   # the schemas live as long as the library object
-        import torchvision
-    return torchvision.models
 
 
 def _image() -> np.ndarray:
