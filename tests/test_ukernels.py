@@ -148,13 +148,18 @@ def test_convolution_runs_as_implicit_gemm_with_its_epilogue(h, w, ic, oc, k, pa
         assert np.array_equal(runtime.load_module(data, device=device).conv(*args), want), device
 
 
-def test_a_strided_convolution_keeps_its_generated_loops():
-    data = runtime.compile_text(_conv_text(9, 9, 4, 16, 3, 1, stride=2))
-    assert not any("micro-kernel" in k.get("implementation", "") for k in _kernels(data).values())
+@pytest.mark.parametrize("h,k,stride", [(9, 3, 2), (12, 1, 2), (15, 7, 3)])
+def test_a_strided_convolution_runs_as_implicit_gemm(h, k, stride):
+    """A stride steps the rows of A (and the taps' input rows) further: still the micro-kernel,
+    with its epilogue, and the reference's bits."""
+    data = runtime.compile_text(_conv_text(h, h, 4, 16, k, k // 2, stride=stride))
+    conv, = [k_ for k_ in _kernels(data).values() if "micro-kernel" in k_.get("implementation", "")]
+    assert conv["implementation"].endswith("addf+maximumf epilogue")
     rng = np.random.default_rng(7)
-    args = [_ints(rng, 2, 9, 9, 4), _ints(rng, 3, 3, 4, 16), _ints(rng, 16)]
+    args = [_ints(rng, 2, h, h, 4), _ints(rng, k, k, 4, 16), _ints(rng, 16)]
     want = runtime.load_module(data, device="reference").conv(*args)
-    assert np.array_equal(runtime.load_module(data, device="local-sync").conv(*args), want)
+    for device in ("local-sync", "local-task"):
+        assert np.array_equal(runtime.load_module(data, device=device).conv(*args), want), device
 
 
 @pytest.mark.parametrize("batch,m,n,k", [(2, 3, 32, 16), (3, 13, 48, KC + 56), (1, 40, 16, 8)])

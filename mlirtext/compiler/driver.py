@@ -111,9 +111,10 @@ def _kernel_pipeline() -> str:
                                                                                       "math-polynomial-approximation")
 
 
-def form_dispatches(module: Operation, fold: bool = True) -> None:
+def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = False) -> None:
     """Lower `module` (in place) to linalg and outline its dispatches. `fold=False` leaves out
-    canonicalize (which folds computations on constants away: test programs keep their kernels)."""
+    canonicalize (which folds computations on constants away: test programs keep their kernels).
+    `channels_last` lays 2-D convolutions out as NHWC x HWIO first (the CPU micro-kernel's layout)."""
     level = level_of(module)
     if level is None and any(isinstance(t, T.MemRefType) for op in module.walk() if op.name == "func.func"
                              for t in (*function_type(op).inputs, *function_type(op).results)):
@@ -122,6 +123,8 @@ def form_dispatches(module: Operation, fold: bool = True) -> None:
         raise CompileFailed([Diagnostic("error", f"compile takes a module on tensors (hlo, tosa or linalg "
                                         f"level); this one is at the {level} level", module.span)])
     _run(module, "inline,symbol-dce", "inline")
+    if channels_last and level == "hlo":
+        _run(module, "convert-conv-to-channels-last", "layout")
     try:
         to_linalg = lowering_pipeline(module, "linalg")
     except ValueError as e:
@@ -167,8 +170,9 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     timings = {}
     start = time.perf_counter()
     sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
-    form_dispatches(module, fold)
-    if not any(t in GPU_TARGET_NAMES for t in targets):   # (the merged kernels are for the CPU micro-kernel)
+    cpu_only = not any(t in GPU_TARGET_NAMES for t in targets)   # (the GPU kernels tile any layout)
+    form_dispatches(module, fold, channels_last=cpu_only)
+    if cpu_only:   # (the merged kernels are for the CPU micro-kernel)
         fuse_transposed_operands(module)
         fuse_epilogues(module)
     timings["dispatch formation"] = time.perf_counter() - start

@@ -1,5 +1,5 @@
 """Matmul micro-kernel: register-tiled LLVM IR for `fill(0) + (batch_)matmul` dispatches on f32,
-and for stride-1 convolutions (the same kernel over taps: `MatmulPlan`), with an optional
+and for NHWC convolutions, strided or not (the same kernel over taps: `MatmulPlan`), with an optional
 elementwise epilogue (a bias, a relu: see epilogues.py).
 
 The generated loops of a matmul vectorise along `n` but load and store the output row at every
@@ -57,7 +57,7 @@ class MatmulPlan:
 
     A matmul has one tap. A convolution is the same loop nest over its input in place (an implicit
     GEMM, no im2col copy): for output row `oh` and filter row `t`, the rows of A are the input
-    pixels of row oh + t, `a_row` floats apart, each with its KW x IC window contiguous (stride 1),
+    pixels of row oh*sh + t*dh, `a_row` floats apart (sw * IC), each with its KW x IC window contiguous,
     and B is filter row t, (KW * IC) x OC."""
     batch: int
     M: int
@@ -75,11 +75,16 @@ class MatmulPlan:
     b_batch: Optional[int] = None       # floats between batches of B (None: K * N)
     kind: str = "matmul"
     b_transposed: bool = False          # the kernel input is B^T (N x K): B[k, n] is input[n, k]
+    #: Taps as (row, column) pairs, `tap_columns` per row and `a_column` floats apart in A (a filter
+    #: with dilated columns: each tap is one filter pixel, K = IC); 1: each tap is a whole filter row.
+    tap_columns: int = 1
+    a_column: int = 0
 
     @property
     def description(self) -> str:
         what = DESCRIPTION if self.kind == "matmul" else \
-            DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter rows")
+            DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
+                                f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += ", B transposed while packed" if self.b_transposed else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
 
@@ -160,8 +165,9 @@ def _epilogue(body, root: Operation, rest: list, N: int):
 
 
 def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
-    """An NHWC x HWCF convolution with stride and dilation 1, no padding (a pad is a kernel of its
-    own), zero-filled: `out[n, oh, ow, oc] += x[n, oh + kh, ow + kw, ic] * w[kh, kw, ic, oc]`."""
+    """An NHWC x HWCF convolution, no padding (a pad is a kernel of its own), zero-filled:
+    `out[n, oh, ow, oc] += x[n, oh*sh + kh*dh, ow*sw + kw*dw, ic] * w[kh, kw, ic, oc]`, with any
+    strides and dilations."""
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
     if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name != "linalg.generic":
@@ -183,19 +189,47 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
         return None
     if s.num_dims != 7 or s.reductions != {4, 5, 6} or not _is_conv_body(s.body):
         return None
-    want = (lambda d: (d[0], d[1] + d[5], d[2] + d[6], d[4]), lambda d: (d[5], d[6], d[4], d[3]),
-            lambda d: (d[0], d[1], d[2], d[3]))
+    window = _conv_window(s.maps[0])
+    if window is None:
+        return None
+    sh, dh, sw, dw = window
+    want = (lambda d: (d[0], d[1] * sh + d[5] * dh, d[2] * sw + d[6] * dw, d[4]),
+            lambda d: (d[5], d[6], d[4], d[3]), lambda d: (d[0], d[1], d[2], d[3]))
     if not all(_same_affine(mp, f, 7) for mp, f in zip(s.maps, want)):
         return None
     (nb, H, W, IC), (KH, KW, IC2, OC), (nb2, OH, OW, OC2) = (v.type.shape for v in (*ins, *outs))
-    if (nb, IC, OC) != (nb2, IC2, OC2) or H != OH + KH - 1 or W != OW + KW - 1 or OC % TILE_N:
+    if (nb, IC, OC) != (nb2, IC2, OC2) or H < (OH - 1) * sh + (KH - 1) * dh + 1 or \
+            W < (OW - 1) * sw + (KW - 1) * dw + 1 or OC % TILE_N:
         return None
     epilogue = _epilogue(body, conv, rest, OC)
     if epilogue is False:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
-    return MatmulPlan(nb * OH, OW, OC, KW * IC, index[0], index[1], len(args), epilogue, taps=KH, a_row=IC,
-                      a_tap=W * IC, b_tap=KW * IC * OC, a_batch=(OH, H * W * IC, W * IC), b_batch=0, kind="conv")
+    # A filter row's window is one run of KW x IC floats when its columns are adjacent; with
+    # dilated columns every filter pixel is a tap of its own (IC floats).
+    per_row = dw == 1 or KW == 1
+    return MatmulPlan(nb * OH, OW, OC, KW * IC if per_row else IC, index[0], index[1], len(args), epilogue,
+                      taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
+                      b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH, H * W * IC, sh * W * IC), b_batch=0,
+                      kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC)
+
+
+def _conv_window(m) -> Optional[tuple]:
+    """(row stride, row dilation, column stride, column dilation) of a convolution's input map
+    `(n, oh*sh + kh*dh, ow*sw + kw*dw, ic)` over loops (n, oh, ow, oc, ic, kh, kw): its second and
+    third results' coefficients, read off at unit vectors (`_same_affine` then checks the whole map)."""
+    if len(m.results) != 4:
+        return None
+    coefficients = []
+    for j in (1, 5, 2, 6):
+        point = [int(i == j) for i in range(7)]
+        kind, value = m.results[1 if j in (1, 5) else 2]
+        got = point[value] if kind == "dim" else None if kind == "const" else \
+            evaluate(m, value, dict(enumerate(point)))
+        if not isinstance(got, int) or got < 1:
+            return None
+        coefficients.append(got)
+    return tuple(coefficients)
 
 
 def _is_conv_body(block) -> bool:
@@ -257,7 +291,9 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
             "t.head:", "  %t = phi i64 [ 0, %w.body ], [ %t.next, %k0.exit ]",
             f"  %t.more = icmp slt i64 %t, {plan.taps}", "  br i1 %t.more, label %t.body, label %t.exit",
-            "t.body:", f"  %a.tap = mul i64 %t, {plan.a_tap}", "  %a.tbase = add i64 %a.base, %a.tap",
+            "t.body:", f"  %t.row = udiv i64 %t, {plan.tap_columns}", f"  %t.col = urem i64 %t, {plan.tap_columns}",
+            f"  %a.trow = mul i64 %t.row, {plan.a_tap}", f"  %a.tcol = mul i64 %t.col, {plan.a_column}",
+            "  %a.tap = add i64 %a.trow, %a.tcol", "  %a.tbase = add i64 %a.base, %a.tap",
             f"  %b.tap = mul i64 %t, {plan.b_tap}", "  %b.base = add i64 %b.base1, %b.tap",
             "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {plan.taps - 1}", "  br label %k0.head",
             "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %m.done ]",

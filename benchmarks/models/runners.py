@@ -1,0 +1,145 @@
+"""The runtimes a zoo model is timed on, each at a given thread count, with its inputs staged once:
+mlirtext's VM (local-sync for one thread, local-task for more), IREE (`iree-compile` for the host
+CPU, `iree.runtime` local-sync / local-task, inputs staged with `asdevicearray` as
+`iree-benchmark-module` does), torch eager (`torch.set_num_threads`) and ONNX Runtime
+(`intra_op_num_threads`)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Runner:
+    runtime: str
+    threads: int
+    call: Callable          # one inference on the staged inputs
+    outputs: Callable       # one inference, its results as numpy arrays
+    load_seconds: float
+    peak_bytes: int         # resident memory the load and first call added (VmHWM growth)
+
+
+@dataclass
+class Artifact:
+    data: bytes
+    compile_seconds: float
+
+
+def peak_growth(fn) -> tuple[object, int]:
+    """(fn(), how far the process's peak resident set rose above its resident set before the call).
+    Linux: writing 5 to clear_refs resets the peak (VmHWM) to the current size."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before = _status_kib("VmRSS")
+    except OSError:
+        return fn(), 0
+    result = fn()
+    return result, max(0, _status_kib("VmHWM") - before) * 1024
+
+
+def _status_kib(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def mlirtext_artifact(text: str) -> Artifact:
+    from mlirtext import runtime
+    start = time.perf_counter()
+    data = runtime.compile_text(text, filename="model")
+    return Artifact(data, time.perf_counter() - start)
+
+
+def mlirtext_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
+    from mlirtext import runtime
+    device = "local-sync" if threads == 1 else "local-task"
+
+    def load():
+        start = time.perf_counter()
+        fn = runtime.load_module(artifact.data, device=device).vm_module.function(function)
+        seconds = time.perf_counter() - start
+        fn(*inputs)
+        return fn, seconds
+    (fn, seconds), peak = peak_growth(load)
+    return Runner("mlirtext", threads, lambda: fn(*inputs), lambda: list(fn(*inputs)), seconds, peak)
+
+
+def iree_artifact(text: str) -> Artifact:
+    from mlirtext.bench.iree import iree_compile
+    data, seconds = iree_compile(text)
+    return Artifact(data, seconds)
+
+
+def iree_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
+    import iree.runtime as ireert
+    driver = "local-sync" if threads == 1 else "local-task"
+    if threads > 1:   # read when the local-task driver is first created
+        ireert.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+
+    def load():
+        start = time.perf_counter()
+        config = ireert.Config(driver)
+        context = ireert.SystemContext(config=config)
+        context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, artifact.data))
+        fn = context.modules.module[function]
+        seconds = time.perf_counter() - start
+        staged = [ireert.asdevicearray(config.device, a) for a in inputs]
+        fn(*staged)
+        return fn, staged, seconds
+    (fn, staged, seconds), peak = peak_growth(load)
+
+    def outputs():
+        out = fn(*staged)
+        return [np.asarray(o.to_host()) for o in (out if isinstance(out, (tuple, list)) else [out])]
+    return Runner("iree", threads, lambda: fn(*staged), outputs, seconds, peak)
+
+
+def torch_runner(model, inputs: list, threads: int) -> Runner:
+    import torch
+    tensors = [torch.from_numpy(a) for a in inputs]
+
+    def call():
+        if torch.get_num_threads() != threads:   # one setting for the process: set before each timing
+            torch.set_num_threads(threads)
+        with torch.no_grad():
+            return model(*tensors)
+    _, peak = peak_growth(call)
+    return Runner("torch", threads, call, lambda: [call().numpy()], 0.0, peak)
+
+
+def ort_runner(onnx_path: str, inputs: list, threads: int) -> Runner:
+    import onnxruntime as ort
+
+    def load():
+        start = time.perf_counter()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+        seconds = time.perf_counter() - start
+        feed = {i.name: a for i, a in zip(session.get_inputs(), inputs)}
+        session.run(None, feed)
+        return session, feed, seconds
+    (session, feed, seconds), peak = peak_growth(load)
+    return Runner("onnxruntime", threads, lambda: session.run(None, feed), lambda: session.run(None, feed),
+                  seconds, peak)
+
+
+def max_relative_error(got: list, want: list) -> float:
+    """Largest |got - want| over the largest |want|, across the outputs."""
+    if len(got) != len(want):
+        return float("inf")
+    worst = 0.0
+    for g, w in zip(got, want):
+        g, w = np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64)
+        if g.shape != w.shape:
+            return float("inf")
+        scale = max(float(np.max(np.abs(w))) if w.size else 0.0, 1e-30)
+        worst = max(worst, float(np.max(np.abs(g - w))) / scale if w.size else 0.0)
+    return worst
