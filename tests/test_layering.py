@@ -69,6 +69,7 @@ LAYER_OF = {
     "mlirtext.importers": "front ends",
     "mlirtext.bench": "front ends",
     "mlirtext.analysis": "front ends",
+    "mlirtext.debugging": "front ends",  # bisect, injected faults, repros: over the lowering and the interpreter
     "mlirtext.cli": "interfaces",
     "mlirtext.__main__": "interfaces",  # `python -m mlirtext`: the command line
 }

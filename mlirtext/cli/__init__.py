@@ -17,6 +17,7 @@ from .. import limits
 from ..importers.common import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import load_passes
+from ..transforms.semantics_check import RELATIVE_BOUND, ULP_BOUND
 from ..compiler.target_names import TARGETS
 from ..vm.devices import DEVICES
 
@@ -24,7 +25,8 @@ from ..vm.devices import DEVICES
 #: VM, llvmlite, the benchmark's tables) costs 0.04 s more CPU at start-up, a fifth of what
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
 HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
-            "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp"}
+            "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp",
+            "bisect": "bisect"}
 
 #: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
 #: generates code for a generic one, so a misspelt name is refused here instead.
@@ -62,6 +64,7 @@ def build_argparser() -> argparse.ArgumentParser:
     _add_translate(sub)
     _add_bench(sub)
     _add_import(sub)
+    _add_bisect(sub)
     return parser
 
 
@@ -101,6 +104,46 @@ def _add_opt(sub) -> None:
                             "inputs; a pass that changes the results is an error")
     group.add_argument("--seed", type=int, default=0, help="seed of --check-semantics' inputs (default 0)")
     _add_max_memory(opt)
+    group.add_argument("--function", help="the function --input is for (default: the module's only public one)")
+    group.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                       help="an argument of --check-semantics' run of --function, as for `mlirtext run` "
+                            "(repeat per argument; default: seeded random values)")
+    _add_tolerance(group, "--check-semantics")
+    _add_faults(group)
+
+
+def _add_tolerance(group, what: str) -> None:
+    group.add_argument("--tolerance", type=float, default=RELATIVE_BOUND, metavar="RELATIVE",
+                       help=f"{what}: a float result may move by this much of its largest magnitude "
+                            f"(default {RELATIVE_BOUND:g}) ...")
+    group.add_argument("--tolerance-ulp", type=int, default=ULP_BOUND, metavar="N",
+                       help=f"... or by N units in the last place (default {ULP_BOUND})")
+
+
+def _add_faults(group) -> None:
+    """The switches that inject a fault into one pass (mlirtext/debugging/faults.py); two are for tests."""
+    group.add_argument("--debug-miscompile", action="append", metavar="PASS:OP",
+                       help="after the first run of pass PASS that leaves an op named OP, nudge that op's scalar "
+                            "result (+1 for an integer or index, +2**-10 for a float) for every use of it")
+    group.add_argument("--debug-crash", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
+    group.add_argument("--debug-unverifiable", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
+
+
+def _add_bisect(sub) -> None:
+    summary = ("find the first pass of the lowering to llvm that changes a function's results, crashes or leaves "
+               "IR that does not verify")
+    bis = sub.add_parser("bisect", help=summary, description=summary + ". The interpreter runs the function "
+                         "after every pass on the same inputs. Exit status 1 when a pass is found, 0 when none.")
+    bis.add_argument("input", help="an .mlir file (hlo, tosa, linalg or loops level)")
+    bis.add_argument("--function", help="the function to follow (default: the module's only public one)")
+    bis.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                     help="an argument, as for `mlirtext run` (repeat per argument; default: seeded random values)")
+    bis.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    bis.add_argument("-o", dest="output", metavar="REPRO_DIR",
+                     help="write the repro there: the function before the pass, its inputs and results as .npy, "
+                          "and README with the command that shows the failure")
+    _add_tolerance(bis, "results")
+    _add_faults(bis)
 
 
 def _add_run(sub) -> None:

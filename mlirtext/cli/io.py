@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import api
 from ..diagnostics import Diagnostic, report
+from ..ir.attributes import StringAttr
 from ..syntax.parser import ParseResult
 from ..values import ValueError_, format_results, format_value, parse_inputs as parse_input_values
 
@@ -177,3 +178,15 @@ def print_outputs(specs: list, outputs, types, max_elements: Optional[int] = Non
             report([problem])
             return 1
     return 0
+
+
+def public_functions(module) -> list[str]:
+    """The names of the module's public functions with a body that can be run."""
+    names = []
+    for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
+        runnable = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
+        if runnable and op.regions and op.regions[0].blocks:
+            vis = op.attributes.get("sym_visibility")
+            if not (isinstance(vis, StringAttr) and vis.value != "public"):
+                names.append(op.attributes["sym_name"].value)
+    return names

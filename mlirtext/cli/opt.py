@@ -9,9 +9,11 @@ from ..transforms.pass_manager import PassManager, PrintIR, Timing
 from ..transforms.passes import load_passes
 from ..transforms.lowering_service import lower_to as lower
 from ..transforms.pipeline import PipelineError, parse_pipeline
-from ..transforms.semantics_check import CheckSemantics
+from ..interpreter.abi import signature
+from ..transforms.semantics_check import CheckSemantics, Tolerance
 from ..verify_diagnostics import check
-from .io import read_input, write_output
+from .debug_switches import make_faults, pick_function
+from .io import parse_inputs, read_input, write_output
 
 
 def main(args) -> int:
@@ -20,7 +22,8 @@ def main(args) -> int:
         return 0
     pm = _pass_manager(args)
     if isinstance(pm, str):
-        print(pm, file=sys.stderr)
+        if pm:
+            print(pm, file=sys.stderr)
         return 1
     got = read_input(args.input)
     if got is None:
@@ -29,6 +32,8 @@ def main(args) -> int:
     results = api.parse_chunks(text, name, args.split_input_file)
     outputs, failed = [], False
     for result in results:
+        if args.inputs and not has_errors(result.diagnostics) and not _give_inputs(pm, result, args):
+            return 1
         if pm is not None and not has_errors(result.diagnostics):
             result.diagnostics.extend(_run_passes(pm, result, args.lower_to))
         if args.verify_diagnostics:
@@ -56,6 +61,22 @@ def main(args) -> int:
     return 0
 
 
+def _give_inputs(pm, result, args) -> bool:
+    """Hand the --input values to --check-semantics for --function; False after reporting."""
+    checks = [i for i in (pm.instrumentations if pm is not None else []) if isinstance(i, CheckSemantics)]
+    if not checks:
+        report([Diagnostic("error", "--input is for --check-semantics, which is not asked for")])
+        return False
+    fn = pick_function(result.module, args.function, result.source.name)
+    if fn is None:
+        return False
+    inputs = parse_inputs(args.inputs, fn.sym_name, signature(fn).inputs)
+    if inputs is None:
+        return False
+    checks[0].inputs[fn.sym_name] = inputs
+    return True
+
+
 def _list_passes() -> str:
     lines = ["Passes:"]
     for name, cls in sorted(load_passes().items()):
@@ -77,13 +98,18 @@ def _pass_manager(args):
     # time of the other instrumentations (printing, interpreting) is not counted.
     instruments = []
     if args.check_semantics:
-        instruments.append(CheckSemantics(sys.stderr.write, args.seed))
+        instruments.append(CheckSemantics(sys.stderr.write, args.seed,
+                                          tolerance=Tolerance(args.tolerance_ulp, args.tolerance)))
     if args.print_ir_before_all or args.print_ir_after_all or args.print_ir_after_change:
         instruments.append(PrintIR(sys.stderr.write, args.print_ir_before_all, args.print_ir_after_all,
                                    args.print_ir_after_change))
     if args.timing:
         instruments.append(Timing())
-    return PassManager(items, instrumentations=instruments)
+    faults = make_faults(args)
+    if faults is None:
+        return ""   # (reported)
+    # Faults go last, so that they strike before the others see the pass's result.
+    return PassManager(items, instrumentations=instruments + faults)
 
 
 def _run_passes(pm, result, lower_to) -> list:

@@ -14,7 +14,6 @@ from ..diagnostics import Diagnostic, report
 from ..interpreter import Interpreter, InterpreterError
 from ..interpreter.abi import ABI_ATTR, signature
 from ..interpreter.llvm import builtin_signature
-from ..ir.attributes import StringAttr
 from ..compiler.module_writer import in_memory
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
@@ -22,7 +21,7 @@ from ..vm.program import record_type
 from ..vm.signing import SignatureError, load_public_keys
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
-from .io import decode_text, parse_inputs, parse_verified, print_outputs, read_bytes
+from .io import decode_text, parse_inputs, parse_verified, print_outputs, public_functions, read_bytes
 
 #: A module file is a zip archive.
 MODULE_FILE_MAGIC = b"PK\x03\x04"
@@ -55,7 +54,7 @@ def _interpret(args, text: str, name: str) -> int:
     interp = Interpreter(result.module)
     fn_name = args.function
     if fn_name is None:
-        public = _public_functions(result.module)
+        public = public_functions(result.module)
         if len(public) != 1:
             report([Diagnostic("error", f"{name}: --function is needed: the module has "
                               f"{len(public)} public functions ({', '.join(public) or 'none'})")])
@@ -81,17 +80,6 @@ def _interpret(args, text: str, name: str) -> int:
         report([Diagnostic("error", str(e), e.span)])
         return 1
     return print_outputs(args.outputs, outputs, ftype.results, args.output_max_element_count)
-
-
-def _public_functions(module) -> list[str]:
-    names = []
-    for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
-        runnable = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
-        if runnable and op.regions and op.regions[0].blocks:
-            vis = op.attributes.get("sym_visibility")
-            if not (isinstance(vis, StringAttr) and vis.value != "public"):
-                names.append(op.attributes["sym_name"].value)
-    return names
 
 
 def _run_module(args, source, compile_seconds) -> int:

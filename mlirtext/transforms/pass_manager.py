@@ -50,7 +50,7 @@ class PassManager:
             return [Diagnostic("error", f"pass '{self.current}': {e}")]
         except Exception as e:  # noqa: BLE001 - a bug in a pass is reported, never a traceback
             return [Diagnostic("error", f"internal error in pass '{self.current}': {type(e).__name__}: {e} "
-                               "(please report this with the input file)")]
+                               "(please report this with the input file)", op_being_handled(e))]
         return []
 
     def _run_items(self, items, op: Operation) -> None:
@@ -74,6 +74,23 @@ class PassManager:
             if problems:
                 raise PassFailure(f"pass '{p.name}' produced IR that does not verify: {problems[0].message}",
                                   problems[0].span, problems[0].notes)
+
+
+def op_being_handled(e: BaseException):
+    """The span of the op a crashed pass was on: the innermost frame of the traceback with a local
+    that is an op with a span (a pass's pattern or helper names the op it works on), or None."""
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            while isinstance(value, Operation) and value.span is None:
+                value = value.parent_op   # an op built without the rewriter: its enclosing op's span
+            if isinstance(value, Operation) and value.name != "builtin.module":
+                return value.span
+    return None
 
 
 def _targets(op: Operation, anchor: str) -> list[Operation]:

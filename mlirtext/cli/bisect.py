@@ -1,0 +1,60 @@
+"""`mlirtext bisect FILE`: the first pass of the lowering to llvm that changes a function's
+results, crashes or leaves IR that does not verify; exit status 1 when one does, 0 when none."""
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+
+from ..diagnostics import Diagnostic, report
+from ..debugging.bisect import BisectError, bisect_pipeline
+from ..debugging.repro import replay_command, write_repro
+from ..interpreter.abi import signature
+from ..transforms.semantics_check import Tolerance, random_inputs
+from .debug_switches import make_faults, pick_function
+from .io import parse_inputs, read_verified
+
+
+def main(args) -> int:
+    faults = make_faults(args)
+    if faults is None:
+        return 1
+    result = read_verified(args.input)
+    if result is None:
+        return 1
+    fn = pick_function(result.module, args.function, args.input)
+    if fn is None:
+        return 1
+    if args.inputs:
+        inputs = parse_inputs(args.inputs, fn.sym_name, signature(fn).inputs)
+        if inputs is None:
+            return 1
+    else:
+        inputs = random_inputs(fn, np.random.default_rng(args.seed))
+    tolerance = Tolerance(args.tolerance_ulp, args.tolerance)
+    try:
+        found = bisect_pipeline(result.module, fn.sym_name, inputs, tolerance, faults)
+    except BisectError as e:
+        report([Diagnostic("error", f"{args.input}: {e}")])
+        return 1
+    for fault in faults:
+        if fault.struck is None:
+            report([Diagnostic("warning", f"{fault.flag()} never struck: no run of pass '{fault.spec.pass_name}' "
+                                          f"left an op named {fault.spec.op_name}")])
+    source = "the given inputs" if args.inputs else f"random inputs (seed {args.seed})"
+    finding = found.finding
+    if finding is None:
+        print(f"bisect: @{fn.sym_name}: all {len(found.passes)} passes of the lowering to llvm keep its results "
+              f"within {tolerance} on {source}")
+        return 0
+    print(f"bisect: @{fn.sym_name} on {source}: pass {finding.position} of {found.total} of the lowering to llvm "
+          f"(step to {finding.level}), '{finding.pass_spelling}', {finding.kind}")
+    print(f"  {finding.message}")
+    for name, span in finding.ops:
+        line, col = span.line_col
+        print(f"  {span.source.name}:{line}:{col}: {name}")
+    if args.output:
+        command = replay_command(finding, tolerance, faults)
+        write_repro(args.output, finding, command)
+        print(f"  repro in {args.output}; to see it: cd {shlex.quote(args.output)} && {shlex.join(command)}")
+    return 1
