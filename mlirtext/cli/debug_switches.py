@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..diagnostics import Diagnostic, report
 from ..debugging.faults import FAULTS, FaultSpec, FaultSpecError
 from ..transforms.passes import load_passes
-from .io import public_functions
+from .io import public_functions, runnable
 
 
 def make_faults(args):
@@ -21,7 +21,8 @@ def make_faults(args):
 
 
 def pick_function(module, name, path):
-    """The func.func named `name`, or the module's only public one; None after reporting."""
+    """The function named `name` (a func.func, or an llvm.func lowered from one), or the module's only
+    public one; None after reporting."""
     if name is None:
         public = public_functions(module)
         if len(public) != 1:
@@ -31,7 +32,7 @@ def pick_function(module, name, path):
         name = public[0]
     name = name.lstrip("@")
     body = module.regions[0].blocks[0].ops
-    fn = next((op for op in body if op.name == "func.func" and op.sym_name == name and op.regions[0].blocks), None)
+    fn = next((op for op in body if runnable(op) and op.sym_name == name), None)
     if fn is None:
-        report([Diagnostic("error", f"{path}: there is no func.func @{name} with a body")])
+        report([Diagnostic("error", f"{path}: there is no function @{name} with a body")])
     return fn

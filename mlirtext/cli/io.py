@@ -180,12 +180,18 @@ def print_outputs(specs: list, outputs, types, max_elements: Optional[int] = Non
     return 0
 
 
+def runnable(op) -> bool:
+    """A function with a body the interpreter can call with arguments: a func.func, or an llvm.func
+    lowered from one (which keeps the signature it had)."""
+    function = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
+    return function and bool(op.regions) and bool(op.regions[0].blocks)
+
+
 def public_functions(module) -> list[str]:
     """The names of the module's public functions with a body that can be run."""
     names = []
     for op in module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []:
-        runnable = op.name == "func.func" or op.name == "llvm.func" and "mlirtext.abi" in op.attributes
-        if runnable and op.regions and op.regions[0].blocks:
+        if runnable(op):
             vis = op.attributes.get("sym_visibility")
             if not (isinstance(vis, StringAttr) and vis.value != "public"):
                 names.append(op.attributes["sym_name"].value)

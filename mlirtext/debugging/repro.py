@@ -27,7 +27,7 @@ def replay_command(finding: Finding, tolerance: Tolerance, faults: Sequence[Faul
     if tolerance != Tolerance():
         words += [f"--tolerance={tolerance.relative!r}", f"--tolerance-ulp={tolerance.ulp}"]
     words += [f.flag() for f in faults if f.spec.pass_name == finding.pass_spelling.split("{")[0]]
-    return words + ["-o", "/dev/null"]
+    return words + ["-o", "after.mlir"]
 
 
 def write_repro(directory: str, finding: Finding, command: list[str]) -> list[str]:
@@ -48,7 +48,7 @@ def write_repro(directory: str, finding: Finding, command: list[str]) -> list[st
         f"{finding.message}\n"
         + (f"Ops it rewrote: {where}\n" if where else "")
         + "The function before that pass is before.mlir; input_N.npy its arguments, expected_N.npy its results "
-          "before the pass, actual_N.npy after it. To see the failure, in this directory:\n"
+          "before the pass, actual_N.npy after it. To see the failure, in this directory (after.mlir is the IR after the pass):\n"
         + shlex.join(command) + "\n")
     written.append("README")
     return written

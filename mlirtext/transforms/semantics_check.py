@@ -155,6 +155,7 @@ def compare(pass_name: str, function: str, want: list, got: list, tolerance: Tol
             max_abs, max_ulp, ok = max(max_abs, abs_diff), max(max_ulp, ulp), ok and within
         elif a.size and not np.array_equal(a, b):
             abs_diff, ok = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max()), False
+            max_abs = max(max_abs, abs_diff)
         else:
             continue
         scale = float(np.max(np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)), initial=0.0))

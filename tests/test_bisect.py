@@ -1,0 +1,153 @@
+"""`mlirtext bisect` along the lowering to llvm, checked with a fault injected at each station: a
+pass that perturbs one op's result, one that crashes on one op, one that leaves IR that does not
+verify. Bisect must name the pass, its position and the source op, and the repro's command must
+show the same failure."""
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+import pytest
+
+from mlirtext import api
+from mlirtext.cli import main
+from mlirtext.debugging.bisect import DIVERGED, bisect_pipeline
+from mlirtext.debugging.faults import FLOAT_NUDGE, Crash, FaultSpec, FaultSpecError, Miscompile
+from mlirtext.interpreter import Interpreter
+from mlirtext.transforms.pass_manager import PassManager
+from mlirtext.transforms.passes import load_passes
+from mlirtext.transforms.pipeline import parse_pipeline
+
+#: tosa -> linalg (convert, canonicalize, cse, fuse) -> loops (convert, canonicalize, cse) -> llvm (same): 10 passes.
+PROGRAM = """\
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tosa.sub %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tosa.add %0, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+"""
+
+INTEGER_PROGRAM = """\
+func.func @g(%x: tensor<3xi32>) -> tensor<3xi32> {
+  %0 = tosa.add %x, %x : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+"""
+
+
+@pytest.fixture
+def program(tmp_path):
+    path = tmp_path / "p.mlir"
+    path.write_text(PROGRAM)
+    return str(path)
+
+
+def test_a_sound_lowering_has_no_finding(program, capsys):
+    assert main(["bisect", program, "--input=4xf32=1 2 3 4", "--input=4xf32=0.5"]) == 0
+    assert "all 10 passes of the lowering to llvm keep its results" in capsys.readouterr().out
+
+
+# (switch, fault, what bisect says of the pass, its position, the kind, the source op's line:col, the op,
+#  what the repro's command prints)
+STATIONS = [
+    ("--debug-miscompile", "canonicalize:arith.subf", "'canonicalize{max-num-rewrites=-1}'", 2, "diverged",
+     "p.mlir:2:3: tosa.sub", "pass 'canonicalize' changed the results of @f"),
+    ("--debug-crash", "cse:arith.addf", "'cse'", 3, "crashed", "p.mlir:3:3: tosa.add",
+     "internal error in pass 'cse': RuntimeError"),
+    ("--debug-unverifiable", "convert-linalg-to-loops:arith.addf", "'convert-linalg-to-loops'", 5,
+     "does not verify", "p.mlir:3:8: tosa.add", "produced IR that does not verify"),
+    # at the llvm level: the add of the fused loop body came from tosa.add
+    ("--debug-miscompile", "canonicalize:llvm.fadd", "'canonicalize{max-num-rewrites=-1}'", 9, "diverged",
+     "p.mlir:3:3: tosa.add", "pass 'canonicalize' changed the results of @f"),
+]
+
+
+@pytest.mark.parametrize("switch,fault,guilty,position,kind,where,replayed", STATIONS)
+def test_bisect_names_the_pass_and_op_and_the_repro_replays_it(program, tmp_path, capsys, monkeypatch, switch,
+                                                               fault, guilty, position, kind, where, replayed):
+    repro = tmp_path / "repro"
+    assert main(["bisect", program, f"{switch}={fault}", "-o", str(repro)]) == 1
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert f"pass {position} of 10 of the lowering to llvm" in first and first.endswith(f"{guilty}, {kind}")
+    assert where in out
+    assert out.count(".mlir:") == 1   # only the guilty op is named
+    for name in ("before.mlir", "input_0.npy", "input_1.npy", "expected_0.npy", "README"):
+        assert (repro / name).exists()
+    assert (repro / "actual_0.npy").exists() == (kind == "diverged")
+    command = (repro / "README").read_text().splitlines()[-1]
+    words = shlex.split(command)
+    assert words[:2] == ["mlirtext", "opt"] and f"{switch}={fault}" in words
+    monkeypatch.chdir(repro)
+    assert main(words[1:]) == 1
+    assert replayed in capsys.readouterr().err
+    # Without the fault the same command passes: it is the fault the repro shows.
+    assert main([w for w in words[1:] if not w.startswith(switch)]) == 0
+
+
+def test_the_repro_holds_the_results_before_and_after(program, tmp_path, capsys):
+    repro = tmp_path / "repro"
+    assert main(["bisect", program, "--input=4xf32=1 2 3 4", "--input=4xf32=0.5",
+                 "--debug-miscompile=canonicalize:arith.subf", "-o", str(repro)]) == 1
+    expected, actual = np.load(repro / "expected_0.npy"), np.load(repro / "actual_0.npy")
+    np.testing.assert_array_equal(expected, np.array([1.5, 3.5, 5.5, 7.5], np.float32))
+    np.testing.assert_array_equal(actual - expected, np.full(4, FLOAT_NUDGE, np.float32))
+    np.testing.assert_array_equal(np.load(repro / "input_1.npy"), np.full(4, 0.5, np.float32))
+    assert "max |diff| 0.000977" in capsys.readouterr().out
+
+
+def test_an_integer_result_is_nudged_by_one(tmp_path, capsys):
+    path = tmp_path / "g.mlir"
+    path.write_text(INTEGER_PROGRAM)
+    assert main(["bisect", str(path), "--input=3xi32=1 2 3", "--debug-miscompile=canonicalize:arith.addi"]) == 1
+    out = capsys.readouterr().out
+    assert "pass 2 of 10" in out and "max |diff| 1," in out and "g.mlir:2:3: tosa.add" in out
+
+
+def test_the_miscompile_nudges_exactly_one_op_of_a_plain_function():
+    result = api.parse_and_verify("func.func @h(%a: f32, %b: f32) -> f32 {\n"
+                                  "  %0 = arith.mulf %a, %b : f32\n  %1 = arith.mulf %0, %a : f32\n"
+                                  "  return %1 : f32\n}\n", "h.mlir")
+    fault = Miscompile(FaultSpec.parse("cse:arith.mulf", load_passes()))
+    assert PassManager(parse_pipeline("cse"), instrumentations=[fault]).run(result.module) == []
+    got = Interpreter(result.module).call("h", [np.float32(2.0), np.float32(3.0)])[0]
+    assert got == np.float32((6.0 + FLOAT_NUDGE) * 2.0)   # the first mulf only, every use of it
+
+
+def test_a_crash_names_the_op_the_pass_was_on():
+    result = api.parse_and_verify("func.func @h(%a: i32) -> i32 {\n  %0 = arith.addi %a, %a : i32\n"
+                                  "  return %0 : i32\n}\n", "h.mlir")
+    fault = Crash(FaultSpec.parse("cse:arith.addi", load_passes()))
+    [problem] = PassManager(parse_pipeline("cse"), instrumentations=[fault]).run(result.module)
+    assert problem.message.startswith("internal error in pass 'cse'") and problem.span.line_col == (2, 3)
+
+
+def test_library_finding_carries_the_numbers(program):
+    result = api.parse_and_verify(open(program).read(), program)
+    inputs = [np.arange(4, dtype=np.float32), np.ones(4, np.float32)]
+    found = bisect_pipeline(result.module, "f", inputs,
+                            faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", load_passes()))])
+    f = found.finding
+    assert (f.kind, f.position, f.level, found.total) == (DIVERGED, 2, "linalg", 10)
+    assert f.difference.max_abs == pytest.approx(FLOAT_NUDGE) and f.difference.max_ulp > 8
+    assert [name for name, _ in f.ops] == ["tosa.sub"]
+
+
+@pytest.mark.parametrize("text", ["canonicalize", "nosuchpass:arith.addf", ":arith.addf", "cse:addf"])
+def test_a_bad_fault_is_refused(text):
+    with pytest.raises(FaultSpecError):
+        FaultSpec.parse(text, load_passes())
+
+
+def test_bad_requests_get_one_line(program, capsys):
+    assert main(["bisect", program, "--debug-miscompile=cse"]) == 1
+    assert main(["bisect", program, "--function=nope"]) == 1
+    assert main(["bisect", program, "--input=4xf32=1"]) == 1
+    assert main(["opt", program, "--input=4xf32=1"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 4
+
+
+def test_a_fault_that_never_strikes_is_warned_of(program, capsys):
+    assert main(["bisect", program, "--debug-miscompile=cse:tosa.add"]) == 0
+    assert "never struck" in capsys.readouterr().err
