@@ -26,7 +26,7 @@ from ..vm.devices import DEVICES
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
 HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
             "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp",
-            "bisect": "bisect"}
+            "bisect": "bisect", "compare": "compare"}
 
 #: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
 #: generates code for a generic one, so a misspelt name is refused here instead.
@@ -65,6 +65,7 @@ def build_argparser() -> argparse.ArgumentParser:
     _add_bench(sub)
     _add_import(sub)
     _add_bisect(sub)
+    _add_compare(sub)
     return parser
 
 
@@ -171,6 +172,10 @@ def _add_run(sub) -> None:
                      help="print at most N elements of each result and elide the rest with '...', as "
                           "iree-run-module does (default 1024); --output=@FILE.npy writes a result whole")
     _add_max_memory(run)
+    run.add_argument("--trace-dispatches", metavar="DIR",
+                     help="write every dispatch's inputs and outputs as .npy into DIR, with an index "
+                          "(dispatches.json: name, kernel, source ops, shapes, dtypes, time); the dispatches run "
+                          "one at a time; an .mlir then runs compiled, on the reference device by default")
 
 
 def _add_compile(sub) -> None:
@@ -337,6 +342,14 @@ def _count(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"'{text}' is not a count (0, 1, 2, ...)")
     return n
+
+
+def _add_compare(sub) -> None:
+    summary = "the first dispatch whose tensors differ between two traces of `mlirtext run --trace-dispatches`"
+    cmp = sub.add_parser("compare", help=summary, description=summary + ". Exit status 1 when one differs.")
+    cmp.add_argument("trace_a", metavar="DIR_A", help="the expected trace (e.g. of the reference device)")
+    cmp.add_argument("trace_b", metavar="DIR_B", help="the trace to check")
+    _add_tolerance(cmp, "tensors")
 
 
 def _names(text: str) -> list:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 
+from ..debugging.dispatch_trace import Tracer, kernel_sources
 from ..diagnostics import Diagnostic, report
 from ..interpreter import Interpreter, InterpreterError
 from ..interpreter.abi import ABI_ATTR, signature
@@ -37,14 +38,15 @@ def main(args) -> int:
     text = decode_text(data, name)
     if text is None:
         return 1
-    if args.device in (None, "reference"):
+    if args.device in (None, "reference") and not args.trace_dispatches:
         return _interpret(args, text, name)
-    target = GPU_DEVICES.get(args.device, "llvm-cpu")
+    device = args.device or "reference"   # (a trace needs dispatches: the reference device runs the VM's)
+    target = GPU_DEVICES.get(device, "reference" if device == "reference" else "llvm-cpu")
     done = compile_text(text, name, target)
     if done is None:
         return 1
     compiled, seconds = done
-    return _run_module(args, in_memory(compiled), seconds)   # (no module file to write and read back)
+    return _run_module(args, in_memory(compiled), seconds, device)   # (no module file to write and read back)
 
 
 def _interpret(args, text: str, name: str) -> int:
@@ -82,10 +84,10 @@ def _interpret(args, text: str, name: str) -> int:
     return print_outputs(args.outputs, outputs, ftype.results, args.output_max_element_count)
 
 
-def _run_module(args, source, compile_seconds) -> int:
+def _run_module(args, source, compile_seconds, device=None) -> int:
     """Run a function of a module file (its bytes) or of a module compiled in memory (then
     `compile_seconds` is its compile time) on the VM."""
-    device = args.device or "local-task"
+    device = device or args.device or "local-task"
     try:
         # (a module compiled here from the .mlir given has no signature to check)
         keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
@@ -100,15 +102,26 @@ def _run_module(args, source, compile_seconds) -> int:
     print(f"EXEC @{fn.name}", flush=True)
     try:
         start = time.perf_counter()
-        outputs = fn(*inputs)
+        outputs = fn(*inputs) if not args.trace_dispatches else _traced(args.trace_dispatches, module, fn, device, inputs)
         seconds = time.perf_counter() - start
     except (VMError, ValueError_) as e:
         report([Diagnostic("error", str(e))])
+        return 1
+    except OSError as e:
+        report([Diagnostic("error", f"--trace-dispatches: cannot write {args.trace_dispatches}: {e.strerror or e}")])
         return 1
     if args.print_statistics:
         _print_statistics(module, fn, device, seconds, compile_seconds)
     return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results],
                          args.output_max_element_count)
+
+
+def _traced(directory: str, module, fn, device: str, inputs) -> list:
+    """Call `fn` dispatch by dispatch, writing each one's tensors and the index into `directory`."""
+    tracer = Tracer(directory, fn.name, device, kernel_sources(module.file.reference_kernels()))
+    outputs = fn.traced(inputs, tracer)
+    tracer.finish()
+    return outputs
 
 
 def _print_statistics(module, fn, device: str, seconds: float, compile_seconds) -> None:

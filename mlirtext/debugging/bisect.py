@@ -21,7 +21,7 @@ from ..ir.core import Operation
 from ..ir.source import Span
 from ..transforms.conversions.levels import LEVELS, lowering_steps
 from ..transforms.extract import function_module
-from ..transforms.lowering_service import LoweringStopped, lower_by_level, origin_span
+from ..transforms.lowering_service import LoweringStopped, lower_by_level, origin_span, source_op_name
 from ..transforms.pass_manager import Instrumentation
 from ..transforms.passes import Pass, PassFailure
 from ..transforms.pipeline import Nest, parse_pipeline
@@ -200,18 +200,9 @@ def _does_not_verify(root: Operation) -> bool:
 
 
 def _named(span: Optional[Span]) -> list:
-    if span is None:
-        return []
-    return [(_first_word(span.source.text[span.start:span.end]), span)]
+    return [] if span is None else [(source_op_name(span), span)]
 
 
 def _op_name_at(op: Operation, span: Span) -> str:
     """The name of the source op at `span` (what the user wrote there), else `op`'s own."""
-    return _first_word(span.source.text[span.start:span.end]) or op.name
-
-
-def _first_word(text: str) -> str:
-    """The op name in an op's text: `%0, %1 = "x.y"(...)` -> x.y, `return %0` -> return."""
-    head = text.split("=", 1)[1] if text.lstrip().startswith("%") and "=" in text else text
-    words = head.split()
-    return words[0].strip('"').split("(")[0] if words else ""
+    return source_op_name(span) or op.name

@@ -188,3 +188,11 @@ def origin_span(op: Operation) -> Optional[Span]:
     if op is None or op.name == "builtin.module":
         return None
     return op.span
+
+
+def source_op_name(span: Span) -> str:
+    """The name of the op written at `span`: `%0, %1 = "x.y"(...)` -> x.y, `return %0` -> return."""
+    text = span.source.text[span.start:span.end]
+    head = text.split("=", 1)[1] if text.lstrip().startswith("%") and "=" in text else text
+    words = head.split()
+    return words[0].strip('"').split("(")[0] if words else ""

@@ -194,6 +194,38 @@ class Function:
         return _new_arena(nbytes)
 
     def __call__(self, *args):
+        return self._call(args, self._execute)
+
+    def traced(self, args, observe):
+        """Call with `args`, running the dispatches one at a time, in program order, on the device;
+        `observe(index, kernel name, inputs, outputs, seconds)` sees copies of each one's inputs
+        taken before it ran and its output buffers right after (copy what is to be kept: the
+        memory plan reuses them)."""
+        def execute(steps, regs) -> None:
+            for index, (step, (_, ins, outs, kernel)) in enumerate(zip(steps, self.dispatches)):
+                inputs = [np.array(regs[r], copy=True) for r in ins]
+                begin = time.perf_counter()
+                try:
+                    self.module.device.execute([step], [[0]])
+                except DeviceError as e:
+                    raise VMError(str(e)) from None
+                seconds = time.perf_counter() - begin
+                observe(index, kernel, inputs, [regs[r] for r in outs], seconds)
+        return self._call(args, execute)
+
+    def _execute(self, steps, regs) -> None:
+        try:
+            if self.thread_choice is None:
+                self.module.device.execute(steps, self.waves)
+            else:
+                helpers = self.thread_choice.pick()
+                begin = time.perf_counter()
+                self.module.device.execute(steps, self.waves, helpers)
+                self.thread_choice.record(helpers, time.perf_counter() - begin)
+        except DeviceError as e:
+            raise VMError(str(e)) from None
+
+    def _call(self, args, execute):
         start = time.perf_counter()
         inputs = self.check_inputs(args)
         regs = [None] * self.registers
@@ -216,16 +248,7 @@ class Function:
                     regs[dst] = payload
             steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], grain)
                      for (k, ins, outs, _), grain in zip(self.dispatches, self.grains)]
-            try:
-                if self.thread_choice is None:
-                    self.module.device.execute(steps, self.waves)
-                else:
-                    helpers = self.thread_choice.pick()
-                    begin = time.perf_counter()
-                    self.module.device.execute(steps, self.waves, helpers)
-                    self.thread_choice.record(helpers, time.perf_counter() - begin)
-            except DeviceError as e:
-                raise VMError(str(e)) from None
+            execute(steps, regs)
             results = [view(np.array(regs[r], copy=True) if copy else regs[r])
                        for (r, copy), view in zip(self.returns, self.out_views)]
         finally:
