@@ -43,7 +43,7 @@ def test_local_task_and_reference_traces_agree(workload, tmp_path, capsys):
     assert ref["device"] == "reference" and task["device"] == "local-task" and ref["function"] == "main"
     assert ref["dispatches"] and [d["kernel"] for d in ref["dispatches"]] == [d["kernel"] for d in task["dispatches"]]
     for record in ref["dispatches"]:
-        assert record["name"] == f"main_dispatch_{record['index']}" and record["seconds"] >= 0
+        assert record["name"] == f"main#{record['index']}" and record["seconds"] >= 0
         assert record["sources"] and all(s["at"].startswith(f"{program}:") for s in record["sources"])
         for tensor in record["inputs"] + record["outputs"]:
             saved = np.load(tmp_path / "ref" / tensor["file"])

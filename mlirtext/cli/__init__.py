@@ -1,6 +1,7 @@
 """The `mlirtext` command: the argument tree and `main`. Each subcommand's work is in its own module
 (`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `keygen.py`, `translate.py`, `import_.py`,
-`bench.py`, `lsp.py`, each with `main(args)`); `io.py` reads inputs and writes outputs for all of them.
+`bench.py`, `lsp.py`, `bisect.py`, `compare.py`, each with `main(args)`); `io.py` reads inputs and writes
+outputs for all of them.
 
 Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad request). Problems are printed
 MLIR-style on stderr, never as a traceback.

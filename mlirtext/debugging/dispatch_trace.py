@@ -3,7 +3,7 @@ its inputs and outputs as .npy and an index, `dispatches.json`; and the first di
 traces (of two devices, two builds) differ.
 
 `dispatches.json` holds {"function", "device", "dispatches": [...]}, one entry per dispatch in
-program order: index, name (`FUNCTION_dispatch_INDEX`), kernel, sources (the source ops of the
+program order: index, name (`FUNCTION#INDEX`: a kernel may be dispatched more than once), kernel, sources (the source ops of the
 kernel's body: op name and file:line:col), inputs and outputs (file, shape, dtype each), seconds.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Tracer:
     def __call__(self, index: int, kernel: str, inputs: list, outputs: list, seconds: float) -> None:
         stem = f"{index:04d}_{kernel}"
         self.records.append({
-            "index": index, "name": f"{self.function}_dispatch_{index}", "kernel": kernel,
+            "index": index, "name": f"{self.function}#{index}", "kernel": kernel,
             "sources": self.sources.get(kernel, []),
             "inputs": [self._save(f"{stem}_in{j}.npy", a) for j, a in enumerate(inputs)],
             "outputs": [self._save(f"{stem}_out{j}.npy", a) for j, a in enumerate(outputs)],
