@@ -1,22 +1,28 @@
 """`mlirtext bisect` along the lowering to llvm, checked with a fault injected at each station: a
 pass that perturbs one op's result, one that crashes on one op, one that leaves IR that does not
-verify. Bisect must name the pass, its position and the source op, and the repro's command must
-show the same failure."""
+verify; and across devices, a kernel wrong on one device. Bisect must name the pass (or dispatch),
+its position and the source op, and the repro's command must show the same failure."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlirtext import api
 from mlirtext.cli import main
+from mlirtext.compiler.driver import compile_module
+from mlirtext.compiler.module_writer import in_memory
+from mlirtext.debugging.device_bisect import bisect_devices
+from mlirtext.debugging.dispatch_trace import kernel_sources
 from mlirtext.debugging.bisect import DIVERGED, bisect_pipeline
 from mlirtext.debugging.faults import FLOAT_NUDGE, Crash, FaultSpec, FaultSpecError, Miscompile
 from mlirtext.interpreter import Interpreter
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.passes import load_passes
 from mlirtext.transforms.pipeline import parse_pipeline
+from mlirtext.transforms.semantics_check import random_inputs
 
 #: tosa -> linalg (convert, canonicalize, cse, fuse) -> loops (convert, canonicalize, cse) -> llvm (same): 10 passes.
 PROGRAM = """\
@@ -151,3 +157,50 @@ def test_bad_requests_get_one_line(program, capsys):
 def test_a_fault_that_never_strikes_is_warned_of(program, capsys):
     assert main(["bisect", program, "--debug-miscompile=cse:tosa.add"]) == 0
     assert "never struck" in capsys.readouterr().err
+
+
+# -- across devices ---------------------------------------------------------------------------------
+MLP = Path(__file__).resolve().parent.parent / "examples" / "mlp_stablehlo.mlir"
+
+
+def _compiled_mlp():
+    result = api.parse_and_verify(MLP.read_text(), str(MLP))
+    fn = result.module.regions[0].blocks[0].ops[0]
+    inputs = random_inputs(fn, np.random.default_rng(0))
+    return compile_module(result.module, "llvm-cpu"), inputs
+
+
+def test_a_kernel_wrong_on_one_device_is_named_with_its_source_ops():
+    compiled, inputs = _compiled_mlp()
+    sources = kernel_sources(compiled.reference_kernels)
+    kernels = list(sources)
+    guilty = kernels[1]
+
+    def wrong(name, kernel):
+        if name != guilty:
+            return kernel
+
+        def run(ins, outs):
+            kernel(ins, outs)
+            outs[0].reshape(-1)[3] += 0.25
+        return run
+
+    for device in ("local-task", "local-sync"):
+        total, clean = bisect_devices(in_memory(compiled), "mlp", inputs, device, sources)
+        assert clean is None and total == len(kernels)
+        total, found = bisect_devices(in_memory(compiled), "mlp", inputs, device, sources, kernel_fault=wrong)
+        assert (found.index, found.kernel, found.device) == (1, guilty, device)
+        assert found.difference.max_abs == pytest.approx(0.25, abs=1e-5)   # (f32 rounding of the sum)
+        assert found.sources == sources[guilty] and all(s["at"].startswith(f"{MLP}:") for s in found.sources)
+        # fed the reference's inputs: the dispatches after it are not blamed, and the actual differs at one element
+        assert np.count_nonzero(np.abs(found.actual[0] - found.expected[0]) > 1e-3) == 1
+
+
+def test_bisect_across_devices_on_the_command_line(capsys):
+    assert main(["bisect", str(MLP), "--devices=local-task,local-sync"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out] == ["bisect", "bisect"]
+    assert "on local-task: all 3 dispatches agree with the reference" in out[0]
+    with pytest.raises(SystemExit) as exit_:
+        main(["bisect", str(MLP), "--devices=reference"])
+    assert exit_.value.code == 1 and "not a device to check against the reference" in capsys.readouterr().err

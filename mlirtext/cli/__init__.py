@@ -141,6 +141,11 @@ def _add_bisect(sub) -> None:
     bis.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
                      help="an argument, as for `mlirtext run` (repeat per argument; default: seeded random values)")
     bis.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    bis.add_argument("--devices", type=_devices, default=None, metavar="D1,D2",
+                     help="instead of the pipeline, compile the module and run each dispatch on each of these "
+                          f"devices ({', '.join(d for d in DEVICES if d != 'reference')}) fed the reference "
+                          "device's inputs: the first dispatch that differs from the reference's, its kernel and "
+                          "source ops")
     bis.add_argument("-o", dest="output", metavar="REPRO_DIR",
                      help="write the repro there: the function before the pass, its inputs and results as .npy, "
                           "and README with the command that shows the failure")
@@ -351,6 +356,16 @@ def _add_compare(sub) -> None:
     cmp.add_argument("trace_a", metavar="DIR_A", help="the expected trace (e.g. of the reference device)")
     cmp.add_argument("trace_b", metavar="DIR_B", help="the trace to check")
     _add_tolerance(cmp, "tensors")
+
+
+def _devices(text: str) -> list:
+    """--devices: known devices other than the reference, comma-separated."""
+    names = _names(text)
+    for d in names:
+        if d not in DEVICES or d == "reference":
+            raise argparse.ArgumentTypeError(f"'{d}' is not a device to check against the reference "
+                                             f"(devices: {', '.join(x for x in DEVICES if x != 'reference')})")
+    return names
 
 
 def _names(text: str) -> list:

@@ -7,12 +7,18 @@ import shlex
 import numpy as np
 
 from ..diagnostics import Diagnostic, report
+from ..compiler.module_writer import in_memory
 from ..debugging.bisect import BisectError, bisect_pipeline
+from ..debugging.device_bisect import bisect_devices
+from ..debugging.dispatch_trace import kernel_sources
 from ..debugging.repro import replay_command, write_repro
 from ..interpreter.abi import signature
 from ..transforms.semantics_check import Tolerance, random_inputs
+from ..vm.devices import GPU_DEVICES
+from ..vm.vm import VMError
 from .debug_switches import make_faults, pick_function
-from .io import parse_inputs, read_verified
+from .compile import compile_text
+from .io import parse_inputs, read_input, read_verified
 
 
 def main(args) -> int:
@@ -32,6 +38,8 @@ def main(args) -> int:
     else:
         inputs = random_inputs(fn, np.random.default_rng(args.seed))
     tolerance = Tolerance(args.tolerance_ulp, args.tolerance)
+    if args.devices:
+        return across_devices(args, fn.sym_name, inputs, tolerance)
     try:
         found = bisect_pipeline(result.module, fn.sym_name, inputs, tolerance, faults)
     except BisectError as e:
@@ -58,3 +66,34 @@ def main(args) -> int:
         write_repro(args.output, finding, command)
         print(f"  repro in {args.output}; to see it: cd {shlex.quote(args.output)} && {shlex.join(command)}")
     return 1
+
+
+def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kernel_fault=None) -> int:
+    """Each device of --devices against the reference, dispatch by dispatch; 1 when one differs."""
+    got = read_input(args.input)
+    if got is None:
+        return 1
+    differs = False
+    for device in args.devices:
+        done = compile_text(*got, GPU_DEVICES.get(device, "llvm-cpu"))
+        if done is None:
+            return 1
+        compiled = done[0]
+        try:
+            dispatches, finding = bisect_devices(in_memory(compiled), function, inputs, device,
+                                               kernel_sources(compiled.reference_kernels), tolerance, kernel_fault)
+        except VMError as e:
+            report([Diagnostic("error", f"{device}: {e}")])
+            return 1
+        if finding is None:
+            print(f"bisect: @{function} on {device}: all {dispatches} dispatches agree with the reference within "
+                  f"{tolerance}, each fed the reference's inputs")
+            continue
+        differs = True
+        d = finding.difference
+        print(f"bisect: @{function} on {device}: dispatch {finding.index} of {dispatches}"
+              f" (kernel @{finding.kernel}) differs from the reference, fed the reference's inputs: max |diff| "
+              f"{d.max_abs:.3g}, max rel {d.max_rel:.3g}, {d.max_ulp} ulp (the tolerance is {tolerance})")
+        for source in finding.sources:
+            print(f"  {source['at']}: {source['op']}")
+    return 1 if differs else 0

@@ -61,6 +61,7 @@ class Function:
                       for i, r in enumerate(self.inputs)}
         self.setup = []            # (kind, dst, payload) for constants, allocs and views
         self.dispatches = []       # (kernel callable, input regs, output regs, name)
+        self.dispatch_outputs = []  # per dispatch, (shape, dtype) of each output
         root, writer = {}, {}
         slot_users: dict = {}
         self.returns = []          # (register, copy?) per result
@@ -114,6 +115,7 @@ class Function:
                 mine.discard(index)
                 deps.append(mine)
                 self.dispatches.append((device.kernel(ins["kernel"]), ins["ins"], ins["outs"], ins["kernel"]))
+                self.dispatch_outputs.append([recs[r] for r in ins["outs"]])
             elif op == "return":
                 seen = set()
                 for r in ins["values"]:
@@ -212,6 +214,18 @@ class Function:
                 seconds = time.perf_counter() - begin
                 observe(index, kernel, inputs, [regs[r] for r in outs], seconds)
         return self._call(args, execute)
+
+    def replay(self, index: int, inputs: list) -> list:
+        """Run dispatch `index` alone on the device on `inputs` (as a traced call saw them),
+        into fresh output buffers, which it returns."""
+        kernel = self.dispatches[index][0]
+        outputs = [np.zeros(shape, dtype) for shape, dtype in self.dispatch_outputs[index]]
+        ins = [np.require(a, requirements="C") for a in inputs]
+        try:
+            self.module.device.execute([lambda: kernel(ins, outputs)], [[0]])
+        except DeviceError as e:
+            raise VMError(str(e)) from None
+        return outputs
 
     def _execute(self, steps, regs) -> None:
         try:
