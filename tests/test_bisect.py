@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from mlirtext import api
-from mlirtext.cli import main
+from mlirtext.cli import build_argparser, main
+from mlirtext.cli.bisect import across_devices
 from mlirtext.compiler.driver import compile_module
 from mlirtext.compiler.module_writer import in_memory
 from mlirtext.debugging.device_bisect import bisect_devices
@@ -22,7 +23,7 @@ from mlirtext.interpreter import Interpreter
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.passes import load_passes
 from mlirtext.transforms.pipeline import parse_pipeline
-from mlirtext.transforms.semantics_check import random_inputs
+from mlirtext.transforms.semantics_check import Tolerance, random_inputs
 
 #: tosa -> linalg (convert, canonicalize, cse, fuse) -> loops (convert, canonicalize, cse) -> llvm (same): 10 passes.
 PROGRAM = """\
@@ -204,3 +205,28 @@ def test_bisect_across_devices_on_the_command_line(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["bisect", str(MLP), "--devices=reference"])
     assert exit_.value.code == 1 and "not a device to check against the reference" in capsys.readouterr().err
+
+
+def test_the_dispatch_repro_holds_the_kernel_alone(tmp_path, capsys, monkeypatch):
+    compiled, inputs = _compiled_mlp()
+    guilty = list(kernel_sources(compiled.reference_kernels))[1]
+
+    def wrong(name, kernel):
+        def run(ins, outs):
+            kernel(ins, outs)
+            outs[0].reshape(-1)[0] -= 1.0
+        return run if name == guilty else kernel
+
+    args = build_argparser().parse_args(["bisect", str(MLP), "--devices=local-task", "-o", str(tmp_path / "r")])
+    assert across_devices(args, "mlp", inputs, Tolerance(), kernel_fault=wrong) == 1
+    out = capsys.readouterr().out
+    assert f"dispatch 1 of 3 (kernel @{guilty}) differs from the reference" in out
+    repro = tmp_path / "r" / "local-task"
+    expected, actual = np.load(repro / "expected_0.npy"), np.load(repro / "actual_0.npy")
+    assert np.abs(actual - expected).max() == pytest.approx(1.0, abs=1e-5)
+    assert f"func.func @{guilty}(" in (repro / "dispatch.mlir").read_text()
+    # The command checks the kernel alone on the device (the injected fault is not in it: it agrees).
+    words = shlex.split((repro / "README").read_text().splitlines()[-1])
+    monkeypatch.chdir(repro)
+    assert main(words[1:]) == 0
+    assert "agree with the reference" in capsys.readouterr().out

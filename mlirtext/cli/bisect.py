@@ -2,6 +2,7 @@
 results, crashes or leaves IR that does not verify; exit status 1 when one does, 0 when none."""
 from __future__ import annotations
 
+import os
 import shlex
 
 import numpy as np
@@ -10,8 +11,8 @@ from ..diagnostics import Diagnostic, report
 from ..compiler.module_writer import in_memory
 from ..debugging.bisect import BisectError, bisect_pipeline
 from ..debugging.device_bisect import bisect_devices
-from ..debugging.dispatch_trace import kernel_sources
-from ..debugging.repro import replay_command, write_repro
+from ..debugging.dispatch_trace import kernel_module, kernel_sources
+from ..debugging.repro import dispatch_command, replay_command, write_dispatch_repro, write_repro
 from ..interpreter.abi import signature
 from ..transforms.semantics_check import Tolerance, random_inputs
 from ..vm.devices import GPU_DEVICES
@@ -69,7 +70,8 @@ def main(args) -> int:
 
 
 def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kernel_fault=None) -> int:
-    """Each device of --devices against the reference, dispatch by dispatch; 1 when one differs."""
+    """Each device of --devices against the reference, dispatch by dispatch; 1 when one differs.
+    `kernel_fault` (device_bisect.KernelFault) makes a kernel wrong on the devices checked, for tests."""
     got = read_input(args.input)
     if got is None:
         return 1
@@ -96,4 +98,9 @@ def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kern
               f"{d.max_abs:.3g}, max rel {d.max_rel:.3g}, {d.max_ulp} ulp (the tolerance is {tolerance})")
         for source in finding.sources:
             print(f"  {source['at']}: {source['op']}")
+        if args.output:
+            where = os.path.join(args.output, device)
+            command = dispatch_command(finding)
+            write_dispatch_repro(where, finding, kernel_module(compiled.reference_kernels, finding.kernel), command)
+            print(f"  repro in {where}; to check it again: cd {shlex.quote(where)} && {shlex.join(command)}")
     return 1 if differs else 0

@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 
 from ..ir.core import Operation
+from ..transforms.extract import function_module
 from ..transforms.lowering_service import origin_span, source_op_name
 from ..transforms.semantics_check import Difference, Tolerance, compare
 
@@ -36,6 +37,12 @@ def kernel_sources(kernels: Operation) -> dict:
                 seen.setdefault(f"{span.source.name}:{line}:{col}", source_op_name(span) or op.name)
         out[fn.sym_name] = [{"op": name, "at": at} for at, name in seen.items()]
     return out
+
+
+def kernel_module(kernels: Operation, name: str) -> Operation:
+    """Kernel @`name` of `kernels` (a compiled module's reference kernels) in a module of its own."""
+    symbols = {op.sym_name: op for op in kernels.regions[0].blocks[0].ops if op.sym_name is not None}
+    return function_module(symbols[name], symbols.get, bodies=True)[0]
 
 
 class Tracer:

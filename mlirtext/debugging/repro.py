@@ -1,7 +1,8 @@
-"""The repro a bisect leaves: the function before the guilty pass as a module of its own
-(`before.mlir`), its inputs (`input_N.npy`), its results before and after the pass
-(`expected_N.npy`, `actual_N.npy`, the latter when it ran) and `README` with the command that
-replays that one pass on it and shows the same failure."""
+"""The repro a bisect leaves: along the pipeline, the function before the guilty pass as a module
+of its own (`before.mlir`); across devices, the guilty dispatch's kernel as a function of its own
+(`dispatch.mlir`). With it its inputs (`input_N.npy`), the expected results (before the pass, or
+the reference device's: `expected_N.npy`) and the actual ones (`actual_N.npy`, when it ran), and
+`README` whose last line is the command that shows the failure."""
 from __future__ import annotations
 
 import shlex
@@ -12,10 +13,13 @@ import numpy as np
 
 from ..syntax.printer import print_module
 from ..transforms.semantics_check import Tolerance
+from ..ir.core import Operation
 from .bisect import Finding
+from .device_bisect import DispatchFinding
 from .faults import Fault
 
 MODULE = "before.mlir"
+DISPATCH_MODULE = "dispatch.mlir"
 
 
 def replay_command(finding: Finding, tolerance: Tolerance, faults: Sequence[Fault]) -> list[str]:
@@ -30,18 +34,9 @@ def replay_command(finding: Finding, tolerance: Tolerance, faults: Sequence[Faul
     return words + ["-o", "after.mlir"]
 
 
-def write_repro(directory: str, finding: Finding, command: list[str]) -> list[str]:
-    """Write the repro into `directory` (made if missing); the names of the files written."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [MODULE]
-    (out / MODULE).write_text(print_module(finding.before))
-    arrays = [("input", finding.inputs), ("expected", finding.expected), ("actual", finding.actual or [])]
-    for stem, values in arrays:
-        for i, value in enumerate(values):
-            name = f"{stem}_{i}.npy"
-            np.save(out / name, np.asarray(value))
-            written.append(name)
+def write_repro(directory: str, finding: Finding, command: list[str]) -> None:
+    """Write the repro of a pass into `directory` (made if missing)."""
+    out = _files(directory, MODULE, finding.before, finding.inputs, finding.expected, finding.actual)
     where = ", ".join(f"{name} {span.source.name}:{span.line_col[0]}:{span.line_col[1]}" for name, span in finding.ops)
     (out / "README").write_text(
         f"Pass {finding.position} of the lowering to llvm, '{finding.pass_spelling}', {finding.kind}: "
@@ -50,5 +45,33 @@ def write_repro(directory: str, finding: Finding, command: list[str]) -> list[st
         + "The function before that pass is before.mlir; input_N.npy its arguments, expected_N.npy its results "
           "before the pass, actual_N.npy after it. To see the failure, in this directory (after.mlir is the IR after the pass):\n"
         + shlex.join(command) + "\n")
-    written.append("README")
-    return written
+
+
+def dispatch_command(finding: DispatchFinding) -> list[str]:
+    """The `mlirtext bisect` command line (run in the repro directory) that compiles the guilty
+    kernel alone and checks it on the device against the reference, on the saved inputs."""
+    return ["mlirtext", "bisect", DISPATCH_MODULE, f"--function={finding.kernel}", f"--devices={finding.device}",
+            *[f"--input=@input_{i}.npy" for i in range(len(finding.inputs))]]
+
+
+def write_dispatch_repro(directory: str, finding: DispatchFinding, kernel: Operation, command: list[str]) -> None:
+    """Write the repro of a dispatch into `directory` (made if missing); `kernel` the module of
+    its kernel function alone."""
+    out = _files(directory, DISPATCH_MODULE, kernel, finding.inputs, finding.expected, finding.actual)
+    where = ", ".join(f"{s['op']} {s['at']}" for s in finding.sources)
+    (out / "README").write_text(
+        f"Dispatch {finding.index} (kernel @{finding.kernel}) differs on {finding.device} from the reference "
+        f"device, fed the reference's inputs.\n" + (f"Its source ops: {where}\n" if where else "")
+        + "The kernel alone is dispatch.mlir; input_N.npy its arguments, expected_N.npy the reference's results, "
+          "actual_N.npy the device's. To check it on the device again, in this directory:\n"
+        + shlex.join(command) + "\n")
+
+
+def _files(directory: str, name: str, module: Operation, inputs: list, expected: list, actual) -> Path:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / name).write_text(print_module(module))
+    for stem, values in (("input", inputs), ("expected", expected), ("actual", actual or [])):
+        for i, value in enumerate(values):
+            np.save(out / f"{stem}_{i}.npy", np.asarray(value))
+    return out
