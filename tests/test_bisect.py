@@ -230,3 +230,13 @@ def test_the_dispatch_repro_holds_the_kernel_alone(tmp_path, capsys, monkeypatch
     monkeypatch.chdir(repro)
     assert main(words[1:]) == 0
     assert "agree with the reference" in capsys.readouterr().out
+
+
+def test_opt_injects_the_fault_too(program, capsys):
+    assert main(["opt", program, "--lower-to=linalg", "--check-semantics",
+                 "--debug-miscompile=canonicalize:arith.subf"]) == 1
+    assert "pass 'canonicalize' changed the results of @f" in capsys.readouterr().err
+    assert main(["opt", program, "--lower-to=linalg", "--debug-miscompile=cse:tosa.add"]) == 0
+    assert "never struck" in capsys.readouterr().err
+    assert main(["opt", program, "--debug-miscompile=cse:arith.addf"]) == 1
+    assert "give passes or --lower-to" in capsys.readouterr().err

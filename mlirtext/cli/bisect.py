@@ -17,7 +17,7 @@ from ..interpreter.abi import signature
 from ..transforms.semantics_check import Tolerance, random_inputs
 from ..vm.devices import GPU_DEVICES
 from ..vm.vm import VMError
-from .debug_switches import make_faults, pick_function
+from .debug_switches import make_faults, never_struck, pick_function
 from .compile import compile_text
 from .io import parse_inputs, read_input, read_verified
 
@@ -46,10 +46,7 @@ def main(args) -> int:
     except BisectError as e:
         report([Diagnostic("error", f"{args.input}: {e}")])
         return 1
-    for fault in faults:
-        if fault.struck is None:
-            report([Diagnostic("warning", f"{fault.flag()} never struck: no run of pass '{fault.spec.pass_name}' "
-                                          f"left an op named {fault.spec.op_name}")])
+    report([never_struck(f) for f in faults if f.struck is None])
     source = "the given inputs" if args.inputs else f"random inputs (seed {args.seed})"
     finding = found.finding
     if finding is None:

@@ -20,6 +20,11 @@ def make_faults(args):
     return faults
 
 
+def never_struck(fault) -> Diagnostic:
+    return Diagnostic("warning", f"{fault.flag()} never struck: no run of pass '{fault.spec.pass_name}' "
+                                 f"left an op named {fault.spec.op_name}")
+
+
 def pick_function(module, name, path):
     """The function named `name` (a func.func, or an llvm.func lowered from one), or the module's only
     public one; None after reporting."""

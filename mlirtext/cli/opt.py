@@ -12,7 +12,8 @@ from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..interpreter.abi import signature
 from ..transforms.semantics_check import CheckSemantics, Tolerance
 from ..verify_diagnostics import check
-from .debug_switches import make_faults, pick_function
+from ..debugging.faults import Fault
+from .debug_switches import make_faults, never_struck, pick_function
 from .io import parse_inputs, read_input, write_output
 
 
@@ -52,6 +53,8 @@ def main(args) -> int:
         for inst in pm.instrumentations:
             if isinstance(inst, Timing):
                 sys.stderr.write(inst.report())
+            if isinstance(inst, Fault) and inst.struck is None:
+                report([never_struck(inst)])
     if failed:
         return 1
     problem = write_output(args.output, "// -----\n".join(outputs))
@@ -93,6 +96,8 @@ def _pass_manager(args):
         except PipelineError as e:
             return e.format()
     if not items and not args.lower_to:
+        if args.debug_miscompile or args.debug_crash or args.debug_unverifiable:
+            return "mlirtext: error: a --debug-* fault strikes in a pass: give passes or --lower-to"
         return None
     # Timing goes last: it starts right before the pass and stops right after it, so the
     # time of the other instrumentations (printing, interpreting) is not counted.
