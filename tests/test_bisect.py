@@ -240,3 +240,14 @@ def test_opt_injects_the_fault_too(program, capsys):
     assert "never struck" in capsys.readouterr().err
     assert main(["opt", program, "--debug-miscompile=cse:arith.addf"]) == 1
     assert "give passes or --lower-to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("device", ["reference", "local-task"])
+def test_run_injects_the_fault_into_the_compilers_passes(program, tmp_path, capsys, device):
+    inputs = ["--input=4xf32=1 2 3 4", "--input=4xf32=0.5"]
+    assert main(["run", program, *inputs, f"--output=@{tmp_path / 'clean.npy'}"]) == 0
+    assert main(["run", program, *inputs, f"--device={device}", "--debug-miscompile=canonicalize:arith.subf",
+                 f"--output=@{tmp_path / 'faulty.npy'}"]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "faulty.npy") - np.load(tmp_path / "clean.npy"),
+                                  np.full(4, FLOAT_NUDGE, np.float32))
+    assert "never struck" not in capsys.readouterr().err

@@ -126,7 +126,8 @@ def _add_faults(group) -> None:
     """The switches that inject a fault into one pass (mlirtext/debugging/faults.py); two are for tests."""
     group.add_argument("--debug-miscompile", action="append", metavar="PASS:OP",
                        help="after the first run of pass PASS that leaves an op named OP, nudge that op's scalar "
-                            "result (+1 for an integer or index, +2**-10 for a float) for every use of it")
+                            "result (+1 for an integer or index, +2**-10 for a float) for every use of it (run: in "
+                            "the compiler's passes; an .mlir then runs compiled)")
     group.add_argument("--debug-crash", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
     group.add_argument("--debug-unverifiable", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
 
@@ -178,6 +179,7 @@ def _add_run(sub) -> None:
                      help="print at most N elements of each result and elide the rest with '...', as "
                           "iree-run-module does (default 1024); --output=@FILE.npy writes a result whole")
     _add_max_memory(run)
+    _add_faults(run)
     run.add_argument("--trace-dispatches", metavar="DIR",
                      help="write every dispatch's inputs and outputs as .npy into DIR, with an index "
                           "(dispatches.json: name, kernel, source ops, shapes, dtypes, time); the dispatches run "

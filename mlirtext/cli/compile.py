@@ -37,14 +37,17 @@ def main(args) -> int:
     return 0
 
 
-def compile_text(text: str, name: str, target: str, gpu_arch: Optional[dict] = None, validate: bool = False):
-    """(compiled module, seconds, parsing included) of `text`; None after reporting why it does not compile."""
+def compile_text(text: str, name: str, target: str, gpu_arch: Optional[dict] = None, validate: bool = False,
+                 instrumentations=()):
+    """(compiled module, seconds, parsing included) of `text`; None after reporting why it does not compile.
+    `instrumentations` watch the compiler's passes."""
     start = time.perf_counter()
     result = parse_verified(text, name)
     if result is None:
         return None
     try:
-        compiled = compile_module(result.module, target, gpu_arch=gpu_arch, validate=validate)
+        compiled = compile_module(result.module, target, gpu_arch=gpu_arch, validate=validate,
+                                  instrumentations=instrumentations)
     except CompileFailed as e:
         report(e.diagnostics)
         return None

@@ -22,6 +22,7 @@ from ..vm.program import record_type
 from ..vm.signing import SignatureError, load_public_keys
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
+from .debug_switches import make_faults, never_struck
 from .io import decode_text, parse_inputs, parse_verified, print_outputs, public_functions, read_bytes
 
 #: A module file is a zip archive.
@@ -38,11 +39,16 @@ def main(args) -> int:
     text = decode_text(data, name)
     if text is None:
         return 1
-    if args.device in (None, "reference") and not args.trace_dispatches:
+    faults = make_faults(args)
+    if faults is None:
+        return 1
+    if args.device in (None, "reference") and not args.trace_dispatches and not faults:
         return _interpret(args, text, name)
-    device = args.device or "reference"   # (a trace needs dispatches: the reference device runs the VM's)
+    # (a trace needs dispatches, a fault passes: the reference device runs the VM's dispatches)
+    device = args.device or "reference"
     target = GPU_DEVICES.get(device, "reference" if device == "reference" else "llvm-cpu")
-    done = compile_text(text, name, target)
+    done = compile_text(text, name, target, instrumentations=faults)
+    report([never_struck(f) for f in faults if f.struck is None])
     if done is None:
         return 1
     compiled, seconds = done

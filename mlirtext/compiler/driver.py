@@ -15,6 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Sequence
 
 from ..api import parse_and_verify
 from ..dialects.func import function_type
@@ -30,7 +31,7 @@ from ..targets.loop_hints import interleave_long_loops
 from ..targets.workgroups import distribute, plan
 from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
 from ..transforms.dispatch import is_dispatch_function
-from ..transforms.pass_manager import PassManager
+from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import load_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from .epilogues import fuse_epilogues, fuse_transposed_operands
@@ -91,14 +92,14 @@ def compile_source(text: str, filename: str, target: str = "llvm-cpu", **options
     return compile_module(result.module, target, **options)
 
 
-def _run(module: Operation, pipeline: str, stage: str) -> None:
+def _run(module: Operation, pipeline: str, stage: str, instrumentations: Sequence[Instrumentation] = ()) -> None:
     if not pipeline:
         return
     try:
         items = parse_pipeline(pipeline)
     except PipelineError as e:
         raise CompileFailed([Diagnostic("error", f"{stage}: {e.format()}")]) from None
-    problems = PassManager(items).run(module)
+    problems = PassManager(items, instrumentations=list(instrumentations)).run(module)
     if problems:
         for d in problems:
             d.message = f"{stage}: {d.message}"
@@ -111,10 +112,12 @@ def _kernel_pipeline() -> str:
                                                                                       "math-polynomial-approximation")
 
 
-def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = False) -> None:
+def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = False,
+                    instrumentations: Sequence[Instrumentation] = ()) -> None:
     """Lower `module` (in place) to linalg and outline its dispatches. `fold=False` leaves out
     canonicalize (which folds computations on constants away: test programs keep their kernels).
-    `channels_last` lays 2-D convolutions out as NHWC x HWIO first (the CPU micro-kernel's layout)."""
+    `channels_last` lays 2-D convolutions out as NHWC x HWIO first (the CPU micro-kernel's layout);
+    `instrumentations` watch every pass."""
     level = level_of(module)
     if level is None and any(isinstance(t, T.MemRefType) for op in module.walk() if op.name == "func.func"
                              for t in (*function_type(op).inputs, *function_type(op).results)):
@@ -122,9 +125,9 @@ def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = 
     if level is not None and LEVELS.index(level) > LEVELS.index("linalg"):
         raise CompileFailed([Diagnostic("error", f"compile takes a module on tensors (hlo, tosa or linalg "
                                         f"level); this one is at the {level} level", module.span)])
-    _run(module, "inline,symbol-dce", "inline")
+    _run(module, "inline,symbol-dce", "inline", instrumentations)
     if channels_last and level == "hlo":
-        _run(module, "convert-conv-to-channels-last", "layout")
+        _run(module, "convert-conv-to-channels-last", "layout", instrumentations)
     try:
         to_linalg = lowering_pipeline(module, "linalg")
     except ValueError as e:
@@ -132,10 +135,10 @@ def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = 
     tidy = "canonicalize,cse" if fold else "cse"
     if not fold:
         to_linalg = ",".join(p for p in to_linalg.split(",") if p != "canonicalize")
-    _run(module, to_linalg, "lowering to linalg")
+    _run(module, to_linalg, "lowering to linalg", instrumentations)
     _run(module, f"refine-static-shapes,linalg-fuse-elementwise-ops,{tidy},form-dispatch-regions,"
          f"linalg-fuse-elementwise-ops,{tidy}",
-         "dispatch formation")
+         "dispatch formation", instrumentations)
 
 
 def kernel_module(module: Operation) -> Operation:
@@ -158,11 +161,14 @@ def host_functions(module: Operation) -> list[Operation]:
 
 
 def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int = 3, fold: bool = True,
-                   gpu_arch: dict | None = None, validate: bool = False) -> Compiled:
+                   gpu_arch: dict | None = None, validate: bool = False,
+                   instrumentations: Sequence[Instrumentation] = ()) -> Compiled:
     """Compile a parsed, verified module (consumed: lowered in place, it becomes `dispatched`).
     `target` is one target or several separated by commas (one executable each in the module
     file); `gpu_arch` maps a GPU target to its architecture (cuda: sm_80, rocm: gfx942 by
-    default); `validate` checks GPU code with its vendor's tool (targets/gpu/validate.py)."""
+    default); `validate` checks GPU code with its vendor's tool (targets/gpu/validate.py);
+    `instrumentations` watch every pass of dispatch formation and of the native kernels' lowering
+    (an injected fault: mlirtext/debugging/faults.py)."""
     targets = target.split(",")
     for t in targets:
         if t not in TARGETS:
@@ -171,7 +177,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     start = time.perf_counter()
     sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
     cpu_only = not any(t in GPU_TARGET_NAMES for t in targets)   # (the GPU kernels tile any layout)
-    form_dispatches(module, fold, channels_last=cpu_only)
+    form_dispatches(module, fold, channels_last=cpu_only, instrumentations=instrumentations)
     if cpu_only:   # (the merged kernels are for the CPU micro-kernel)
         fuse_transposed_operands(module)
         fuse_epilogues(module)
@@ -200,7 +206,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         if t in GPU_TARGET_NAMES and kernels:
             _gpu(kernels_mod, out, t, (gpu_arch or {}).get(t), validate)
     if "llvm-cpu" in targets and kernels:
-        _native(kernels_mod.clone(), out, opt_level)   # (lowered in place: the reference kernels stay)
+        _native(kernels_mod.clone(), out, opt_level, instrumentations)   # (in place: the reference kernels stay)
     return out
 
 
@@ -213,7 +219,7 @@ def _gpu(kernels_mod: Operation, out: Compiled, target: str, arch: str | None, v
     out.timings[f"{target} codegen"] = time.perf_counter() - start
 
 
-def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
+def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentations: Sequence[Instrumentation]) -> None:
     start = time.perf_counter()
     steps = _kernel_pipeline().split(",")
     functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
@@ -231,9 +237,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
             intrinsics |= matmul.epilogue.intrinsics if matmul.epilogue else set()
             del functions[name]
             fn.erase()
-    _run(kernels_mod, steps[0], "kernel lowering")
+    _run(kernels_mod, steps[0], "kernel lowering", instrumentations)
     splits = {name: plan(fn) for name, fn in functions.items()}
-    _run(kernels_mod, steps[1], "kernel lowering")
+    _run(kernels_mod, steps[1], "kernel lowering", instrumentations)
     for name, split in splits.items():
         if split is not None and distribute(functions[name], *split):
             # (block: the elements at one index of the split axis; the output may be a view of the op's)
@@ -241,7 +247,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int) -> None:
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1], "block": elements // split[1]}
     for fn in functions.values():
         mark_reassociable_sums(fn)
-    _run(kernels_mod, ",".join(steps[2:]), "kernel lowering")
+    _run(kernels_mod, ",".join(steps[2:]), "kernel lowering", instrumentations)
     out.timings["kernel lowering"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
