@@ -251,3 +251,16 @@ def test_run_injects_the_fault_into_the_compilers_passes(program, tmp_path, caps
     np.testing.assert_array_equal(np.load(tmp_path / "faulty.npy") - np.load(tmp_path / "clean.npy"),
                                   np.full(4, FLOAT_NUDGE, np.float32))
     assert "never struck" not in capsys.readouterr().err
+
+
+def test_the_tolerance_decides_and_travels_into_the_repro(program, tmp_path, capsys, monkeypatch):
+    fault = "--debug-miscompile=canonicalize:arith.subf"   # moves the results by 2**-10, ~1e-3 relative
+    assert main(["bisect", program, fault, "--tolerance=0.01"]) == 0
+    repro = tmp_path / "repro"
+    assert main(["bisect", program, fault, "--tolerance=1e-05", "--tolerance-ulp=16", "-o", str(repro)]) == 1
+    words = shlex.split((repro / "README").read_text().splitlines()[-1])
+    assert "--tolerance=1e-05" in words and "--tolerance-ulp=16" in words
+    monkeypatch.chdir(repro)
+    capsys.readouterr()
+    assert main(words[1:]) == 1
+    assert "the bound is 16 ulp or 1e-05 relative" in capsys.readouterr().err
