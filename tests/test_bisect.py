@@ -132,8 +132,11 @@ def test_a_crash_names_the_op_the_pass_was_on():
 def test_library_finding_carries_the_numbers(program):
     result = api.parse_and_verify(open(program).read(), program)
     inputs = [np.arange(4, dtype=np.float32), np.ones(4, np.float32)]
+    told = []
     found = bisect_pipeline(result.module, "f", inputs,
-                            faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", load_passes()))])
+                            faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", load_passes()))],
+                            progress=lambda *seen: told.append(seen))
+    assert told == [(1, 10, "convert-tosa-to-linalg"), (2, 10, "canonicalize")]
     f = found.finding
     assert (f.kind, f.position, f.level, found.total) == (DIVERGED, 2, "linalg", 10)
     assert f.difference.max_abs == pytest.approx(FLOAT_NUDGE) and f.difference.max_ulp > 8

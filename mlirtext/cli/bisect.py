@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 
 import numpy as np
 
@@ -42,10 +43,14 @@ def main(args) -> int:
     if args.devices:
         return across_devices(args, fn.sym_name, inputs, tolerance)
     try:
-        found = bisect_pipeline(result.module, fn.sym_name, inputs, tolerance, faults)
+        found = bisect_pipeline(result.module, fn.sym_name, inputs, tolerance, faults,
+                                _show_progress if sys.stderr.isatty() else None)
     except BisectError as e:
         report([Diagnostic("error", f"{args.input}: {e}")])
         return 1
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\033[K")
     report([never_struck(f) for f in faults if f.struck is None])
     source = "the given inputs" if args.inputs else f"random inputs (seed {args.seed})"
     finding = found.finding
@@ -64,6 +69,13 @@ def main(args) -> int:
         write_repro(args.output, finding, command)
         print(f"  repro in {args.output}; to see it: cd {shlex.quote(args.output)} && {shlex.join(command)}")
     return 1
+
+
+def _show_progress(position: int, total: int, name: str) -> None:
+    """One line on the terminal, rewritten as each pass starts (the interpreter runs the function
+    after each: on large tensors at the loops and llvm levels a pass can take a while)."""
+    sys.stderr.write(f"\r\033[Kbisect: pass {position} of {total}: {name}")
+    sys.stderr.flush()
 
 
 def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kernel_fault=None) -> int:

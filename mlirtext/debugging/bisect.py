@@ -12,7 +12,7 @@ file) and the function as it was before the pass, to replay that one pass.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -72,9 +72,11 @@ class BisectError(ValueError):
 
 
 def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: Tolerance = Tolerance(),
-                    faults: Sequence[Instrumentation] = ()) -> BisectResult:
+                    faults: Sequence[Instrumentation] = (),
+                    progress: Optional[Callable[[int, int, str], None]] = None) -> BisectResult:
     """Lower @`function` of `module` (left as it is) to llvm, pass by pass, on `inputs`;
-    `faults` are injected into the pass manager (see faults.py). BisectError says why it cannot."""
+    `faults` are injected into the pass manager (see faults.py); `progress(position, total,
+    pass)` is told of each pass as it starts. BisectError says why it cannot."""
     fn = _symbols(module).get(function)
     if fn is None or fn.name != "func.func" or not fn.regions or not fn.regions[0].blocks:
         raise BisectError(f"there is no function @{function} with a body")
@@ -89,6 +91,7 @@ def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: T
     except ValueError as e:
         raise BisectError(f"@{function} cannot be lowered to llvm: {e}") from None
     watcher.passes = result.passes
+    watcher.progress = (lambda position, name: progress(position, result.total, name)) if progress else None
     try:
         levels = lower_by_level(work, LEVELS[-1], printed=False, instrumentations=[watcher, *faults])
         for level in levels:
@@ -125,6 +128,7 @@ class _Watcher(Instrumentation):
         self.last = expected          # the results before the pass now running
         self.level: Optional[str] = None
         self.passes: list = []
+        self.progress: Optional[Callable[[int, str], None]] = None
         self.finding: Optional[Finding] = None
         self.pass_: Optional[Pass] = None
         self.before_module: Optional[Operation] = None
@@ -134,6 +138,8 @@ class _Watcher(Instrumentation):
         root = _root(op)
         if p is not self.pass_:   # (a pass on functions runs once per function)
             self.passes.append((self._next_level(), p.spelling()))
+            if self.progress is not None:
+                self.progress(len(self.passes), p.name)
         self.pass_ = p
         self.before_module, _ = function_module(_symbols(root)[self.function], _symbols(root).get, bodies=True)
         self.before_ops = {id(o): o for o in root.walk()}   # (kept alive, so no id is reused)
