@@ -267,3 +267,10 @@ def test_the_tolerance_decides_and_travels_into_the_repro(program, tmp_path, cap
     capsys.readouterr()
     assert main(words[1:]) == 1
     assert "the bound is 16 ulp or 1e-05 relative" in capsys.readouterr().err
+
+
+def test_run_refuses_a_fault_for_a_module_file(program, tmp_path, capsys):
+    module = tmp_path / "p.vmpack"
+    assert main(["compile", program, "-o", str(module)]) == 0
+    assert main(["run", str(module), "--debug-miscompile=cse:arith.addf", "--input=4xf32=1", "--input=4xf32=1"]) == 1
+    assert "a module file is already compiled" in capsys.readouterr().err

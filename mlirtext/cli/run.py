@@ -35,6 +35,10 @@ def main(args) -> int:
         return 1
     data, name = got
     if args.input.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC):
+        if args.debug_miscompile or args.debug_crash or args.debug_unverifiable:
+            report([Diagnostic("error", f"{name}: a --debug-* fault strikes in the compiler's passes: a module file "
+                                        "is already compiled")])
+            return 1
         return _run_module(args, data, None)
     text = decode_text(data, name)
     if text is None:
