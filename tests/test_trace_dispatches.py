@@ -73,3 +73,22 @@ def test_compare_refuses_what_is_not_a_trace(tmp_path, capsys):
     assert main(["compare", str(tmp_path), str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "not a dispatch trace" in err and "Traceback" not in err
+
+
+def test_a_vulkan_trace_compares_with_the_reference_trace_of_the_same_module_file(tmp_path, capsys):
+    from mlirtext.vm.devices import DeviceError
+    from mlirtext.vm.vulkan_device import context
+    try:
+        context()
+    except DeviceError as e:
+        pytest.skip(f"no Vulkan device here: {e}")
+    program = PROGRAMS / "softmax.mlir"
+    inputs = _inputs(program, tmp_path)
+    module = tmp_path / "m.vmpack"
+    assert main(["compile", str(program), "--target=vulkan-spirv", "-o", str(module)]) == 0
+    ref = _trace(module, "reference", tmp_path / "ref", inputs, capsys)
+    gpu = _trace(module, "vulkan", tmp_path / "vk", inputs, capsys)
+    assert gpu["device"] == "vulkan" and len(gpu["dispatches"]) == len(ref["dispatches"])
+    capsys.readouterr()
+    # (GPU kernels round differently: test_gpu_vulkan's bound)
+    assert main(["compare", str(tmp_path / "ref"), str(tmp_path / "vk"), "--tolerance=1e-4"]) == 0
