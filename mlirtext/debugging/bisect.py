@@ -135,12 +135,13 @@ class _Watcher(Instrumentation):
         self.before_ops: dict = {}
 
     def before(self, p: Pass, op: Operation) -> None:
+        if p is self.pass_:
+            return   # a pass on functions runs once per function: the IR before its first run is kept
         root = _root(op)
-        if p is not self.pass_:   # (a pass on functions runs once per function)
-            self.passes.append((self._next_level(), p.spelling()))
-            if self.progress is not None:
-                self.progress(len(self.passes), p.name)
         self.pass_ = p
+        self.passes.append((self._next_level(), p.spelling()))
+        if self.progress is not None:
+            self.progress(len(self.passes), p.name)
         self.before_module, _ = function_module(_symbols(root)[self.function], _symbols(root).get, bodies=True)
         self.before_ops = {id(o): o for o in root.walk()}   # (kept alive, so no id is reused)
 
