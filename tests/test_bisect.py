@@ -274,3 +274,22 @@ def test_run_refuses_a_fault_for_a_module_file(program, tmp_path, capsys):
     assert main(["compile", program, "-o", str(module)]) == 0
     assert main(["run", str(module), "--debug-miscompile=cse:arith.addf", "--input=4xf32=1", "--input=4xf32=1"]) == 1
     assert "a module file is already compiled" in capsys.readouterr().err
+
+
+def test_a_fault_in_a_callee_is_found_and_the_repro_takes_the_callee_along(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "two.mlir"
+    path.write_text("func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                    "  %0 = tosa.sub %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+                    "  return %0 : tensor<4xf32>\n}\n"
+                    "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                    "  %0 = call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+                    "  %1 = tosa.add %0, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+                    "  return %1 : tensor<4xf32>\n}\n")
+    repro = tmp_path / "repro"
+    assert main(["bisect", str(path), "--debug-miscompile=cse:arith.subf", "-o", str(repro)]) == 1
+    out = capsys.readouterr().out
+    assert "pass 3 of 10" in out and "two.mlir:2:3: tosa.sub" in out
+    assert "func.func private @g(" in (repro / "before.mlir").read_text()
+    monkeypatch.chdir(repro)
+    assert main(shlex.split((repro / "README").read_text().splitlines()[-1])[1:]) == 1
+    assert "pass 'cse' changed the results of @f" in capsys.readouterr().err
