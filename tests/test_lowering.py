@@ -128,11 +128,11 @@ def test_run_command_runs_the_llvm_level_with_tensor_inputs(tmp_path, capsys):
 
 
 UNLOWERABLE = """
-func.func @f(%a: tensor<3x3xf32>, %k: tensor<*xi32>) -> (tensor<3x3xf32>, tensor<*xi32>, tensor<3x3xf32>) {
+func.func @f(%a: tensor<3x3xf32>, %k: tensor<?xi32>) -> (tensor<3x3xf32>, tensor<?xi32>, tensor<3x3xf32>) {
   %0 = stablehlo.cholesky %a, lower = true : tensor<3x3xf32>
-  %1 = stablehlo.add %k, %k : tensor<*xi32>
+  %1 = stablehlo.add %k, %k : tensor<?xi32>
   %2 = stablehlo.add %a, %a : tensor<3x3xf32>
-  return %0, %1, %2 : tensor<3x3xf32>, tensor<*xi32>, tensor<3x3xf32>
+  return %0, %1, %2 : tensor<3x3xf32>, tensor<?xi32>, tensor<3x3xf32>
 }
 """
 
@@ -144,7 +144,7 @@ def test_ops_without_a_lowering_are_all_reported_and_nothing_is_printed(tmp_path
     assert main(["opt", str(path), "--lower-to=tosa", "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert "u.mlir:3:8: error: failed to legalize 'stablehlo.cholesky' to tosa" in err
-    assert "u.mlir:4:8: error: failed to legalize 'stablehlo.add' to tosa" in err  # unranked: no lowering
+    assert "u.mlir:4:8: error: failed to legalize 'stablehlo.add' to tosa" in err  # dynamic: no lowering
     assert err.count("failed to legalize") == 2 and "Traceback" not in err
     assert not out.exists()
 
