@@ -27,9 +27,9 @@ import time
 t0 = time.perf_counter()
 import mlirtext.api
 t1 = time.perf_counter()
-from mlirtext.dialects import grammar_names
+from mlirtext.dialects import format_grammar, grammar_names
 from mlirtext.syntax.grammar import load_tables
-load_tables(grammar_names())
+load_tables(grammar_names(), format_grammar())
 t2 = time.perf_counter()
 from mlirtext.syntax.parser import _driver
 _driver()

@@ -7,13 +7,13 @@ import pytest
 from lark import Tree
 from lark.parsers.lalr_analysis import Shift
 
-from mlirtext.dialects import grammar_names
+from mlirtext.dialects import format_grammar, grammar_names
 from mlirtext.syntax.grammar import Tables, _extract, build_lark, load_tables
 
 
 @pytest.fixture(scope="module")
 def lark():
-    return build_lark(grammar_names())  # all dialects: the grammar the parser uses
+    return build_lark(grammar_names(), format_grammar())  # all dialects: the grammar the parser uses
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_rows_after_pickling_match(lark, tables):
 def test_cached_tables_are_the_fresh_ones(tables):
     """The cached tables (built in another process) are the same automaton: Lark numbers
     its states differently from run to run, so compare them by walking both from the start."""
-    cached = load_tables(grammar_names())
+    cached = load_tables(grammar_names(), format_grammar())
     assert [str(r) for r in cached.rules] == [str(r) for r in tables.rules]
     assert cached.literals == tables.literals and cached.n_states == tables.n_states
     same = {cached.start_state: tables.start_state}

@@ -1,7 +1,8 @@
 """The dialects mlirtext knows: their grammars, op declarations and rules.
 
-Adding a dialect: write `grammars/<name>.lark` (an entry rule `<name>_op`), a
-module here creating a `Dialect`, and list it in `DIALECTS`.
+Adding a dialect: a module here creating a `Dialect` that declares its ops (with
+assembly formats: `assembly_format.declare_family`), listed in `DIALECTS`; syntax no
+format can say goes in `grammars/<name>.lark` (an entry rule `<name>_op`).
 """
 from __future__ import annotations
 
@@ -28,3 +29,8 @@ def lookup(name: str) -> Optional[OpDef]:
 
 def grammar_names() -> tuple[str, ...]:
     return tuple(dict.fromkeys(d.grammar for d in DIALECTS if d.grammar))
+
+
+def format_grammar() -> tuple:
+    """((rule name, Lark text), ...) of every dialect's declared assembly formats."""
+    return tuple(pair for d in DIALECTS for pair in d.format_grammar())

@@ -1,17 +1,20 @@
 """arith: integer and float arithmetic on scalars, vectors and tensors.
 
-Ops are declared by family: same-type binaries (integer and float), the
-extended binaries, comparisons, select, casts and constants.
+Ops are declared by family, each with its assembly format: same-type binaries
+(integer and float), the extended binaries, comparisons, select, casts; only the
+constant's syntax is written by hand (grammars/arith.lark), as in MLIR.
 """
 from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.attributes import IntegerAttr, OpaqueAttr, TypeAttr, UnitAttr, unit
+from ..ir.signatures import OpSignature
+from .assembly_format import Custom, EnumAttr, declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import (check_element_kind, check_same_types, check_type, create, explicit_attrs, is_like,
                      same_shape, shaped_like, splat_value)
 
-dialect = Dialect("arith", grammar="arith")
+dialect = Dialect("arith", grammar="arith")  # the constant's syntax and the flag words
 
 INT_BINARY = ("addi", "subi", "muli", "divsi", "divui", "ceildivsi", "ceildivui", "floordivsi",
               "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
@@ -32,39 +35,91 @@ EXACT_OPS = {"divsi", "divui", "shrsi", "shrui"}
 NNEG_OPS = {"extui", "uitofp", "index_castui"}
 
 
-def _flags_text(op) -> tuple[str, tuple]:
-    """The custom form's flag words (` to_nearest_even`, ` exact`, ` overflow<nsw>`, ...) in
-    MLIR's order, and the attribute keys they stand for (elided from the attribute dictionary).
-    An attribute of an unexpected form stays in the dictionary instead."""
+def _flag_words(properties, op) -> tuple[str, tuple]:
+    """The custom form's flag words (` exact`, ` nneg`, ` overflow<nsw>`, ` fastmath<fast>`)
+    in MLIR's order, and the attribute keys they stand for (elided from the attribute
+    dictionary). Only the op's own flags (`properties`): an attribute of another name or of
+    an unexpected form stays in the dictionary."""
     words, keys = [], []
-    mode = op.attributes.get("roundingmode")
-    if isinstance(mode, IntegerAttr) and mode.type == T.i32 and 0 <= mode.value < len(ROUNDING_MODES):
-        words.append(ROUNDING_MODES[mode.value])
-        keys.append("roundingmode")
     for key, word in (("isExact", "exact"), ("nonNeg", "nneg")):
-        if isinstance(op.attributes.get(key), UnitAttr):
+        if key in properties and isinstance(op.attributes.get(key), UnitAttr):
             words.append(word)
             keys.append(key)
     for key, word in (("overflowFlags", "overflow"), ("fastmath", "fastmath")):
         attr = op.attributes.get(key)
-        if isinstance(attr, OpaqueAttr) and attr.text.startswith(f"#arith.{word}<"):
+        if key in properties and isinstance(attr, OpaqueAttr) and attr.text.startswith(f"#arith.{word}<"):
             keys.append(key)
             if attr.body.strip() not in ("", "none"):
                 words.append(f"{word}<{attr.body}>")
     return "".join(" " + w for w in words), tuple(keys)
 
 
-#: Counts of the ops with n operands and one result (see OpDef.counts).
-_COUNTS = {n: dict(operands=n, results=1, regions=0, successors=0) for n in range(4)}
+def _flags(ctx, ops: dict, op_name: str, flag) -> dict:
+    """The inherent attribute of a flag word (`overflow<nsw>`, `exact`, ...) an op was
+    written with; a flag the op does not have is an error."""
+    if flag is None:
+        return {}
+    (key, value), tok = flag
+    if key not in ops[op_name].properties:
+        raise ctx.fail(f"'{op_name}' has no '{tok.value}' flag", tok)
+    return {key: value}
+
+
+def flags_directive(owner: Dialect) -> Custom:
+    """`custom<Flags>`: the optional flag word of the ops of `owner` (arith's, and math's
+    `fastmath<...>`); which op has which flag is in each op's properties."""
+    return Custom("[arith_flags]", lambda ctx, op_name, flag: _flags(ctx, owner.ops, op_name, flag),
+                  lambda p, op: _flag_words(owner.ops[op.name].properties, op))
+
+
+def _rounding_words(p, op) -> tuple[str, tuple]:
+    """` to_nearest_even` (the custom form's rounding word) and the key it stands for."""
+    mode = op.attributes.get("roundingmode")
+    if "roundingmode" in dialect.ops[op.name].properties and isinstance(mode, IntegerAttr) and \
+            mode.type == T.i32 and 0 <= mode.value < len(ROUNDING_MODES):
+        return " " + ROUNDING_MODES[mode.value], ("roundingmode",)
+    return "", ()
+
+
+@dialect.rule("arith_flag_list")
+def _arith_flag_list(ctx, children):
+    kind, *words = children
+    allowed = OVERFLOW_WORDS if kind.value == "overflow" else FASTMATH_WORDS
+    for w in words:
+        if w.value not in allowed:
+            raise ctx.fail(f"unknown {kind.value} flag '{w.value}' (expected one of "
+                           f"{', '.join(allowed)})", w)
+    if kind.value == "overflow":
+        attr = ("overflowFlags", OpaqueAttr(f"#arith.overflow<{', '.join(w.value for w in words)}>"))
+    else:
+        attr = ("fastmath", OpaqueAttr(f"#arith.fastmath<{','.join(w.value for w in words)}>"))
+    return attr, kind
+
+
+@dialect.rule("arith_exact")
+def _arith_exact(ctx, children):
+    return ("isExact", unit), children[0]
+
+
+@dialect.rule("arith_nneg")
+def _arith_nneg(ctx, children):
+    return ("nonNeg", unit), children[0]
+
+
+@dialect.rule("arith_rounding")
+def _arith_rounding(ctx, children):
+    tok = children[0]
+    return ("roundingmode", IntegerAttr(ROUNDING_MODES.index(tok.value), T.i32)), tok
+
+
+#: `custom<Flags>` and `custom<Rounding>` (`downward`, ...: truncations' rounding mode).
+FLAGS = flags_directive(dialect)
+ROUNDING = Custom("[arith_rounding]", lambda ctx, op_name, word: _flags(ctx, dialect.ops, op_name, word),
+                  _rounding_words)
+_CUSTOM = {"Flags": FLAGS, "Rounding": ROUNDING}
 
 
 # ---- binaries ----------------------------------------------------------------------
-def _print_binary(p, op) -> None:
-    flags, keys = _flags_text(op)
-    p.write(op.name, " ", p.values(op.operands), flags)
-    p.write(p.op_attr_dict(op, elide=keys), " : ", p.type(op.results[0].type))
-
-
 def _int_binary_verify(op) -> None:
     check_element_kind(op, "int_nz")
     check_same_types(op)
@@ -104,120 +159,52 @@ def _fold_binary(op, constants):
     return None
 
 
-for _name in INT_BINARY:
-    dialect.op(f"arith.{_name}", f"Elementwise integer {_name[:-1] if _name.endswith('i') else _name}.",
-               traits=(PURE,), properties=("overflowFlags",) if _name in OVERFLOW_OPS else
-               ("isExact",) if _name in EXACT_OPS else (),
-               verify=_int_binary_verify, print=_print_binary, fold=_fold_binary, **_COUNTS[2])
-for _name in FLOAT_BINARY:
-    dialect.op(f"arith.{_name}", f"Elementwise floating-point {_name}.", traits=(PURE,),
-               properties=("fastmath",), verify=_float_binary_verify, print=_print_binary,
-               fold=_fold_binary, **_COUNTS[2])
-dialect.op("arith.negf", "Elementwise floating-point negation.", traits=(PURE,), properties=("fastmath",),
-           verify=_float_binary_verify, print=_print_binary, **_COUNTS[1])
+def _binary(name: str) -> dict:
+    """What differs between the binaries: summary, flags, verifier."""
+    kind = name.split(".", 1)[1]
+    if kind in FLOAT_BINARY:
+        return dict(summary=f"Elementwise floating-point {kind}.", properties=("fastmath",),
+                    verify=_float_binary_verify)
+    return dict(summary=f"Elementwise integer {kind[:-1] if kind.endswith('i') else kind}.",
+                properties=("overflowFlags",) if kind in OVERFLOW_OPS else ("isExact",) if kind in EXACT_OPS
+                else (), verify=_int_binary_verify)
 
 
-def _flags(ctx, op_name: str, *flags) -> dict:
-    """The inherent attributes of the flag words (`overflow<nsw>`, `exact`, ...) an op was
-    written with; a flag the op does not have is an error."""
-    properties = dialect.ops[op_name].properties
-    out = {}
-    for flag in flags:
-        if flag is None:
-            continue
-        (key, value), tok = flag
-        if key not in properties:
-            raise ctx.fail(f"'{op_name}' has no '{tok.value}' flag", tok)
-        out[key] = value
-    return out
-
-
-@dialect.rule("arith_flag_list")
-def _arith_flag_list(ctx, children):
-    kind, *words = children
-    allowed = OVERFLOW_WORDS if kind.value == "overflow" else FASTMATH_WORDS
-    for w in words:
-        if w.value not in allowed:
-            raise ctx.fail(f"unknown {kind.value} flag '{w.value}' (expected one of "
-                           f"{', '.join(allowed)})", w)
-    if kind.value == "overflow":
-        attr = ("overflowFlags", OpaqueAttr(f"#arith.overflow<{', '.join(w.value for w in words)}>"))
-    else:
-        attr = ("fastmath", OpaqueAttr(f"#arith.fastmath<{','.join(w.value for w in words)}>"))
-    return attr, kind
-
-
-@dialect.rule("arith_exact")
-def _arith_exact(ctx, children):
-    return ("isExact", unit), children[0]
-
-
-@dialect.rule("arith_nneg")
-def _arith_nneg(ctx, children):
-    return ("nonNeg", unit), children[0]
-
-
-@dialect.rule("arith_rounding")
-def _arith_rounding(ctx, children):
-    tok = children[0]
-    return ("roundingmode", IntegerAttr(ROUNDING_MODES.index(tok.value), T.i32)), tok
-
-
-@dialect.rule("arith_binary")
-def _arith_binary(ctx, children):
-    name, lhs, rhs, flags, attrs, type = children
-    operands = [ctx.resolve(lhs, type), ctx.resolve(rhs, type)]
-    attributes = _flags(ctx, name.value, flags)
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    return create(ctx, name.value, operands, [type], attributes)
-
-
-@dialect.rule("arith_unary")
-def _arith_unary(ctx, children):
-    name, operand, flags, attrs, type = children
-    attributes = _flags(ctx, name.value, flags)
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    return create(ctx, name.value, [ctx.resolve(operand, type)], [type], attributes)
+declare_family(dialect, "binary", [f"arith.{n}" for n in INT_BINARY + FLOAT_BINARY],
+               "$lhs `,` $rhs custom<Flags> attr-dict `:` type($result)",
+               operands=("lhs", "rhs"), results=("result",), infer={"lhs": "result", "rhs": "result"},
+               custom=_CUSTOM, per_op=_binary, traits=(PURE,), fold=_fold_binary)
+declare_family(dialect, "unary", ["arith.negf"], "$operand custom<Flags> attr-dict `:` type($result)",
+               operands=("operand",), results=("result",), infer={"operand": "result"}, custom=_CUSTOM,
+               summary="Elementwise floating-point negation.", traits=(PURE,), properties=("fastmath",),
+               verify=_float_binary_verify)
 
 
 # ---- extended binaries -------------------------------------------------------------
-def _print_extended(p, op) -> None:
-    """`: i32` for the multiplications (both halves have the operand type), `: i32, i1` for add."""
-    types = op.result_types if op.name == "arith.addui_extended" else op.result_types[:1]
-    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", p.types(types))
-
-
 def _verify_extended(op) -> None:
     check_element_kind(op, "int_nz")
-    t = op.operands[0].type
+    t = op.operand("lhs").type
     if op.name == "arith.addui_extended":
-        check_type(op.results[1].type, "result #1", "bool")
-        if op.operands[1].type != t or op.results[0].type != t:
+        overflow = op.result_named("overflow").type
+        check_type(overflow, "result #1", "bool")
+        if op.operand("rhs").type != t or op.result_named("sum").type != t:
             raise VerifyError("failed to verify that all of {lhs, rhs, sum} have same type")
-        if op.results[1].type != shaped_like(t, T.i1):
+        if overflow != shaped_like(t, T.i1):
             raise VerifyError("failed to verify that overflow has the shape of sum, with i1 elements")
-    elif any(x != t for x in (op.operands[1].type, *op.result_types)):
+    elif any(x != t for x in (op.operand("rhs").type, *op.result_types)):
         raise VerifyError("failed to verify that all of {lhs, rhs, low, high} have same type")
 
 
-for _name in EXTENDED:
-    dialect.op(f"arith.{_name}", "Integer arithmetic producing a wide result as two values.",
-               traits=(PURE,), verify=_verify_extended, print=_print_extended,
-               operands=2, results=2, regions=0, successors=0)
-
-
-@dialect.rule("arith_extended")
-def _arith_extended(ctx, children):
-    name, lhs, rhs, attrs, types = children
-    if name.value == "arith.addui_extended":
-        if len(types) != 2:
-            raise ctx.fail("expected two types: the sum and the overflow flag (`: i32, i1`)")
-    elif len(types) != 1:
-        raise ctx.fail("expected one type: the operand type (both results have it)")
-    else:
-        types = [types[0], types[0]]
-    operands = [ctx.resolve(lhs, types[0]), ctx.resolve(rhs, types[0])]
-    return create(ctx, name.value, operands, types, explicit_attrs(ctx, name.value, attrs))
+_EXTENDED_SUMMARY = "Integer arithmetic producing a wide result as two values."
+# `: i32` for the multiplications (both halves have the operand type), `: i32, i1` for add.
+declare_family(dialect, "mul_extended", ["arith.mulsi_extended", "arith.mului_extended"],
+               "$lhs `,` $rhs attr-dict `:` type($lhs)", operands=("lhs", "rhs"), results=("low", "high"),
+               infer={"rhs": "lhs", "low": "lhs", "high": "lhs"}, summary=_EXTENDED_SUMMARY, traits=(PURE,),
+               verify=_verify_extended)
+declare_family(dialect, "addui_extended", ["arith.addui_extended"],
+               "$lhs `,` $rhs attr-dict `:` type($sum) `,` type($overflow)", operands=("lhs", "rhs"),
+               results=("sum", "overflow"), infer={"lhs": "sum", "rhs": "sum"}, summary=_EXTENDED_SUMMARY,
+               traits=(PURE,), verify=_verify_extended)
 
 
 # ---- comparisons -----------------------------------------------------------------
@@ -225,62 +212,61 @@ def _predicates(op_name: str):
     return CMPI_PREDICATES if op_name == "arith.cmpi" else CMPF_PREDICATES
 
 
-def _print_cmp(p, op) -> None:
-    pred = op.attributes["predicate"].value
-    flags, keys = _flags_text(op)
-    p.write(op.name, " ", _predicates(op.name)[pred], ", ", p.values(op.operands), flags)
-    p.write(p.op_attr_dict(op, elide=("predicate",) + keys), " : ", p.type(op.operands[0].type))
-
-
 def _verify_cmp(op) -> None:
-    pred = op.attributes.get("predicate")
+    pred = op.attr("predicate")
     names = _predicates(op.name)
     if pred is None:
         raise VerifyError("requires attribute 'predicate'")
     if not isinstance(pred, IntegerAttr) or pred.type != T.i64 or not 0 <= pred.value < len(names):
         raise VerifyError(f"attribute 'predicate' must be an i64 in 0..{len(names) - 1}, got {pred}")
     check_element_kind(op, "int_nz" if op.name == "arith.cmpi" else "float")
-    check_type(op.results[0].type, "result #0", "bool")
-    a, b = op.operand_types
+    result = op.result_named("result").type
+    check_type(result, "result #0", "bool")
+    a, b = op.operand("lhs").type, op.operand("rhs").type
     if a != b:
         raise VerifyError("failed to verify that all of {lhs, rhs} have same type")
-    if op.results[0].type != shaped_like(a, T.i1):
+    if result != shaped_like(a, T.i1):
         raise VerifyError("failed to verify that result type has i1 element type and same shape "
                           "as operands")
 
 
-dialect.op("arith.cmpi", "Elementwise integer comparison with a predicate (eq, slt, ugt, ...).",
-           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=_print_cmp, **_COUNTS[2])
-dialect.op("arith.cmpf", "Elementwise float comparison with an ordered/unordered predicate.",
-           traits=(PURE,), properties=("predicate", "fastmath"), verify=_verify_cmp, print=_print_cmp,
-           **_COUNTS[2])
+def _to_i1(t):
+    return shaped_like(t, T.i1)
 
 
-@dialect.rule("arith_cmp")
-def _arith_cmp(ctx, children):
-    name, pred, lhs, rhs, flags, attrs, type = children
-    names = _predicates(name.value)
-    word = pred.value[1:-1] if pred.value.startswith('"') else pred.value  # `slt` or `"slt"`
-    if word not in names:
-        raise ctx.fail(f"unknown comparison predicate \"{word}\"", pred)
-    attributes = {"predicate": IntegerAttr(names.index(word), T.i64)}
-    attributes.update(_flags(ctx, name.value, flags))
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    operands = [ctx.resolve(lhs, type), ctx.resolve(rhs, type)]
-    return create(ctx, name.value, operands, [shaped_like(type, T.i1)], attributes)
+# `arith.cmpi slt, %a, %b : i32`; the predicate may be quoted (`"slt"`).
+for _name, _words, _summary, _properties in (
+        ("cmpi", CMPI_PREDICATES, "Elementwise integer comparison with a predicate (eq, slt, ugt, ...).",
+         ("predicate",)),
+        ("cmpf", CMPF_PREDICATES, "Elementwise float comparison with an ordered/unordered predicate.",
+         ("predicate", "fastmath"))):
+    declare_family(dialect, _name, [f"arith.{_name}"], "$predicate `,` $lhs `,` $rhs custom<Flags> attr-dict "
+                   "`:` type($lhs)", operands=("lhs", "rhs"), results=("result",),
+                   attributes={"predicate": EnumAttr(_words, T.i64, "comparison predicate")},
+                   infer={"rhs": "lhs", "result": ("lhs", _to_i1)}, custom=_CUSTOM, summary=_summary,
+                   traits=(PURE,), properties=_properties, verify=_verify_cmp)
 
 
 # ---- select ------------------------------------------------------------------
-def _print_select(p, op) -> None:
-    cond, value = op.operands[0].type, op.results[0].type
-    p.write("arith.select ", p.values(op.operands), p.op_attr_dict(op), " : ")
-    p.write(p.type(value) if cond == T.i1 else f"{p.type(cond)}, {p.type(value)}")
+def _parse_select_types(ctx, op_name, types):
+    """`: T` (an i1 condition) or `: C, T`: the condition's type and the value type."""
+    if len(types) == 1:
+        return T.i1, types[0]
+    if len(types) == 2:
+        return types[0], types[1]
+    raise ctx.fail("expected one or two types")
+
+
+def _print_select_types(p, op) -> tuple[str, tuple]:
+    cond, value = op.operand("condition").type, op.result_named("result").type
+    return " " + (p.type(value) if cond == T.i1 else f"{p.type(cond)}, {p.type(value)}"), ()
 
 
 def _verify_select(op) -> None:
-    cond, a, b = op.operand_types
+    cond = op.operand("condition").type
+    a, b = op.operand("true_value").type, op.operand("false_value").type
     check_type(cond, "operand #0", "bool")
-    if a != b or op.results[0].type != a:
+    if a != b or op.result_named("result").type != a:
         raise VerifyError("failed to verify that all of {true_value, false_value, result} "
                           "have same type")
     if cond != T.i1 and cond != shaped_like(a, T.i1):
@@ -297,31 +283,16 @@ def _fold_select(op, constants):
     return [a if c else b]
 
 
-dialect.op("arith.select", "Chooses between two values by an i1 condition (scalar or elementwise).",
-           traits=(PURE,), verify=_verify_select, print=_print_select, fold=_fold_select, **_COUNTS[3])
-
-
-@dialect.rule("arith_select")
-def _arith_select(ctx, children):
-    cond, a, b, attrs, types = children
-    if len(types) == 1:
-        cond_type, type = T.i1, types[0]
-    elif len(types) == 2:
-        cond_type, type = types
-    else:
-        raise ctx.fail("expected one or two types")
-    operands = [ctx.resolve(cond, cond_type), ctx.resolve(a, type), ctx.resolve(b, type)]
-    return create(ctx, "arith.select", operands, [type], explicit_attrs(ctx, "arith.select", attrs))
+declare_family(dialect, "select", ["arith.select"], "$condition `,` $true_value `,` $false_value attr-dict `:` "
+               "custom<SelectTypes>(type($condition), type($result))",
+               operands=("condition", "true_value", "false_value"), results=("result",),
+               infer={"true_value": "result", "false_value": "result"},
+               custom={"SelectTypes": Custom("types", _parse_select_types, _print_select_types)},
+               summary="Chooses between two values by an i1 condition (scalar or elementwise).",
+               traits=(PURE,), verify=_verify_select, fold=_fold_select)
 
 
 # ---- casts -------------------------------------------------------------------
-def _print_cast(p, op) -> None:
-    flags, keys = _flags_text(op)
-    p.write(op.name, " ", p.value(op.operands[0]), flags)
-    p.write(p.op_attr_dict(op, elide=keys), " : ", p.type(op.operands[0].type), " to ",
-            p.type(op.results[0].type))
-
-
 def _width(t) -> int:
     e = T.element_type(t)
     if isinstance(e, T.FloatType):
@@ -341,7 +312,7 @@ _CAST_KINDS = {"extsi": ("fixed_int", "fixed_int"), "extui": ("fixed_int", "fixe
 
 
 def _verify_cast(op) -> None:
-    src, dst = op.operands[0].type, op.results[0].type
+    src, dst = op.operand("in").type, op.result_named("out").type
     kind = op.name.split(".", 1)[1]
     if kind in _CAST_KINDS:
         check_type(src, "operand #0", _CAST_KINDS[kind][0])
@@ -370,32 +341,22 @@ def _verify_cast(op) -> None:
         raise VerifyError(f"operand type '{src}' and result type '{dst}' are cast incompatible")
 
 
-for _name in CASTS:
-    dialect.op(f"arith.{_name}", f"Elementwise cast ({_name}).", traits=(PURE,),
-               properties=("overflowFlags",) if _name == "trunci" else
-               ("roundingmode", "fastmath") if _name == "truncf" else
-               ("fastmath",) if _name == "extf" else ("nonNeg",) if _name in NNEG_OPS else (),
-               verify=_verify_cast, print=_print_cast, **_COUNTS[1])
+def _cast_properties(name: str) -> dict:
+    kind = name.split(".", 1)[1]
+    return dict(summary=f"Elementwise cast ({kind}).", properties=(
+        ("overflowFlags",) if kind == "trunci" else ("roundingmode", "fastmath") if kind == "truncf" else
+        ("fastmath",) if kind == "extf" else ("nonNeg",) if kind in NNEG_OPS else ()))
 
 
-@dialect.rule("arith_cast")
-def _arith_cast(ctx, children):
-    name, operand, rounding, flags, attrs, src, dst = children
-    attributes = _flags(ctx, name.value, rounding, flags)
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    return create(ctx, name.value, [ctx.resolve(operand, src)], [dst], attributes)
+declare_family(dialect, "cast", [f"arith.{n}" for n in CASTS],
+               "$in custom<Rounding> custom<Flags> attr-dict `:` type($in) `to` type($out)",
+               operands=("in",), results=("out",), custom=_CUSTOM, per_op=_cast_properties, traits=(PURE,),
+               verify=_verify_cast)
 
 
 # ---- scaled casts (OCP microscaling: x * 2^scale) -------------------------------
-def _print_scaling(p, op) -> None:
-    flags, keys = _flags_text(op)
-    p.write(op.name, " ", p.value(op.operands[0]), ", ", p.value(op.operands[1]), flags)
-    p.write(p.op_attr_dict(op, elide=keys), " : ", p.type(op.operands[0].type), ", ",
-            p.type(op.operands[1].type), " to ", p.type(op.results[0].type))
-
-
 def _verify_scaling(op) -> None:
-    src, scale, dst = op.operands[0].type, op.operands[1].type, op.results[0].type
+    src, scale, dst = op.operand("in").type, op.operand("scale").type, op.result_named("out").type
     for t, name in ((src, "operand #0"), (scale, "operand #1"), (dst, "result #0")):
         check_type(t, name, "float")
     shaped = [isinstance(t, (T.VectorType, T.RankedTensorType, T.UnrankedTensorType)) for t in (src, scale, dst)]
@@ -408,27 +369,24 @@ def _verify_scaling(op) -> None:
         raise VerifyError(f"operand types '{src}', '{scale}' and result type '{dst}' are cast incompatible")
 
 
-dialect.op("arith.scaling_extf", "Elementwise extension of a scaled float: extf(x) * 2^scale.",
-           traits=(PURE,), properties=("fastmath",), verify=_verify_scaling, print=_print_scaling,
-           **_COUNTS[2])
-dialect.op("arith.scaling_truncf", "Elementwise truncation of a scaled float: truncf(x / 2^scale).",
-           traits=(PURE,), properties=("roundingmode", "fastmath"), verify=_verify_scaling,
-           print=_print_scaling, **_COUNTS[2])
-
-
-@dialect.rule("arith_scaling")
-def _arith_scaling(ctx, children):
-    name, operand, scale, rounding, flags, attrs, src, scale_type, dst = children
-    attributes = _flags(ctx, name.value, rounding, flags)
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    return create(ctx, name.value, [ctx.resolve(operand, src), ctx.resolve(scale, scale_type)], [dst],
-                  attributes)
+# `arith.scaling_truncf %x, %scale downward fastmath<nnan> : f32, f8E8M0FNU to f4E2M1FN`
+declare_family(dialect, "scaling", ["arith.scaling_extf", "arith.scaling_truncf"],
+               "$in `,` $scale custom<Rounding> custom<Flags> attr-dict `:` type($in) `,` type($scale) `to` "
+               "type($out)", operands=("in", "scale"), results=("out",), custom=_CUSTOM, traits=(PURE,),
+               verify=_verify_scaling, per_op=lambda name: dict(
+                   summary="Elementwise extension of a scaled float: extf(x) * 2^scale.",
+                   properties=("fastmath",)) if name == "arith.scaling_extf" else dict(
+                   summary="Elementwise truncation of a scaled float: truncf(x / 2^scale).",
+                   properties=("roundingmode", "fastmath")))
 
 
 # ---- constant ----------------------------------------------------------------
+# Hand-written syntax, as in MLIR (ConstantOp has a custom parser): the value's type is the
+# result type, and after an attribute dictionary only values that cannot be mistaken for
+# one may follow (grammars/arith.lark).
 def _print_constant(p, op) -> None:
     attrs = p.op_attr_dict(op, elide=("value",))
-    value = op.attributes["value"]
+    value = op.attr("value")
     # after an attribute dictionary the grammar takes no alias (`#name`): write the value out
     p.write("arith.constant", attrs, " ", str(value) if attrs else p.attr(value))
 
@@ -440,9 +398,8 @@ def constant_type(value):
 
 
 def _verify_constant(op) -> None:
-    value = op.attributes.get("value")
-    t = constant_type(value)
-    if t is None or t != op.results[0].type:
+    t = constant_type(op.attr("value"))
+    if t is None or t != op.result_named("result").type:
         raise VerifyError("failed to verify that all of {value, result} have same type")
     if isinstance(t, T.IntegerType) and not t.is_signless:
         raise VerifyError("integer return type must be signless")
@@ -452,7 +409,8 @@ def _verify_constant(op) -> None:
 
 
 dialect.op("arith.constant", "A constant scalar, vector or tensor value.", traits=(PURE,),
-           properties=("value",), verify=_verify_constant, print=_print_constant, **_COUNTS[0])
+           properties=("value",), verify=_verify_constant, print=_print_constant, operands=0, results=1,
+           regions=0, successors=0, names=OpSignature.of((), ("result",), ("value",)))
 
 
 @dialect.rule("arith_constant")

@@ -1,4 +1,4 @@
-"""How a dialect declares itself: grammar callbacks and op definitions.
+"""How a dialect declares itself: grammar callbacks, op definitions and formats.
 
 A dialect module creates one `Dialect`, registers the callbacks for the rules
 of its grammar file (`grammars/<name>.lark`) and declares its ops with
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..ir.core import Operation
+from ..ir.signatures import SIGNATURES, OpSignature
 
 #: Traits the verifier and printer understand.
 TERMINATOR = "terminator"
@@ -111,6 +112,8 @@ class Dialect:
     grammar: Optional[str] = None  # stem of grammars/<grammar>.lark
     rules: dict = field(default_factory=dict)
     ops: dict = field(default_factory=dict)
+    #: declared assembly formats (assembly_format.Format), whose rules join the grammar
+    formats: list = field(default_factory=list)
 
     def rule(self, *names: str):
         """Register a grammar callback `fn(ctx, children)` for rule/alias names."""
@@ -121,9 +124,17 @@ class Dialect:
         return register
 
     def op(self, name: str, summary: str = "", traits=(), properties=(), verify=None, print=None,
-           operands=None, results=None, regions=None, successors=None, fold=None) -> OpDef:
-        """Declare op `name`; `operands` .. `successors` are counts (see OpDef.counts)."""
+           operands=None, results=None, regions=None, successors=None, fold=None,
+           names: Optional[OpSignature] = None) -> OpDef:
+        """Declare op `name`; `operands` .. `successors` are counts (see OpDef.counts);
+        `names` names its operands, results and attributes (`op.operand("lhs")`)."""
         definition = OpDef(name, summary, frozenset(traits), tuple(properties), verify, print,
                            (operands, results, regions, successors), fold)
         self.ops[name] = definition
+        if names is not None:
+            SIGNATURES[name] = names
         return definition
+
+    def format_grammar(self) -> tuple:
+        """((rule name, Lark text), ...) of the declared formats."""
+        return tuple((f.rule, f.grammar()) for f in self.formats)

@@ -1,13 +1,17 @@
-"""math: elementwise mathematical functions on float (and some integer) values."""
+"""math: elementwise mathematical functions on float (and some integer) values.
+
+Every op's syntax is declared by its family's format; the optional `fastmath<...>`
+word is arith's `custom<Flags>` directive (math ops carry arith's fastmath flags).
+"""
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.attributes import OpaqueAttr
+from .arith import flags_directive
+from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
-from .common import (check_element_kind, check_same_types, check_type, create, explicit_attrs, same_shape,
-                     shaped_like)
+from .common import check_element_kind, check_same_types, check_type, same_shape, shaped_like
 
-dialect = Dialect("math", grammar="math")
+dialect = Dialect("math")
 
 FLOAT_UNARY = ("absf", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh",
                "erf", "erfc", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p", "log2", "round",
@@ -15,86 +19,57 @@ FLOAT_UNARY = ("absf", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt"
 FLOAT_BINARY = ("atan2", "copysign", "powf")
 INT_UNARY = ("absi", "ctlz", "cttz", "ctpop")
 CLASSIFY = ("isnan", "isinf", "isfinite", "isnormal")
-#: Number of operands per op (1 unless listed).
-ARITY = {**{n: 2 for n in FLOAT_BINARY}, "fma": 3, "fpowi": 2, "ipowi": 2}
 
-
-def _print(p, op) -> None:
-    p.write(op.name, " ", p.values(op.operands))
-    fm = op.attributes.get("fastmath")
-    elide = ()
-    if isinstance(fm, OpaqueAttr) and fm.text.startswith("#arith.fastmath<"):
-        elide = ("fastmath",)
-        if fm.body.strip() not in ("", "none"):
-            p.write(f" fastmath<{fm.body}>")
-    p.write(p.op_attr_dict(op, elide=elide), " : ")
-    kind = op.name.split(".", 1)[1]
-    if kind == "fpowi":
-        p.write(p.type(op.operands[0].type), ", ", p.type(op.operands[1].type))
-    else:
-        p.write(p.type(op.operands[0].type))
+_CUSTOM = {"Flags": flags_directive(dialect)}
 
 
 def _verify(op) -> None:
     kind = op.name.split(".", 1)[1]
-    n = ARITY.get(kind, 1)
-    if len(op.operands) != n or len(op.results) != 1:
-        raise VerifyError(f"expected {n} operands and 1 result, got {len(op.operands)} and {len(op.results)}")
-    t = op.operands[0].type
     if kind == "fpowi":
+        t, power = op.operand("lhs").type, op.operand("rhs").type
         check_type(t, "operand #0", "float")
-        check_type(op.operands[1].type, "operand #1", "int")
-        if op.results[0].type != t:
+        check_type(power, "operand #1", "int")
+        if op.result_named("result").type != t:
             raise VerifyError("failed to verify that all of {lhs, result} have same type")
-        if not same_shape(t, op.operands[1].type):
+        if not same_shape(t, power):
             raise VerifyError("failed to verify that lhs and rhs have the same shape")
         return
     check_element_kind(op, "int" if kind in INT_UNARY or kind == "ipowi" else "float")
     if kind in CLASSIFY:
-        check_type(op.results[0].type, "result #0", "bool")
-        if op.results[0].type != shaped_like(t, T.i1):
+        result = op.result_named("result").type
+        check_type(result, "result #0", "bool")
+        if result != shaped_like(op.operand("operand").type, T.i1):
             raise VerifyError("failed to verify that result type has i1 element type and same shape "
                               "as operand")
         return
     check_same_types(op)
 
 
-for _name in (*FLOAT_UNARY, *FLOAT_BINARY, *INT_UNARY, *CLASSIFY, "fma", "fpowi", "ipowi"):
-    dialect.op(f"math.{_name}", f"Elementwise {_name}.", traits=(PURE,),
-               properties=() if _name in INT_UNARY or _name == "ipowi" else ("fastmath",),
-               verify=_verify, print=_print, operands=ARITY.get(_name, 1), results=1, regions=0,
-               successors=0)
+def _own(name: str) -> dict:
+    """Each op's summary; the integer ops have no fastmath flag."""
+    kind = name.split(".", 1)[1]
+    return dict(summary=f"Elementwise {kind}.",
+                properties=() if kind in INT_UNARY or kind == "ipowi" else ("fastmath",))
 
 
-@dialect.rule("math_fastmath")
-def _fastmath(ctx, children):
-    from .arith import FASTMATH_WORDS
-    for t in children:
-        if t.value not in FASTMATH_WORDS:
-            raise ctx.fail(f"unknown fastmath flag '{t.value}' (expected one of "
-                           f"{', '.join(FASTMATH_WORDS)})", t)
-    return OpaqueAttr(f"#arith.fastmath<{','.join(t.value for t in children)}>")
+def _family(family: str, kinds, format: str, operands, infer: dict) -> None:
+    declare_family(dialect, family, [f"math.{k}" for k in kinds], format, operands=operands,
+                   results=("result",), infer=infer, custom=_CUSTOM, per_op=_own, traits=(PURE,), verify=_verify)
 
 
-@dialect.rule("math_elementwise")
-def _math_elementwise(ctx, children):
-    name, uses, fastmath, attrs, types = children
-    kind = name.value.split(".", 1)[1]
-    n = ARITY.get(kind, 1)
-    if len(uses) != n:
-        raise ctx.fail(f"'{name.value}' takes {n} operand{'s' if n > 1 else ''}, got {len(uses)}")
-    if kind == "fpowi":
-        if len(types) != 2:
-            raise ctx.fail("expected two types: the float base and the integer power")
-        operand_types = types
-    else:
-        if len(types) != 1:
-            raise ctx.fail("expected one type")
-        operand_types = types * n
-    operands = [ctx.resolve(u, t) for u, t in zip(uses, operand_types)]
-    result = shaped_like(types[0], T.i1) if kind in CLASSIFY else types[0]
-    if fastmath is not None and "fastmath" not in dialect.ops[name.value].properties:
-        raise ctx.fail(f"'{name.value}' has no 'fastmath' flag")
-    attributes = {"fastmath": fastmath} if fastmath is not None else {}
-    attributes.update(explicit_attrs(ctx, name.value, attrs))
-    return create(ctx, name.value, operands, [result], attributes)
+def _to_i1(t):
+    return shaped_like(t, T.i1)
+
+
+_FLAGS_AND_TYPE = "custom<Flags> attr-dict `:` type($result)"
+_family("unary", FLOAT_UNARY + INT_UNARY, f"$operand {_FLAGS_AND_TYPE}", ("operand",), {"operand": "result"})
+_family("binary", FLOAT_BINARY + ("ipowi",), f"$lhs `,` $rhs {_FLAGS_AND_TYPE}", ("lhs", "rhs"),
+        {"lhs": "result", "rhs": "result"})
+_family("fma", ("fma",), f"$a `,` $b `,` $c {_FLAGS_AND_TYPE}", ("a", "b", "c"),
+        {"a": "result", "b": "result", "c": "result"})
+# `math.isnan %x : f32` gives an i1 of the operand's shape
+_family("classify", CLASSIFY, "$operand custom<Flags> attr-dict `:` type($operand)", ("operand",),
+        {"result": ("operand", _to_i1)})
+# `math.fpowi %x, %n : f32, i32`: a float base and an integer power
+_family("fpowi", ("fpowi",), "$lhs `,` $rhs custom<Flags> attr-dict `:` type($lhs) `,` type($rhs)",
+        ("lhs", "rhs"), {"result": "lhs"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from .attributes import Attribute, StringAttr
+from .signatures import SIGNATURES
 from .source import Span
 from .types import Type
 
@@ -146,6 +147,38 @@ class Operation:
             for block in region.blocks:
                 for op in block.ops:
                     yield from op.walk()
+
+    # -- access by the names the op's dialect declares (see ir/signatures.py) ----
+    def operand(self, name: str) -> "Value":
+        """The operand named `name` (`op.operand("lhs")`); KeyError if the op has no such one."""
+        group = self._named(self.operands, "operands", "operandSegmentSizes", name)
+        if len(group) != 1:
+            raise KeyError(f"{self.name}: operand group '{name}' holds {len(group)} values")
+        return group[0]
+
+    def operands_named(self, name: str) -> list["Value"]:
+        """The operands of the variadic or optional group `name` (`op.operands_named("indices")`)."""
+        return self._named(self.operands, "operands", "operandSegmentSizes", name)
+
+    def result_named(self, name: str) -> "OpResult":
+        """The result named `name` (`op.result_named("overflow")`)."""
+        group = self._named(self.results, "results", "resultSegmentSizes", name)
+        if len(group) != 1:
+            raise KeyError(f"{self.name}: result group '{name}' holds {len(group)} values")
+        return group[0]
+
+    def attr(self, name: str) -> Optional[Attribute]:
+        """The attribute `name`, or None when the op does not carry it."""
+        return self.attributes.get(name)
+
+    def _named(self, values: list, kind: str, sizes_key: str, name: str) -> list:
+        sig = SIGNATURES.get(self.name)
+        if sig is None:
+            raise KeyError(f"{self.name} declares no names for its {kind}")
+        sizes = self.attributes.get(sizes_key)
+        where = sig.slice_of(getattr(sig, kind), name, len(values),
+                             getattr(sizes, "values", None) if sizes is not None else None)
+        return values[where]
 
     @property
     def operand_types(self) -> list[Type]:

@@ -53,8 +53,10 @@ def _entry_alternatives(text: str, entry: str) -> list[str]:
     return names
 
 
-def compose(dialects: list[str]) -> str:
-    """The top-level grammar text: core plus one %import per dialect grammar.
+def compose(dialects: list[str], formats: tuple = ()) -> str:
+    """The top-level grammar text: core plus one %import per dialect grammar, plus the
+    rules generated from declared assembly formats (`formats`: (rule name, Lark text)
+    pairs, see dialects/assembly_format.py), which may use any imported name.
 
     Each dialect's op rules become alternatives of `op_body` directly (not via
     the entry rule) so an op costs one reduction less: the parse loop is the
@@ -73,6 +75,9 @@ def compose(dialects: list[str]) -> str:
         used = set(_NAME.findall(text)) & core_names - own
         lines.append(f"%import .{dialect} (" + ", ".join(sorted((own - {entry}) | used)) + ")")
         alternatives.extend(ops)
+    for rule, text in formats:
+        lines.append(text.rstrip("\n"))
+        alternatives.append(rule)
     lines.append("%extend op_body: " + " | ".join(alternatives))
     return "\n".join(lines) + "\n"
 
@@ -224,16 +229,18 @@ def _extract(lark: Lark) -> Tables:
                   tuple(reduces), tuple(lookahead_ids), list(lark.rules), literals)
 
 
-def build_lark(dialects: tuple[str, ...]) -> Lark:
-    """Lark's LALR parser for core + `dialects` (slow: seconds; `load_tables` caches the result)."""
-    return Lark(compose(list(dialects)), parser="lalr", lexer="basic", start="start",
+def build_lark(dialects: tuple[str, ...], formats: tuple = ()) -> Lark:
+    """Lark's LALR parser for core + `dialects` + `formats` (slow: seconds; `load_tables`
+    caches the result)."""
+    return Lark(compose(list(dialects), formats), parser="lalr", lexer="basic", start="start",
                 import_paths=[str(grammar_dir())], maybe_placeholders=True)
 
 
 @lru_cache(maxsize=None)
-def load_tables(dialects: tuple[str, ...]) -> Tables:
-    """The LALR tables for core + `dialects`, from the disk cache when the grammars are unchanged."""
-    text = compose(list(dialects))
+def load_tables(dialects: tuple[str, ...], formats: tuple = ()) -> Tables:
+    """The LALR tables for core + `dialects` + the rules of declared `formats`, from the disk
+    cache when the grammars (and so the composed text, which holds the formats' rules) are unchanged."""
+    text = compose(list(dialects), formats)
     directory = grammar_dir()
     digest = hashlib.sha256(text.encode() + lark_version.encode() + f"format {TABLES_FORMAT}".encode())
     for name in ("core", *dialects):
@@ -246,7 +253,7 @@ def load_tables(dialects: tuple[str, ...]) -> Tables:
             return tables
     except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
-    tables = _extract(build_lark(dialects))
+    tables = _extract(build_lark(dialects, formats))
     try:  # write then rename: a concurrent reader never sees half a file
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:

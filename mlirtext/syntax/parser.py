@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Optional
 
 from ..diagnostics import Diagnostic, has_errors
-from ..dialects import DIALECTS, grammar_names
+from ..dialects import DIALECTS, format_grammar, grammar_names
 from ..ir.core import Block, Operation, Region
 from ..ir.resources import inline_dense_resources
 from ..ir.source import SourceFile, Span
@@ -76,7 +76,7 @@ def callback_lookup():
 
 @lru_cache(maxsize=None)
 def _driver() -> LalrDriver:
-    return LalrDriver(load_tables(grammar_names()), callback_lookup())
+    return LalrDriver(load_tables(grammar_names(), format_grammar()), callback_lookup())
 
 
 def split_input(text: str) -> list[tuple[int, int]]:

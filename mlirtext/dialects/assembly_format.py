@@ -1,0 +1,481 @@
+"""Declared assembly formats: one string gives an op family's grammar rule, parser and printer.
+
+In the spirit of MLIR's ODS `assemblyFormat` (and xDSL's `assembly_format`), a
+family of ops with one custom syntax declares it once:
+
+    dialect.op_family("load", ("memref.load",), "$memref `[` $indices `]` attr-dict `:` type($memref)",
+                      operands=("memref", "indices*"), results=("result",),
+                      infer={"indices": T.index, "result": ("memref", element_type)})
+
+and from that string come the Lark rule (composed into the grammar and cached with
+the LALR tables), the parse callback (generated as Python source, so it costs what a
+hand-written one does: the parse loop is the hot path) and the printer. So the
+three can no longer drift apart.
+
+Directives:
+  `$name`                 an operand (single, `name*` variadic, `name?` optional), an
+                          attribute (its kind in `attributes`, default: any attribute
+                          written in full) or a successor
+  `` `lit` ``             a literal keyword or punctuation
+  `attr-dict`             the discardable attributes `{...}`; `attr-dict-with-keyword`
+                          writes `attributes {...}`
+  `type($x)`              the type of an operand or result (a list for a variadic one)
+  `functional-type($a, $r)`  `(types of a) -> types of r`
+  `custom<Name>(...)`     an irregular piece the family supplies as a `Custom` (grammar
+                          fragment, parse, print), optionally over `type($x)` arguments
+  `( ... $x^ ... )?`      an optional group, present when its anchor `x` is
+
+Types a format does not write are inferred (`infer`): from another name's type
+(`"result"`), a fixed type (`T.index`) or a function of another name's type
+(`("lhs", to_i1)`). Printing follows MLIR's spacing rules, so a format prints
+what MLIR prints for it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..ir.signatures import Group, OpSignature
+from .common import create, explicit_attrs
+
+
+# ---- pieces a family plugs in ---------------------------------------------------------
+@dataclass(frozen=True)
+class Custom:
+    """A custom directive (`custom<Flags>`, `custom<SelectTypes>(type($c), type($r))`).
+
+    `grammar`: a Lark fragment giving exactly one child (a rule of the dialect's .lark
+    file, often optional: `[arith_flags]`). `parse(ctx, op_name, child)` returns the
+    attributes it stands for (a dict), or, when the directive takes `type($x)`
+    arguments, those types in order. `print(p, op)` returns its text (with its own
+    leading space, "" when there is nothing to show) and the attribute keys it
+    printed (left out of the attribute dictionary)."""
+
+    grammar: str
+    parse: Callable
+    print: Callable
+
+
+@dataclass(frozen=True)
+class AnyAttr:
+    """An attribute written in full (`1 : i32`, `dense<...> : tensor<...>`, `@sym`, ...)."""
+
+    grammar: str = "attribute"
+
+    def parse(self, ctx, child):
+        return child
+
+    def print(self, p, attr) -> str:
+        return p.attr(attr)
+
+
+@dataclass(frozen=True)
+class EnumAttr:
+    """An integer attribute written as one of `words` (`slt`, or quoted `"slt"`); `what`
+    names it in the error for an unknown word."""
+
+    words: tuple
+    type: object
+    what: str
+    grammar: str = "(BARE_ID | STRING)"
+
+    def parse(self, ctx, tok):
+        from ..ir.attributes import IntegerAttr
+        word = tok.value[1:-1] if tok.value.startswith('"') else tok.value
+        if word not in self.words:
+            raise ctx.fail(f"unknown {self.what} \"{word}\"", tok)
+        return IntegerAttr(self.words.index(word), self.type)
+
+    def print(self, p, attr) -> str:
+        return self.words[attr.value]
+
+
+# ---- the format as a list of elements --------------------------------------------------
+@dataclass
+class Element:
+    kind: str                  # literal, operand, attribute, successor, attr-dict, type, functional-type,
+    #                            custom, optional
+    text: str = ""             # literal text; name of an operand/attribute/successor/custom
+    args: tuple = ()           # names a type/functional-type directive reads; a custom's type args
+    group: Optional[Group] = None
+    keyword: bool = False      # attr-dict-with-keyword
+    body: list = field(default_factory=list)  # an optional group's elements
+    anchor: str = ""           # an optional group's anchor name
+
+
+_TOKEN = re.compile(r"\s*(?:(`[^`]*`)|(attr-dict-with-keyword|attr-dict)|(functional-type|type)\(([^)]*)\)"
+                    r"|custom<(\w+)>(?:\(((?:[^()]|\([^()]*\))*)\))?|(\$\w+\^?)|(\()|(\)\?))")
+
+
+class FormatError(ValueError):
+    """A format string that does not describe the op (a bug in a dialect's declaration)."""
+
+
+def _names(args: str) -> tuple:
+    out = []
+    for a in (x.strip() for x in args.split(",") if x.strip()):
+        m = re.fullmatch(r"(?:type\()?\$(\w+)\)?", a)
+        if m is None:
+            raise FormatError(f"expected `$name` or `type($name)`, got {a!r}")
+        out.append(m.group(1))
+    return tuple(out)
+
+
+def parse_format(text: str) -> list:
+    """The elements of format `text` (a FormatError if it is malformed)."""
+    stack: list = [[]]
+    pos = 0
+    while pos < len(text.rstrip()):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise FormatError(f"cannot read the format at {text[pos:]!r}")
+        pos = m.end()
+        lit, attr_dict, type_kind, type_args, custom, custom_args, ref, open_, close = m.groups()
+        if lit is not None:
+            stack[-1].append(Element("literal", lit[1:-1]))
+        elif attr_dict:
+            stack[-1].append(Element("attr-dict", keyword=attr_dict.endswith("keyword")))
+        elif type_kind:
+            stack[-1].append(Element(type_kind, args=_names(type_args)))
+        elif custom:
+            stack[-1].append(Element("custom", custom, args=_names(custom_args or "")))
+        elif ref:
+            anchor = ref.endswith("^")
+            element = Element("ref", ref[1:].rstrip("^"))
+            stack[-1].append(element)
+            if anchor:
+                if len(stack) == 1:
+                    raise FormatError(f"anchor '{ref}' outside an optional group")
+                stack[-2][-1].anchor = element.text
+        elif open_:
+            group = Element("optional")
+            stack[-1].append(group)
+            stack.append(group.body)
+        elif close:
+            if len(stack) == 1:
+                raise FormatError("`)?` without `(`")
+            body = stack.pop()
+            if not stack[-1][-1].anchor:
+                raise FormatError("an optional group needs an anchor (`$name^`)")
+            stack[-1][-1].body = body
+    if len(stack) != 1:
+        raise FormatError("unclosed optional group")
+    return stack[0]
+
+
+# ---- the declaration: format + names ------------------------------------------------------
+class Format:
+    """An op family's format, bound to its names: builds the grammar rule, the parse
+    callback and the printer."""
+
+    def __init__(self, rule: str, op_names: tuple, text: str, signature: OpSignature,
+                 attributes: dict, successors: tuple, infer: dict, customs: dict):
+        self.rule = rule
+        self.op_names = op_names
+        self.text = text
+        self.signature = signature
+        self.attributes = {k: v or AnyAttr() for k, v in attributes.items()}
+        self.successors = successors
+        self.infer = infer
+        self.customs = customs
+        self.elements = parse_format(text)
+        self.operands = {g.name: g for g in signature.operands}
+        self.results = {g.name: g for g in signature.results}
+        self.named_attributes: list = []   # the attributes the format writes (not in attr-dict)
+        self._bind(self.elements)
+        self.callback = self._make_callback()
+
+    # -- checking the names ----------------------------------------------------------
+    def _bind(self, elements) -> None:
+        for e in elements:
+            if e.kind == "ref":
+                if e.text in self.operands:
+                    e.kind, e.group = "operand", self.operands[e.text]
+                elif e.text in self.attributes:
+                    e.kind = "attribute"
+                    self.named_attributes.append(e.text)
+                elif e.text in self.successors:
+                    e.kind = "successor"
+                else:
+                    raise FormatError(f"{self.rule}: '${e.text}' is no operand, attribute or successor")
+            elif e.kind in ("type", "functional-type"):
+                for name in e.args:
+                    if name not in self.operands and name not in self.results:
+                        raise FormatError(f"{self.rule}: type(${name}) names no operand or result")
+            elif e.kind == "custom" and e.text not in self.customs:
+                raise FormatError(f"{self.rule}: no custom directive '{e.text}'")
+            elif e.kind == "optional":
+                self._bind(e.body)
+
+    # -- grammar ------------------------------------------------------------------
+    def grammar(self) -> str:
+        """The Lark rule(s) for this family (`!<rule>_name` lists the op names)."""
+        if len(self.op_names) > 1:
+            head = f"{self.rule}_name"
+            names = " | ".join(f'"{n}"' for n in self.op_names)
+            extra = f"!{self.rule}_name: {names}\n"
+        else:
+            head, extra = f'"{self.op_names[0]}"', ""
+        return f"{self.rule}: {head} {self._grammar(self.elements)}\n{extra}"
+
+    def _grammar(self, elements) -> str:
+        parts = []
+        for e in elements:
+            if e.kind == "literal":
+                parts.append(f'"{e.text}"')
+            elif e.kind == "operand":
+                parts.append("VALUE_ID" if e.group.single else "[value_uses]")
+            elif e.kind == "attribute":
+                parts.append(self.attributes[e.text].grammar)
+            elif e.kind == "successor":
+                parts.append("CARET_ID")
+            elif e.kind == "attr-dict":
+                parts.append('["attributes" attr_dict]' if e.keyword else "[attr_dict]")
+            elif e.kind == "type":
+                parts.append("type" if self._single(e.args[0]) else "[types]")
+            elif e.kind == "functional-type":
+                parts.append("function_type")
+            elif e.kind == "custom":
+                parts.append(self.customs[e.text].grammar)
+            else:
+                parts.append(f"[{self._grammar(e.body)}]")
+        return " ".join(parts)
+
+    def _single(self, name: str) -> bool:
+        group = self.operands.get(name) or self.results.get(name)
+        return group.single
+
+    # -- parsing: the callback as generated Python ---------------------------------------
+    def _make_callback(self) -> Callable:
+        lines: list = []
+        env: dict = {"create": create, "explicit_attrs": explicit_attrs}
+        slot = [0]
+        if len(self.op_names) > 1:
+            lines.append("    name = c[0].value")
+            slot[0] = 1
+        else:
+            env["NAME"] = self.op_names[0]
+            lines.append("    name = NAME")
+        lines.append("    attributes = {}")
+        tokens: dict = {}     # operand/successor name -> child expression
+        types: dict = {}      # name -> expression of its type (a list for a variadic group)
+        attr_dicts: list = []
+        self._parse_lines(self.elements, lines, env, slot, tokens, types, attr_dicts)
+        for expr, keyword in attr_dicts:  # after the named attributes, as MLIR orders them
+            lines.append(f"    if {expr} is not None:\n"
+                         f"        attributes.update(explicit_attrs(ctx, name, {expr}))")
+        self._infer_lines(lines, env, types)
+        operands = []
+        for g in self.signature.operands:
+            if g.single:
+                operands.append(f"ctx.resolve({tokens[g.name]}, t_{g.name})")
+            else:
+                operands.append(f"*ctx.resolve_all({tokens[g.name]}, t_{g.name})")
+        results = [f"t_{g.name}" if g.single else f"*t_{g.name}" for g in self.signature.results]
+        successors = [f"ctx.block_ref({tokens[s]})" for s in self.successors]
+        lines.append(f"    return create(ctx, name, [{', '.join(operands)}], [{', '.join(results)}], "
+                     f"attributes, (), [{', '.join(successors)}])")
+        source = "def callback(ctx, c):\n" + "\n".join(lines) + "\n"
+        exec(compile(source, f"<format {self.rule}>", "exec"), env)
+        callback = env["callback"]
+        callback.source = source
+        return callback
+
+    def _parse_lines(self, elements, lines, env, slot, tokens, types, attr_dicts) -> None:
+        for e in elements:
+            if e.kind == "literal":
+                continue
+            if e.kind == "optional":
+                self._parse_lines(e.body, lines, env, slot, tokens, types, attr_dicts)
+                continue
+            child = f"c[{slot[0]}]"
+            slot[0] += 1
+            if e.kind in ("operand", "successor"):
+                tokens[e.text] = child
+            elif e.kind == "attribute":
+                env[f"kind_{e.text}"] = self.attributes[e.text]
+                lines.append(f"    if {child} is not None:\n"
+                             f"        attributes[{e.text!r}] = kind_{e.text}.parse(ctx, {child})")
+            elif e.kind == "attr-dict":
+                attr_dicts.append((child, e.keyword))
+            elif e.kind == "type":
+                types[e.args[0]] = child if self._single(e.args[0]) else f"({child} or [])"
+            elif e.kind == "functional-type":
+                lines.append(f"    ft = {child}")
+                types[e.args[0]], types[e.args[1]] = "list(ft.inputs)", "list(ft.results)"
+            else:  # custom
+                env[f"custom_{e.text}"] = self.customs[e.text].parse
+                if e.args:
+                    targets = ", ".join(f"t_{a}" for a in e.args)
+                    lines.append(f"    {targets}, = custom_{e.text}(ctx, name, {child})")
+                    types.update({a: f"t_{a}" for a in e.args})
+                else:
+                    lines.append(f"    attributes.update(custom_{e.text}(ctx, name, {child}))")
+        for name, expr in list(types.items()):
+            if expr != f"t_{name}":
+                lines.append(f"    t_{name} = {expr}")
+                types[name] = f"t_{name}"
+
+    def _infer_lines(self, lines, env, types) -> None:
+        """Assign every type the format does not write, from what `infer` says."""
+        wanted = [g for g in (*self.signature.operands, *self.signature.results) if g.name not in types]
+        while wanted:
+            progress = False
+            for g in list(wanted):
+                rule = self.infer.get(g.name)
+                if rule is None:
+                    raise FormatError(f"{self.rule}: the type of '{g.name}' is neither written nor inferred")
+                source = rule if isinstance(rule, str) else rule[0] if isinstance(rule, tuple) else None
+                if source is not None and source not in types:
+                    continue
+                if isinstance(rule, str):
+                    expr = f"t_{source}"
+                elif isinstance(rule, tuple):
+                    env[f"infer_{g.name}"] = rule[1]
+                    expr = f"infer_{g.name}(t_{source})"
+                else:
+                    env[f"fixed_{g.name}"] = rule
+                    expr = f"fixed_{g.name}"
+                if not g.single:  # every value of a group written with one type
+                    expr = f"[{expr}] * len({self._tokens_expr(g.name)} or ())"
+                lines.append(f"    t_{g.name} = {expr}")
+                types[g.name] = f"t_{g.name}"
+                wanted.remove(g)
+                progress = True
+            if not progress:
+                raise FormatError(f"{self.rule}: circular type inference for {[g.name for g in wanted]}")
+
+    def _tokens_expr(self, name: str) -> str:
+        slot = 1 if len(self.op_names) > 1 else 0
+
+        def find(elements):
+            nonlocal slot
+            for e in elements:
+                if e.kind == "literal":
+                    continue
+                if e.kind == "optional":
+                    found = find(e.body)
+                    if found:
+                        return found
+                    continue
+                if e.kind == "operand" and e.text == name:
+                    return f"c[{slot}]"
+                slot += 1
+            return None
+        found = find(self.elements)
+        if found is None:
+            raise FormatError(f"{self.rule}: a result group's type must be written ('{name}')")
+        return found
+
+    # -- printing -----------------------------------------------------------------------
+    def print(self, p, op) -> None:
+        """Write `op` in this format (MLIR's spacing: no space before `,` `)` `]`, none after
+        `(` `[` `<`)."""
+        elided: list = list(self.named_attributes)
+        texts: dict = {}
+        for e in self._customs_in(self.elements):
+            texts[e.text], keys = self.customs[e.text].print(p, op)
+            elided.extend(keys)
+        out = [op.name]
+        self._print(self.elements, p, op, out, elided, texts, [True, False])
+        p.write("".join(out))
+
+    def _customs_in(self, elements):
+        for e in elements:
+            if e.kind == "custom":
+                yield e
+            elif e.kind == "optional":
+                yield from self._customs_in(e.body)
+
+    def _print(self, elements, p, op, out, elided, texts, state) -> None:
+        """`state` is [space before the next element?, was the last one punctuation?]."""
+        for e in elements:
+            if e.kind == "literal":
+                v = e.text
+                if state[0] and _space_before(v, state[1]):
+                    out.append(" ")
+                out.append(v)
+                state[0] = len(v) != 1 or v not in "<({["
+                state[1] = v[0] != "_" and not v[0].isalpha()
+                continue
+            if e.kind == "optional":
+                if self._present(op, e.anchor):
+                    self._print(e.body, p, op, out, elided, texts, state)
+                continue
+            if e.kind in ("attr-dict", "custom"):
+                text = (p.attr_dict(op.attributes, elided, "attributes" if e.keyword else "")
+                        if e.kind == "attr-dict" else texts[e.text])
+                if text:
+                    out.append(text)
+                    state[0], state[1] = True, False
+                continue
+            if e.kind == "operand":
+                text = p.values(self._values(op, e.text, True))
+            elif e.kind == "attribute":
+                text = self.attributes[e.text].print(p, op.attributes[e.text])
+            elif e.kind == "successor":
+                text = p.block(op.successors[self.successors.index(e.text)])
+            elif e.kind == "type":
+                name = e.args[0]
+                text = p.types(v.type for v in self._values(op, name, name in self.operands))
+            else:  # functional-type
+                inputs = [v.type for v in self._values(op, e.args[0], e.args[0] in self.operands)]
+                results = [v.type for v in self._values(op, e.args[1], e.args[1] in self.operands)]
+                text = p.function_type(inputs, results)
+            if not text:
+                continue
+            if state[0]:
+                out.append(" ")
+            out.append(text)
+            state[0], state[1] = True, False
+
+    def _values(self, op, name: str, operand: bool) -> list:
+        if operand:
+            return op.operands_named(name)
+        return op.results[self.signature.slice_of(self.signature.results, name, len(op.results), None)]
+
+    def _present(self, op, anchor: str) -> bool:
+        if anchor in self.operands:
+            return bool(op.operands_named(anchor))
+        if anchor in self.attributes:
+            return anchor in op.attributes
+        raise FormatError(f"{self.rule}: anchor '{anchor}' must be an operand or attribute")
+
+
+def _space_before(value: str, last_was_punctuation: bool) -> bool:
+    """MLIR's `shouldEmitSpaceBefore` for a literal."""
+    if len(value) != 1 and value != "->":
+        return True
+    if last_was_punctuation:
+        return value[0] not in ">)}],"
+    return value[0] not in "<>(){}[],"
+
+
+def declare_family(dialect, family: str, op_names, format: str, operands=(), results=(), attributes=None,
+                   successors=(), infer=None, custom=None, per_op=None, **op_kwargs) -> Format:
+    """Declare the ops `op_names` of `dialect`, which share the syntax `format`: the grammar
+    rule `<dialect>_<family>`, its callback, the printer and the ops' names (see
+    ir/signatures.py). `operands`/`results`: specs like ("memref", "indices*");
+    `attributes`: name -> kind (None: AnyAttr) of the attributes the format writes;
+    `custom`: name -> Custom; other keywords go to `Dialect.op` (verify, traits, ...), and
+    `per_op(op name)` gives the keywords that differ between the ops (a dict).
+    The operand/result/successor counts are derived from the names unless given."""
+    signature = OpSignature.of(operands, results, tuple(attributes or ()))
+    fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),
+                 tuple(successors), dict(infer or {}), dict(custom or {}))
+    dialect.rules[fmt.rule] = fmt.callback
+    dialect.formats.append(fmt)
+    counts = {"operands": _count(signature.operands), "results": _count(signature.results),
+              "regions": 0, "successors": len(successors)}
+    counts.update({k: op_kwargs.pop(k) for k in list(op_kwargs) if k in counts})
+    for name in fmt.op_names:
+        own = {**op_kwargs, **(per_op(name) if per_op is not None else {})}
+        dialect.op(name, print=fmt.print, names=signature, **counts, **own)
+    return fmt
+
+
+def _count(groups: tuple):
+    """OpDef's count for `groups`: a number, or `(n, None)` (n or more) with a variadic one."""
+    fixed = sum(1 for g in groups if g.single)
+    return fixed if all(g.single for g in groups) else (fixed, None)

@@ -1,0 +1,79 @@
+"""Names of an op's operands, results and attributes, as its dialect declares them.
+
+MLIR's ODS gives every operand a name (`$lhs`, `$indices`) and generates an
+accessor for it (`getLhs()`); here a dialect declares an `OpSignature` for the
+op and `Operation.operand("lhs")`, `Operation.operands_named("indices")`,
+`Operation.result_named("overflow")` and `Operation.attr("predicate")` read it.
+The registry lives below the dialects (they fill it when they declare their
+ops) so that the IR can answer by name without importing them.
+
+A group marked variadic (`indices*`) or optional (`dest?`) takes the operands
+the fixed ones leave; with more than one such group the op carries MLIR's
+`operandSegmentSizes` (`resultSegmentSizes`) attribute, one count per group.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Group:
+    """One named operand or result: a single value, or a variadic/optional group of them."""
+
+    name: str
+    variadic: bool = False   # `name*`: any number
+    optional: bool = False   # `name?`: zero or one
+
+    @staticmethod
+    def parse(spec: str) -> "Group":
+        if spec.endswith("*"):
+            return Group(spec[:-1], variadic=True)
+        if spec.endswith("?"):
+            return Group(spec[:-1], optional=True)
+        return Group(spec)
+
+    @property
+    def single(self) -> bool:
+        return not (self.variadic or self.optional)
+
+
+@dataclass(frozen=True)
+class OpSignature:
+    """The named operands, results and attributes of one op."""
+
+    operands: tuple = ()     # of Group
+    results: tuple = ()      # of Group
+    attributes: tuple = ()   # names of the inherent attributes the op reads by name
+
+    @staticmethod
+    def of(operands=(), results=(), attributes=()) -> "OpSignature":
+        """From specs like ("memref", "indices*")."""
+        return OpSignature(tuple(Group.parse(s) for s in operands), tuple(Group.parse(s) for s in results),
+                           tuple(attributes))
+
+    def slice_of(self, groups: tuple, name: str, count: int, sizes) -> slice:
+        """Where group `name` sits in a list of `count` values; `sizes` is the segment-sizes
+        attribute's counts (needed only with two or more non-single groups)."""
+        flexible = [g for g in groups if not g.single]
+        if len(flexible) > 1:
+            if sizes is None or len(sizes) != len(groups):
+                raise KeyError(f"'{name}': the op needs a segment-sizes attribute with {len(groups)} counts")
+            counts = list(sizes)
+        else:
+            spare = count - (len(groups) - len(flexible))
+            counts = [1 if g.single else spare for g in groups]
+        start = 0
+        for group, n in zip(groups, counts):
+            if group.name == name:
+                return slice(start, start + n)
+            start += n
+        raise KeyError(f"no operand or result named '{name}'")
+
+
+#: op name -> its signature; filled by the dialects as they declare ops.
+SIGNATURES: dict[str, OpSignature] = {}
+
+
+def signature(op_name: str) -> Optional[OpSignature]:
+    return SIGNATURES.get(op_name)
