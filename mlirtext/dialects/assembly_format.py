@@ -242,9 +242,11 @@ class Format:
                 parts.append(f"[{self._grammar(e.body)}]")
         return " ".join(parts)
 
+    def _group(self, name: str) -> Group:
+        return self.operands.get(name) or self.results[name]
+
     def _single(self, name: str) -> bool:
-        group = self.operands.get(name) or self.results.get(name)
-        return group.single
+        return self._group(name).single
 
     # -- parsing: the callback as generated Python ---------------------------------------
     def _make_callback(self) -> Callable:
@@ -269,13 +271,14 @@ class Format:
         operands = []
         for g in self.signature.operands:
             if g.single:
-                operands.append(f"ctx.resolve({tokens[g.name]}, t_{g.name})")
+                operands.append(f"ctx.resolve({tokens[g.name]}, {types[g.name]})")
             else:
-                operands.append(f"*ctx.resolve_all({tokens[g.name]}, t_{g.name})")
-        results = [f"t_{g.name}" if g.single else f"*t_{g.name}" for g in self.signature.results]
-        successors = [f"ctx.block_ref({tokens[s]})" for s in self.successors]
-        lines.append(f"    return create(ctx, name, [{', '.join(operands)}], [{', '.join(results)}], "
-                     f"attributes, (), [{', '.join(successors)}])")
+                operands.append(f"*ctx.resolve_all({tokens[g.name]}, {types[g.name]})")
+        results = [types[g.name] if g.single else f"*{types[g.name]}" for g in self.signature.results]
+        call = f"create(ctx, name, [{', '.join(operands)}], [{', '.join(results)}], attributes"
+        if self.successors:
+            call += f", (), [{', '.join(f'ctx.block_ref({tokens[s]})' for s in self.successors)}]"
+        lines.append(f"    return {call})")
         source = "def callback(ctx, c):\n" + "\n".join(lines) + "\n"
         exec(compile(source, f"<format {self.rule}>", "exec"), env)
         callback = env["callback"]
@@ -310,8 +313,9 @@ class Format:
                     targets = ", ".join(f"t_{a}" for a in e.args)
                     lines.append(f"    {targets}, = custom_{e.text}(ctx, name, {child})")
                     types.update({a: f"t_{a}" for a in e.args})
-                else:
-                    lines.append(f"    attributes.update(custom_{e.text}(ctx, name, {child}))")
+                else:  # an absent optional piece stands for no attributes
+                    lines.append(f"    if {child} is not None:\n"
+                                 f"        attributes.update(custom_{e.text}(ctx, name, {child}))")
         for name, expr in list(types.items()):
             if expr != f"t_{name}":
                 lines.append(f"    t_{name} = {expr}")
@@ -329,11 +333,16 @@ class Format:
                 source = rule if isinstance(rule, str) else rule[0] if isinstance(rule, tuple) else None
                 if source is not None and source not in types:
                     continue
+                if isinstance(rule, str) and g.single == self._group(source).single:
+                    types[g.name] = types[source]  # the same type: the same variable, no line
+                    wanted.remove(g)
+                    progress = True
+                    continue
                 if isinstance(rule, str):
-                    expr = f"t_{source}"
+                    expr = types[source]
                 elif isinstance(rule, tuple):
                     env[f"infer_{g.name}"] = rule[1]
-                    expr = f"infer_{g.name}(t_{source})"
+                    expr = f"infer_{g.name}({types[source]})"
                 else:
                     env[f"fixed_{g.name}"] = rule
                     expr = f"fixed_{g.name}"
