@@ -36,8 +36,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..ir.attributes import IntegerAttr, StringAttr, SymbolRefAttr
 from ..ir.signatures import Group, OpSignature
-from .common import create, explicit_attrs
+from ..syntax.strings import unescape
+from .common import create, explicit_attrs, symbol_name
 
 
 # ---- pieces a family plugs in ---------------------------------------------------------
@@ -71,6 +73,37 @@ class AnyAttr:
 
 
 @dataclass(frozen=True)
+class SymbolAttr:
+    """A flat symbol reference (`@global`), recorded as a symbol use (go to definition)."""
+
+    grammar: str = "SYMBOL"
+
+    def parse(self, ctx, tok):
+        name = symbol_name(ctx, tok)
+        ctx.state.symbol_uses.append((tok.start, tok.end, [name]))
+        return SymbolRefAttr(name)
+
+    def print(self, p, attr) -> str:
+        return str(attr)
+
+
+@dataclass(frozen=True)
+class StringAttrKind:
+    """A quoted string (`"message"`), escapes resolved."""
+
+    grammar: str = "STRING"
+
+    def parse(self, ctx, tok):
+        try:
+            return StringAttr(unescape(tok.value))
+        except ValueError as e:
+            raise ctx.fail(str(e), tok)
+
+    def print(self, p, attr) -> str:
+        return str(attr)
+
+
+@dataclass(frozen=True)
 class EnumAttr:
     """An integer attribute written as one of `words` (`slt`, or quoted `"slt"`); `what`
     names it in the error for an unknown word."""
@@ -81,7 +114,6 @@ class EnumAttr:
     grammar: str = "(BARE_ID | STRING)"
 
     def parse(self, ctx, tok):
-        from ..ir.attributes import IntegerAttr
         word = tok.value[1:-1] if tok.value.startswith('"') else tok.value
         if word not in self.words:
             raise ctx.fail(f"unknown {self.what} \"{word}\"", tok)
@@ -89,6 +121,15 @@ class EnumAttr:
 
     def print(self, p, attr) -> str:
         return self.words[attr.value]
+
+
+def merge_attrs(ctx, attributes: dict, written: dict) -> None:
+    """Add an attribute dictionary that may also spell inherent attributes; one given twice
+    (as a flag word and in the dictionary) is an error."""
+    for key, value in written.items():
+        if key in attributes:
+            raise ctx.fail(f"attribute '{key}' given twice")
+        attributes[key] = value
 
 
 # ---- the format as a list of elements --------------------------------------------------
@@ -170,8 +211,11 @@ class Format:
     callback and the printer."""
 
     def __init__(self, rule: str, op_names: tuple, text: str, signature: OpSignature,
-                 attributes: dict, successors: tuple, infer: dict, customs: dict):
+                 attributes: dict, successors: tuple, infer: dict, customs: dict, type_checks: dict,
+                 strict: bool = True):
         self.rule = rule
+        self.strict = strict
+        self.type_checks = type_checks
         self.op_names = op_names
         self.text = text
         self.signature = signature
@@ -251,7 +295,7 @@ class Format:
     # -- parsing: the callback as generated Python ---------------------------------------
     def _make_callback(self) -> Callable:
         lines: list = []
-        env: dict = {"create": create, "explicit_attrs": explicit_attrs}
+        env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_attrs": merge_attrs}
         slot = [0]
         if len(self.op_names) > 1:
             lines.append("    name = c[0].value")
@@ -265,8 +309,14 @@ class Format:
         attr_dicts: list = []
         self._parse_lines(self.elements, lines, env, slot, tokens, types, attr_dicts)
         for expr, keyword in attr_dicts:  # after the named attributes, as MLIR orders them
-            lines.append(f"    if {expr} is not None:\n"
-                         f"        attributes.update(explicit_attrs(ctx, name, {expr}))")
+            merge = "attributes.update(explicit_attrs(ctx, name, {}))" if self.strict else \
+                "merge_attrs(ctx, attributes, {})"
+            lines.append(f"    if {expr} is not None:\n        " + merge.format(expr))
+        for name, check in self.type_checks.items():  # before inferring anything from them
+            env[f"check_{name}"] = check
+            lines.append(f"    problem = check_{name}({types[name]})\n"
+                         f"    if problem is not None:\n"
+                         f"        raise ctx.fail(problem)")
         self._infer_lines(lines, env, types)
         operands = []
         for g in self.signature.operands:
@@ -462,17 +512,22 @@ def _space_before(value: str, last_was_punctuation: bool) -> bool:
 
 
 def declare_family(dialect, family: str, op_names, format: str, operands=(), results=(), attributes=None,
-                   successors=(), infer=None, custom=None, per_op=None, **op_kwargs) -> Format:
+                   successors=(), infer=None, custom=None, type_checks=None, per_op=None,
+                   strict_properties=True, **op_kwargs) -> Format:
     """Declare the ops `op_names` of `dialect`, which share the syntax `format`: the grammar
     rule `<dialect>_<family>`, its callback, the printer and the ops' names (see
     ir/signatures.py). `operands`/`results`: specs like ("memref", "indices*");
     `attributes`: name -> kind (None: AnyAttr) of the attributes the format writes;
-    `custom`: name -> Custom; other keywords go to `Dialect.op` (verify, traits, ...), and
+    `custom`: name -> Custom; `type_checks`: name -> fn(written type) -> None or the message of
+    a parse error (types other things are inferred from: `tensor.extract`'s must be a tensor);
+    `strict_properties=False` lets the attribute dictionary hold inherent attributes too (as
+    MLIR did before properties: `memref.load %m[%i] {nontemporal = true}`); other keywords go to `Dialect.op` (verify, traits, ...), and
     `per_op(op name)` gives the keywords that differ between the ops (a dict).
     The operand/result/successor counts are derived from the names unless given."""
     signature = OpSignature.of(operands, results, tuple(attributes or ()))
     fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),
-                 tuple(successors), dict(infer or {}), dict(custom or {}))
+                 tuple(successors), dict(infer or {}), dict(custom or {}), dict(type_checks or {}),
+                 strict_properties)
     dialect.rules[fmt.rule] = fmt.callback
     dialect.formats.append(fmt)
     counts = {"operands": _count(signature.operands), "results": _count(signature.results),

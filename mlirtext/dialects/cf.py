@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.attributes import StringAttr
-from ..syntax.literals import string_value
+from .assembly_format import StringAttrKind, declare_family
 from .base import PURE, TERMINATOR, Dialect, VerifyError
 from .branches import (build_cond_br, build_switch, case_values, print_cond_br, succ, successor_groups,
                        verify_branch, write_successor)
-from .common import create, dense_i32_array, merge_attrs, safe_printer
+from .common import dense_i32_array, safe_printer
 
 dialect = Dialect("cf", grammar="cf")
 
@@ -29,20 +29,10 @@ def _cf_succ(ctx, children):
 
 
 # ---- cf.br ----------------------------------------------------------------------
-def _print_br(p, op) -> None:
-    p.write("cf.br ")
-    write_successor(p, op.successors[0], op.operands)
-    p.write(p.op_attr_dict(op))
-
-
-dialect.op("cf.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           verify=verify_branch, print=safe_printer(_print_br))
-
-
-@dialect.rule("cf_br")
-def _cf_br(ctx, children):
-    (block, values), attrs = children
-    return create(ctx, "cf.br", values, (), dict(attrs or {}), successors=[block])
+declare_family(dialect, "br", ["cf.br"], "$dest (`(` $destOperands^ `:` type($destOperands) `)`)? attr-dict",
+               operands=("destOperands*",), successors=("dest",), strict_properties=False,
+               summary="Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
+               verify=verify_branch)
 
 
 # ---- cf.cond_br -------------------------------------------------------------------
@@ -112,24 +102,15 @@ def _cf_switch(ctx, children):
 
 
 # ---- cf.assert -------------------------------------------------------------------------
-def _print_assert(p, op) -> None:
-    p.write("cf.assert ", p.value(op.operands[0]), ", ", str(op.attributes["msg"]),
-            p.attr_dict(op.attributes, elide=("msg",)))
-
-
 def _verify_assert(op) -> None:
-    if op.operands[0].type != T.i1:
-        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{op.operands[0].type}'")
-    if not isinstance(op.attributes.get("msg"), StringAttr):
+    arg = op.operand("arg").type
+    if arg != T.i1:
+        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{arg}'")
+    if not isinstance(op.attr("msg"), StringAttr):
         raise VerifyError("requires attribute 'msg'")
 
 
-dialect.op("cf.assert", "Aborts with a message when the condition is false.", properties=("msg",),
-           verify=_verify_assert, print=safe_printer(_print_assert))
-
-
-@dialect.rule("cf_assert")
-def _cf_assert(ctx, children):
-    cond, msg, attrs = children
-    return create(ctx, "cf.assert", [ctx.resolve(cond, T.i1)], (),
-                  merge_attrs({"msg": StringAttr(string_value(ctx, msg))}, attrs))
+declare_family(dialect, "assert", ["cf.assert"], "$arg `,` $msg attr-dict", operands=("arg",),
+               attributes={"msg": StringAttrKind()}, infer={"arg": T.i1}, strict_properties=False,
+               summary="Aborts with a message when the condition is false.", properties=("msg",),
+               verify=_verify_assert)

@@ -19,7 +19,8 @@ from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, O
 from ..ir.dense import DenseElementsAttr, DenseParseError, DenseResourceAttr, parse_dense
 from ..ir.source import Span
 from ..ir.symbols import resolve_symbol, symbol_table_of
-from ..syntax.literals import string_value, symbol_ref
+from ..syntax.literals import string_value
+from .assembly_format import Custom, SymbolAttr, declare_family
 from .base import PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create, merge_unique_attrs, symbol_name
 
@@ -173,43 +174,52 @@ def _memref_alloc(ctx, children):
     return create(ctx, name.value, operands, [type], merge_unique_attrs(ctx, attributes, attrs))
 
 
-def _print_one_operand(p, op) -> None:
-    p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operands[0].type))
+def _memref_type(t):
+    """None if `t` is a memref type, else the parse error for it."""
+    return None if _is_memref(t) else f"expected a memref type, got {t}"
+
+
+def _element(t):
+    return t.element
 
 
 def _verify_dealloc(op) -> None:
-    _require_memref(op.operands[0].type)
+    _require_memref(op.operand("memref").type)
 
 
-dialect.op("memref.dealloc", "Frees a buffer made by memref.alloc.", verify=_verify_dealloc,
-           print=_print_one_operand)
-
-
-@dialect.rule("memref_dealloc")
-def _memref_dealloc(ctx, children):
-    value, attrs, type = children
-    return create(ctx, "memref.dealloc", [ctx.resolve(value, type)], (), attrs)
+declare_family(dialect, "dealloc", ["memref.dealloc"], "$memref attr-dict `:` type($memref)",
+               operands=("memref",), strict_properties=False, summary="Frees a buffer made by memref.alloc.",
+               verify=_verify_dealloc)
 
 
 # ---- load / store -----------------------------------------------------------------------------
-def _access_suffix(op) -> str:
-    text = ""
-    nt = op.attributes.get("nontemporal")
-    if isinstance(nt, IntegerAttr) and nt.type == T.i1 and nt.value:
-        text += " nontemporal(true)"
-    a = op.attributes.get("alignment")
-    return text + (f" alignment({a.value})" if isinstance(a, IntegerAttr) else "")
-
-
 @dialect.rule("memref_access_alignment")
 def _memref_access_alignment(ctx, children):
     return IntegerAttr(_int(ctx, children[0]), T.i64)
 
 
-def _print_load(p, op) -> None:
-    m, *idx = op.operands
-    p.write("memref.load ", p.value(m), "[", p.values(idx), "]", _access_suffix(op),
-            p.op_attr_dict(op, elide=("nontemporal", "alignment")), " : ", p.type(m.type))
+@dialect.rule("memref_nontemporal")
+def _memref_nontemporal(ctx, children):
+    return BoolAttr(children[0].value == "true")
+
+
+def _nontemporal_text(p, op) -> tuple[str, tuple]:
+    """` nontemporal(true)`; the attribute is never left in the dictionary (false is the default)."""
+    nt = op.attributes.get("nontemporal")
+    return " nontemporal(true)" if isinstance(nt, IntegerAttr) and nt.type == T.i1 and nt.value else "", \
+        ("nontemporal",)
+
+
+def _access_alignment_text(p, op) -> tuple[str, tuple]:
+    a = op.attributes.get("alignment")
+    return (f" alignment({a.value})" if isinstance(a, IntegerAttr) else ""), ("alignment",)
+
+
+#: `custom<Nontemporal>` and `custom<Alignment>`: the access flags of load and store.
+_ACCESS = {"Nontemporal": Custom("[memref_nontemporal]", lambda ctx, op_name, v: {"nontemporal": v},
+                                 _nontemporal_text),
+           "Alignment": Custom("[memref_access_alignment]", lambda ctx, op_name, v: {"alignment": v},
+                               _access_alignment_text)}
 
 
 def _check_indices(op, memref, indices, what: str) -> None:
@@ -225,112 +235,62 @@ def _check_indices(op, memref, indices, what: str) -> None:
 
 
 def _verify_load(op) -> None:
-    m, *idx = op.operands
-    _check_indices(op, m, idx, "load")
-    if op.results[0].type != m.type.element:
+    m = op.operand("memref")
+    _check_indices(op, m, op.operands_named("indices"), "load")
+    if op.result_named("result").type != m.type.element:
         raise VerifyError("failed to verify that result type matches element type of 'memref'")
 
 
-dialect.op("memref.load", "Reads one element of a buffer.", properties=("nontemporal", "alignment"),
-           verify=_verify_load, print=_print_load)
-
-
-@dialect.rule("memref_nontemporal")
-def _memref_nontemporal(ctx, children):
-    return BoolAttr(children[0].value == "true")
-
-
-def _access_attrs(ctx, nontemporal, alignment, attrs) -> dict:
-    attributes = {}
-    if nontemporal is not None:
-        attributes["nontemporal"] = nontemporal
-    if alignment is not None:
-        attributes["alignment"] = alignment
-    return merge_unique_attrs(ctx, attributes, attrs)
-
-
-@dialect.rule("memref_load")
-def _memref_load(ctx, children):
-    m, idx, nontemporal, alignment, attrs, type = children
-    if not _is_memref(type):
-        raise ctx.fail(f"expected a memref type, got {type}")
-    operands = [ctx.resolve(m, type)] + [ctx.resolve(t, T.index) for t in idx or []]
-    return create(ctx, "memref.load", operands, [type.element], _access_attrs(ctx, nontemporal, alignment, attrs))
-
-
-def _print_store(p, op) -> None:
-    v, m, *idx = op.operands
-    p.write("memref.store ", p.value(v), ", ", p.value(m), "[", p.values(idx), "]", _access_suffix(op),
-            p.op_attr_dict(op, elide=("nontemporal", "alignment")), " : ", p.type(m.type))
+declare_family(dialect, "load", ["memref.load"],
+               "$memref `[` $indices `]` custom<Nontemporal> custom<Alignment> attr-dict `:` type($memref)",
+               operands=("memref", "indices*"), results=("result",),
+               infer={"indices": T.index, "result": ("memref", _element)}, type_checks={"memref": _memref_type},
+               custom=_ACCESS, strict_properties=False, summary="Reads one element of a buffer.",
+               properties=("nontemporal", "alignment"), verify=_verify_load)
 
 
 def _verify_store(op) -> None:
-    v, m, *idx = op.operands
-    _check_indices(op, m, idx, "store")
+    v, m = op.operand("value"), op.operand("memref")
+    _check_indices(op, m, op.operands_named("indices"), "store")
     if v.type != m.type.element:
         raise VerifyError("failed to verify that type of 'value' matches element type of 'memref'")
 
 
-dialect.op("memref.store", "Writes one element of a buffer.", properties=("nontemporal", "alignment"),
-           verify=_verify_store, print=_print_store)
-
-
-@dialect.rule("memref_store")
-def _memref_store(ctx, children):
-    v, m, idx, nontemporal, alignment, attrs, type = children
-    if not _is_memref(type):
-        raise ctx.fail(f"expected a memref type, got {type}")
-    operands = [ctx.resolve(v, type.element), ctx.resolve(m, type)]
-    operands += [ctx.resolve(t, T.index) for t in idx or []]
-    return create(ctx, "memref.store", operands, (), _access_attrs(ctx, nontemporal, alignment, attrs))
+declare_family(dialect, "store", ["memref.store"],
+               "$value `,` $memref `[` $indices `]` custom<Nontemporal> custom<Alignment> attr-dict `:` "
+               "type($memref)", operands=("value", "memref", "indices*"),
+               infer={"value": ("memref", _element), "indices": T.index}, type_checks={"memref": _memref_type},
+               custom=_ACCESS, strict_properties=False, summary="Writes one element of a buffer.",
+               properties=("nontemporal", "alignment"), verify=_verify_store)
 
 
 # ---- dim / rank ---------------------------------------------------------------------------------
-def _print_dim(p, op) -> None:
-    m, i = op.operands
-    p.write("memref.dim ", p.value(m), ", ", p.value(i), p.op_attr_dict(op), " : ", p.type(m.type))
-
-
 def _verify_dim(op) -> None:
-    m, i = op.operands
+    m, i = op.operand("source"), op.operand("index")
     _require_memref(m.type, 0, "unranked.memref of any type values or non-0-ranked.memref of any type values")
     if i.type != T.index:
         raise VerifyError(f"operand #1 must be index, but got '{i.type}'")
-    if op.results[0].type != T.index:
-        raise VerifyError(f"result #0 must be index, but got '{op.results[0].type}'")
+    result = op.result_named("result").type
+    if result != T.index:
+        raise VerifyError(f"result #0 must be index, but got '{result}'")
 
 
-dialect.op("memref.dim", "The size of one dimension of a buffer.", traits=(PURE,), verify=_verify_dim,
-           print=_print_dim)
-
-
-@dialect.rule("memref_dim")
-def _memref_dim(ctx, children):
-    m, i, attrs, type = children
-    return create(ctx, "memref.dim", [ctx.resolve(m, type), ctx.resolve(i, T.index)], [T.index], attrs)
+declare_family(dialect, "dim", ["memref.dim"], "$source `,` $index attr-dict `:` type($source)",
+               operands=("source", "index"), results=("result",), infer={"index": T.index, "result": T.index},
+               strict_properties=False, summary="The size of one dimension of a buffer.", traits=(PURE,),
+               verify=_verify_dim)
 
 
 def _verify_rank(op) -> None:
-    _require_memref(op.operands[0].type)
+    _require_memref(op.operand("memref").type)
 
 
-dialect.op("memref.rank", "The rank of a buffer, as an index.", traits=(PURE,), verify=_verify_rank,
-           print=_print_one_operand)
-
-
-@dialect.rule("memref_rank")
-def _memref_rank(ctx, children):
-    m, attrs, type = children
-    return create(ctx, "memref.rank", [ctx.resolve(m, type)], [T.index], attrs)
+declare_family(dialect, "rank", ["memref.rank"], "$memref attr-dict `:` type($memref)", operands=("memref",),
+               results=("result",), infer={"result": T.index}, strict_properties=False,
+               summary="The rank of a buffer, as an index.", traits=(PURE,), verify=_verify_rank)
 
 
 # ---- cast / memory_space_cast / copy --------------------------------------------------------------
-def _print_convert(p, op) -> None:
-    src = op.operands[0].type
-    dst = op.operands[1].type if op.name == "memref.copy" else op.results[0].type
-    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", p.type(src), " to ", p.type(dst))
-
-
 def _shapes_compatible(a, b) -> bool:
     if not isinstance(a, T.MemRefType) or not isinstance(b, T.MemRefType):
         return True
@@ -340,7 +300,7 @@ def _shapes_compatible(a, b) -> bool:
 
 
 def _verify_cast(op) -> None:
-    a, b = op.operands[0].type, op.results[0].type
+    a, b = op.operand("source").type, op.result_named("dest").type
     _require_memref(a)
     ok = _is_memref(b) and a.element == b.element and _shapes_compatible(a, b)
     if ok and op.name == "memref.cast":
@@ -352,7 +312,7 @@ def _verify_cast(op) -> None:
 
 
 def _verify_copy(op) -> None:
-    a, b = op.operand_types
+    a, b = op.operand("source").type, op.operand("target").type
     _require_memref(a, 0)
     _require_memref(b, 1)
     if isinstance(a, T.MemRefType) and isinstance(b, T.MemRefType) and a.shape != b.shape:
@@ -361,25 +321,14 @@ def _verify_copy(op) -> None:
         raise VerifyError("requires the same element type for all operands")
 
 
-dialect.op("memref.cast", "Converts between compatible memref types (static and dynamic sizes, ranked "
-           "and unranked).", traits=(PURE,), verify=_verify_cast, print=_print_convert)
-dialect.op("memref.memory_space_cast", "Moves a memref to another memory space.", traits=(PURE,),
-           verify=_verify_cast, print=_print_convert)
-dialect.op("memref.copy", "Copies the elements of one buffer into another of the same shape.",
-           verify=_verify_copy, print=_print_convert)
-
-
-@dialect.rule("memref_convert")
-def _memref_convert(ctx, children):
-    name, uses, attrs, src, dst = children
-    if name.value == "memref.copy":
-        if len(uses) != 2:
-            raise ctx.fail(f"expected 2 operands, got {len(uses)}")
-        operands = [ctx.resolve(uses[0], src), ctx.resolve(uses[1], dst)]
-        return create(ctx, name.value, operands, (), attrs)
-    if len(uses) != 1:
-        raise ctx.fail(f"expected 1 operand, got {len(uses)}")
-    return create(ctx, name.value, [ctx.resolve(uses[0], src)], [dst], attrs)
+declare_family(dialect, "cast", ["memref.cast", "memref.memory_space_cast"],
+               "$source attr-dict `:` type($source) `to` type($dest)", operands=("source",), results=("dest",),
+               strict_properties=False, traits=(PURE,), verify=_verify_cast, per_op=lambda name: dict(
+                   summary="Converts between compatible memref types (static and dynamic sizes, ranked and "
+                   "unranked)." if name == "memref.cast" else "Moves a memref to another memory space."))
+declare_family(dialect, "copy", ["memref.copy"], "$source `,` $target attr-dict `:` type($source) `to` type($target)",
+               operands=("source", "target"), strict_properties=False,
+               summary="Copies the elements of one buffer into another of the same shape.", verify=_verify_copy)
 
 
 # ---- subview / view / reinterpret_cast --------------------------------------------------------------
@@ -811,14 +760,9 @@ def _memref_global(ctx, children):
     return create(ctx, "memref.global", (), (), merge_unique_attrs(ctx, attributes, attrs))
 
 
-def _print_get_global(p, op) -> None:
-    p.write("memref.get_global ", str(op.attributes["name"]), p.op_attr_dict(op, elide=("name",)), " : ",
-            p.type(op.results[0].type))
-
-
 def _verify_get_global(op) -> None:
     from . import lookup
-    ref = op.attributes.get("name")
+    ref = op.attr("name")
     if not isinstance(ref, SymbolRefAttr):
         raise VerifyError("requires attribute 'name' (a symbol reference)")
 
@@ -831,20 +775,16 @@ def _verify_get_global(op) -> None:
         raise VerifyError(f"'{ref.root}' does not reference a valid global memref")
     t = target.attributes.get("type")
     t = t.type if isinstance(t, TypeAttr) else None
-    if t != op.results[0].type:
-        raise VerifyError(f"result type {op.results[0].type} does not match type {t} of the global memref "
+    result = op.result_named("result").type
+    if t != result:
+        raise VerifyError(f"result type {result} does not match type {t} of the global memref "
                           f"@{ref.root}")
 
 
-dialect.op("memref.get_global", "The buffer of a memref.global, by symbol.", traits=(PURE,),
-           properties=("name",), verify=_verify_get_global, print=_print_get_global)
-
-
-@dialect.rule("memref_get_global")
-def _memref_get_global(ctx, children):
-    name, attrs, type = children
-    attributes = {"name": symbol_ref(ctx, [name])}
-    return create(ctx, "memref.get_global", (), [type], merge_unique_attrs(ctx, attributes, attrs))
+declare_family(dialect, "get_global", ["memref.get_global"], "$name attr-dict `:` type($result)",
+               results=("result",), attributes={"name": SymbolAttr()}, strict_properties=False,
+               summary="The buffer of a memref.global, by symbol.", traits=(PURE,), properties=("name",),
+               verify=_verify_get_global)
 
 
 # ---- transpose -----------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..ir import types as T
+from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import DYNAMIC_INDEX, create, explicit_attrs, mixed_text, safe_printer
 
@@ -29,67 +30,55 @@ def _check_indices(op, start: int) -> None:
             raise VerifyError(f"operand #{i} must be variadic of index, but got '{v.type}'")
 
 
+def _tensor_type(t):
+    """None if `t` is a tensor type, else the parse error for it."""
+    return None if _is_tensor(t) else f"expected a tensor type, got {t}"
+
+
+def _ranked_tensor_type(t):
+    return None if isinstance(t, T.RankedTensorType) else f"expected a ranked tensor type, got {t}"
+
+
+def _element(t):
+    return t.element
+
+
 # ---- tensor.empty ----------------------------------------------------------------
-def _print_empty(p, op) -> None:
-    p.write("tensor.empty(", p.values(op.operands), ")", p.op_attr_dict(op), " : ",
-            p.type(op.results[0].type))
-
-
 def _verify_empty(op) -> None:
     _check_indices(op, 0)
-    t = _ranked(op.results[0].type)
-    if len(op.operands) != _dynamic_count(t):
-        raise VerifyError(f"incorrect number of dynamic sizes, has {len(op.operands)}, "
-                          f"expected {_dynamic_count(t)}")
+    t = _ranked(op.result_named("result").type)
+    sizes = op.operands_named("dynamicSizes")
+    if len(sizes) != _dynamic_count(t):
+        raise VerifyError(f"incorrect number of dynamic sizes, has {len(sizes)}, expected {_dynamic_count(t)}")
 
 
-dialect.op("tensor.empty", "A tensor of the given shape with unspecified contents.", traits=(PURE,),
-           verify=_verify_empty, print=_print_empty, operands=(0, None), results=1, regions=0)
-
-
-@dialect.rule("tensor_empty")
-def _tensor_empty(ctx, children):
-    uses, attrs, type = children
-    operands = [ctx.resolve(u, T.index) for u in (uses or [])]
-    return create(ctx, "tensor.empty", operands, [type], explicit_attrs(ctx, "tensor.empty", attrs))
+declare_family(dialect, "empty", ["tensor.empty"], "`(` $dynamicSizes `)` attr-dict `:` type($result)",
+               operands=("dynamicSizes*",), results=("result",), infer={"dynamicSizes": T.index},
+               summary="A tensor of the given shape with unspecified contents.", traits=(PURE,),
+               verify=_verify_empty)
 
 
 # ---- tensor.dim --------------------------------------------------------------------
-def _print_dim(p, op) -> None:
-    p.write("tensor.dim", p.op_attr_dict(op), " ", p.values(op.operands), " : ", p.type(op.operands[0].type))
-
-
 def _verify_dim(op) -> None:
-    source, index = op.operand_types
+    source, index = op.operand("source").type, op.operand("index").type
     if not _is_tensor(source) or isinstance(source, T.RankedTensorType) and source.rank == 0:
         raise VerifyError(f"operand #0 must be non-0-ranked or unranked tensor, but got '{source}'")
     if index != T.index:
         raise VerifyError(f"operand #1 must be index, but got '{index}'")
-    if op.results[0].type != T.index:
-        raise VerifyError(f"result #0 must be index, but got '{op.results[0].type}'")
+    result = op.result_named("result").type
+    if result != T.index:
+        raise VerifyError(f"result #0 must be index, but got '{result}'")
 
 
-dialect.op("tensor.dim", "The size of one dimension of a tensor.", traits=(PURE,), print=_print_dim,
-           verify=_verify_dim, operands=2, results=1, regions=0)
-
-
-@dialect.rule("tensor_dim")
-def _tensor_dim(ctx, children):
-    attrs, source, index, type = children
-    if not _is_tensor(type):
-        raise ctx.fail(f"expected a tensor type, got {type}")
-    operands = [ctx.resolve(source, type), ctx.resolve(index, T.index)]
-    return create(ctx, "tensor.dim", operands, [T.index], explicit_attrs(ctx, "tensor.dim", attrs))
+declare_family(dialect, "dim", ["tensor.dim"], "attr-dict $source `,` $index `:` type($source)",
+               operands=("source", "index"), results=("result",),
+               infer={"index": T.index, "result": T.index}, type_checks={"source": _tensor_type},
+               summary="The size of one dimension of a tensor.", traits=(PURE,), verify=_verify_dim)
 
 
 # ---- tensor.cast -------------------------------------------------------------------
-def _print_cast(p, op) -> None:
-    p.write("tensor.cast ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
-            p.type(op.operands[0].type), " to ", p.type(op.results[0].type))
-
-
 def _verify_cast(op) -> None:
-    a, b = op.operands[0].type, op.results[0].type
+    a, b = op.operand("source").type, op.result_named("dest").type
     for t, what in ((a, "operand #0"), (b, "result #0")):
         if not _is_tensor(t):
             raise VerifyError(f"{what} must be tensor of any type values, but got '{t}'")
@@ -101,138 +90,81 @@ def _verify_cast(op) -> None:
             raise VerifyError(f"operand type '{a}' and result type '{b}' are cast incompatible")
 
 
-dialect.op("tensor.cast", "Changes static/dynamic shape information without changing data.",
-           traits=(PURE,), verify=_verify_cast, print=_print_cast, operands=1, results=1, regions=0)
-
-
-@dialect.rule("tensor_cast")
-def _tensor_cast(ctx, children):
-    source, attrs, src, dst = children
-    for t in (src, dst):
-        if not _is_tensor(t):
-            raise ctx.fail(f"expected a tensor type, got {t}")
-    return create(ctx, "tensor.cast", [ctx.resolve(source, src)], [dst],
-                  explicit_attrs(ctx, "tensor.cast", attrs))
+declare_family(dialect, "cast", ["tensor.cast"], "$source attr-dict `:` type($source) `to` type($dest)",
+               operands=("source",), results=("dest",),
+               type_checks={"source": _tensor_type, "dest": _tensor_type},
+               summary="Changes static/dynamic shape information without changing data.", traits=(PURE,),
+               verify=_verify_cast)
 
 
 # ---- tensor.extract / tensor.insert -------------------------------------------------------
-def _print_extract(p, op) -> None:
-    p.write("tensor.extract ", p.value(op.operands[0]), "[", p.values(op.operands[1:]), "]",
-            p.op_attr_dict(op), " : ", p.type(op.operands[0].type))
-
-
 def _verify_extract(op) -> None:
     _check_indices(op, 1)
-    t = _ranked(op.operands[0].type)
-    if op.results[0].type != t.element:
+    t = _ranked(op.operand("tensor").type)
+    if op.result_named("result").type != t.element:
         raise VerifyError("failed to verify that result type matches element type of tensor")
-    if len(op.operands) - 1 != t.rank:
+    if len(op.operands_named("indices")) != t.rank:
         raise VerifyError("incorrect number of indices for extract_element")
 
 
-dialect.op("tensor.extract", "Reads one element of a tensor.", traits=(PURE,),
-           verify=_verify_extract, print=_print_extract, operands=(1, None), results=1, regions=0)
-
-
-@dialect.rule("tensor_extract")
-def _tensor_extract(ctx, children):
-    source, indices, attrs, type = children
-    if not isinstance(type, (T.RankedTensorType, T.UnrankedTensorType)):
-        raise ctx.fail(f"expected a tensor type, got {type}")
-    operands = [ctx.resolve(source, type)] + [ctx.resolve(i, T.index) for i in (indices or [])]
-    return create(ctx, "tensor.extract", operands, [type.element],
-                  explicit_attrs(ctx, "tensor.extract", attrs))
-
-
-def _print_insert(p, op) -> None:
-    p.write("tensor.insert ", p.value(op.operands[0]), " into ", p.value(op.operands[1]), "[",
-            p.values(op.operands[2:]), "]", p.op_attr_dict(op), " : ", p.type(op.operands[1].type))
+declare_family(dialect, "extract", ["tensor.extract"], "$tensor `[` $indices `]` attr-dict `:` type($tensor)",
+               operands=("tensor", "indices*"), results=("result",),
+               infer={"indices": T.index, "result": ("tensor", _element)}, type_checks={"tensor": _tensor_type},
+               summary="Reads one element of a tensor.", traits=(PURE,), verify=_verify_extract)
 
 
 def _verify_insert(op) -> None:
     _check_indices(op, 2)
-    t = _ranked(op.operands[1].type)
-    if op.operands[0].type != t.element:
+    t = _ranked(op.operand("dest").type)
+    if op.operand("scalar").type != t.element:
         raise VerifyError("failed to verify that scalar type matches element type of dest")
-    if op.results[0].type != t:
+    if op.result_named("result").type != t:
         raise VerifyError("failed to verify that result type matches type of dest")
-    if len(op.operands) - 2 != t.rank:
+    if len(op.operands_named("indices")) != t.rank:
         raise VerifyError("incorrect number of indices")
 
 
-dialect.op("tensor.insert", "A copy of a tensor with one element replaced.", traits=(PURE,),
-           verify=_verify_insert, print=_print_insert, operands=(2, None), results=1, regions=0)
-
-
-@dialect.rule("tensor_insert")
-def _tensor_insert(ctx, children):
-    scalar, dest, indices, attrs, type = children
-    if not isinstance(type, (T.RankedTensorType, T.UnrankedTensorType)):
-        raise ctx.fail(f"expected a tensor type, got {type}")
-    operands = [ctx.resolve(scalar, type.element), ctx.resolve(dest, type)]
-    operands += [ctx.resolve(i, T.index) for i in (indices or [])]
-    return create(ctx, "tensor.insert", operands, [type], explicit_attrs(ctx, "tensor.insert", attrs))
+declare_family(dialect, "insert", ["tensor.insert"],
+               "$scalar `into` $dest `[` $indices `]` attr-dict `:` type($dest)",
+               operands=("scalar", "dest", "indices*"), results=("result",),
+               infer={"scalar": ("dest", _element), "indices": T.index, "result": "dest"},
+               type_checks={"dest": _tensor_type}, summary="A copy of a tensor with one element replaced.",
+               traits=(PURE,), verify=_verify_insert)
 
 
 # ---- tensor.from_elements / tensor.splat ------------------------------------------------
-def _print_from_elements(p, op) -> None:
-    p.write("tensor.from_elements")
-    if op.operands:
-        p.write(" ", p.values(op.operands))
-    p.write(p.op_attr_dict(op), " : ", p.type(op.results[0].type))
-
-
 def _verify_from_elements(op) -> None:
-    t = _ranked(op.results[0].type)
-    if any(v.type != t.element for v in op.operands):
+    t = _ranked(op.result_named("result").type)
+    elements = op.operands_named("elements")
+    if any(v.type != t.element for v in elements):
         raise VerifyError("failed to verify that operand types match result element type")
-    if t.num_elements != len(op.operands):
-        raise VerifyError(f"expected {t.num_elements} operands, got {len(op.operands)}")
+    if t.num_elements != len(elements):
+        raise VerifyError(f"expected {t.num_elements} operands, got {len(elements)}")
 
 
-dialect.op("tensor.from_elements", "A static tensor built from scalar operands (row-major).",
-           traits=(PURE,), verify=_verify_from_elements, print=_print_from_elements, operands=(0, None),
-           results=1, regions=0)
-
-
-@dialect.rule("tensor_from_elements")
-def _tensor_from_elements(ctx, children):
-    uses, attrs, type = children
-    if not isinstance(type, T.RankedTensorType):
-        raise ctx.fail(f"expected a ranked tensor type, got {type}")
-    operands = [ctx.resolve(u, type.element) for u in (uses or [])]
-    return create(ctx, "tensor.from_elements", operands, [type],
-                  explicit_attrs(ctx, "tensor.from_elements", attrs))
-
-
-def _print_splat(p, op) -> None:
-    p.write("tensor.splat ", p.value(op.operands[0]))
-    if len(op.operands) > 1:
-        p.write("[", p.values(op.operands[1:]), "]")
-    p.write(p.op_attr_dict(op), " : ", p.type(op.results[0].type))
+declare_family(dialect, "from_elements", ["tensor.from_elements"], "$elements attr-dict `:` type($result)",
+               operands=("elements*",), results=("result",), infer={"elements": ("result", _element)},
+               type_checks={"result": _ranked_tensor_type},
+               summary="A static tensor built from scalar operands (row-major).", traits=(PURE,),
+               verify=_verify_from_elements)
 
 
 def _verify_splat(op) -> None:
-    t = _ranked(op.results[0].type)
-    if op.operands[0].type != t.element:
+    t = _ranked(op.result_named("aggregate").type)
+    if op.operand("input").type != t.element:
         raise VerifyError("failed to verify that operand type matches element type of result")
     _check_indices(op, 1)
-    if len(op.operands) - 1 != _dynamic_count(t):
-        raise VerifyError(f"incorrect number of dynamic sizes, has {len(op.operands) - 1}, "
-                          f"expected {_dynamic_count(t)}")
+    sizes = op.operands_named("dynamicSizes")
+    if len(sizes) != _dynamic_count(t):
+        raise VerifyError(f"incorrect number of dynamic sizes, has {len(sizes)}, expected {_dynamic_count(t)}")
 
 
-dialect.op("tensor.splat", "A tensor with every element equal to one scalar.", traits=(PURE,),
-           verify=_verify_splat, print=_print_splat, operands=(1, None), results=1, regions=0)
-
-
-@dialect.rule("tensor_splat")
-def _tensor_splat(ctx, children):
-    scalar, sizes, attrs, type = children
-    if not isinstance(type, T.RankedTensorType):
-        raise ctx.fail(f"expected a ranked tensor type, got {type}")
-    operands = [ctx.resolve(scalar, type.element)] + [ctx.resolve(u, T.index) for u in (sizes or [])]
-    return create(ctx, "tensor.splat", operands, [type], explicit_attrs(ctx, "tensor.splat", attrs))
+declare_family(dialect, "splat", ["tensor.splat"],
+               "$input (`[` $dynamicSizes^ `]`)? attr-dict `:` type($aggregate)",
+               operands=("input", "dynamicSizes*"), results=("aggregate",),
+               infer={"input": ("aggregate", _element), "dynamicSizes": T.index},
+               type_checks={"aggregate": _ranked_tensor_type},
+               summary="A tensor with every element equal to one scalar.", traits=(PURE,), verify=_verify_splat)
 
 
 # ==== slices, reshapes, pads and friends (added with the linalg dialect) ===================
