@@ -62,7 +62,7 @@ def _family_samples():
     for n in math.CLASSIFY:
         lines.append(f"%m_{n} = math.{n} %x : f32")
     lines += ["%fma = math.fma %x, %y, %x : f32", "%pw = math.fpowi %x, %a : f32, i32",
-              "%ip = math.ipowi %a, %b : i32"]
+              "%ip = math.ipowi %a, %b : i32", "%sin, %cos = math.sincos %x : f32"]
     return lines
 
 

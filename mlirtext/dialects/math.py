@@ -73,3 +73,18 @@ _family("classify", CLASSIFY, "$operand custom<Flags> attr-dict `:` type($operan
 # `math.fpowi %x, %n : f32, i32`: a float base and an integer power
 _family("fpowi", ("fpowi",), "$lhs `,` $rhs custom<Flags> attr-dict `:` type($lhs) `,` type($rhs)",
         ("lhs", "rhs"), {"result": "lhs"})
+
+
+
+def _verify_sincos(op) -> None:
+    check_element_kind(op, "float")
+    t = op.operand("operand").type
+    if op.result_named("sin").type != t or op.result_named("cos").type != t:
+        raise VerifyError("failed to verify that all of {operand, sin, cos} have same type")
+
+
+# `%s, %c = math.sincos %x : f32`
+declare_family(dialect, "sincos", ["math.sincos"], "$operand custom<Flags> attr-dict `:` type($operand)",
+               operands=("operand",), results=("sin", "cos"), infer={"sin": "operand", "cos": "operand"},
+               custom=_CUSTOM, summary="Sine and cosine of one value.", traits=(PURE,), properties=("fastmath",),
+               verify=_verify_sincos)

@@ -95,6 +95,14 @@ def _fma(interp, op, args):
         return [out.astype(dtype, copy=False)]
 
 
+@impl("math.sincos")
+def _sincos(interp, op, args):
+    dtype = dtype_of(op.operand("operand").type)
+    with np.errstate(all="ignore"):
+        return [np.asarray(np.sin(args[0])).astype(dtype, copy=False),
+                np.asarray(np.cos(args[0])).astype(dtype, copy=False)]
+
+
 def count_leading_zeros(x):
     bits = x.dtype.itemsize * 8
     return np.vectorize(lambda v: bits - (int(v) & ((1 << bits) - 1)).bit_length())(x)

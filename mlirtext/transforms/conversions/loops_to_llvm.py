@@ -251,6 +251,14 @@ class FunctionLowering:
         root = self.emit("llvm.intr.sqrt", [self.v(op.operands[0])], [t], None, op).result
         self.map_results(op, self.emit("llvm.fdiv", [self.const(1.0, t, op), root], [t], None, op))
 
+    def _sincos(self, op: Operation) -> None:
+        """math.sincos: llvm.intr.sin and llvm.intr.cos of the one operand."""
+        x = self.v(op.operand("operand"))
+        for result, intrinsic in ((op.result_named("sin"), "llvm.intr.sin"), (op.result_named("cos"), "llvm.intr.cos")):
+            new = self.emit(intrinsic, [x], [convert_type(result.type)], None, op).result
+            new.name = result.name
+            self.values[result] = new
+
     def _absi(self, op: Operation) -> None:
         t = op.results[0].type
         self.map_results(op, self.emit("llvm.intr.abs", [self.v(op.operands[0])], [t],
@@ -525,6 +533,7 @@ _HANDLERS = {
     "arith.index_cast": FunctionLowering._index_cast, "arith.index_castui": FunctionLowering._index_cast,
     "arith.negf": FunctionLowering._negf, "arith.floordivsi": FunctionLowering._floordivsi,
     "math.rsqrt": FunctionLowering._rsqrt, "math.absi": FunctionLowering._absi,
+    "math.sincos": FunctionLowering._sincos,
     "math.ctlz": FunctionLowering._ctlz, "math.isfinite": FunctionLowering._isfinite,
     **{name: FunctionLowering._libm for name in _LIBM},
     "memref.load": FunctionLowering._load, "memref.store": FunctionLowering._store,
