@@ -30,7 +30,8 @@ def _ops(printed: str) -> list[str]:
     return [line.strip() for line in printed.splitlines()[2:-3]]
 
 
-_ARGS = "%a: i32, %b: i32, %x: f32, %y: f32, %c: i1, %t: tensor<4x?xf32>, %i: index, %m: memref<4x?xf32>"
+_ARGS = ("%a: i32, %b: i32, %x: f32, %y: f32, %c: i1, %t: tensor<4x?xf32>, %i: index, %m: memref<4x?xf32>, "
+         "%s: tensor<1xindex>")
 
 
 def _family_samples():
@@ -79,6 +80,9 @@ def test_every_arith_and_math_op_prints_as_written():
     "%0 = tensor.empty(%i) {a} : tensor<4x?xf32>",
     "%0 = tensor.dim {b} %t, %i : tensor<4x?xf32>",
     "%0 = tensor.cast %t : tensor<4x?xf32> to tensor<?x?xf32>",
+    "%0 = tensor.bitcast %t : tensor<4x?xf32> to tensor<4x?xi32>",
+    "%0 = tensor.rank %t : tensor<4x?xf32>",
+    "%0 = tensor.reshape %t(%s) : (tensor<4x?xf32>, tensor<1xindex>) -> tensor<?xf32>",
     "%0 = tensor.extract %t[%i, %i] : tensor<4x?xf32>",
     "%0 = tensor.insert %x into %t[%i, %i] : tensor<4x?xf32>",
     "%0 = tensor.from_elements %x, %y : tensor<2xf32>",
@@ -112,6 +116,9 @@ def test_successor_with_optional_operand_group():
     ("%0 = tensor.extract %x[] : f32", "expected a tensor type, got f32"),
     ("%0 = memref.load %x[] : f32", "expected a memref type, got f32"),
     ("%0 = arith.select %c, %a, %b : i1, i1, i32", "expected one or two types"),
+    ("%0 = tensor.reshape %t(%s) : (tensor<4x?xf32>) -> tensor<?xf32>", "2 operands present, but expected 1"),
+    ("%0 = tensor.reshape %t(%s) : (tensor<4x?xf32>, tensor<1xindex>) -> (tensor<?xf32>, tensor<?xf32>)",
+     "expected 1 result type, got 2"),
     ("%0 = arith.addi %a, %b {overflowFlags = #arith.overflow<nsw>} : i32",
      "inherent attribute 'overflowFlags' cannot be parsed from attr-dict"),
     ("%0 = memref.load %m[%i, %i] alignment(4) {alignment = 8} : memref<4x?xf32>",
@@ -188,3 +195,23 @@ def test_format_elements_and_generated_rule():
         'tensor_splat: "tensor.splat" VALUE_ID ["[" [value_uses] "]"] [attr_dict] ":" type'
     assert dict(cf.dialect.format_grammar())["cf_br"].splitlines()[0] == \
         'cf_br: "cf.br" CARET_ID ["(" [value_uses] ":" [types] ")"] [attr_dict]'
+
+
+def test_scf_terminators_with_optional_operand_groups():
+    text = (
+        "func.func @w(%n: i32) -> i32 {\n"
+        "  %x = scf.while (%v = %n) : (i32) -> i32 {\n"
+        "    %c = arith.cmpi slt, %v, %n : i32\n"
+        "    scf.condition(%c) {a} %v : i32\n"
+        "  } do {\n"
+        "  ^bb0(%v: i32):\n"
+        "    scf.yield {tag} %v : i32\n"
+        "  }\n"
+        "  return %x : i32\n}\n")
+    result = parse_and_verify(text)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = to_text(result)
+    assert "scf.condition(%c) {a} %v : i32\n" in printed and "scf.yield {tag} %v_1 : i32\n" in printed
+    cond = next(op for op in result.module.walk() if op.name == "scf.condition")
+    assert cond.operand("condition").type == T.i1 and len(cond.operands_named("args")) == 1
+    assert to_text(parse_and_verify(to_text(result, generic=True))) == printed

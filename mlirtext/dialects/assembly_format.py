@@ -20,7 +20,8 @@ Directives:
   `attr-dict`             the discardable attributes `{...}`; `attr-dict-with-keyword`
                           writes `attributes {...}`
   `type($x)`              the type of an operand or result (a list for a variadic one)
-  `functional-type($a, $r)`  `(types of a) -> types of r`
+  `functional-type($a, $r)`  `(types of a) -> types of r`; `functional-type(operands,
+                          results)`: of all of them
   `custom<Name>(...)`     an irregular piece the family supplies as a `Custom` (grammar
                           fragment, parse, print), optionally over `type($x)` arguments
   `( ... $x^ ... )?`      an optional group, present when its anchor `x` is
@@ -156,6 +157,9 @@ class FormatError(ValueError):
 def _names(args: str) -> tuple:
     out = []
     for a in (x.strip() for x in args.split(",") if x.strip()):
+        if a in ("operands", "results"):  # functional-type(operands, results): all of them
+            out.append(a)
+            continue
         m = re.fullmatch(r"(?:type\()?\$(\w+)\)?", a)
         if m is None:
             raise FormatError(f"expected `$name` or `type($name)`, got {a!r}")
@@ -245,7 +249,10 @@ class Format:
                     raise FormatError(f"{self.rule}: '${e.text}' is no operand, attribute or successor")
             elif e.kind in ("type", "functional-type"):
                 for name in e.args:
-                    if name not in self.operands and name not in self.results:
+                    if name in ("operands", "results") and e.kind == "functional-type":
+                        if not all(g.single for g in self._groups(name)):
+                            raise FormatError(f"{self.rule}: functional-type({name}) needs single {name}")
+                    elif name not in self.operands and name not in self.results:
                         raise FormatError(f"{self.rule}: type(${name}) names no operand or result")
             elif e.kind == "custom" and e.text not in self.customs:
                 raise FormatError(f"{self.rule}: no custom directive '{e.text}'")
@@ -308,7 +315,7 @@ class Format:
         types: dict = {}      # name -> expression of its type (a list for a variadic group)
         attr_dicts: list = []
         self._parse_lines(self.elements, lines, env, slot, tokens, types, attr_dicts)
-        for expr, keyword in attr_dicts:  # after the named attributes, as MLIR orders them
+        for expr in attr_dicts:  # after the named attributes, as MLIR orders them
             merge = "attributes.update(explicit_attrs(ctx, name, {}))" if self.strict else \
                 "merge_attrs(ctx, attributes, {})"
             lines.append(f"    if {expr} is not None:\n        " + merge.format(expr))
@@ -317,7 +324,7 @@ class Format:
             lines.append(f"    problem = check_{name}({types[name]})\n"
                          f"    if problem is not None:\n"
                          f"        raise ctx.fail(problem)")
-        self._infer_lines(lines, env, types)
+        self._infer_lines(lines, env, types, tokens)
         operands = []
         for g in self.signature.operands:
             if g.single:
@@ -351,12 +358,12 @@ class Format:
                 lines.append(f"    if {child} is not None:\n"
                              f"        attributes[{e.text!r}] = kind_{e.text}.parse(ctx, {child})")
             elif e.kind == "attr-dict":
-                attr_dicts.append((child, e.keyword))
+                attr_dicts.append(child)
             elif e.kind == "type":
                 types[e.args[0]] = child if self._single(e.args[0]) else f"({child} or [])"
             elif e.kind == "functional-type":
-                lines.append(f"    ft = {child}")
-                types[e.args[0]], types[e.args[1]] = "list(ft.inputs)", "list(ft.results)"
+                for side, name in zip(("inputs", "results"), e.args):
+                    self._functional_lines(lines, types, f"{child}.{side}", name, side)
             else:  # custom
                 env[f"custom_{e.text}"] = self.customs[e.text].parse
                 if e.args:
@@ -371,7 +378,28 @@ class Format:
                 lines.append(f"    t_{name} = {expr}")
                 types[name] = f"t_{name}"
 
-    def _infer_lines(self, lines, env, types) -> None:
+    def _groups(self, name: str) -> list:
+        """The groups `name` stands for in a functional-type: all operands or results, or one."""
+        if name == "operands":
+            return list(self.signature.operands)
+        if name == "results":
+            return list(self.signature.results)
+        return [self._group(name)]
+
+    def _functional_lines(self, lines, types, expr: str, name: str, side: str) -> None:
+        """Take the types of `name` from one side of a function type, checking their number."""
+        groups = self._groups(name)
+        if len(groups) == 1 and not groups[0].single:
+            types[groups[0].name] = f"list({expr})"
+            return
+        n = len(groups)
+        message = (f"{n} operands present, but expected {{len({expr})}}" if side == "inputs" else
+                   f"expected {n} result type{'s' if n != 1 else ''}, got {{len({expr})}}")
+        lines.append(f"    if len({expr}) != {n}:\n        raise ctx.fail(f\"{message}\")")
+        for i, g in enumerate(groups):
+            types[g.name] = f"{expr}[{i}]"
+
+    def _infer_lines(self, lines, env, types, tokens) -> None:
         """Assign every type the format does not write, from what `infer` says."""
         wanted = [g for g in (*self.signature.operands, *self.signature.results) if g.name not in types]
         while wanted:
@@ -397,35 +425,15 @@ class Format:
                     env[f"fixed_{g.name}"] = rule
                     expr = f"fixed_{g.name}"
                 if not g.single:  # every value of a group written with one type
-                    expr = f"[{expr}] * len({self._tokens_expr(g.name)} or ())"
+                    if g.name not in tokens:
+                        raise FormatError(f"{self.rule}: the types of result group '{g.name}' must be written")
+                    expr = f"[{expr}] * len({tokens[g.name]} or ())"
                 lines.append(f"    t_{g.name} = {expr}")
                 types[g.name] = f"t_{g.name}"
                 wanted.remove(g)
                 progress = True
             if not progress:
                 raise FormatError(f"{self.rule}: circular type inference for {[g.name for g in wanted]}")
-
-    def _tokens_expr(self, name: str) -> str:
-        slot = 1 if len(self.op_names) > 1 else 0
-
-        def find(elements):
-            nonlocal slot
-            for e in elements:
-                if e.kind == "literal":
-                    continue
-                if e.kind == "optional":
-                    found = find(e.body)
-                    if found:
-                        return found
-                    continue
-                if e.kind == "operand" and e.text == name:
-                    return f"c[{slot}]"
-                slot += 1
-            return None
-        found = find(self.elements)
-        if found is None:
-            raise FormatError(f"{self.rule}: a result group's type must be written ('{name}')")
-        return found
 
     # -- printing -----------------------------------------------------------------------
     def print(self, p, op) -> None:
@@ -479,8 +487,7 @@ class Format:
                 name = e.args[0]
                 text = p.types(v.type for v in self._values(op, name, name in self.operands))
             else:  # functional-type
-                inputs = [v.type for v in self._values(op, e.args[0], e.args[0] in self.operands)]
-                results = [v.type for v in self._values(op, e.args[1], e.args[1] in self.operands)]
+                inputs, results = ([v.type for v in self._side(op, name)] for name in e.args)
                 text = p.function_type(inputs, results)
             if not text:
                 continue
@@ -488,6 +495,14 @@ class Format:
                 out.append(" ")
             out.append(text)
             state[0], state[1] = True, False
+
+    def _side(self, op, name: str) -> list:
+        """The values of one side of a functional-type."""
+        if name == "operands":
+            return op.operands
+        if name == "results":
+            return op.results
+        return self._values(op, name, name in self.operands)
 
     def _values(self, op, name: str, operand: bool) -> list:
         if operand:
@@ -521,8 +536,9 @@ def declare_family(dialect, family: str, op_names, format: str, operands=(), res
     `custom`: name -> Custom; `type_checks`: name -> fn(written type) -> None or the message of
     a parse error (types other things are inferred from: `tensor.extract`'s must be a tensor);
     `strict_properties=False` lets the attribute dictionary hold inherent attributes too (as
-    MLIR did before properties: `memref.load %m[%i] {nontemporal = true}`); other keywords go to `Dialect.op` (verify, traits, ...), and
-    `per_op(op name)` gives the keywords that differ between the ops (a dict).
+    MLIR did before properties: `memref.load %m[%i] {nontemporal = true}`); other keywords
+    go to `Dialect.op` (verify, traits, ...), and `per_op(op name)` gives the keywords that
+    differ between the ops (a dict).
     The operand/result/successor counts are derived from the names unless given."""
     signature = OpSignature.of(operands, results, tuple(attributes or ()))
     fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, unit
 from ..ir.core import Block, Operation, Region
+from .assembly_format import declare_family
 from .base import RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create
 
@@ -260,52 +261,31 @@ def _scf_while(ctx, children):
 
 
 # ---- terminators: scf.yield, scf.condition ------------------------------------------------------
-def _print_yield(p, op) -> None:
-    p.write("scf.yield", p.op_attr_dict(op))
-    if op.operands:
-        p.write(" ", p.values(op.operands), " : ", p.types(op.operand_types))
-
-
 def _verify_yield(op) -> None:
     parent = op.parent_op
     if parent is None or parent.name not in YIELD_PARENTS:
         raise VerifyError("expects parent op to be one of '" + ", ".join(YIELD_PARENTS) + "'")
 
 
-dialect.op("scf.yield", "Ends a region of an scf op, passing values to the parent or the next iteration.",
-           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_yield, print=_print_yield)
-
-
-@dialect.rule("scf_yield")
-def _scf_yield(ctx, children):
-    attrs, uses, types = children
-    return create(ctx, "scf.yield", ctx.resolve_all(uses, types or []), (), attrs)
-
-
-def _print_condition(p, op) -> None:
-    p.write("scf.condition(", p.value(op.operands[0]), ")", p.op_attr_dict(op))
-    if len(op.operands) > 1:
-        p.write(" ", p.values(op.operands[1:]), " : ", p.types(op.operand_types[1:]))
+declare_family(dialect, "yield", ["scf.yield"], "attr-dict ($results^ `:` type($results))?",
+               operands=("results*",), strict_properties=False,
+               summary="Ends a region of an scf op, passing values to the parent or the next iteration.",
+               traits=(TERMINATOR, RETURN_LIKE), verify=_verify_yield)
 
 
 def _verify_condition(op) -> None:
     parent = op.parent_op
     if parent is None or parent.name != "scf.while":
         raise VerifyError("expects parent op 'scf.while'")
-    if not op.operands or op.operands[0].type != T.i1:
-        got = op.operands[0].type if op.operands else "nothing"
-        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{got}'")
+    condition = op.operand("condition").type
+    if condition != T.i1:
+        raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{condition}'")
 
 
-dialect.op("scf.condition", "Ends the 'before' region of scf.while: continue (true) or exit, with values.",
-           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_condition, print=_print_condition)
-
-
-@dialect.rule("scf_condition")
-def _scf_condition(ctx, children):
-    cond, attrs, uses, types = children
-    operands = [ctx.resolve(cond, T.i1)] + ctx.resolve_all(uses, types or [])
-    return create(ctx, "scf.condition", operands, (), attrs)
+declare_family(dialect, "condition", ["scf.condition"], "`(` $condition `)` attr-dict ($args^ `:` type($args))?",
+               operands=("condition", "args*"), infer={"condition": T.i1}, strict_properties=False,
+               summary="Ends the 'before' region of scf.while: continue (true) or exit, with values.",
+               traits=(TERMINATOR, RETURN_LIKE), verify=_verify_condition)
 
 
 # ---- scf.execute_region -------------------------------------------------------------------------

@@ -601,13 +601,9 @@ def _tensor_generate(ctx, children):
 
 
 # ---- tensor.reshape / tensor.concat / tensor.bitcast / tensor.rank ------------------------------
-def _print_reshape(p, op) -> None:
-    p.write("tensor.reshape ", p.value(op.operands[0]), "(", p.value(op.operands[1]), ")", p.op_attr_dict(op),
-            " : ", p.function_type(op.operand_types, op.result_types))
-
-
 def _verify_reshape(op) -> None:
-    src, shape, result = op.operands[0].type, op.operands[1].type, op.results[0].type
+    src, shape = op.operand("source").type, op.operand("shape").type
+    result = op.result_named("result").type
     if T.element_type(src) != T.element_type(result):
         raise VerifyError("element types of source and destination tensor types should be the same")
     if isinstance(shape, T.RankedTensorType) and isinstance(result, T.RankedTensorType):
@@ -620,15 +616,11 @@ def _verify_reshape(op) -> None:
         raise VerifyError("source and destination tensor should have the same number of elements")
 
 
-dialect.op("tensor.reshape", "Reshapes a tensor to the shape given by a 1-D tensor operand.",
-           traits=(PURE,), verify=_verify_reshape, print=safe_printer(_print_reshape))
-
-
-@dialect.rule("tensor_reshape")
-def _tensor_reshape(ctx, children):
-    src, shape, attrs, ftype = children
-    operands = ctx.resolve_all([src, shape], ftype.inputs)
-    return create(ctx, "tensor.reshape", operands, ftype.results, attrs)
+declare_family(dialect, "reshape", ["tensor.reshape"],
+               "$source `(` $shape `)` attr-dict `:` functional-type(operands, results)",
+               operands=("source", "shape"), results=("result",), strict_properties=False,
+               summary="Reshapes a tensor to the shape given by a 1-D tensor operand.", traits=(PURE,),
+               verify=_verify_reshape)
 
 
 def _print_concat(p, op) -> None:
@@ -673,13 +665,8 @@ def _tensor_concat(ctx, children):
     return create(ctx, "tensor.concat", operands, ftype.results, attributes)
 
 
-def _print_bitcast(p, op) -> None:
-    p.write("tensor.bitcast ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operands[0].type),
-            " to ", p.type(op.results[0].type))
-
-
 def _verify_bitcast(op) -> None:
-    a, b = op.operands[0].type, op.results[0].type
+    a, b = op.operand("source").type, op.result_named("dest").type
     if isinstance(a, T.RankedTensorType) and isinstance(b, T.RankedTensorType):
         if a.rank != b.rank or any(x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)):
             raise VerifyError(f"operand type '{a}' and result type '{b}' are cast incompatible")
@@ -688,24 +675,10 @@ def _verify_bitcast(op) -> None:
         raise VerifyError(f"operand type '{a}' and result type '{b}' are cast incompatible")
 
 
-dialect.op("tensor.bitcast", "Reinterprets the bits of each element as another type of the same width.",
-           traits=(PURE,), verify=_verify_bitcast, print=safe_printer(_print_bitcast))
-
-
-@dialect.rule("tensor_bitcast")
-def _tensor_bitcast(ctx, children):
-    src, attrs, src_type, dst_type = children
-    return create(ctx, "tensor.bitcast", [ctx.resolve(src, src_type)], [dst_type], attrs)
-
-
-def _print_rank(p, op) -> None:
-    p.write("tensor.rank ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operands[0].type))
-
-
-dialect.op("tensor.rank", "The rank of a tensor.", traits=(PURE,), print=safe_printer(_print_rank))
-
-
-@dialect.rule("tensor_rank")
-def _tensor_rank(ctx, children):
-    src, attrs, type = children
-    return create(ctx, "tensor.rank", [ctx.resolve(src, type)], [T.index], attrs)
+declare_family(dialect, "bitcast", ["tensor.bitcast"], "$source attr-dict `:` type($source) `to` type($dest)",
+               operands=("source",), results=("dest",), strict_properties=False,
+               summary="Reinterprets the bits of each element as another type of the same width.", traits=(PURE,),
+               verify=_verify_bitcast)
+declare_family(dialect, "rank", ["tensor.rank"], "$tensor attr-dict `:` type($tensor)", operands=("tensor",),
+               results=("result",), infer={"result": T.index}, strict_properties=False,
+               summary="The rank of a tensor.", traits=(PURE,))

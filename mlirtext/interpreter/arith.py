@@ -160,7 +160,7 @@ def _negf(interp, op, args):
 
 @impl("arith.constant")
 def _constant(interp, op, args):
-    return [attr_to_array(op.attributes["value"], op.results[0].type)]
+    return [attr_to_array(op.attr("value"), op.result_named("result").type)]
 
 
 @impl("arith.select")
@@ -205,7 +205,7 @@ def _cmp(interp, op, args):
     a, b = args
     names, table = (CMPI_PREDICATES, CMPI_FUNCTIONS) if op.name == "arith.cmpi" else (CMPF_PREDICATES, CMPF_FUNCTIONS)
     with np.errstate(invalid="ignore"):
-        return [np.asarray(table[names[op.attributes["predicate"].value]](a, b))]
+        return [np.asarray(table[names[op.attr("predicate").value]](a, b))]
 
 
 def _float_to_int(a, dtype, unsigned):
@@ -233,7 +233,7 @@ def _cast(interp, op, args):
     with np.errstate(all="ignore"):
         if kind in ("extui", "index_castui", "uitofp"):
             src = unsigned_view(a) if a.dtype.kind != "b" else a.astype(np.uint8)
-            src = _mask_narrow(src, op.operands[0].type)
+            src = _mask_narrow(src, op.operand("in").type)
             return [result_value(op, src.astype(dtype))]
         if kind in ("fptosi", "fptoui"):
             target = np.dtype(f"{'u' if kind == 'fptoui' else 'i'}{dtype.itemsize}") if dtype.kind != "b" else dtype
@@ -242,7 +242,7 @@ def _cast(interp, op, args):
         if kind == "bitcast":
             a = np.asarray(a)
             if a.dtype.kind in "iu":  # i4 -> f4E2M1FN: only the low bits are the value
-                a = _mask_narrow(unsigned_view(a), op.operands[0].type)
+                a = _mask_narrow(unsigned_view(a), op.operand("in").type)
             out = a.view(dtype) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype)
             return [result_value(op, out) if dtype.kind in "iu" else out]
         if kind == "trunci" and dtype.kind == "b":

@@ -47,6 +47,6 @@ def _switch(interp, op, args):
 def _assert(interp, op, args):
     cond = np.asarray(args[0])
     if not bool(np.all(cond)):
-        msg = op.attributes.get("msg")
+        msg = op.attr("msg")
         raise InterpreterError(f"assertion failed: {msg.value if msg is not None else ''}")
     return []

@@ -306,7 +306,7 @@ def _globals(interp) -> dict:
 
 @impl("memref.get_global")
 def _get_global(interp, op, args):
-    name = op.attributes["name"].root
+    name = op.attr("name").root
     table = _globals(interp)
     if name not in table:
         decl = None

@@ -227,15 +227,15 @@ class FunctionLowering:
     def _compare(self, op: Operation) -> None:
         name = "llvm.icmp" if op.name == "arith.cmpi" else "llvm.fcmp"
         new = self.emit(name, [self.v(x) for x in op.operands], [T.i1],
-                        {"predicate": op.attributes["predicate"]}, op)  # same enum numbering as arith
+                        {"predicate": op.attr("predicate")}, op)  # same enum numbering as arith
         self.map_results(op, new)
 
     def _select(self, op: Operation) -> None:
         self.same(op, "llvm.select", keep_attrs=False)
 
     def _index_cast(self, op: Operation) -> None:
-        src, dst = convert_type(op.operands[0].type), convert_type(op.results[0].type)
-        x = self.v(op.operands[0])
+        src, dst = convert_type(op.operand("in").type), convert_type(op.result_named("out").type)
+        x = self.v(op.operand("in"))
         if src.width == dst.width:
             self.values[op.results[0]] = x
             return
@@ -248,7 +248,7 @@ class FunctionLowering:
 
     def _rsqrt(self, op: Operation) -> None:
         t = op.results[0].type
-        root = self.emit("llvm.intr.sqrt", [self.v(op.operands[0])], [t], None, op).result
+        root = self.emit("llvm.intr.sqrt", [self.v(op.operand("operand"))], [t], None, op).result
         self.map_results(op, self.emit("llvm.fdiv", [self.const(1.0, t, op), root], [t], None, op))
 
     def _sincos(self, op: Operation) -> None:
@@ -261,7 +261,7 @@ class FunctionLowering:
 
     def _absi(self, op: Operation) -> None:
         t = op.results[0].type
-        self.map_results(op, self.emit("llvm.intr.abs", [self.v(op.operands[0])], [t],
+        self.map_results(op, self.emit("llvm.intr.abs", [self.v(op.operand("operand"))], [t],
                                        {"is_int_min_poison": IntegerAttr(0, T.i1)}, op))
 
     def _floordivsi(self, op: Operation) -> None:
@@ -282,12 +282,12 @@ class FunctionLowering:
 
     def _ctlz(self, op: Operation) -> None:
         t = op.results[0].type
-        self.map_results(op, self.emit("llvm.intr.ctlz", [self.v(op.operands[0])], [t],
+        self.map_results(op, self.emit("llvm.intr.ctlz", [self.v(op.operand("operand"))], [t],
                                        {"is_zero_poison": IntegerAttr(0, T.i1)}, op))
 
     def _isfinite(self, op: Operation) -> None:
         """|x| != inf, ordered (false for NaN)."""
-        x = self.v(op.operands[0])
+        x = self.v(op.operand("operand"))
         magnitude = self.emit("llvm.intr.fabs", [x], [x.type], None, op).result
         self.map_results(op, self.emit("llvm.fcmp", [magnitude, self.const(float("inf"), x.type, op)], [T.i1],
                                        {"predicate": IntegerAttr(6, T.i64)}, op))  # one
@@ -327,13 +327,12 @@ class FunctionLowering:
                           "rawConstantIndices": DenseArrayAttr(T.i32, (GEP_DYNAMIC,))}, origin).result
 
     def _load(self, op: Operation) -> None:
-        ptr = self.address(op.operands[0], [self.v(i) for i in op.operands[1:]], op)
+        ptr = self.address(op.operand("memref"), [self.v(i) for i in op.operands_named("indices")], op)
         self.map_results(op, self.emit("llvm.load", [ptr], [convert_type(op.results[0].type)], None, op))
 
     def _store(self, op: Operation) -> None:
-        value, memref, *indices = op.operands
-        ptr = self.address(memref, [self.v(i) for i in indices], op)
-        self.emit("llvm.store", [self.v(value), ptr], (), None, op)
+        ptr = self.address(op.operand("memref"), [self.v(i) for i in op.operands_named("indices")], op)
+        self.emit("llvm.store", [self.v(op.operand("value")), ptr], (), None, op)
 
     def _alloc(self, op: Operation) -> None:
         t = op.results[0].type
@@ -346,23 +345,23 @@ class FunctionLowering:
 
     def _dealloc(self, op: Operation) -> None:
         self.module.declare("free", None, [PTR])
-        self.emit("llvm.call", [self.v(op.operands[0])], (), _call_attrs("free", 1), op)
+        self.emit("llvm.call", [self.v(op.operand("memref"))], (), _call_attrs("free", 1), op)
 
     def _view(self, op: Operation) -> None:
         """Subviews and reshapes keep the base pointer: the new type carries the layout."""
         self.values[op.results[0]] = self.v(op.operands[0])
 
     def _get_global(self, op: Operation) -> None:
-        name = op.attributes["name"].root
+        name = op.attr("name").root
         self.map_results(op, self.emit("llvm.mlir.addressof", (), [PTR],
                                        {"global_name": SymbolRefAttr(name)}, op))
 
     def _dim(self, op: Operation) -> None:
-        index = self.module.constant_index(op.operands[1])
-        self.values[op.results[0]] = self.const(op.operands[0].type.shape[index], I64, op)
+        index = self.module.constant_index(op.operand("index"))
+        self.values[op.result_named("result")] = self.const(op.operand("source").type.shape[index], I64, op)
 
     def _copy(self, op: Operation) -> None:
-        src, dst = op.operands
+        src, dst = op.operand("source"), op.operand("target")
         s_strides, s_off = layout(src.type)
         d_strides, d_off = layout(dst.type)
         contiguous = strides_of(src.type.shape)
