@@ -34,7 +34,7 @@ what MLIR prints for it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Optional
 
 from ..ir.attributes import IntegerAttr, StringAttr, SymbolRefAttr
@@ -44,27 +44,27 @@ from .common import create, explicit_attrs, symbol_name
 
 
 # ---- pieces a family plugs in ---------------------------------------------------------
-@dataclass(frozen=True)
+# (Plain classes, not dataclasses: declaring a dataclass costs half a millisecond of start-up.)
 class Custom:
     """A custom directive (`custom<Flags>`, `custom<SelectTypes>(type($c), type($r))`).
 
     `grammar`: a Lark fragment giving exactly one child (a rule of the dialect's .lark
     file, often optional: `[arith_flags]`). `parse(ctx, op_name, child)` returns the
-    attributes it stands for (a dict), or, when the directive takes `type($x)`
-    arguments, those types in order. `print(p, op)` returns its text (with its own
-    leading space, "" when there is nothing to show) and the attribute keys it
-    printed (left out of the attribute dictionary)."""
+    attributes it stands for (a dict; not called when an optional piece is absent), or,
+    when the directive takes `type($x)` arguments, those types in order. `print(p, op)`
+    returns its text (with its own leading space, "" when there is nothing to show) and
+    the attribute keys it printed (left out of the attribute dictionary)."""
 
-    grammar: str
-    parse: Callable
-    print: Callable
+    __slots__ = ("grammar", "parse", "print")
+
+    def __init__(self, grammar: str, parse: Callable, print: Callable):
+        self.grammar, self.parse, self.print = grammar, parse, print
 
 
-@dataclass(frozen=True)
 class AnyAttr:
     """An attribute written in full (`1 : i32`, `dense<...> : tensor<...>`, `@sym`, ...)."""
 
-    grammar: str = "attribute"
+    grammar = "attribute"
 
     def parse(self, ctx, child):
         return child
@@ -73,11 +73,10 @@ class AnyAttr:
         return p.attr(attr)
 
 
-@dataclass(frozen=True)
 class SymbolAttr:
     """A flat symbol reference (`@global`), recorded as a symbol use (go to definition)."""
 
-    grammar: str = "SYMBOL"
+    grammar = "SYMBOL"
 
     def parse(self, ctx, tok):
         name = symbol_name(ctx, tok)
@@ -88,11 +87,10 @@ class SymbolAttr:
         return str(attr)
 
 
-@dataclass(frozen=True)
 class StringAttrKind:
     """A quoted string (`"message"`), escapes resolved."""
 
-    grammar: str = "STRING"
+    grammar = "STRING"
 
     def parse(self, ctx, tok):
         try:
@@ -104,15 +102,14 @@ class StringAttrKind:
         return str(attr)
 
 
-@dataclass(frozen=True)
 class EnumAttr:
     """An integer attribute written as one of `words` (`slt`, or quoted `"slt"`); `what`
     names it in the error for an unknown word."""
 
-    words: tuple
-    type: object
-    what: str
-    grammar: str = "(BARE_ID | STRING)"
+    grammar = "(BARE_ID | STRING)"
+
+    def __init__(self, words: tuple, type, what: str):
+        self.words, self.type, self.what = tuple(words), type, what
 
     def parse(self, ctx, tok):
         word = tok.value[1:-1] if tok.value.startswith('"') else tok.value
@@ -134,16 +131,20 @@ def merge_attrs(ctx, attributes: dict, written: dict) -> None:
 
 
 # ---- the format as a list of elements --------------------------------------------------
-@dataclass
 class Element:
-    kind: str                  # literal, operand, attribute, successor, attr-dict, type, functional-type,
-    #                            custom, optional
-    text: str = ""             # literal text; name of an operand/attribute/successor/custom
-    args: tuple = ()           # names a type/functional-type directive reads; a custom's type args
-    group: Optional[Group] = None
-    keyword: bool = False      # attr-dict-with-keyword
-    body: list = field(default_factory=list)  # an optional group's elements
-    anchor: str = ""           # an optional group's anchor name
+    """One directive of a format: `kind` is literal, ref (bound to operand, attribute or
+    successor), attr-dict, type, functional-type, custom or optional."""
+
+    __slots__ = ("kind", "text", "args", "group", "keyword", "body", "anchor")
+
+    def __init__(self, kind: str, text: str = "", args: tuple = (), keyword: bool = False):
+        self.kind = kind
+        self.text = text            # literal text; name of an operand/attribute/successor/custom
+        self.args = args            # names a type/functional-type directive reads; a custom's type args
+        self.group: Optional[Group] = None
+        self.keyword = keyword      # attr-dict-with-keyword
+        self.body: list = []        # an optional group's elements
+        self.anchor = ""            # an optional group's anchor name
 
 
 _TOKEN = re.compile(r"\s*(?:(`[^`]*`)|(attr-dict-with-keyword|attr-dict)|(functional-type|type)\(([^)]*)\)"
@@ -232,7 +233,15 @@ class Format:
         self.results = {g.name: g for g in signature.results}
         self.named_attributes: list = []   # the attributes the format writes (not in attr-dict)
         self._bind(self.elements)
-        self.callback = self._make_callback()
+        # The callback's source is made (and checked) now; it is compiled when the parser first
+        # reduces by this rule: most runs use few of the formats, and compiling costs start-up time.
+        self.source, self._env = self._callback_source()
+
+    @cached_property
+    def callback(self) -> Callable:
+        """The parse callback `fn(ctx, children)` (generated Python, see `source`)."""
+        exec(compile(self.source, f"<format {self.rule}>", "exec"), self._env)
+        return self._env["callback"]
 
     # -- checking the names ----------------------------------------------------------
     def _bind(self, elements) -> None:
@@ -300,7 +309,7 @@ class Format:
         return self._group(name).single
 
     # -- parsing: the callback as generated Python ---------------------------------------
-    def _make_callback(self) -> Callable:
+    def _callback_source(self) -> tuple[str, dict]:
         lines: list = []
         env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_attrs": merge_attrs}
         slot = [0]
@@ -336,11 +345,7 @@ class Format:
         if self.successors:
             call += f", (), [{', '.join(f'ctx.block_ref({tokens[s]})' for s in self.successors)}]"
         lines.append(f"    return {call})")
-        source = "def callback(ctx, c):\n" + "\n".join(lines) + "\n"
-        exec(compile(source, f"<format {self.rule}>", "exec"), env)
-        callback = env["callback"]
-        callback.source = source
-        return callback
+        return "def callback(ctx, c):\n" + "\n".join(lines) + "\n", env
 
     def _parse_lines(self, elements, lines, env, slot, tokens, types, attr_dicts) -> None:
         for e in elements:
@@ -544,7 +549,6 @@ def declare_family(dialect, family: str, op_names, format: str, operands=(), res
     fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),
                  tuple(successors), dict(infer or {}), dict(custom or {}), dict(type_checks or {}),
                  strict_properties)
-    dialect.rules[fmt.rule] = fmt.callback
     dialect.formats.append(fmt)
     counts = {"operands": _count(signature.operands), "results": _count(signature.results),
               "regions": 0, "successors": len(successors)}

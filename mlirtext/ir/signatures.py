@@ -13,17 +13,18 @@ the fixed ones leave; with more than one such group the op carries MLIR's
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 
-@dataclass(frozen=True)
 class Group:
     """One named operand or result: a single value, or a variadic/optional group of them."""
 
-    name: str
-    variadic: bool = False   # `name*`: any number
-    optional: bool = False   # `name?`: zero or one
+    __slots__ = ("name", "variadic", "optional")
+
+    def __init__(self, name: str, variadic: bool = False, optional: bool = False):
+        self.name = name
+        self.variadic = variadic   # `name*`: any number
+        self.optional = optional   # `name?`: zero or one
 
     @staticmethod
     def parse(spec: str) -> "Group":
@@ -38,13 +39,16 @@ class Group:
         return not (self.variadic or self.optional)
 
 
-@dataclass(frozen=True)
 class OpSignature:
-    """The named operands, results and attributes of one op."""
+    """The named operands, results and attributes of one op. (Plain classes: a dataclass
+    costs half a millisecond of start-up each.)"""
 
-    operands: tuple = ()     # of Group
-    results: tuple = ()      # of Group
-    attributes: tuple = ()   # names of the inherent attributes the op reads by name
+    __slots__ = ("operands", "results", "attributes")
+
+    def __init__(self, operands: tuple = (), results: tuple = (), attributes: tuple = ()):
+        self.operands = operands      # of Group
+        self.results = results        # of Group
+        self.attributes = attributes  # names of the inherent attributes the op reads by name
 
     @staticmethod
     def of(operands=(), results=(), attributes=()) -> "OpSignature":

@@ -9,6 +9,7 @@ from typing import Optional
 
 from ..diagnostics import Diagnostic, has_errors
 from ..dialects import DIALECTS, format_grammar, grammar_names
+from ..dialects.assembly_format import Format
 from ..ir.core import Block, Operation, Region
 from ..ir.resources import inline_dense_resources
 from ..ir.source import SourceFile, Span
@@ -41,10 +42,11 @@ class ParseResult:
 
 
 def _callbacks() -> dict:
-    """Rule name -> fn(ctx, children), from the core grammar and every dialect."""
+    """Rule name -> fn(ctx, children), from the core grammar and every dialect; a declared
+    format stands for its callback (compiled when first asked for)."""
     rules = dict(core.rules)
     for dialect in DIALECTS:
-        for name, fn in dialect.rules.items():
+        for name, fn in [*dialect.rules.items(), *((f.rule, f) for f in dialect.formats)]:
             if name in rules and rules[name] is not fn:
                 raise ValueError(f"grammar rule '{name}' has two callbacks")
             rules[name] = fn
@@ -66,6 +68,8 @@ def callback_lookup():
         if "__" in name.strip("_"):  # Lark prefixes aliases of imported rules: `func__named_param`
             name = name.split("__", 1)[1]
         fn = rules.get(name)
+        if isinstance(fn, Format):
+            return fn.callback
         if fn is not None:
             return fn
         if name.endswith(("_name", "_keyword", "_kind")) or name == "visibility":
