@@ -440,95 +440,176 @@ class Format:
             if not progress:
                 raise FormatError(f"{self.rule}: circular type inference for {[g.name for g in wanted]}")
 
-    # -- printing -----------------------------------------------------------------------
+    # -- printing: generated Python too ------------------------------------------------
     def print(self, p, op) -> None:
-        """Write `op` in this format (MLIR's spacing: no space before `,` `)` `]`, none after
-        `(` `[` `<`)."""
-        elided: list = list(self.named_attributes)
-        texts: dict = {}
-        for e in self._customs_in(self.elements):
-            texts[e.text], keys = self.customs[e.text].print(p, op)
-            elided.extend(keys)
-        out = [op.name]
-        self._print(self.elements, p, op, out, elided, texts, [True, False])
-        p.write("".join(out))
+        """Write `op` in this format, with MLIR's spacing (no space before `,` `)` `]`, none
+        after `(` `[` `<`)."""
+        self._printer(p, op)
 
-    def _customs_in(self, elements):
+    @cached_property
+    def _printer(self) -> Callable:
+        env = {"NAMED": tuple(self.named_attributes)}
+        source = _PrinterSource(self, env).source()
+        exec(compile(source, f"<format {self.rule} printer>", "exec"), env)
+        return env["printer"]
+
+    def values_expr(self, name: str) -> tuple[str, bool]:
+        """A Python expression for the values of operand or result `name` of `op`, and
+        whether it is a list (a group) rather than one value. Indices are fixed where at
+        most one group of the op is variadic or optional (MLIR's segments otherwise)."""
+        operand = name in self.operands
+        groups = self.signature.operands if operand else self.signature.results
+        where, sizes = ("op.operands", "operandSegmentSizes") if operand else ("op.results", "resultSegmentSizes")
+        index = [g.name for g in groups].index(name)
+        group = groups[index]
+        flexible = [i for i, g in enumerate(groups) if not g.single]
+        if len(flexible) > 1:
+            method = "op.operands_named" if operand else "op.results_named"
+            if operand:
+                return f"{method}({name!r})" + ("[0]" if group.single else ""), not group.single
+            raise FormatError(f"{self.rule}: two variadic result groups are not supported")
+        if not flexible or index < flexible[0]:
+            return f"{where}[{index}]", False
+        if index > flexible[0]:
+            return f"{where}[{index - len(groups)}]", False
+        after = len(groups) - index - 1
+        return (f"{where}[{index}:]" if after == 0 else f"{where}[{index}:len({where}) - {after}]"), True
+
+    def present_expr(self, anchor: str) -> str:
+        """When an optional group anchored on `anchor` is printed."""
+        if anchor in self.operands:
+            return self.values_expr(anchor)[0]
+        if anchor in self.attributes:
+            return f"{anchor!r} in op.attributes"
+        raise FormatError(f"{self.rule}: anchor '{anchor}' must be an operand or attribute")
+
+
+class _PrinterSource:
+    """The source of a format's printer. The spacing state (space before the next element?,
+    was the last one punctuation?) is known while generating wherever no optional piece
+    came before; past one it lives in the variables `sp` and `pu`."""
+
+    def __init__(self, fmt: Format, env: dict):
+        self.fmt = fmt
+        self.env = env
+        self.lines: list = []
+        self.state = (True, False)   # or None: in `sp`, `pu`
+        self.n = 0
+
+    def source(self) -> str:
+        lines = self.lines
+        customs = list(self._customs(self.fmt.elements))
+        keys = []
+        for i, e in enumerate(customs):
+            self.env[f"custom_{e.text}"] = self.fmt.customs[e.text].print
+            lines.append(f"    ct_{e.text}, ck{i} = custom_{e.text}(p, op)")
+            keys.append(f"ck{i}")
+        lines.append(f"    elided = NAMED{''.join(' + ' + k for k in keys)}")
+        lines.append("    w = p.out.append")
+        lines.append("    w(op.name)")
+        self._elements(self.fmt.elements, "    ")
+        return "def printer(p, op):\n" + "\n".join(lines) + "\n"
+
+    def _customs(self, elements):
         for e in elements:
             if e.kind == "custom":
                 yield e
             elif e.kind == "optional":
-                yield from self._customs_in(e.body)
+                yield from self._customs(e.body)
 
-    def _print(self, elements, p, op, out, elided, texts, state) -> None:
-        """`state` is [space before the next element?, was the last one punctuation?]."""
+    def _sync(self, indent: str) -> None:
+        """Put a known state into `sp`, `pu` (before code that may or may not run)."""
+        if self.state is not None:
+            self.lines.append(f"{indent}sp, pu = {self.state[0]}, {self.state[1]}")
+            self.state = None
+
+    def _elements(self, elements, indent: str) -> None:
+        fmt, lines = self.fmt, self.lines
         for e in elements:
             if e.kind == "literal":
-                v = e.text
-                if state[0] and _space_before(v, state[1]):
-                    out.append(" ")
-                out.append(v)
-                state[0] = len(v) != 1 or v not in "<({["
-                state[1] = v[0] != "_" and not v[0].isalpha()
-                continue
-            if e.kind == "optional":
-                if self._present(op, e.anchor):
-                    self._print(e.body, p, op, out, elided, texts, state)
-                continue
-            if e.kind in ("attr-dict", "custom"):
-                text = (p.attr_dict(op.attributes, elided, "attributes" if e.keyword else "")
-                        if e.kind == "attr-dict" else texts[e.text])
-                if text:
-                    out.append(text)
-                    state[0], state[1] = True, False
-                continue
-            if e.kind == "operand":
-                text = p.values(self._values(op, e.text, True))
-            elif e.kind == "attribute":
-                text = self.attributes[e.text].print(p, op.attributes[e.text])
-            elif e.kind == "successor":
-                text = p.block(op.successors[self.successors.index(e.text)])
-            elif e.kind == "type":
-                name = e.args[0]
-                text = p.types(v.type for v in self._values(op, name, name in self.operands))
-            else:  # functional-type
-                inputs, results = ([v.type for v in self._side(op, name)] for name in e.args)
-                text = p.function_type(inputs, results)
-            if not text:
-                continue
-            if state[0]:
-                out.append(" ")
-            out.append(text)
-            state[0], state[1] = True, False
+                self._literal(e.text, indent)
+            elif e.kind == "optional":
+                self._sync(indent)
+                lines.append(f"{indent}if {fmt.present_expr(e.anchor)}:")
+                self._elements(e.body, indent + "    ")
+                self._sync(indent + "    ")
+                lines.append(f"{indent}    pass")
+            elif e.kind == "attr-dict":
+                keyword = ', "attributes"' if e.keyword else ""
+                self._own_space(f"p.attr_dict(op.attributes, elided{keyword})", indent)
+            elif e.kind == "custom":
+                self._own_space(f"ct_{e.text}", indent)
+            else:
+                text, maybe_empty = self._text(e)
+                self._value(text, maybe_empty, indent)
 
-    def _side(self, op, name: str) -> list:
-        """The values of one side of a functional-type."""
-        if name == "operands":
-            return op.operands
-        if name == "results":
-            return op.results
-        return self._values(op, name, name in self.operands)
+    def _text(self, e) -> tuple[str, bool]:
+        """The expression of an element's text, and whether it may be empty."""
+        fmt = self.fmt
+        if e.kind == "operand":
+            expr, group = fmt.values_expr(e.text)
+            return (f"p.values({expr})", True) if group else (f"p.value({expr})", False)
+        if e.kind == "attribute":
+            self.env[f"kind_{e.text}"] = fmt.attributes[e.text]
+            return f"kind_{e.text}.print(p, op.attributes[{e.text!r}])", False
+        if e.kind == "successor":
+            return f"p.block(op.successors[{fmt.successors.index(e.text)}])", False
+        if e.kind == "type":
+            expr, group = fmt.values_expr(e.args[0])
+            return (f"p.types([v.type for v in {expr}])", True) if group else (f"p.type({expr}.type)", False)
+        sides = []
+        for name in e.args:  # functional-type
+            expr = f"op.{name}" if name in ("operands", "results") else fmt.values_expr(name)[0]
+            single = name not in ("operands", "results") and not fmt.values_expr(name)[1]
+            sides.append(f"[{expr}.type]" if single else f"[v.type for v in {expr}]")
+        return f"p.function_type({sides[0]}, {sides[1]})", False
 
-    def _values(self, op, name: str, operand: bool) -> list:
-        if operand:
-            return op.operands_named(name)
-        return op.results[self.signature.slice_of(self.signature.results, name, len(op.results), None)]
+    def _literal(self, v: str, indent: str) -> None:
+        """MLIR's `shouldEmitSpaceBefore`: a space unless the literal is one punctuation
+        character that takes none (`,` `)` `]`, and `(` `[` `<` unless after punctuation)."""
+        long = len(v) != 1 and v != "->"
+        after = (len(v) != 1 or v not in "<({[", v[0] != "_" and not v[0].isalpha())
+        if self.state is not None:
+            sp, pu = self.state
+            space = sp and (long or (v[0] not in ">)}]," if pu else v[0] not in "<>(){}[],"))
+            self.lines.append(f"{indent}w({(' ' if space else '') + v!r})")
+        else:
+            if_pu, if_not_pu = long or v[0] not in ">)}],", long or v[0] not in "<>(){}[],"
+            cond = ("sp" if if_pu and if_not_pu else "sp and pu" if if_pu else
+                    "sp and not pu" if if_not_pu else "False")
+            self.lines.append(f"{indent}w({' ' + v!r} if {cond} else {v!r})")
+        self.state = after
 
-    def _present(self, op, anchor: str) -> bool:
-        if anchor in self.operands:
-            return bool(op.operands_named(anchor))
-        if anchor in self.attributes:
-            return anchor in op.attributes
-        raise FormatError(f"{self.rule}: anchor '{anchor}' must be an operand or attribute")
+    def _value(self, text: str, maybe_empty: bool, indent: str) -> None:
+        """An element whose text needs a space before it when the state says so."""
+        if not maybe_empty:
+            if self.state is None:
+                self.lines.append(f"{indent}w(' ' + {text} if sp else {text})")
+            else:
+                space = "' ' + " if self.state[0] else ""
+                self.lines.append(f"{indent}w({space}{text})")
+            self.state = (True, False)
+            return
+        self.n += 1
+        t = f"t{self.n}"
+        self.lines.append(f"{indent}{t} = {text}")
+        if self.state == (True, False):  # printed or not, the state stays
+            self.lines.append(f"{indent}if {t}:\n{indent}    w(' ' + {t})")
+            return
+        self._sync(indent)
+        self.lines.append(f"{indent}if {t}:\n{indent}    w(' ' + {t} if sp else {t})\n"
+                          f"{indent}    sp, pu = True, False")
 
-
-def _space_before(value: str, last_was_punctuation: bool) -> bool:
-    """MLIR's `shouldEmitSpaceBefore` for a literal."""
-    if len(value) != 1 and value != "->":
-        return True
-    if last_was_punctuation:
-        return value[0] not in ">)}],"
-    return value[0] not in "<>(){}[],"
+    def _own_space(self, text: str, indent: str) -> None:
+        """attr-dict and custom pieces: their text brings its own leading space, or is empty."""
+        self.n += 1
+        t = f"t{self.n}"
+        if self.state == (True, False):  # printed or not, the state stays
+            self.lines.append(f"{indent}{t} = {text}\n{indent}if {t}:\n{indent}    w({t})")
+            return
+        self._sync(indent)
+        self.lines.append(f"{indent}{t} = {text}\n{indent}if {t}:\n{indent}    w({t})\n"
+                          f"{indent}    sp, pu = True, False")
 
 
 def declare_family(dialect, family: str, op_names, format: str, operands=(), results=(), attributes=None,

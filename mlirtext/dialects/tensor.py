@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ir import types as T
 from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
-from .common import DYNAMIC_INDEX, create, explicit_attrs, mixed_text, safe_printer
+from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
 
 dialect = Dialect("tensor", grammar="tensor")
 
