@@ -215,3 +215,24 @@ def test_scf_terminators_with_optional_operand_groups():
     cond = next(op for op in result.module.walk() if op.name == "scf.condition")
     assert cond.operand("condition").type == T.i1 and len(cond.operands_named("args")) == 1
     assert to_text(parse_and_verify(to_text(result, generic=True))) == printed
+
+
+def test_call_in_both_spellings_prints_with_the_prefix():
+    text = ('func.func private @ext(i32, f32) -> (i32, f32)\n'
+            'func.func private @"quoted name"()\n'
+            'func.func @g(%a: i32, %x: f32) -> i32 {\n'
+            '  %r:2 = func.call @ext(%a, %x) {tag} : (i32, f32) -> (i32, f32)\n'
+            '  %s:2 = call @ext(%a, %x) : (i32, f32) -> (i32, f32)\n'
+            '  call @"quoted name"() : () -> ()\n'
+            '  return %r#0 : i32\n}\n')
+    result = parse_and_verify(text)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = to_text(result)
+    assert "%r:2 = func.call @ext(%a, %x) {tag} : (i32, f32) -> (i32, f32)\n" in printed
+    assert "%s:2 = func.call @ext(%a, %x) : (i32, f32) -> (i32, f32)\n" in printed
+    assert 'func.call @"quoted name"() : () -> ()\n' in printed
+    call = next(op for op in result.module.walk() if op.name == "func.call")
+    assert call.attr("callee").root == "ext" and len(call.operands_named("operands")) == 2
+    assert [s[2] for s in result.state.symbol_uses if s[2] == ["ext"]] == [["ext"], ["ext"]]
+    bad = parse_and_verify(text.replace("call @ext(%a, %x) :", "call @ext(%a) :"))
+    assert "1 operands present, but expected 2" in bad.diagnostics[0].message

@@ -155,11 +155,15 @@ class FormatError(ValueError):
     """A format string that does not describe the op (a bug in a dialect's declaration)."""
 
 
+#: The bare words of `functional-type(operands, results)`, apart from names (`$operands`).
+_ALL = {"operands": ":operands", "results": ":results"}
+
+
 def _names(args: str) -> tuple:
     out = []
     for a in (x.strip() for x in args.split(",") if x.strip()):
         if a in ("operands", "results"):  # functional-type(operands, results): all of them
-            out.append(a)
+            out.append(_ALL[a])
             continue
         m = re.fullmatch(r"(?:type\()?\$(\w+)\)?", a)
         if m is None:
@@ -217,8 +221,9 @@ class Format:
 
     def __init__(self, rule: str, op_names: tuple, text: str, signature: OpSignature,
                  attributes: dict, successors: tuple, infer: dict, customs: dict, type_checks: dict,
-                 strict: bool = True):
+                 strict: bool = True, aliases=None):
         self.rule = rule
+        self.aliases = dict(aliases or {})  # other spellings of op names (`call` for `func.call`)
         self.strict = strict
         self.type_checks = type_checks
         self.op_names = op_names
@@ -258,9 +263,9 @@ class Format:
                     raise FormatError(f"{self.rule}: '${e.text}' is no operand, attribute or successor")
             elif e.kind in ("type", "functional-type"):
                 for name in e.args:
-                    if name in ("operands", "results") and e.kind == "functional-type":
+                    if name in _ALL.values() and e.kind == "functional-type":
                         if not all(g.single for g in self._groups(name)):
-                            raise FormatError(f"{self.rule}: functional-type({name}) needs single {name}")
+                            raise FormatError(f"{self.rule}: functional-type({name[1:]}) needs single {name[1:]}")
                     elif name not in self.operands and name not in self.results:
                         raise FormatError(f"{self.rule}: type(${name}) names no operand or result")
             elif e.kind == "custom" and e.text not in self.customs:
@@ -271,9 +276,9 @@ class Format:
     # -- grammar ------------------------------------------------------------------
     def grammar(self) -> str:
         """The Lark rule(s) for this family (`!<rule>_name` lists the op names)."""
-        if len(self.op_names) > 1:
+        if len(self.op_names) > 1 or self.aliases:
             head = f"{self.rule}_name"
-            names = " | ".join(f'"{n}"' for n in self.op_names)
+            names = " | ".join(f'"{n}"' for n in (*self.op_names, *self.aliases))
             extra = f"!{self.rule}_name: {names}\n"
         else:
             head, extra = f'"{self.op_names[0]}"', ""
@@ -313,7 +318,11 @@ class Format:
         lines: list = []
         env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_attrs": merge_attrs}
         slot = [0]
-        if len(self.op_names) > 1:
+        if self.aliases:
+            env["ALIASES"] = self.aliases
+            lines.append("    name = c[0].value\n    name = ALIASES.get(name, name)")
+            slot[0] = 1
+        elif len(self.op_names) > 1:
             lines.append("    name = c[0].value")
             slot[0] = 1
         else:
@@ -385,9 +394,9 @@ class Format:
 
     def _groups(self, name: str) -> list:
         """The groups `name` stands for in a functional-type: all operands or results, or one."""
-        if name == "operands":
+        if name == _ALL["operands"]:
             return list(self.signature.operands)
-        if name == "results":
+        if name == _ALL["results"]:
             return list(self.signature.results)
         return [self._group(name)]
 
@@ -559,8 +568,9 @@ class _PrinterSource:
             return (f"p.types([v.type for v in {expr}])", True) if group else (f"p.type({expr}.type)", False)
         sides = []
         for name in e.args:  # functional-type
-            expr = f"op.{name}" if name in ("operands", "results") else fmt.values_expr(name)[0]
-            single = name not in ("operands", "results") and not fmt.values_expr(name)[1]
+            everything = name in _ALL.values()
+            expr = f"op.{name[1:]}" if everything else fmt.values_expr(name)[0]
+            single = not everything and not fmt.values_expr(name)[1]
             sides.append(f"[{expr}.type]" if single else f"[v.type for v in {expr}]")
         return f"p.function_type({sides[0]}, {sides[1]})", False
 
@@ -577,7 +587,8 @@ class _PrinterSource:
             if_pu, if_not_pu = long or v[0] not in ">)}],", long or v[0] not in "<>(){}[],"
             cond = ("sp" if if_pu and if_not_pu else "sp and pu" if if_pu else
                     "sp and not pu" if if_not_pu else "False")
-            self.lines.append(f"{indent}w({' ' + v!r} if {cond} else {v!r})")
+            self.lines.append(f"{indent}w({v!r})" if cond == "False" else
+                              f"{indent}w({' ' + v!r} if {cond} else {v!r})")
         self.state = after
 
     def _value(self, text: str, maybe_empty: bool, indent: str) -> None:
@@ -614,7 +625,7 @@ class _PrinterSource:
 
 def declare_family(dialect, family: str, op_names, format: str, operands=(), results=(), attributes=None,
                    successors=(), infer=None, custom=None, type_checks=None, per_op=None,
-                   strict_properties=True, **op_kwargs) -> Format:
+                   strict_properties=True, aliases=None, **op_kwargs) -> Format:
     """Declare the ops `op_names` of `dialect`, which share the syntax `format`: the grammar
     rule `<dialect>_<family>`, its callback, the printer and the ops' names (see
     ir/signatures.py). `operands`/`results`: specs like ("memref", "indices*");
@@ -624,12 +635,13 @@ def declare_family(dialect, family: str, op_names, format: str, operands=(), res
     `strict_properties=False` lets the attribute dictionary hold inherent attributes too (as
     MLIR did before properties: `memref.load %m[%i] {nontemporal = true}`); other keywords
     go to `Dialect.op` (verify, traits, ...), and `per_op(op name)` gives the keywords that
-    differ between the ops (a dict).
+    differ between the ops (a dict). `aliases` maps other spellings to op names (`{"call":
+    "func.call"}`: MLIR reads ops of the func dialect without their prefix).
     The operand/result/successor counts are derived from the names unless given."""
     signature = OpSignature.of(operands, results, tuple(attributes or ()))
     fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),
                  tuple(successors), dict(infer or {}), dict(custom or {}), dict(type_checks or {}),
-                 strict_properties)
+                 strict_properties, aliases)
     dialect.formats.append(fmt)
     counts = {"operands": _count(signature.operands), "results": _count(signature.results),
               "regions": 0, "successors": len(successors)}

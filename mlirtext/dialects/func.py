@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ir.attributes import ArrayAttr, DictionaryAttr, StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Region
 from ..ir.types import FunctionType
-from ..syntax.literals import symbol_ref
+from .assembly_format import SymbolAttr, declare_family
 from .base import ISOLATED, RETURN_LIKE, SYMBOL, TERMINATOR, Dialect, VerifyError
 from .common import create, dict_array_attr, explicit_attrs, symbol_name
 
@@ -199,25 +199,12 @@ def _func_return(ctx, children):
 
 
 # ---- func.call ----------------------------------------------------------------
-def _print_call(p, op) -> None:
-    p.write("func.call ", str(op.attributes["callee"]), "(", p.values(op.operands), ")")
-    p.write(p.op_attr_dict(op, elide=("callee",)))
-    p.write(" : ", p.function_type(op.operand_types, op.result_types))
-
-
 def _verify_call(op) -> None:
-    if not isinstance(op.attributes.get("callee"), SymbolRefAttr):
+    if not isinstance(op.attr("callee"), SymbolRefAttr):
         raise VerifyError("requires attribute 'callee' (a symbol reference)")
 
 
-dialect.op("func.call", "Calls a function by symbol.", properties=("callee", "arg_attrs", "res_attrs"),
-           verify=_verify_call, print=_print_call, regions=0, successors=0)
-
-
-@dialect.rule("func_call")
-def _func_call(ctx, children):
-    _, callee, uses, attrs, ftype = children
-    attributes = {"callee": symbol_ref(ctx, [callee])}
-    attributes.update(explicit_attrs(ctx, "func.call", attrs))
-    operands = ctx.resolve_all(uses, ftype.inputs)
-    return create(ctx, "func.call", operands, ftype.results, attributes)
+declare_family(dialect, "call", ["func.call"], "$callee `(` $operands `)` attr-dict `:` functional-type($operands, "
+               "$results)", operands=("operands*",), results=("results*",), attributes={"callee": SymbolAttr()},
+               aliases={"call": "func.call"}, summary="Calls a function by symbol.",
+               properties=("callee", "arg_attrs", "res_attrs"), verify=_verify_call)
