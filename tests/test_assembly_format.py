@@ -236,3 +236,14 @@ def test_call_in_both_spellings_prints_with_the_prefix():
     assert [s[2] for s in result.state.symbol_uses if s[2] == ["ext"]] == [["ext"], ["ext"]]
     bad = parse_and_verify(text.replace("call @ext(%a, %x) :", "call @ext(%a) :"))
     assert "1 operands present, but expected 2" in bad.diagnostics[0].message
+
+
+def test_every_declared_format_compiles():
+    """Callbacks and printers are compiled on first use: compile all of them here, so a
+    format no other test parses still cannot hide a bad generated line."""
+    from mlirtext.dialects import DIALECTS
+    formats = [f for d in DIALECTS for f in d.formats]
+    assert len(formats) >= 30
+    for f in formats:
+        assert callable(f.callback) and callable(f._printer), f.rule
+        assert all(f.rule in dict(d.format_grammar()) for d in DIALECTS if f in d.formats)

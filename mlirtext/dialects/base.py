@@ -1,9 +1,11 @@
 """How a dialect declares itself: grammar callbacks, op definitions and formats.
 
-A dialect module creates one `Dialect`, registers the callbacks for the rules
-of its grammar file (`grammars/<name>.lark`) and declares its ops with
-`Dialect.op` (a family of ops with one shape is one loop over names, one
-verifier and one printer).
+A dialect module creates one `Dialect` and declares its ops: with an assembly
+format (`assembly_format.declare_family`: one format string gives the grammar
+rule, the parse callback and the printer of a family of ops, and names their
+operands, results and attributes), or with `Dialect.op` plus a hand-written rule
+in `grammars/<name>.lark`, its callback (`Dialect.rule`) and a printer for the
+irregular ones. `docs/adding-an-op.md` walks through adding one.
 """
 from __future__ import annotations
 
