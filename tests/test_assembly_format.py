@@ -94,6 +94,7 @@ def test_every_arith_and_math_op_prints_as_written():
     "%0 = memref.dim %m, %i : memref<4x?xf32>",
     "%0 = memref.cast %m : memref<4x?xf32> to memref<?x?xf32>",
     "memref.copy %m, %m : memref<4x?xf32> to memref<4x?xf32>",
+    "%0 = memref.extract_aligned_pointer_as_index %m {x} : memref<4x?xf32> -> index",
     "cf.assert %c, \"a \\\"quoted\\\" message\"",
 ])
 def test_other_formats_print_as_written(line):

@@ -910,19 +910,16 @@ def _memref_extract_strided_metadata(ctx, children):
 
 
 def _verify_to_index(op) -> None:
-    _require_memref(op.operands[0].type)
-    if op.results[0].type != T.index:
-        raise VerifyError(f"result #0 must be index, but got '{op.results[0].type}'")
+    _require_memref(op.operand("source").type)
+    result = op.result_named("aligned_pointer").type
+    if result != T.index:
+        raise VerifyError(f"result #0 must be index, but got '{result}'")
 
 
-dialect.op("memref.extract_aligned_pointer_as_index", "The aligned pointer of a buffer, as an index.",
-           traits=(PURE,), verify=_verify_to_index, print=_print_arrow_op)
-
-
-@dialect.rule("memref_to_index")
-def _memref_to_index(ctx, children):
-    src, attrs, src_type, dst = children
-    return create(ctx, "memref.extract_aligned_pointer_as_index", [ctx.resolve(src, src_type)], [dst], attrs)
+declare_family(dialect, "to_index", ["memref.extract_aligned_pointer_as_index"],
+               "$source attr-dict `:` type($source) `->` type($aligned_pointer)", operands=("source",),
+               results=("aligned_pointer",), strict_properties=False,
+               summary="The aligned pointer of a buffer, as an index.", traits=(PURE,), verify=_verify_to_index)
 
 
 def _print_assume_alignment(p, op) -> None:
