@@ -601,25 +601,24 @@ class _PrinterSource:
                 self.lines.append(f"{indent}w({space}{text})")
             self.state = (True, False)
             return
+        self._if_not_empty(text, indent,
+                           lambda t, known: f"' ' + {t}" if known else f"' ' + {t} if sp else {t}")
+
+    def _own_space(self, text: str, indent: str) -> None:
+        """attr-dict and custom pieces: their text brings its own leading space, or is empty."""
+        self._if_not_empty(text, indent, lambda t, known: t)
+
+    def _if_not_empty(self, text: str, indent: str, written) -> None:
+        """Code that writes `text` unless it is empty; `written(t, known)` is what to write
+        (`known`: the state before is the one after a value, a space and no punctuation)."""
         self.n += 1
         t = f"t{self.n}"
         self.lines.append(f"{indent}{t} = {text}")
         if self.state == (True, False):  # printed or not, the state stays
-            self.lines.append(f"{indent}if {t}:\n{indent}    w(' ' + {t})")
+            self.lines.append(f"{indent}if {t}:\n{indent}    w({written(t, True)})")
             return
         self._sync(indent)
-        self.lines.append(f"{indent}if {t}:\n{indent}    w(' ' + {t} if sp else {t})\n"
-                          f"{indent}    sp, pu = True, False")
-
-    def _own_space(self, text: str, indent: str) -> None:
-        """attr-dict and custom pieces: their text brings its own leading space, or is empty."""
-        self.n += 1
-        t = f"t{self.n}"
-        if self.state == (True, False):  # printed or not, the state stays
-            self.lines.append(f"{indent}{t} = {text}\n{indent}if {t}:\n{indent}    w({t})")
-            return
-        self._sync(indent)
-        self.lines.append(f"{indent}{t} = {text}\n{indent}if {t}:\n{indent}    w({t})\n"
+        self.lines.append(f"{indent}if {t}:\n{indent}    w({written(t, False)})\n"
                           f"{indent}    sp, pu = True, False")
 
 
