@@ -248,3 +248,20 @@ def test_every_declared_format_compiles():
     for f in formats:
         assert callable(f.callback) and callable(f._printer), f.rule
         assert all(f.rule in dict(d.format_grammar()) for d in DIALECTS if f in d.formats)
+
+
+def test_region_terminators_of_tensor_pad_and_scf_reduce():
+    text = ("func.func @pr(%t: tensor<4xf32>, %n: index, %x: f32) -> f32 {\n"
+            "  %c0 = arith.constant 0 : index\n  %c1 = arith.constant 1 : index\n"
+            "  %p = tensor.pad %t low[1] high[2] {\n  ^bb0(%i: index):\n    tensor.yield %x : f32\n"
+            "  } : tensor<4xf32> to tensor<7xf32>\n"
+            "  %r = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%x) -> f32 {\n"
+            "    %e = tensor.extract %t[%i] : tensor<4xf32>\n    scf.reduce(%e : f32) {\n"
+            "    ^bb0(%a: f32, %b: f32):\n      %s = arith.addf %a, %b : f32\n"
+            "      scf.reduce.return %s : f32\n    }\n  }\n  return %r : f32\n}\n")
+    result = parse_and_verify(text)
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = to_text(result)
+    assert "    tensor.yield %x : f32\n" in printed and "scf.reduce.return %s : f32\n" in printed
+    two = parse_and_verify(text.replace("scf.reduce.return %s : f32", '"scf.reduce.return"(%s, %s) : (f32, f32) -> ()'))
+    assert "expected 1 operands, but found 2" in two.diagnostics[0].message

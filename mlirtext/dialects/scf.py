@@ -544,24 +544,13 @@ def _scf_reduce(ctx, children):
     return create(ctx, "scf.reduce", operands, (), attrs, regions)
 
 
-def _print_reduce_return(p, op) -> None:
-    p.write("scf.reduce.return ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
-            p.type(op.operands[0].type))
-
-
 def _verify_reduce_return(op) -> None:
     parent = op.parent_op
     if parent is None or parent.name != "scf.reduce":
         raise VerifyError("expects parent op 'scf.reduce'")
-    if len(op.operands) != 1:
-        raise VerifyError(f"expected 1 operand, but found {len(op.operands)}")
 
 
-dialect.op("scf.reduce.return", "Ends a reduction region of scf.reduce with the combined value.",
-           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_reduce_return, print=_print_reduce_return)
-
-
-@dialect.rule("scf_reduce_return")
-def _scf_reduce_return(ctx, children):
-    value, attrs, type = children
-    return create(ctx, "scf.reduce.return", [ctx.resolve(value, type)], (), attrs)
+declare_family(dialect, "reduce_return", ["scf.reduce.return"], "$result attr-dict `:` type($result)",
+               operands=("result",), strict_properties=False,
+               summary="Ends a reduction region of scf.reduce with the combined value.",
+               traits=(TERMINATOR, RETURN_LIKE), verify=_verify_reduce_return)

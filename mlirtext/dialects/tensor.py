@@ -543,31 +543,21 @@ def _tensor_pad(ctx, children):
     return create(ctx, "tensor.pad", operands, [dst_type], attributes, [region])
 
 
-def _print_tensor_yield(p, op) -> None:
-    p.write("tensor.yield ", p.values(op.operands), p.op_attr_dict(op), " : ", p.types(op.operand_types))
-
-
 def _verify_tensor_yield(op) -> None:
     parent = op.parent_op
     if parent is None or parent.name not in ("tensor.pad", "tensor.generate"):
         raise VerifyError("expects parent op to be one of 'tensor.generate, tensor.pad'")
-    if len(op.operands) != 1:
-        raise VerifyError("expected one operand")
+    value = op.operand("value").type
     want = T.element_type(parent.results[0].type) if parent.results else None
-    if want is not None and op.operands[0].type != want:
+    if want is not None and value != want:
         what = "pad" if parent.name == "tensor.pad" else "generate"
         raise VerifyError("expected yield type to match shape element type" if what == "generate" else
-                          f"expected yield type ({op.operands[0].type}) to match the element type ({want})")
+                          f"expected yield type ({value}) to match the element type ({want})")
 
 
-dialect.op("tensor.yield", "Yields the element value of tensor.pad / tensor.generate.",
-           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_tensor_yield, print=safe_printer(_print_tensor_yield))
-
-
-@dialect.rule("tensor_yield")
-def _tensor_yield(ctx, children):
-    value, attrs, type = children
-    return create(ctx, "tensor.yield", [ctx.resolve(value, type)], [], attrs)
+declare_family(dialect, "yield", ["tensor.yield"], "$value attr-dict `:` type($value)", operands=("value",),
+               strict_properties=False, summary="Yields the element value of tensor.pad / tensor.generate.",
+               traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_tensor_yield)
 
 
 def _print_generate(p, op) -> None:
