@@ -37,10 +37,10 @@ import re
 from functools import cached_property
 from typing import Callable, Optional
 
-from ..ir.attributes import IntegerAttr, StringAttr, SymbolRefAttr
+from ..ir.attributes import IntegerAttr, StringAttr
 from ..ir.signatures import Group, OpSignature
-from ..syntax.strings import unescape
-from .common import create, explicit_attrs, symbol_name
+from ..syntax.literals import string_value, symbol_ref
+from .common import create, explicit_attrs, merge_unique_attrs
 
 
 # ---- pieces a family plugs in ---------------------------------------------------------
@@ -79,9 +79,7 @@ class SymbolAttr:
     grammar = "SYMBOL"
 
     def parse(self, ctx, tok):
-        name = symbol_name(ctx, tok)
-        ctx.state.symbol_uses.append((tok.start, tok.end, [name]))
-        return SymbolRefAttr(name)
+        return symbol_ref(ctx, [tok])
 
     def print(self, p, attr) -> str:
         return str(attr)
@@ -93,10 +91,7 @@ class StringAttrKind:
     grammar = "STRING"
 
     def parse(self, ctx, tok):
-        try:
-            return StringAttr(unescape(tok.value))
-        except ValueError as e:
-            raise ctx.fail(str(e), tok)
+        return StringAttr(string_value(ctx, tok))
 
     def print(self, p, attr) -> str:
         return str(attr)
@@ -119,15 +114,6 @@ class EnumAttr:
 
     def print(self, p, attr) -> str:
         return self.words[attr.value]
-
-
-def merge_attrs(ctx, attributes: dict, written: dict) -> None:
-    """Add an attribute dictionary that may also spell inherent attributes; one given twice
-    (as a flag word and in the dictionary) is an error."""
-    for key, value in written.items():
-        if key in attributes:
-            raise ctx.fail(f"attribute '{key}' given twice")
-        attributes[key] = value
 
 
 # ---- the format as a list of elements --------------------------------------------------
@@ -316,7 +302,7 @@ class Format:
     # -- parsing: the callback as generated Python ---------------------------------------
     def _callback_source(self) -> tuple[str, dict]:
         lines: list = []
-        env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_attrs": merge_attrs}
+        env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_unique_attrs": merge_unique_attrs}
         slot = [0]
         if self.aliases:
             env["ALIASES"] = self.aliases
@@ -335,7 +321,7 @@ class Format:
         self._parse_lines(self.elements, lines, env, slot, tokens, types, attr_dicts)
         for expr in attr_dicts:  # after the named attributes, as MLIR orders them
             merge = "attributes.update(explicit_attrs(ctx, name, {}))" if self.strict else \
-                "merge_attrs(ctx, attributes, {})"
+                "merge_unique_attrs(ctx, attributes, {})"
             lines.append(f"    if {expr} is not None:\n        " + merge.format(expr))
         for name, check in self.type_checks.items():  # before inferring anything from them
             env[f"check_{name}"] = check
