@@ -14,11 +14,16 @@ from mlirtext.ir.core import Operation, Value
 from mlirtext.ir.signatures import OpSignature
 
 
-def _roundtrip(body: str, args: str) -> str:
-    text = f"func.func @f({args}) {{\n{body}  return\n}}\n"
+def _printed(text: str):
+    """The parse result of `text` (which must verify) and its custom-form print."""
     result = parse_and_verify(text)
     assert result.ok, [d.format() for d in result.diagnostics]
-    printed = to_text(result)
+    return result, to_text(result)
+
+
+def _roundtrip(body: str, args: str) -> str:
+    text = f"func.func @f({args}) {{\n{body}  return\n}}\n"
+    result, printed = _printed(text)
     again = parse_and_verify(printed)
     assert again.ok and to_text(again) == printed
     generic = parse_and_verify(to_text(result, generic=True))  # the custom form from the generic one
@@ -209,9 +214,7 @@ def test_scf_terminators_with_optional_operand_groups():
         "    scf.yield {tag} %v : i32\n"
         "  }\n"
         "  return %x : i32\n}\n")
-    result = parse_and_verify(text)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    printed = to_text(result)
+    result, printed = _printed(text)
     assert "scf.condition(%c) {a} %v : i32\n" in printed and "scf.yield {tag} %v_1 : i32\n" in printed
     cond = next(op for op in result.module.walk() if op.name == "scf.condition")
     assert cond.operand("condition").type == T.i1 and len(cond.operands_named("args")) == 1
@@ -226,9 +229,7 @@ def test_call_in_both_spellings_prints_with_the_prefix():
             '  %s:2 = call @ext(%a, %x) : (i32, f32) -> (i32, f32)\n'
             '  call @"quoted name"() : () -> ()\n'
             '  return %r#0 : i32\n}\n')
-    result = parse_and_verify(text)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    printed = to_text(result)
+    result, printed = _printed(text)
     assert "%r:2 = func.call @ext(%a, %x) {tag} : (i32, f32) -> (i32, f32)\n" in printed
     assert "%s:2 = func.call @ext(%a, %x) : (i32, f32) -> (i32, f32)\n" in printed
     assert 'func.call @"quoted name"() : () -> ()\n' in printed
@@ -259,9 +260,8 @@ def test_region_terminators_of_tensor_pad_and_scf_reduce():
             "    %e = tensor.extract %t[%i] : tensor<4xf32>\n    scf.reduce(%e : f32) {\n"
             "    ^bb0(%a: f32, %b: f32):\n      %s = arith.addf %a, %b : f32\n"
             "      scf.reduce.return %s : f32\n    }\n  }\n  return %r : f32\n}\n")
-    result = parse_and_verify(text)
-    assert result.ok, [d.format() for d in result.diagnostics]
-    printed = to_text(result)
+    result, printed = _printed(text)
     assert "    tensor.yield %x : f32\n" in printed and "scf.reduce.return %s : f32\n" in printed
-    two = parse_and_verify(text.replace("scf.reduce.return %s : f32", '"scf.reduce.return"(%s, %s) : (f32, f32) -> ()'))
+    two = parse_and_verify(text.replace("scf.reduce.return %s : f32",
+                                        '"scf.reduce.return"(%s, %s) : (f32, f32) -> ()'))
     assert "expected 1 operands, but found 2" in two.diagnostics[0].message
