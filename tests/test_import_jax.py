@@ -82,3 +82,82 @@ def test_mlp_example_matches_jax_at_every_level_and_compiled():
         sys.path.remove(EXAMPLES)
     errors = flow.check("jax", "mlp", report=lambda line: None)
     assert list(errors) == ["imported", "tosa", "linalg", "loops", "llvm", "local-task"]
+
+
+#: A LayerNorm block written as flax's `nn.LayerNorm` computes it (the variance as
+#: mean(square(x)) - square(mean), `lax.square` being `chlo.square` in StableHLO), then an exact
+#: (erf) GELU and a top-k: the chlo ops a user's flax model brings.
+LAYER_NORM_BLOCK = '''
+import jax
+import jax.numpy as jnp
+
+
+def block(x, scale, bias, w):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.maximum(0.0, jnp.mean(jax.lax.square(x), axis=-1, keepdims=True) - jax.lax.square(mean))
+    y = (x - mean) * jax.lax.rsqrt(var + 1e-6) * scale + bias
+    h = jax.nn.gelu(y @ w, approximate=False)
+    values, indices = jax.lax.top_k(h, 3)
+    return h, values, indices
+'''
+
+FLAX_LAYER_NORM = '''
+import jax
+import flax.linen as nn
+
+
+class Model(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(16)(nn.LayerNorm()(x))
+
+
+MODEL = Model()
+PARAMS = MODEL.init(jax.random.PRNGKey(0), jax.numpy.zeros((4, 32)))
+
+
+def model(x):
+    return MODEL.apply(PARAMS, x)
+'''
+
+
+def _import_lower_and_run(tmp_path, capsys, source: str, name: str, specs, inputs):
+    """`mlirtext import jax` the function, `opt --lower-to=llvm --check-semantics` it, then run
+    it compiled (local-task); returns the native results."""
+    module_file, mlir = tmp_path / "model.py", tmp_path / "model.mlir"
+    module_file.write_text(source)
+    assert main(["import", "jax", f"{module_file}:{name}", "--args", *specs, "-o", str(mlir)]) == 0
+    assert main(["opt", str(mlir), "--lower-to=llvm", "--check-semantics", "-o", str(tmp_path / "llvm.mlir")]) == 0, \
+        capsys.readouterr().err
+    for i, x in enumerate(inputs):
+        np.save(tmp_path / f"in{i}.npy", x)
+    capsys.readouterr()
+    outputs = [tmp_path / f"out{i}.npy" for i in range(3)]
+    assert main(["run", str(mlir), "--device=local-task", *(f"--input=@{tmp_path / f'in{i}.npy'}" for i in range(len(inputs))),
+                 *(f"--output=@{o}" for o in outputs)]) == 0, capsys.readouterr().err
+    return mlir.read_text(), [np.load(o) for o in outputs if o.exists()]
+
+
+def test_a_layer_norm_gelu_top_k_model_lowers_and_runs_natively(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((4, 32)).astype(np.float32), rng.standard_normal(32).astype(np.float32),
+              rng.standard_normal(32).astype(np.float32), (rng.standard_normal((32, 16)) / 6).astype(np.float32)]
+    text, got = _import_lower_and_run(tmp_path, capsys, LAYER_NORM_BLOCK, "block",
+                                      ["4x32xf32", "32xf32", "32xf32", "32x16xf32"], inputs)
+    assert "chlo.square" in text and "chlo.erf" in text and "chlo.top_k" in text
+    namespace = {}
+    exec(compile(LAYER_NORM_BLOCK, "<block>", "exec"), namespace)
+    want = [np.asarray(v) for v in namespace["block"](*inputs)]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_a_flax_layer_norm_model_lowers_and_runs_natively(tmp_path, capsys):
+    pytest.importorskip("flax", reason="flax is not installed (the plain-JAX LayerNorm test covers the same ops)")
+    x = np.random.default_rng(1).standard_normal((4, 32)).astype(np.float32)
+    text, got = _import_lower_and_run(tmp_path, capsys, FLAX_LAYER_NORM, "model", ["4x32xf32"], [x])
+    assert "chlo.square" in text
+    namespace = {}
+    exec(compile(FLAX_LAYER_NORM, "<flax model>", "exec"), namespace)
+    np.testing.assert_allclose(got[0], np.asarray(namespace["model"](x)), rtol=1e-5, atol=1e-5)

@@ -41,7 +41,10 @@ class PatternRewriter:
 
     def insert_before(self, anchor: Operation, op: Operation) -> Operation:
         anchor.parent.insert_before(anchor, op)
-        for nested in op.walk():
+        # Reported innermost last, so a LIFO worklist visits `op` before its regions' ops, as it
+        # does ops that were there from the start: a pattern for `op` (a sort, a reduce) sees
+        # its body as written, not already lowered.
+        for nested in reversed(list(op.walk())):
             self._on_new(nested)
         return op
 

@@ -1,5 +1,6 @@
 """chlo -> stablehlo for the error functions, as `chlo-legalize-to-stablehlo` approximates them
-in f32 (polynomials evaluated by Horner's rule; f64 has other polynomials, not here):
+in f32 (polynomials evaluated by Horner's rule), f16 and bf16 computed in f32 as upstream does
+(f64 has other polynomials, not here):
 
 - `erf`: Eigen's rational approximation x * alpha(x^2) / beta(x^2) on x clamped to [-4, 4],
   clamped to [-1, 1];
@@ -15,7 +16,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ..rewriter import RewritePattern
 from .build import all_static, short_name
-from .chlo_decompositions import Formulas
+from .chlo_decompositions import Formulas, with_upcast
 from .hlo_decompositions import HloBuilder
 
 _ALPHA = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
@@ -111,9 +112,9 @@ class ErrorFunctions(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if len(op.operands) != 1 or not all_static(t) or t.element != T.f32:
+        if len(op.operands) != 1 or not all_static(t) or t.element not in (T.f32, T.f16, T.bf16):
             return False
-        rw.replace_op(op, [_FUNCTIONS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operands[0])])
+        rw.replace_op(op, [with_upcast(HloBuilder(rw, op), _FUNCTIONS[short_name(op)], op.operands[0])])
         return True
 
 
