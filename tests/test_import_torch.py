@@ -84,3 +84,43 @@ def test_mlp_example_matches_pytorch_at_every_level_and_compiled():
         sys.path.remove(EXAMPLES)
     errors = flow.check("torch", "mlp", report=lambda line: None)
     assert list(errors) == ["imported", "tosa", "linalg", "loops", "llvm", "local-task"]
+
+
+@pytest.mark.parametrize("to", ["stablehlo", "tosa", "linalg"])
+def test_weights_imported_as_arguments_bake_back_in_as_constants(to):
+    from mlirtext.api import parse_and_verify, to_text
+    from mlirtext.importers.baked_weights import bake_weights
+    model = _mlp()
+    as_args = import_module(model, X, to=to, weights="args")
+    bake_weights(as_args.module, as_args.weights, to)
+    baked = parse_and_verify(to_text(as_args.parsed))
+    assert baked.ok, [d.message for d in baked.diagnostics]
+    assert "func.func @main(%arg0: tensor<4x8xf32>) ->" in to_text(baked)
+    got = Interpreter(baked.module).call("main", [X])[0]
+    np.testing.assert_allclose(got, model(torch.from_numpy(X)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_bert_model_that_torch_mlir_cannot_import_inline_gets_its_weights_baked_in():
+    """torch-mlir fails on a transformers BertModel with inline weights ("Could not find state
+    mapping for buffer"); the importer retries with the weights as arguments and bakes them in."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    from mlirtext import runtime
+    torch.manual_seed(0)
+    bert = transformers.BertModel(transformers.BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=64)).eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids):
+            return self.bert(input_ids=ids).last_hidden_state
+
+    ids = np.array([[1, 5, 7, 9, 2, 3, 4, 8], [8, 7, 6, 5, 4, 3, 2, 1]], np.int64)
+    imported = import_module(LastHiddenState(), ids)
+    assert "func.func @main(%arg0: tensor<2x8xi64>) -> tensor<2x8x32xf32>" in imported.text
+    want = bert(input_ids=torch.from_numpy(ids)).last_hidden_state.detach().numpy()
+    got = runtime.load_module(runtime.compile_text(imported.text), device="local-sync").main(ids)
+    assert np.max(np.abs(got - want)) / np.max(np.abs(want)) <= 1e-4

@@ -1,12 +1,17 @@
 """PyTorch modules to StableHLO, TOSA or Linalg: `torch.export`, then torch-mlir's FX importer and
 its lowering pipelines. Weights are either constants (`dense_resource` blobs, read into real
-constants by the parser) or arguments after the model's own inputs."""
+constants by the parser) or arguments after the model's own inputs. When torch-mlir cannot import
+a model with its weights inline (some buffers have no state mapping in its FX importer: a
+transformers `BertModel`), the weights go in as arguments and are baked back in as constants
+(`baked_weights.py`), so the module is the one asked for."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
+from ..api import to_text
+from .baked_weights import CannotBake, bake_weights
 from .common import ImportFailed, Imported, parse_imported, require
 
 #: `--to` names and torch-mlir's output types.
@@ -28,25 +33,47 @@ def import_module(model, *args, to: str = "stablehlo", weights: str = "inline", 
     tensors = [torch.from_numpy(np.asarray(a)) if not isinstance(a, torch.Tensor) else a for a in args]
     model = model.eval()
     what = type(model).__name__
-    weight_names, weight_values = [], []
     if weights == "args":
-        state = dict(model.named_parameters())
-        state.update(model.named_buffers())
-        weight_names = list(state)
-        weight_values = [t.detach() for t in state.values()]
-        model = _weights_as_arguments(torch, model, weight_names)
-        tensors = tensors + weight_values
+        names, values = _state(model)
+        text = _export(torch, fx, _weights_as_arguments(torch, model, names), tensors + values, to, what)
+        return Imported(text, parse_imported(text, name or f"<torch {what}>"), names, [w.numpy() for w in values])
+    try:
+        text = _export(torch, fx, model, tensors, to, what)
+    except ImportFailed as inline_failure:
+        text = _retry_with_baked_weights(torch, fx, model, tensors, to, what, inline_failure)
+    return Imported(text, parse_imported(text, name or f"<torch {what}>"))
+
+
+def _state(model) -> tuple[list, list]:
+    """The names and values of the model's parameters and buffers."""
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    return list(state), [t.detach() for t in state.values()]
+
+
+def _export(torch, fx, model, tensors, to: str, what: str) -> str:
     try:
         # torch.export's deprecation chatter says nothing about the user's model.
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mlir = fx.export_and_import(model, *tensors, output_type=OUTPUT_TYPES[to])
+            return str(fx.export_and_import(model, *tensors, output_type=OUTPUT_TYPES[to]))
     except Exception as e:  # export or lowering failed inside torch / torch-mlir
         raise ImportFailed(f"torch-mlir could not import {what} to {to}: {type(e).__name__}: {_first_lines(e)}") \
             from None
-    text = str(mlir)
-    return Imported(text, parse_imported(text, name or f"<torch {what}>"), weight_names,
-                    [w.numpy() for w in weight_values])
+
+
+def _retry_with_baked_weights(torch, fx, model, tensors, to: str, what: str, inline_failure: ImportFailed) -> str:
+    """The module with its weights inline, imported with the weights as arguments and baked back
+    in; the inline import's error (and what else to try) when that fails too."""
+    names, values = _state(model)
+    try:
+        text = _export(torch, fx, _weights_as_arguments(torch, model, names), tensors + values, to, what)
+        parsed = parse_imported(text, f"<torch {what}>")
+        bake_weights(parsed.module, [v.numpy() for v in values], to)
+    except (ImportFailed, CannotBake):
+        raise ImportFailed(f"{inline_failure}\n(with the weights as arguments it fails too: try the ONNX path, "
+                           "torch.onnx.export and `mlirtext import onnx`)") from None
+    return to_text(parsed)
 
 
 def _weights_as_arguments(torch, model, names):
