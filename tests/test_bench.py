@@ -257,3 +257,61 @@ def test_compare_iree_adds_its_rows(program, capsys):
     r = rows[("iree llvm-cpu", "local-sync")]
     assert r["status"] == OK and r["outputs_compared"] and r["median_s"] > 0 and r["artifact_bytes"] > 0
     assert r["peak_bytes"] is None
+
+
+MHLO_PROGRAM = """
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %0 = "mhlo.dot_general"(%x, %w) {dot_dimension_numbers = #mhlo.dot<lhs_contracting_dimensions = [1],
+       rhs_contracting_dimensions = [0]>} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %1 = "mhlo.broadcast_in_dim"(%x) {broadcast_dimensions = dense<[0, 1]> : tensor<2xi64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %2 = mhlo.compare GT, %0, %1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>
+  %3 = mhlo.select %2, %0, %1 : tensor<4x8xi1>, tensor<4x8xf32>
+  %4 = "mhlo.erf"(%3) : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %4 : tensor<4x8xf32>
+}
+"""
+
+
+def test_the_baseline_runs_with_one_blas_thread(program):
+    from mlirtext.bench.blas_threads import blas_threads, one_blas_thread
+    before = blas_threads()
+    with one_blas_thread() as how:
+        inside = blas_threads()
+    assert blas_threads() == before
+    seen = []
+
+    def record(row, call):
+        def wrapped(*args):
+            seen.extend(blas_threads())
+            return call(*args)
+        return wrapped
+    report = run_bench(open(program).read(), program, Settings(targets=["reference"], devices=["reference"],
+                                                               rounds=1, warmup=0), wrap_device=record)
+    if before:   # OpenBLAS is loaded (numpy's wheels): it is held to one thread, then given back
+        assert set(inside) == {1} and set(seen) == {1}
+        assert "1 BLAS thread" in how and "1 BLAS thread" in report.method
+    else:        # another BLAS and no threadpoolctl: the report says the threads were not limited
+        assert "BLAS" in report.method
+
+
+def test_mhlo_is_converted_to_stablehlo_for_iree():
+    from mlirtext.api import parse_and_verify, to_text
+    from mlirtext.transforms.conversions.mhlo_to_stablehlo import mhlo_to_stablehlo
+    result = parse_and_verify(MHLO_PROGRAM)
+    assert result.ok and mhlo_to_stablehlo(result.module) == []
+    text = to_text(result)
+    assert "mhlo" not in text and "stablehlo.dot_general" in text and "chlo.erf" in text
+    assert "dims = [0, 1]" in text and "stablehlo.compare GT" in text
+    fusion = parse_and_verify('func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n'
+                              '  %0 = "mhlo.copy"(%x) : (tensor<2xf32>) -> tensor<2xf32>\n'
+                              '  return %0 : tensor<2xf32>\n}\n')
+    assert [d.message for d in mhlo_to_stablehlo(fusion.module)] == ["'mhlo.copy' has no StableHLO form"]
+
+
+@pytest.mark.skipif(iree.available() is not None, reason="IREE is not installed")
+def test_compare_iree_runs_an_mhlo_module(tmp_path, capsys):
+    path = tmp_path / "mhlo.mlir"
+    path.write_text(MHLO_PROGRAM)
+    assert main(["bench", *FAST, str(path), "--compare-iree", "--devices=local-sync", "--json"]) == 0
+    rows = {(r["target"], r["device"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows[("iree llvm-cpu", "local-sync")]["status"] == OK

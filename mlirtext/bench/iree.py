@@ -1,5 +1,7 @@
 """IREE as a point of comparison: `iree-compile` for llvm-cpu on the host CPU, then the module
-run in process by `iree.runtime` (iree-base-compiler / iree-base-runtime, when installed).
+run in process by `iree.runtime` (iree-base-compiler / iree-base-runtime, when installed). IREE
+reads StableHLO but no longer MHLO: a module with mhlo ops is handed over converted
+(`hlo-legalize-to-stablehlo`).
 
 Shared by `mlirtext bench --compare-iree` and benchmarks/runtime_speed.py.
 """
@@ -13,6 +15,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from ..api import parse_and_verify, to_text
+from ..transforms.conversions.mhlo_to_stablehlo import mhlo_to_stablehlo
 
 #: The IREE runtime drivers that match mlirtext's compiled devices.
 DRIVERS = ("local-sync", "local-task")
@@ -41,8 +46,24 @@ def available() -> str | None:
     return None
 
 
+def stablehlo_text(text: str) -> str:
+    """`text` with its mhlo ops in their StableHLO forms (unchanged without mhlo ops, or when it
+    does not parse: iree-compile then says why); IreeUnavailable names an op with no such form."""
+    if "mhlo." not in text:
+        return text
+    result = parse_and_verify(text)
+    if not result.ok:
+        return text
+    problems = mhlo_to_stablehlo(result.module)
+    if problems:
+        raise IreeUnavailable(f"IREE reads no mhlo, and {problems[0].message}")
+    return to_text(result)
+
+
 def iree_compile(text: str) -> tuple[bytes, float]:
-    """(.vmfb bytes, seconds) of `text` compiled for the local llvm-cpu device, host CPU."""
+    """(.vmfb bytes, seconds) of `text` (mhlo converted to StableHLO first, untimed) compiled for
+    the local llvm-cpu device, host CPU."""
+    text = stablehlo_text(text)
     with tempfile.TemporaryDirectory() as d:
         src, out = Path(d) / "module.mlir", Path(d) / "module.vmfb"
         src.write_text(text)

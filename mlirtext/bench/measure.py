@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ..diagnostics import Diagnostic
+from .blas_threads import one_blas_thread
 from .compare import TOLERANCE_TEXT
 from .progress import Progress
 from .rows import BASELINE, FAILED, NOT_RUN, OK, Row, speedup_over
@@ -126,8 +127,16 @@ def check_names(settings: Settings) -> None:
 
 def run_bench(text: str, filename: str, settings: Settings, progress: Optional[Progress] = None,
               wrap_device=None) -> Report:
-    """Measure `text` as `settings` ask. `wrap_device(row, call)` may replace a row's call (tests
-    inject a faulty device through it). BenchError when the bench cannot start."""
+    """Measure `text` as `settings` ask, BLAS held to one thread (the baseline is one core's numpy:
+    blas_threads.py). `wrap_device(row, call)` may replace a row's call (tests inject a faulty
+    device through it). BenchError when the bench cannot start."""
+    with one_blas_thread() as blas:
+        measured = _measure(text, filename, settings, progress, wrap_device)
+    measured.method += f"; the baseline: {blas}"
+    return measured
+
+
+def _measure(text: str, filename: str, settings: Settings, progress: Optional[Progress], wrap_device) -> Report:
     check_names(settings)
     progress = progress or Progress(enabled=False)
     targets = [BASELINE_TARGET] + [t for t in dict.fromkeys(settings.targets) if t != BASELINE_TARGET]

@@ -86,5 +86,6 @@ def load_passes() -> dict[str, type[Pass]]:
     from . import canonicalize, cse, dce, dispatch, fusion, inline, interchange, symbol_dce  # noqa: F401 - they register
     from . import channels_last  # noqa: F401
     from . import polynomial_approximation  # noqa: F401
-    from .conversions import hlo_to_tosa, linalg_to_loops, loops_to_llvm, out_params, tosa_to_linalg  # noqa: F401
+    from .conversions import hlo_to_tosa, linalg_to_loops, loops_to_llvm, mhlo_to_stablehlo, out_params  # noqa: F401
+    from .conversions import tosa_to_linalg  # noqa: F401
     return PASSES
