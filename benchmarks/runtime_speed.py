@@ -1,17 +1,26 @@
-"""Runtime speed: the issue's five workloads compiled by mlirtext and run on its VM (local-task),
-against the real IREE runtime (iree-compile for llvm-cpu with the host CPU, then `iree.runtime`
-in process, local-task) and plain numpy (one BLAS thread), calls interleaved round by round.
+"""Runtime speed: the issue's five workloads compiled by mlirtext and run on its VM, against the
+real IREE runtime (iree-compile for llvm-cpu with the host CPU, then `iree.runtime` in process) and
+plain numpy (one BLAS thread), at matched thread counts, calls interleaved round by round.
 
-Reported per workload: the median time of each, the medians of the per-round ratios
-(speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1 means
-mlirtext is faster), compile time, module file size and mlirtext's planned peak memory. Also the
-per-call overhead on a tiny function (4 floats) on each device. Results are checked against numpy
-before timing. First line: who runs on how many threads (numpy: one BLAS thread; mlirtext local-task:
-one per CPU, taking each dispatch's workgroups from a shared counter, the helpers joining a call
-only while that is measured to be faster (vm/thread_choice.py); IREE local-task: its default task
-topology) and the load average, since the machine is shared.
+Thread counts (`--threads`, default both): 1 = mlirtext local-sync vs IREE local-sync; 2 =
+mlirtext local-task with 2 workers vs IREE local-task with 2 workers
+(`--task_topology_max_group_count=2`). numpy always runs on one BLAS thread.
 
-    PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--device local-task]
+Two views of IREE, side by side:
+- numpy: numpy arrays in and out on every call, as an application hands them over (IREE copies
+  each input that is not 64-byte aligned, and each result back to the host);
+- staged: the inputs staged on IREE's device once (`iree.runtime.asdevicearray`) and the results
+  left there, as iree-benchmark-module measures.
+mlirtext's CPU devices compute on host memory: numpy in and out is its only view (each call's
+input checks and result arrays included).
+
+Reported per workload and thread count: the median time of each, the medians of the per-round
+ratios (speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1
+means mlirtext is faster), compile time, module file size and mlirtext's planned peak memory.
+Also the per-call overhead on a tiny function (4 floats). Results are checked against numpy before
+timing. First line: the threads and the load average, since the machine is shared.
+
+    PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--threads 1 2]
 """
 from __future__ import annotations
 
@@ -32,8 +41,13 @@ import numpy as np  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from mlirtext.bench import iree  # noqa: E402 - after the path is set
-from mlirtext.bench.iree import iree_compile  # noqa: E402
+from mlirtext import runtime  # noqa: E402 - after the path is set
+from mlirtext.bench import iree  # noqa: E402
+from mlirtext.vm.modfile import read_module_file  # noqa: E402
+
+#: threads -> (mlirtext device, IREE driver)
+DEVICES = {1: ("local-sync", "local-sync"), 2: ("local-task", "local-task")}
+TASK_WORKERS = 2
 
 ELEMENTWISE = """
 func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
@@ -109,12 +123,6 @@ def workloads(rng):
     }
 
 
-def iree_function(vmfb: bytes, driver: str = "local-task"):
-    """IREE's @main on `driver`, returning its one result."""
-    call = iree.iree_function(vmfb, driver, "main")
-    return lambda *args: call(*args)[0]
-
-
 def timed(fn, args, repeat: int) -> float:
     start = time.perf_counter()
     for _ in range(repeat):
@@ -122,49 +130,81 @@ def timed(fn, args, repeat: int) -> float:
     return (time.perf_counter() - start) / repeat
 
 
-def bench_workload(name, text, np_fn, args, rounds: int, device: str) -> dict:
-    from mlirtext import runtime
-    from mlirtext.vm.modfile import read_module_file
+class Contenders:
+    """mlirtext and IREE on one thread count: (label, function, its arguments) each."""
+
+    def __init__(self, data: bytes, vmfb: bytes, threads: int, args: list):
+        ours_device, driver = DEVICES[threads]
+        module = runtime.load_module(data, device=ours_device)
+        if threads > 1:
+            module.vm_module.device.workers = threads   # not one per CPU: the same count as IREE's
+        numpy_view = iree.iree_function(vmfb, driver, "main")
+        stage, staged_call = iree.iree_staged_function(vmfb, driver, "main")
+        self.calls = [(f"mlirtext {ours_device}", module.main, args),
+                      (f"iree {driver}", lambda *a: numpy_view(*a)[0], args),
+                      (f"iree {driver} staged", staged_call, stage(*args))]
+
+    def check(self, name: str, want) -> None:
+        scale = max(1.0, float(np.max(np.abs(want))))
+        for label, fn, args in self.calls:
+            got = fn(*args)
+            got = got.to_host() if hasattr(got, "to_host") else got
+            err = float(np.max(np.abs(np.asarray(got) - want)))
+            if err > 1e-3 * scale:
+                raise SystemExit(f"{name}: {label} differs from numpy (max |diff| {err})")
+
+
+def bench_workload(name, text, np_fn, args, rounds: int, thread_counts) -> dict:
     start = time.perf_counter()
     data = runtime.compile_text(text, filename=name)
     ours_compile = time.perf_counter() - start
     plan = read_module_file(data).json("host/main.json")["plan"]
-    ours = runtime.load_module(data, device=device).main
-    vmfb, iree_seconds = iree_compile(text)
-    theirs = iree_function(vmfb)
+    vmfb, iree_seconds = iree.iree_compile(text)
     want = np_fn(*args)
-    for label, fn in (("mlirtext", ours), ("iree", theirs)):
-        got = fn(*args)
-        scale = max(1.0, float(np.max(np.abs(want))))
-        err = float(np.max(np.abs(got - want)))
-        if err > 1e-3 * scale:
-            raise SystemExit(f"{name}: {label} differs from numpy (max |diff| {err})")
-    once = min(timed(np_fn, args, 1), timed(ours, args, 1))
+    calls = [("numpy", np_fn, args)]
+    for threads in thread_counts:
+        contenders = Contenders(data, vmfb, threads, args)
+        contenders.check(name, want)
+        calls += contenders.calls
+    once = min(timed(fn, a, 1) for _, fn, a in calls)
     repeat = max(1, min(50, int(0.05 / max(once, 1e-6))))
-    times = {"mlirtext": [], "iree": [], "numpy": []}
-    for _ in range(rounds):
-        for label, fn in (("mlirtext", ours), ("iree", theirs), ("numpy", np_fn)):
-            times[label].append(timed(fn, args, repeat))
+    times = {label: [] for label, _, _ in calls}
+    for i in range(rounds):
+        order = calls[i % len(calls):] + calls[:i % len(calls)]   # who goes first moves round by round
+        for label, fn, a in order:
+            times[label].append(timed(fn, a, repeat))
     ratio = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b]))  # noqa: E731
-    return {"name": name, "ms": {k: statistics.median(v) * 1e3 for k, v in times.items()},
-            "ours_vs_numpy": ratio("numpy", "mlirtext"), "iree_vs_numpy": ratio("numpy", "iree"),
-            "ours_vs_iree": ratio("iree", "mlirtext"), "compile": (ours_compile, iree_seconds),
-            "size": (len(data), len(vmfb)), "peak": (plan["peak_bytes"], plan["without_reuse_bytes"])}
+    return {"name": name, "ms": {k: statistics.median(v) * 1e3 for k, v in times.items()}, "ratio": ratio,
+            "compile": (ours_compile, iree_seconds), "size": (len(data), len(vmfb)),
+            "peak": (plan["peak_bytes"], plan["without_reuse_bytes"])}
 
 
-def per_call_overhead(rounds: int) -> dict:
-    from mlirtext import runtime
+def report(r: dict, thread_counts) -> str:
+    ms, ratio = r["ms"], r["ratio"]
+    lines = [f"{r['name']:12s} numpy {ms['numpy']:9.3f} ms | compile {r['compile'][0]:.2f} s vs "
+             f"{r['compile'][1]:.2f} s | size {r['size'][0]} B vs {r['size'][1]} B | peak {r['peak'][0]} B "
+             f"(no reuse {r['peak'][1]} B)"]
+    for threads in thread_counts:
+        ours, driver = (f"mlirtext {DEVICES[threads][0]}", f"iree {DEVICES[threads][1]}")
+        lines.append(f"  {threads} thread{'s' if threads > 1 else ' '}: {ours} {ms[ours]:9.3f} ms, {driver} "
+                     f"{ms[driver]:9.3f} ms (numpy in/out), {ms[driver + ' staged']:9.3f} ms (staged) | mlirtext "
+                     f"vs iree: {ratio(driver, ours):.2f} (numpy in/out), {ratio(driver + ' staged', ours):.2f} "
+                     f"(staged) | speedup over numpy: mlirtext {ratio('numpy', ours):.2f}, iree "
+                     f"{ratio('numpy', driver):.2f} / {ratio('numpy', driver + ' staged'):.2f}")
+    return "\n".join(lines)
+
+
+def per_call_overhead(rounds: int, thread_counts) -> dict:
     data = runtime.compile_text(TINY, filename="tiny")
     x = np.arange(4, dtype=np.float32)
-    vmfb, _ = iree_compile(TINY)
-    fns = {"mlirtext local-sync": runtime.load_module(data, device="local-sync").main,
-           "mlirtext local-task": runtime.load_module(data, device="local-task").main,
-           "iree local-sync": iree_function(vmfb, "local-sync"),
-           "iree local-task": iree_function(vmfb, "local-task")}
-    times = {k: [] for k in fns}
+    vmfb, _ = iree.iree_compile(TINY)
+    calls = []
+    for threads in thread_counts:
+        calls += Contenders(data, vmfb, threads, [x]).calls
+    times = {label: [] for label, _, _ in calls}
     for _ in range(rounds):
-        for k, fn in fns.items():
-            times[k].append(timed(fn, [x], 2000))
+        for label, fn, args in calls:
+            times[label].append(timed(fn, args, 2000))
     return {k: statistics.median(v) * 1e6 for k, v in times.items()}
 
 
@@ -172,26 +212,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--only", action="append", help="run only this workload (repeatable)")
-    ap.add_argument("--device", default="local-task", choices=("local-task", "local-sync"))
+    ap.add_argument("--threads", type=int, nargs="+", choices=sorted(DEVICES), default=sorted(DEVICES),
+                    help="thread counts to compare at (default: 1 and 2)")
     args = ap.parse_args(argv)
-    from mlirtext.vm.devices import LocalTaskDevice
-    workers = LocalTaskDevice.default_workers() if args.device == "local-task" else 1
-    print(f"threads: numpy 1 (OPENBLAS_NUM_THREADS=1); mlirtext {args.device} {workers}; iree local-task its "
-          f"default task topology; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
+    iree.set_task_workers(TASK_WORKERS)   # before IREE's first local-task device
+    print(f"threads: numpy 1 (OPENBLAS_NUM_THREADS=1); 1 = mlirtext local-sync vs iree local-sync; {TASK_WORKERS} = "
+          f"mlirtext local-task with {TASK_WORKERS} workers vs iree local-task with {TASK_WORKERS} workers; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
     rng = np.random.default_rng(0)
-    rows = []
     for name, (text, np_fn, inputs) in workloads(rng).items():
         if args.only and name not in args.only:
             continue
-        rows.append(bench_workload(name, text, np_fn, inputs, args.rounds, args.device))
-        r = rows[-1]
-        print(f"{name:12s} mlirtext {r['ms']['mlirtext']:9.3f} ms  iree {r['ms']['iree']:9.3f} ms  "
-              f"numpy {r['ms']['numpy']:9.3f} ms | speedup over numpy: mlirtext {r['ours_vs_numpy']:.2f}, "
-              f"iree {r['iree_vs_numpy']:.2f} | mlirtext vs iree {r['ours_vs_iree']:.2f} | compile "
-              f"{r['compile'][0]:.2f} s vs {r['compile'][1]:.2f} s | size {r['size'][0]} B vs {r['size'][1]} B | "
-              f"peak {r['peak'][0]} B (no reuse {r['peak'][1]} B)", flush=True)
+        print(report(bench_workload(name, text, np_fn, inputs, args.rounds, args.threads), args.threads), flush=True)
     if not args.only:
-        overhead = per_call_overhead(max(3, args.rounds // 2))
+        overhead = per_call_overhead(max(3, args.rounds // 2), args.threads)
         print("per-call overhead (tiny function, 4 floats): " +
               ", ".join(f"{k} {v:.1f} us" for k, v in overhead.items()))
     print(f"load average at the end {os.getloadavg()[0]:.2f}")

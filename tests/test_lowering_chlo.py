@@ -12,7 +12,7 @@ absolute, not relative. NaN must match NaN and infinities must match exactly.
 
 Left out: the poles where scipy and the upstream formulas name different non-numbers (digamma
 at 0 is -inf in scipy, NaN upstream; zeta at q <= 0, where the upstream series is not accurate
-either), and the f64 error functions (upstream has separate f64 polynomials, not lowered yet)."""
+either)."""
 from __future__ import annotations
 
 import numpy as np
@@ -43,10 +43,10 @@ UNARY = {
     "is_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
     "is_pos_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
     "is_neg_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
-    "erf": (_grid(-5, 5, extra=[0.0, 1e-4, -1e-4, np.inf, -np.inf, np.nan]), 4, 0.0, ("f32", "f16", "bf16")),
-    "erfc": (_grid(-4, 9, extra=[0.0, 1e-4, np.inf, -np.inf, np.nan]), 32, 0.0, ("f32", "f16", "bf16")),
-    "erf_inv": (_grid(-0.999, 0.999, extra=[0.0, 1e-4, 1.0, -1.0, 1.5, np.nan]), 8, 0.0, ("f32", "f16", "bf16")),
-    "bessel_i1e": (_grid(-40, 40, extra=[0.0, 1e-3, 8.0, np.inf, np.nan]), 16, 0.0, ("f32", "f16", "bf16")),
+    "erf": (_grid(-5, 5, extra=[0.0, 1e-4, -1e-4, np.inf, -np.inf, np.nan]), 4, 0.0, ("f32", "f16", "bf16", "f64")),
+    "erfc": (_grid(-4, 9, extra=[0.0, 1e-4, np.inf, -np.inf, np.nan]), 32, 0.0, ("f32", "f16", "bf16", "f64")),
+    "erf_inv": (_grid(-0.999, 0.999, extra=[0.0, 1e-4, 1.0, -1.0, 1.5, np.nan]), 8, 0.0, ("f32", "f16", "bf16", "f64")),
+    "bessel_i1e": (_grid(-40, 40, extra=[0.0, 1e-3, 8.0, np.inf, np.nan]), 16, 0.0, ("f32", "f16", "bf16", "f64")),
     "lgamma": (_grid(-7.7, 30, extra=[0.5, 1e-3, 3.0, 100.0, np.inf, np.nan]), 32, 1.0, ("f32", "f16", "bf16", "f64")),
     "digamma": (_grid(-7.7, 30, extra=[0.5, 1e-3, -2.0, 100.0, np.nan]), 16, 1.0, ("f32", "f16", "bf16", "f64")),
 }

@@ -106,3 +106,29 @@ def iree_function(vmfb: bytes, driver: str = "local-task", name: str = "main", r
         dtypes = result_dtypes or [None] * len(out)
         return [_host(v, t) for v, t in zip(out, dtypes)]
     return call
+
+
+def set_task_workers(count: int) -> None:
+    """IREE's local-task driver with `count` worker threads (`--task_topology_max_group_count`):
+    must run before the first local-task device of the process is created."""
+    import iree.runtime as ireert
+    ireert.flags.parse_flags(f"--task_topology_max_group_count={count}")
+
+
+def iree_staged_function(vmfb: bytes, driver: str = "local-task", name: str = "main"):
+    """(stage, call) for function `name` as iree-benchmark-module runs it: `stage(*arrays)` copies
+    the inputs into device buffers once (`iree.runtime.asdevicearray`); `call(*staged)` runs on
+    them and leaves the results on the device (no host copies in either direction)."""
+    import iree.runtime as ireert
+    try:
+        config = ireert.Config(driver)
+        context = ireert.SystemContext(config=config)
+        module = ireert.VmModule.copy_buffer(config.vm_instance, vmfb)
+        context.add_vm_module(module)
+        fn = context.modules[module.name][name]
+    except (KeyError, RuntimeError, ValueError) as e:
+        raise IreeUnavailable(f"IREE cannot load @{name} on {driver}: {e}") from None
+
+    def stage(*arrays) -> list:
+        return [ireert.asdevicearray(config.device, np.ascontiguousarray(a)) for a in arrays]
+    return stage, fn

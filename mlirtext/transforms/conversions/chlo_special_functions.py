@@ -1,6 +1,6 @@
 """chlo -> stablehlo for the error functions, as `chlo-legalize-to-stablehlo` approximates them
 in f32 (polynomials evaluated by Horner's rule), f16 and bf16 computed in f32 as upstream does
-(f64 has other polynomials, not here):
+(f64 has its own approximations: chlo_special_functions_f64.py):
 
 - `erf`: Eigen's rational approximation x * alpha(x^2) / beta(x^2) on x clamped to [-4, 4],
   clamped to [-1, 1];
@@ -46,7 +46,7 @@ _I1E_B = (-3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787
           7.78576235018280120474e-1)
 
 
-def _chebyshev(f: Formulas, x, coefficients):
+def chebyshev(f: Formulas, x, coefficients):
     """Clenshaw's recurrence for a Chebyshev series (Cephes' chbevl)."""
     b0 = b1 = b2 = f.c(0.0)
     for c in coefficients:
@@ -55,14 +55,14 @@ def _chebyshev(f: Formulas, x, coefficients):
     return f.multiply(f.subtract(b0, b2), f.c(0.5))
 
 
-def _bessel_i1e(f: Formulas, x):
+def bessel_i1e(f: Formulas, x, near_series=_I1E_A, far_series=_I1E_B):
     z = f.abs(x)
-    near = f.multiply(z, _chebyshev(f, f.subtract(f.multiply(f.c(0.5), z), f.c(2.0)), _I1E_A))
-    far = f.divide(_chebyshev(f, f.subtract(f.divide(f.c(32.0), z), f.c(2.0)), _I1E_B), f.sqrt(z))
+    near = f.multiply(z, chebyshev(f, f.subtract(f.multiply(f.c(0.5), z), f.c(2.0)), near_series))
+    far = f.divide(chebyshev(f, f.subtract(f.divide(f.c(32.0), z), f.c(2.0)), far_series), f.sqrt(z))
     return f.multiply(f.sign(x), f.select(f.compare("LE", z, f.c(8.0)), near, far))
 
 
-def _horner(f: Formulas, x, coefficients):
+def horner(f: Formulas, x, coefficients):
     p = f.c(coefficients[0])
     for c in coefficients[1:]:
         p = f.add(f.multiply(p, x), f.c(c))
@@ -76,7 +76,7 @@ def _clamp(f: Formulas, lo: float, x, hi: float):
 def _erf(f: Formulas, x):
     x = _clamp(f, -4.0, x, 4.0)
     square = f.multiply(x, x)
-    out = f.divide(f.multiply(x, _horner(f, square, _ALPHA)), _horner(f, square, _BETA))
+    out = f.divide(f.multiply(x, horner(f, square, _ALPHA)), horner(f, square, _BETA))
     return _clamp(f, -1.0, out, 1.0)
 
 
@@ -86,10 +86,10 @@ def _erfc(f: Formulas, x):
     ax = f.abs(x)
     reciprocal = f.divide(f.c(1.0), square)
     scaled = f.multiply(f.exponential(z), f.divide(f.c(1.0), ax))
-    poly = f.select(f.compare("LT", ax, f.c(2.0)), _horner(f, reciprocal, _ERFC_P), _horner(f, reciprocal, _ERFC_R))
+    poly = f.select(f.compare("LT", ax, f.c(2.0)), horner(f, reciprocal, _ERFC_P), horner(f, reciprocal, _ERFC_R))
     tail = f.select(f.compare("LT", z, f.c(-_MAXLOG)), f.c(0.0), f.multiply(scaled, poly))
     tail = f.select(f.compare("LT", x, f.c(0.0)), f.subtract(f.c(2.0), tail), tail)
-    near = f.subtract(f.c(1.0), f.multiply(x, _horner(f, square, _ERF_T)))
+    near = f.subtract(f.c(1.0), f.multiply(x, horner(f, square, _ERF_T)))
     return f.select(f.compare("LT", ax, f.c(1.0)), near, tail)
 
 
@@ -104,7 +104,7 @@ def _erf_inv(f: Formulas, x):
     return f.select(edge, f.multiply(x, f.c(float("inf"))), f.multiply(p, x))
 
 
-_FUNCTIONS = {"erf": _erf, "erfc": _erfc, "erf_inv": _erf_inv, "bessel_i1e": _bessel_i1e}
+_FUNCTIONS = {"erf": _erf, "erfc": _erfc, "erf_inv": _erf_inv, "bessel_i1e": bessel_i1e}
 
 
 class ErrorFunctions(RewritePattern):
