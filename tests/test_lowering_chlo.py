@@ -20,6 +20,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.api import parse_and_verify, to_text
+from mlirtext.cli import main
 from mlirtext.interpreter import Interpreter
 from mlirtext.ir import types as T
 from mlirtext.ir.arrays import dtype_of
@@ -214,10 +215,20 @@ def test_top_k_lowered_and_compiled_gives_the_interpreter_s_values_and_indices(s
 
 def test_the_user_report_chlo_square_compiles_and_checks_semantics(tmp_path, capsys):
     """`mlirtext opt --lower-to=llvm --check-semantics` on the op flax's LayerNorm emits."""
-    from mlirtext.cli import main
     path = tmp_path / "square.mlir"
     path.write_text("func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {\n"
                     "  %0 = chlo.square %x : tensor<2x8xf32> -> tensor<2x8xf32>\n"
                     "  return %0 : tensor<2x8xf32>\n}\n")
     assert main(["opt", str(path), "--lower-to=llvm", "--check-semantics"]) == 0, capsys.readouterr().err
     assert "llvm.fmul" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("type_name", sorted(_TYPES))
+def test_check_semantics_accepts_every_lowering_step(type_name, tmp_path, capsys):
+    """`opt --lower-to=llvm --check-semantics` (the interpreter before and after each pass, on
+    seeded random inputs) passes on every op, bf16 and f16 included."""
+    names = [name for name, spec in UNARY.items() if type_name in spec[3]]
+    path = tmp_path / "chlo.mlir"
+    path.write_text(_unary_program(names, type_name, 16))
+    assert main(["opt", str(path), "--lower-to=llvm", "--check-semantics", "-o", str(tmp_path / "out.mlir")]) == 0, \
+        capsys.readouterr().err

@@ -36,6 +36,11 @@ class UnsupportedType(ValueError):
     pass
 
 
+def is_float_dtype(dtype: np.dtype) -> bool:
+    """A real float dtype: numpy's own, or one of ml_dtypes' (bfloat16, the f8 types, ...)."""
+    return dtype.kind == "f" or dtype.name in _ML_DTYPES.values()
+
+
 class Token:
     """The only value of the token types: it orders side effects and carries no data."""
 

@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..ir import types as T
-from ..ir.arrays import dtype_of
+from ..ir.arrays import dtype_of, is_float_dtype
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
 from ..interpreter.abi import ABI_ATTR
@@ -150,7 +150,7 @@ def compare(pass_name: str, function: str, want: list, got: list, tolerance: Tol
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             return Difference(pass_name, function, float("inf"), 0, False)
-        if a.dtype.kind in "fc":
+        if a.dtype.kind == "c" or is_float_dtype(a.dtype):   # (bf16 and the f8 types included)
             abs_diff, ulp, within = float_difference(a, b, tolerance)
             max_abs, max_ulp, ok = max(max_abs, abs_diff), max(max_ulp, ulp), ok and within
         elif a.size and not np.array_equal(a, b):
