@@ -232,3 +232,42 @@ def test_check_semantics_accepts_every_lowering_step(type_name, tmp_path, capsys
     path.write_text(_unary_program(names, type_name, 16))
     assert main(["opt", str(path), "--lower-to=llvm", "--check-semantics", "-o", str(tmp_path / "out.mlir")]) == 0, \
         capsys.readouterr().err
+
+
+def _ragged_dot_program(lhs, rhs, sizes, out, numbers: str) -> str:
+    return (f"func.func @main(%l: {lhs}, %r: {rhs}, %g: {sizes}) -> {out} {{\n"
+            f"  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {{ragged_dot_dimension_numbers = #chlo.ragged_dot<{numbers}>,\n"
+            f"    precision_config = [#chlo<precision DEFAULT>, #chlo<precision DEFAULT>]}}\n"
+            f"    : ({lhs}, {rhs}, {sizes}) -> {out}\n  return %0 : {out}\n}}\n")
+
+
+RAGGED_DOTS = {
+    # ragged rows, a group per rhs matrix; the sizes leave the last row outside every group
+    "rows": (_ragged_dot_program("tensor<7x4xf32>", "tensor<3x4x5xf32>", "tensor<3xi64>", "tensor<7x5xf32>",
+                                 "lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+                                 "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], "
+                                 "lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]"),
+             [(7, 4), (3, 4, 5)], np.array([2, 0, 4], np.int64)),
+    # with a batch dimension, the group dimension in the middle of rhs
+    "batched rows": (_ragged_dot_program("tensor<2x6x3xf32>", "tensor<2x2x3x4xf32>", "tensor<2xi32>",
+                                         "tensor<2x6x4xf32>",
+                                         "lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], "
+                                         "lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [2], "
+                                         "lhs_ragged_dimensions = [1], rhs_group_dimensions = [1]"),
+                     [(2, 6, 3), (2, 2, 3, 4)], np.array([4, 2], np.int32)),
+    # ragged contracting dimension: one product per group, stacked
+    "contracting": (_ragged_dot_program("tensor<3x8xf32>", "tensor<8x5xf32>", "tensor<3xi64>", "tensor<3x3x5xf32>",
+                                        "lhs_batching_dimensions = [], rhs_batching_dimensions = [], "
+                                        "lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0], "
+                                        "lhs_ragged_dimensions = [1], rhs_group_dimensions = []"),
+                    [(3, 8), (8, 5)], np.array([3, 1, 4], np.int64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RAGGED_DOTS))
+def test_ragged_dot_lowered_and_compiled_matches_the_interpreter(case):
+    text, shapes, sizes = RAGGED_DOTS[case]
+    rng = np.random.default_rng(11)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes] + [sizes]
+    (want,), (got,) = _interpret(text, inputs), _compile_and_run(text, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
