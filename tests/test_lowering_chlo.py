@@ -271,3 +271,13 @@ def test_ragged_dot_lowered_and_compiled_matches_the_interpreter(case):
     inputs = [rng.standard_normal(s).astype(np.float32) for s in shapes] + [sizes]
     (want,), (got,) = _interpret(text, inputs), _compile_and_run(text, inputs)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_chlo_constant_parses_in_its_custom_form_and_lowers():
+    text = ("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+            "  %0 = chlo.constant dense<[1.5, -2.0]> : tensor<2xf32>\n"
+            "  %1 = stablehlo.add %x, %0 : tensor<2xf32>\n"
+            "  return %1 : tensor<2xf32>\n}\n")
+    x = np.array([1.0, 2.0], np.float32)
+    (got,) = _compile_and_run(text, [x])
+    np.testing.assert_array_equal(got, np.array([2.5, 0.0], np.float32))
