@@ -315,3 +315,21 @@ def test_compare_iree_runs_an_mhlo_module(tmp_path, capsys):
     assert main(["bench", *FAST, str(path), "--compare-iree", "--devices=local-sync", "--json"]) == 0
     rows = {(r["target"], r["device"]): r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert rows[("iree llvm-cpu", "local-sync")]["status"] == OK
+
+
+def test_threadpoolctl_when_installed_holds_blas_to_one_thread(monkeypatch):
+    import contextlib
+    import sys
+    import types
+    from mlirtext.bench.blas_threads import one_blas_thread
+    calls = []
+
+    @contextlib.contextmanager
+    def threadpool_limits(limits, user_api):
+        calls.append(("enter", limits, user_api))
+        yield
+        calls.append(("exit",))
+    monkeypatch.setitem(sys.modules, "threadpoolctl", types.SimpleNamespace(threadpool_limits=threadpool_limits))
+    with one_blas_thread() as how:
+        assert calls == [("enter", 1, "blas")]
+    assert calls[-1] == ("exit",) and how == "numpy with 1 BLAS thread (threadpoolctl)"

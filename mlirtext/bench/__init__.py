@@ -5,6 +5,7 @@ table, JSON, or a self-contained HTML page with the module's journey. The subcom
 
     measure.py   compile per target, load per device (run_bench)
     timing.py    first call, warm-up, interleaved timing rounds, the method as text
+    blas_threads.py  BLAS held to one thread while the bench runs (the numpy baseline)
     compare.py   outputs against the baseline, within a stated tolerance
     rows.py      a row of the table and its figures
     table.py     the text table and the JSON
