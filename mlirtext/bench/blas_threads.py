@@ -51,8 +51,8 @@ def _loaded_openblas() -> list:
 
 @contextmanager
 def one_blas_thread() -> Iterator[str]:
-    """Hold BLAS to one thread inside the block; yields how (a phrase for the report)."""
-    import numpy  # noqa: F401 - numpy's BLAS must be loaded before it can be limited
+    """Hold BLAS to one thread inside the block; yields how (a phrase for the report). numpy
+    (which loads its BLAS) is imported by the time the bench runs."""
     try:
         threadpoolctl = importlib.import_module("threadpoolctl")
     except ImportError:
