@@ -30,7 +30,7 @@ from .hlo_decompositions import HloBuilder
 
 #: The largest finite value of each float type the formulas handle.
 FLOAT_MAX = {T.f16: 65504.0, T.bf16: 3.3895313892515355e38, T.f32: float(np.finfo(np.float32).max),
-        T.f64: float(np.finfo(np.float64).max)}
+             T.f64: float(np.finfo(np.float64).max)}
 
 
 class Formulas:
