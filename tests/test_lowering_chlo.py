@@ -44,7 +44,7 @@ UNARY = {
     "is_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
     "is_pos_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
     "is_neg_inf": (_grid(-3, 3, 8, extra=[np.inf, -np.inf, np.nan, 0.0]), 0, 0.0, ("f32", "f16", "bf16", "f64")),
-    "erf": (_grid(-5, 5, extra=[0.0, 1e-4, -1e-4, np.inf, -np.inf, np.nan]), 4, 0.0, ("f32", "f16", "bf16", "f64")),
+    "erf": (_grid(-5, 5, extra=[0.0, 1e-4, -1e-4, np.inf, -np.inf, np.nan]), 8, 0.0, ("f32", "f16", "bf16", "f64")),
     "erfc": (_grid(-4, 9, extra=[0.0, 1e-4, np.inf, -np.inf, np.nan]), 32, 0.0, ("f32", "f16", "bf16", "f64")),
     "erf_inv": (_grid(-0.999, 0.999, extra=[0.0, 1e-4, 1.0, -1.0, 1.5, np.nan]), 8, 0.0, ("f32", "f16", "bf16", "f64")),
     "bessel_i1e": (_grid(-40, 40, extra=[0.0, 1e-3, 8.0, np.inf, np.nan]), 16, 0.0, ("f32", "f16", "bf16", "f64")),
@@ -281,3 +281,20 @@ def test_chlo_constant_parses_in_its_custom_form_and_lowers():
     x = np.array([1.0, 2.0], np.float32)
     (got,) = _compile_and_run(text, [x])
     np.testing.assert_array_equal(got, np.array([2.5, 0.0], np.float32))
+
+
+MHLO_ONLY = """
+func.func @main(%x: tensor<3x6xf32>) -> (tensor<3x6xf32>, tensor<3x6xf32>, tensor<3x2xf32>, tensor<3x2xi32>) {
+  %0 = "mhlo.erf"(%x) : (tensor<3x6xf32>) -> tensor<3x6xf32>
+  %1 = "mhlo.sinh"(%x) : (tensor<3x6xf32>) -> tensor<3x6xf32>
+  %2:2 = "mhlo.topk"(%x) {k = 2 : i64, largest = true} : (tensor<3x6xf32>) -> (tensor<3x2xf32>, tensor<3x2xi32>)
+  return %0, %1, %2#0, %2#1 : tensor<3x6xf32>, tensor<3x6xf32>, tensor<3x2xf32>, tensor<3x2xi32>
+}
+"""
+
+
+def test_mhlo_s_own_special_functions_and_topk_lower_through_chlo():
+    x = np.random.default_rng(5).standard_normal((3, 6)).astype(np.float32) * 2
+    want, got = _interpret(MHLO_ONLY, [x]), _compile_and_run(MHLO_ONLY, [x])
+    for name, w, g, ulps in zip(("erf", "sinh", "topk values", "topk indices"), want, got, (UNARY["erf"][1], 4, 0, 0)):
+        _assert_within(f"mhlo.{name}", w, g, ulps, 0.0)

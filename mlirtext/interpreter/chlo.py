@@ -98,6 +98,9 @@ _UNARY = {
 for _name, (_r, _c) in _UNARY.items():
     impl(f"chlo.{_name}")(_unary(_r, _c))
 impl("mhlo.erf")(_unary(_scipy("erf")))
+# mhlo's own copies of these (mhlo-only ops of the same semantics).
+for _name in ("acos", "acosh", "asin", "asinh", "atan", "atanh"):
+    impl(f"mhlo.{_name}")(_unary(*_UNARY[_name]))
 
 
 # sinh and cosh follow CHLO's decompositions (what the upstream tests' expected values come
@@ -132,8 +135,8 @@ def _sinh_cosh(kind):
     return run
 
 
-impl("chlo.sinh")(_sinh_cosh("sinh"))
-impl("chlo.cosh")(_sinh_cosh("cosh"))
+impl("chlo.sinh", "mhlo.sinh")(_sinh_cosh("sinh"))
+impl("chlo.cosh", "mhlo.cosh")(_sinh_cosh("cosh"))
 
 
 @impl("chlo.conj")
