@@ -2,20 +2,26 @@
 baseline (an injected faulty device is a mismatch, never a speed), progress and clear errors."""
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import sys
+import types
 from html.parser import HTMLParser
 
 import numpy as np
 import pytest
 
+from mlirtext.api import parse_and_verify, to_text
 from mlirtext.bench import iree
+from mlirtext.bench.blas_threads import blas_threads, one_blas_thread
 from mlirtext.bench.compare import compare_outputs
 from mlirtext.bench.measure import Settings, run_bench
 from mlirtext.bench.progress import Progress
 from mlirtext.bench.rows import BASELINE, MISMATCH, OK
 from mlirtext.bench.table import COLUMNS, format_report, report_json
 from mlirtext.cli import main
+from mlirtext.transforms.conversions.mhlo_to_stablehlo import mhlo_to_stablehlo
 
 PROGRAM = """
 func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
@@ -54,7 +60,6 @@ def program(tmp_path_factory):
 def json_and_html(program, tmp_path_factory):
     page = tmp_path_factory.mktemp("page") / "report.html"
     out, err = io.StringIO(), io.StringIO()
-    import contextlib
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["bench", program, "--json", f"--html={page}", *FAST])
     assert code == 0, err.getvalue()
@@ -273,7 +278,6 @@ func.func @main(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
 
 
 def test_the_baseline_runs_with_one_blas_thread(program):
-    from mlirtext.bench.blas_threads import blas_threads, one_blas_thread
     before = blas_threads()
     with one_blas_thread() as how:
         inside = blas_threads()
@@ -295,8 +299,6 @@ def test_the_baseline_runs_with_one_blas_thread(program):
 
 
 def test_mhlo_is_converted_to_stablehlo_for_iree():
-    from mlirtext.api import parse_and_verify, to_text
-    from mlirtext.transforms.conversions.mhlo_to_stablehlo import mhlo_to_stablehlo
     result = parse_and_verify(MHLO_PROGRAM)
     assert result.ok and mhlo_to_stablehlo(result.module) == []
     text = to_text(result)
@@ -318,10 +320,6 @@ def test_compare_iree_runs_an_mhlo_module(tmp_path, capsys):
 
 
 def test_threadpoolctl_when_installed_holds_blas_to_one_thread(monkeypatch):
-    import contextlib
-    import sys
-    import types
-    from mlirtext.bench.blas_threads import one_blas_thread
     calls = []
 
     @contextlib.contextmanager

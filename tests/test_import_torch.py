@@ -12,7 +12,9 @@ torch = pytest.importorskip("torch", reason="the torch extra is not installed (p
                                             "make import-deps installs it, as CI does)")
 pytest.importorskip("torch_mlir", reason="torch-mlir is not installed (pip install 'mlirtext[torch]')")
 
+from mlirtext.api import parse_and_verify, to_text  # noqa: E402
 from mlirtext.cli import main  # noqa: E402
+from mlirtext.importers.baked_weights import bake_weights  # noqa: E402
 from mlirtext.importers.common import ImportFailed  # noqa: E402
 from mlirtext.importers.torch import import_module  # noqa: E402
 from mlirtext.interpreter import Interpreter  # noqa: E402
@@ -88,8 +90,6 @@ def test_mlp_example_matches_pytorch_at_every_level_and_compiled():
 
 @pytest.mark.parametrize("to", ["stablehlo", "tosa", "linalg"])
 def test_weights_imported_as_arguments_bake_back_in_as_constants(to):
-    from mlirtext.api import parse_and_verify, to_text
-    from mlirtext.importers.baked_weights import bake_weights
     model = _mlp()
     as_args = import_module(model, X, to=to, weights="args")
     bake_weights(as_args.module, as_args.weights, to)
