@@ -347,7 +347,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
         if op == "constant":
             const = constants.get(ins.get("name")) if isinstance(ins.get("name"), str) else None
             need(const is not None, f"@{name}: unknown constant {ins.get('name')!r}")
-            define(ins, (tuple(const["shape"]), np.dtype(const["dtype"])))
+            define(ins, (tuple(const["shape"]), record_dtype(const)))   # (bf16's stored dtype is V2)
         elif op == "alloc":
             shape, dtype = check_type_record(ins, f"@{name}: instruction {n} (alloc)", False)
             need(shape is not None, f"@{name}: instruction {n} allocates a scalar")
@@ -372,7 +372,9 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
                 for j, (r, rec) in enumerate(zip(regs, kernel[side])):
                     got = reg(r, "a dispatch")
                     want = (tuple(rec["shape"] or ()), record_dtype(rec))
-                    if got != want:   # (the message only when it is needed: this runs per buffer)
+                    # (an alloc of bf16 / f8 names only its storage, raw bytes of the same size)
+                    untyped = got[1].kind == "V" and got[0] == want[0] and got[1].itemsize == want[1].itemsize
+                    if got != want and not untyped:   # (the message only when it is needed: this runs per buffer)
                         raise Malformed(f"@{name}: {side[:-1]} {j} of @{ins['kernel']} is "
                                         f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
                                         f"{'x'.join(map(str, want[0]))} {want[1]}")
