@@ -54,6 +54,8 @@ LAYER_OF = {
     "mlirtext.syntax.core_rules": "syntax",  # core grammar callbacks: check dialect types and attributes
     "mlirtext.syntax.parser": "syntax",  # text to IR with every dialect's rules
     "mlirtext.syntax.printer": "syntax",  # IR to text with every dialect's printers
+    "mlirtext.syntax.bytecode": "syntax",  # MLIR bytecode read as generic-form text (op property names)
+    "mlirtext.syntax.bytecode_properties": "syntax",  # which inherent attributes bytecode holds as required
     "mlirtext.verifier": "verifier",
     "mlirtext.api": "verifier",  # parse + verify + print: the entry point over the three
     "mlirtext.verify_diagnostics": "verifier",  # --verify-diagnostics: matches diagnostics to annotations

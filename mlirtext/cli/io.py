@@ -20,6 +20,7 @@ import numpy as np
 from .. import api
 from ..diagnostics import Diagnostic, report
 from ..ir.attributes import StringAttr
+from ..syntax import bytecode
 from ..syntax.parser import ParseResult
 from ..values import ValueError_, format_results, format_value, parse_inputs as parse_input_values
 
@@ -41,7 +42,13 @@ def read_bytes(path: str) -> Optional[tuple[bytes, str]]:
 
 
 def decode_text(data: bytes, name: str) -> Optional[str]:
-    """`data` as UTF-8 text; None after reporting the line of the first byte that is not."""
+    """`data` as UTF-8 text (MLIR bytecode as generic-form text); None after reporting why not."""
+    if bytecode.is_bytecode(data):
+        try:
+            return bytecode.to_text(data)
+        except bytecode.BytecodeError as e:
+            report([Diagnostic("error", f"{name}: {e}")])
+            return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
