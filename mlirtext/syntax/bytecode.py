@@ -21,14 +21,13 @@ from typing import Optional
 import numpy as np
 
 from ..dialects import lookup
+from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
 from .bytecode_properties import attribute_order, is_required
-
-MAGIC = b"ML\xefR"
+from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
 
 # Section ids (MLIR's bytecode::Section).
 _STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _RESOURCE, _RESOURCE_OFFSET, _DIALECT_VERSIONS, \
     _PROPERTIES = range(9)
-_NUM_SECTIONS = 9
 #: The versions this reader knows: 6 is what iree-opt 3.13 writes (native properties
 #: with ODS segment sizes as sparse arrays); older ones keep properties in attributes.
 _MIN_VERSION, _MAX_VERSION = 5, 6
@@ -43,85 +42,6 @@ _FLOAT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "f80": 80, "f128": 1
 _SMALL_FLOATS = ("tf32", "f8E5M2", "f8E4M3", "f8E4M3FN", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E3M4",
                  "f4E2M1FN", "f6E2M3FN", "f6E3M2FN", "f8E8M0FNU")
 _IDENTITY_MAP = re.compile(r"affine_map<\((d\d+(?:, d\d+)*)?\) -> \(\1\)>")
-
-
-class BytecodeError(Exception):
-    """Malformed or unsupported bytecode: one line, with the byte offset where it was found."""
-
-
-def is_bytecode(data: bytes) -> bool:
-    return data[:4] == MAGIC
-
-
-class _Reader:
-    """A cursor over `data[start:end]`; offsets in errors are from the file's start."""
-
-    def __init__(self, data: bytes, start: int = 0, end: Optional[int] = None):
-        self.data, self.pos, self.end = data, start, len(data) if end is None else end
-
-    def fail(self, message: str) -> BytecodeError:
-        return BytecodeError(f"malformed bytecode at byte {self.pos}: {message}")
-
-    def empty(self) -> bool:
-        return self.pos >= self.end
-
-    def byte(self) -> int:
-        if self.pos >= self.end:
-            raise self.fail("unexpected end of data")
-        self.pos += 1
-        return self.data[self.pos - 1]
-
-    def bytes(self, n: int) -> bytes:
-        if n > self.end - self.pos:
-            raise self.fail(f"{n} bytes wanted, {self.end - self.pos} left")
-        self.pos += n
-        return self.data[self.pos - n:self.pos]
-
-    def varint(self) -> int:
-        first = self.byte()
-        if first & 1:
-            return first >> 1
-        if first == 0:
-            return int.from_bytes(self.bytes(8), "little")
-        extra = (first & -first).bit_length() - 1      # trailing zeros: the number of further bytes
-        return int.from_bytes(bytes([first]) + self.bytes(extra), "little") >> (extra + 1)
-
-    def signed(self) -> int:
-        v = self.varint()
-        return (v >> 1) ^ -(v & 1)
-
-    def flagged(self) -> tuple[int, bool]:
-        v = self.varint()
-        return v >> 1, bool(v & 1)
-
-    def cstring(self) -> str:
-        nul = self.data.find(b"\0", self.pos, self.end)
-        if nul < 0:
-            raise self.fail("string without its terminating NUL")
-        text = self.data[self.pos:nul].decode("utf-8", "replace")
-        self.pos = nul + 1
-        return text
-
-    def align(self, alignment: int) -> None:
-        if alignment & (alignment - 1) or alignment == 0:
-            raise self.fail(f"alignment {alignment} is not a power of two")
-        while self.pos % alignment:
-            if self.byte() != 0xCB:
-                raise self.fail("expected alignment padding byte 0xCB")
-
-    def section(self) -> tuple[int, "_Reader"]:
-        at = self.pos
-        head = self.byte()
-        length = self.varint()
-        sid = head & 0x7F
-        if sid >= _NUM_SECTIONS:
-            self.pos = at
-            raise self.fail(f"invalid section id {sid}")
-        if head & 0x80:
-            self.align(self.varint())
-        start = self.pos
-        self.bytes(length)
-        return sid, _Reader(self.data, start, start + length)
 
 
 def _quote(s: str) -> str:
@@ -168,7 +88,7 @@ class _Decoder:
 
     # -- header and sections --------------------------------------------------------------
     def decode(self) -> str:
-        r = _Reader(self.data)
+        r = ByteReader(self.data)
         if r.bytes(4) != MAGIC:
             raise BytecodeError("not MLIR bytecode: the file does not start with 'ML\\xefR'")
         self.version = r.varint()
@@ -200,7 +120,7 @@ class _Decoder:
         body = self._ir(sections[_IR])
         return body + self._resource_metadata()
 
-    def _strings(self, r: _Reader) -> None:
+    def _strings(self, r: ByteReader) -> None:
         n = r.varint()
         lengths = [r.varint() for _ in range(n)][::-1]
         start = r.end - sum(lengths)
@@ -212,7 +132,7 @@ class _Decoder:
             self.strings.append(self.data[start:start + length - 1].decode("utf-8", "replace"))
             start += length
 
-    def string(self, r: _Reader, index: Optional[int] = None) -> str:
+    def string(self, r: ByteReader, index: Optional[int] = None) -> str:
         at = r.pos
         i = r.varint() if index is None else index
         if i >= len(self.strings):
@@ -220,7 +140,7 @@ class _Decoder:
             raise r.fail(f"string index {i} out of range")
         return self.strings[i]
 
-    def _dialect_section(self, r: _Reader) -> None:
+    def _dialect_section(self, r: ByteReader) -> None:
         for _ in range(r.varint()):
             index, versioned = r.flagged()
             self.dialects.append(self.string(r, index))
@@ -235,7 +155,7 @@ class _Decoder:
                 index, registered = r.flagged()
                 self.op_names.append((f"{dialect}.{self.string(r, index)}", registered))
 
-    def _dialect(self, r: _Reader) -> str:
+    def _dialect(self, r: ByteReader) -> str:
         at = r.pos
         i = r.varint()
         if i >= len(self.dialects):
@@ -243,7 +163,7 @@ class _Decoder:
             raise r.fail(f"dialect index {i} out of range")
         return self.dialects[i]
 
-    def _offsets(self, r: _Reader, data: _Reader) -> None:
+    def _offsets(self, r: ByteReader, data: ByteReader) -> None:
         num_attrs, num_types = r.varint(), r.varint()
         pos = data.pos
         spans = []
@@ -258,7 +178,7 @@ class _Decoder:
         self.attr_spans, self.type_spans = spans[:num_attrs], spans[num_attrs:]
 
     # -- attributes and types, as text ----------------------------------------------------
-    def attr(self, r: _Reader) -> str:
+    def attr(self, r: ByteReader) -> str:
         at = r.pos
         i = r.varint()
         if i >= len(self.attr_spans):
@@ -266,7 +186,7 @@ class _Decoder:
             raise r.fail(f"attribute index {i} out of range")
         return self.attr_at(i)
 
-    def type(self, r: _Reader) -> str:
+    def type(self, r: ByteReader) -> str:
         at = r.pos
         i = r.varint()
         if i >= len(self.type_spans):
@@ -294,20 +214,23 @@ class _Decoder:
 
     def _entry(self, span, builtin, what: str) -> str:
         dialect, custom, start, end = span
-        r = _Reader(self.data, start, end)
+        r = ByteReader(self.data, start, end)
         if not custom:
             return r.cstring()
-        if dialect != "builtin":
+        if dialect == "builtin":
+            text = builtin(r)
+        elif dialect == "stablehlo":
+            text = (stablehlo_attribute if what == "attribute" else stablehlo_type)(r)
+        else:
             raise r.fail(f"the {dialect} dialect's own bytecode encoding of a {what} is not supported")
-        text = builtin(r)
         if not r.empty():
             raise r.fail(f"trailing bytes after a builtin {what}")
         return text
 
-    def _array(self, r: _Reader, item) -> list:
+    def _array(self, r: ByteReader, item) -> list:
         return [item(r) for _ in range(r.varint())]
 
-    def _builtin_attr(self, r: _Reader) -> str:
+    def _builtin_attr(self, r: ByteReader) -> str:
         code = r.varint()
         if code == 0:       # ArrayAttr
             return "[" + ", ".join(self._array(r, self.attr)) + "]"
@@ -369,11 +292,11 @@ class _Decoder:
             return self._affine_map(r)
         if code == 25:      # StridedLayoutAttr
             offset = r.signed()
-            strides = ", ".join("?" if d == _DYNAMIC else str(d) for d in self._array(r, _Reader.signed))
+            strides = ", ".join("?" if d == _DYNAMIC else str(d) for d in self._array(r, ByteReader.signed))
             return f"strided<[{strides}]" + (f", offset: {'?' if offset == _DYNAMIC else offset}>" if offset else ">")
         raise r.fail(f"builtin attribute code {code} is not supported")
 
-    def _affine_map(self, r: _Reader) -> str:
+    def _affine_map(self, r: ByteReader) -> str:
         """MLIR's affine map encoding: (dims << 2) | kind, kind 0 identity, 1 permutation,
         2 a list of dims, 3 any map (symbols, results, expression trees)."""
         head = r.varint()
@@ -393,13 +316,13 @@ class _Decoder:
             f" -> ({', '.join(results)})>"
 
     @staticmethod
-    def _dim(r: _Reader, dims: list) -> str:
+    def _dim(r: ByteReader, dims: list) -> str:
         k = r.varint()
         if k >= len(dims):
             raise r.fail(f"affine dimension {k} of {len(dims)}")
         return dims[k]
 
-    def _affine_expr(self, r: _Reader, dims: list, syms: list, tight: bool) -> str:
+    def _affine_expr(self, r: ByteReader, dims: list, syms: list, tight: bool) -> str:
         """One expression, tags 0 dim, 1 symbol, 2 constant, then add, mul, mod, floordiv,
         ceildiv; an add inside a multiplicative operand is parenthesized."""
         tag = r.varint()
@@ -423,20 +346,20 @@ class _Decoder:
             return f"({text})" if tight else text
         return f"{lhs} {('*', 'mod', 'floordiv', 'ceildiv')[tag - 4]} {rhs}"
 
-    def _named(self, r: _Reader) -> str:
+    def _named(self, r: ByteReader) -> str:
         name = self._string_attr(r)
         value = self.attr(r)
         key = name if re.fullmatch(r"[A-Za-z_][\w$.]*", name) else _quote(name)
         return key if value == "unit" else f"{key} = {value}"
 
-    def _string_attr(self, r: _Reader) -> str:
+    def _string_attr(self, r: ByteReader) -> str:
         text = self.attr(r)
         try:
             return json.loads(text) if text.startswith('"') and "\\" not in text else text.strip('"')
         except ValueError:
             raise r.fail(f"expected a string attribute, got {text[:40]}") from None
 
-    def _location(self, r: _Reader, code: int) -> str:
+    def _location(self, r: ByteReader, code: int) -> str:
         if code == 10:
             self.attr(r), self.attr(r)
         elif code == 11:
@@ -449,7 +372,7 @@ class _Decoder:
             self.attr(r), self.attr(r)
         return "loc(unknown)"
 
-    def _int_width(self, ty: str, r: _Reader) -> int:
+    def _int_width(self, ty: str, r: ByteReader) -> int:
         if ty == "index":
             return 64
         m = re.fullmatch(r"[su]?i(\d+)", ty)
@@ -457,7 +380,7 @@ class _Decoder:
             raise r.fail(f"integer attribute of type {ty}")
         return int(m.group(1))
 
-    def _float_width(self, ty: str, r: _Reader) -> int:
+    def _float_width(self, ty: str, r: ByteReader) -> int:
         if ty in _SMALL_FLOATS[1:]:
             return int(ty[1])
         if ty == "tf32":
@@ -473,7 +396,7 @@ class _Decoder:
             return value
         return value - (1 << width) if value >> (width - 1) else value
 
-    def _known_width_int(self, r: _Reader, width: int) -> int:
+    def _known_width_int(self, r: ByteReader, width: int) -> int:
         if width <= 8:
             return r.byte()
         if width <= 64:
@@ -481,7 +404,7 @@ class _Decoder:
         words = [r.signed() & ((1 << 64) - 1) for _ in range(r.varint())]
         return sum(w << (64 * i) for i, w in enumerate(words))
 
-    def _array_elements(self, ty: str, blob: bytes, size: int, r: _Reader) -> list:
+    def _array_elements(self, ty: str, blob: bytes, size: int, r: ByteReader) -> list:
         if ty == "i1":
             return ["true" if b else "false" for b in blob[:size]]
         fmt = {"i8": "b", "i16": "h", "i32": "i", "i64": "q", "f32": "f", "f64": "d"}.get(ty)
@@ -493,16 +416,16 @@ class _Decoder:
                                 ty) for v in values]
         return [str(v) for v in values]
 
-    def _num_elements(self, ty: str, r: _Reader) -> int:
+    def _num_elements(self, ty: str, r: ByteReader) -> int:
         m = re.match(r"(?:tensor|vector)<((?:\d+x)*)", ty)
         if not m:
             raise r.fail(f"string elements of type {ty}")
         return int(np.prod([int(d) for d in m.group(1).split("x") if d], dtype=np.int64))
 
-    def _shape(self, r: _Reader) -> str:
-        return "".join(("?" if d == _DYNAMIC else str(d)) + "x" for d in self._array(r, _Reader.signed))
+    def _shape(self, r: ByteReader) -> str:
+        return "".join(("?" if d == _DYNAMIC else str(d)) + "x" for d in self._array(r, ByteReader.signed))
 
-    def _builtin_type(self, r: _Reader) -> str:
+    def _builtin_type(self, r: ByteReader) -> str:
         code = r.varint()
         if code == 0:
             v = r.varint()
@@ -538,13 +461,13 @@ class _Decoder:
         raise r.fail(f"builtin type code {code} is not supported")
 
     # -- resources and properties ---------------------------------------------------------
-    def _resource_section(self, data: _Reader, r: _Reader) -> None:
+    def _resource_section(self, data: ByteReader, r: ByteReader) -> None:
         for _ in range(r.varint()):     # external resource groups, named by a string
             self._resource_group(r, data, None)
         while not r.empty():
             self._resource_group(r, data, self._dialect(r))
 
-    def _resource_group(self, r: _Reader, data: _Reader, dialect: Optional[str]) -> None:
+    def _resource_group(self, r: ByteReader, data: ByteReader, dialect: Optional[str]) -> None:
         if dialect is None:
             dialect = self.string(r)
         entries = self.resource_text.setdefault(dialect, [])
@@ -554,7 +477,7 @@ class _Decoder:
             kind = r.byte()
             start = data.pos
             data.bytes(size)
-            value = _Reader(self.data, start, start + size)
+            value = ByteReader(self.data, start, start + size)
             if kind == 0:           # blob
                 alignment, length = value.varint(), value.varint()
                 value.align(alignment)
@@ -576,7 +499,7 @@ class _Decoder:
             return ""
         return "\n{-#\n  dialect_resources: {\n" + ",\n".join(groups) + "\n  }\n#-}\n"
 
-    def _properties_section(self, r: _Reader) -> None:
+    def _properties_section(self, r: ByteReader) -> None:
         count = r.varint()
         while not r.empty():
             size = r.varint()
@@ -585,16 +508,19 @@ class _Decoder:
         if len(self.properties) != count:
             raise r.fail(f"{len(self.properties)} properties entries, {count} announced")
 
-    def _op_properties(self, r: _Reader, name: str, registered: bool) -> str:
-        if not registered:
-            return self.attr(r)
+    def _op_properties(self, r: ByteReader, name: str, registered: bool) -> str:
         at = r.pos
         i = r.varint()
         if i >= len(self.properties):
             r.pos = at
             raise r.fail(f"properties index {i} out of range")
         start, end = self.properties[i]
-        p = _Reader(self.data, start, end)
+        p = ByteReader(self.data, start, end)
+        if not registered:      # written by a tool that did not know the op: one dictionary
+            text = self.attr(p)
+            if not p.empty() or not text.startswith("{"):
+                raise p.fail(f"the properties of the unregistered op '{name}' are not one dictionary")
+            return "<" + text + ">"
         opdef = lookup(name)
         if opdef is None:
             raise p.fail(f"properties of '{name}', an op this reader does not know")
@@ -619,7 +545,7 @@ class _Decoder:
         return "<{" + ", ".join(items) + "}>" if items else ""
 
     @staticmethod
-    def _sparse_array(r: _Reader) -> list:
+    def _sparse_array(r: ByteReader) -> list:
         size = r.varint()
         if not size:
             return []
@@ -640,7 +566,7 @@ class _Decoder:
     # Values get names %0, %1, ... and blocks ^bb0, ^bb1, ... in file order, unique in the whole
     # module. An operand's type is written as a marker (`\0name\0`) and filled in at the end,
     # since a use may come before its definition (graph regions, successors' operands).
-    def _ir(self, r: _Reader) -> str:
+    def _ir(self, r: ByteReader) -> str:
         self.value_types: dict = {}
         self.n_values = self.n_blocks = 0
         out: list[str] = []
@@ -657,7 +583,7 @@ class _Decoder:
             raise BytecodeError(f"malformed bytecode: value {missing[0]} is used but never defined")
         return re.sub("\0(%[0-9]+)\0", lambda m: self.value_types[m.group(1)], "\n".join(out)) + "\n"
 
-    def _op(self, r: _Reader, out: list, depth: int, scope: "_Scope", blocks: list) -> None:
+    def _op(self, r: ByteReader, out: list, depth: int, scope: "_Scope", blocks: list) -> None:
         at = r.pos
         i = r.varint()
         if i >= len(self.op_names):
@@ -713,7 +639,7 @@ class _Decoder:
             self._check_defined(body, inner)
         out.append(pad + ")" + tail)
 
-    def _region(self, r: _Reader, out: list, depth: int, scope: "_Scope") -> None:
+    def _region(self, r: ByteReader, out: list, depth: int, scope: "_Scope") -> None:
         pad = "  " * depth
         n_blocks = r.varint()
         if not n_blocks:
@@ -750,7 +676,7 @@ class _Decoder:
         del scope.values[first:]
         scope.next.pop()
 
-    def _define(self, r: _Reader, scope: "_Scope", types: list) -> list:
+    def _define(self, r: ByteReader, scope: "_Scope", types: list) -> list:
         if not scope.next:      # the top level: results exist but no one can use them
             names = [f"%{self.n_values + k}" for k in range(len(types))]
             self.n_values += len(types)
@@ -768,7 +694,7 @@ class _Decoder:
         self.value_types.update(zip(names, types))
         return names
 
-    def _use(self, r: _Reader, scope: "_Scope") -> str:
+    def _use(self, r: ByteReader, scope: "_Scope") -> str:
         at = r.pos
         i = r.varint()
         if i >= len(scope.values):
@@ -780,12 +706,12 @@ class _Decoder:
             scope.forward.append(scope.values[i])
         return scope.values[i]
 
-    def _check_defined(self, r: _Reader, scope: "_Scope") -> None:
+    def _check_defined(self, r: ByteReader, scope: "_Scope") -> None:
         for name in scope.forward:
             if name not in self.value_types:
                 raise r.fail(f"a value used in the region is never defined")
 
-    def _skip_use_lists(self, r: _Reader, n_values: int) -> None:
+    def _skip_use_lists(self, r: ByteReader, n_values: int) -> None:
         """Use-list orders: read and dropped (the IR keeps no use-list order)."""
         count = r.varint() if n_values > 1 else 1
         for _ in range(count):
