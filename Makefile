@@ -8,7 +8,7 @@ EXAMPLE := examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
-.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status
+.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status bytecode-status
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,11 @@ test: $(VENV)/.installed-dev gpu-deps import-deps
 ONNX_BUDGET ?= 0
 onnx-status: $(VENV)/.installed-dev import-deps
 	$(BIN)/python -m tests.onnx_status --budget $(ONNX_BUDGET) --tsv $(VENV)/onnx_status.tsv
+
+# MLIR bytecode: every corpus case iree-opt accepts, written as bytecode by iree-opt and read by
+# mlirtext, compared in generic form (tests/bytecode_status.py); CI runs a sample (test_bytecode.py).
+bytecode-status: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.bytecode_status
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet xdsl

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..dialects import lookup
 from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
-from .bytecode_properties import attribute_order, is_required
+from .bytecode_properties import attribute_order, is_required, segment_counts
 from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
 
 # Section ids (MLIR's bytecode::Section).
@@ -67,7 +67,9 @@ def _float_text(bits: int, width: int, ty: str) -> str:
                                                                     "f64": np.float64}[ty])[0]
         if np.isfinite(value):
             text = repr(float(value)) if ty == "f64" else str(value)
-            return text if any(c in text for c in ".e") else text + ".0"
+            mantissa, e, exponent = text.partition("e")
+            return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent    # MLIR wants the '.'
+
     return f"0x{bits:0{width // 4}X}"
 
 
@@ -280,6 +282,8 @@ class _Decoder:
         if code == 18:      # DenseIntOrFPElementsAttr
             ty = self.type(r)
             blob = r.bytes(r.varint())
+            if re.fullmatch(r"(?:tensor|vector)<(?:\d+x)*i1>", ty):
+                return f"dense<{self._bools(blob, ty, r)}> : {ty}"
             return f'dense<"0x{blob.hex().upper()}"> : {ty}'
         if code == 19:      # DenseStringElementsAttr
             ty = self.type(r)
@@ -416,6 +420,15 @@ class _Decoder:
                                 ty) for v in values]
         return [str(v) for v in values]
 
+    def _bools(self, blob: bytes, ty: str, r: ByteReader) -> str:
+        """i1 elements, packed eight to a byte (one byte 0x00 or 0xFF: a splat), as text."""
+        n = self._num_elements(ty, r)
+        if len(blob) == 1 and blob[0] in (0, 0xFF):
+            return "true" if blob[0] else "false"
+        if len(blob) != (n + 7) // 8:
+            raise r.fail(f"{len(blob)} bytes of booleans for {ty}")
+        return "[" + ", ".join("true" if blob[k // 8] >> (k % 8) & 1 else "false" for k in range(n)) + "]"
+
     def _num_elements(self, ty: str, r: ByteReader) -> int:
         m = re.match(r"(?:tensor|vector)<((?:\d+x)*)", ty)
         if not m:
@@ -537,28 +550,29 @@ class _Decoder:
                         raise p.fail(f"attribute index {index} out of range in the properties of '{name}'")
                     value = self.attr_at(index)
                     items.append(key if value == "unit" else f"{key} = {value}")
-        for key in sorted(segments):
-            items.append(f"{key} = array<i32: {', '.join(map(str, self._sparse_array(p)))}>")
+        for key, size in zip(sorted(segments), segment_counts(name)):
+            items.append(f"{key} = array<i32: {', '.join(map(str, self._sparse_array(p, size, name)))}>")
         if not p.empty():
             raise p.fail(f"the properties of '{name}' hold more than its declared attributes "
                          f"({', '.join(names + segments)})")
         return "<{" + ", ".join(items) + "}>" if items else ""
 
     @staticmethod
-    def _sparse_array(r: ByteReader) -> list:
-        size = r.varint()
-        if not size:
-            return []
-        count, sparse = r.flagged()
+    def _sparse_array(r: ByteReader, size: Optional[int], op: str) -> list:
+        """A segment-size array: `(n << 1) | sparse`, then n values, or n (value << bits | index)
+        pairs after the index width `bits` (the array's length is the op's segment count)."""
+        n, sparse = r.flagged()
         if not sparse:
-            return [r.varint() for _ in range(count)]
+            return [r.varint() for _ in range(n)]
+        if size is None:
+            raise r.fail(f"the segment sizes of '{op}' are sparse and its segment count is not known")
         bits = r.varint()
         values = [0] * size
-        for _ in range(count):
+        for _ in range(n):
             pair = r.varint()
             index = pair & ((1 << bits) - 1)
             if index >= size:
-                raise r.fail("sparse array index out of range")
+                raise r.fail(f"segment {index} of the {size} of '{op}'")
             values[index] = pair >> bits
         return values
 
@@ -646,6 +660,8 @@ class _Decoder:
             out.append(pad + "{\n" + pad + "}")
             return
         n_values = r.varint()
+        if n_values > r.end - r.pos:    # each value's definition takes at least a byte
+            raise r.fail(f"a region of {n_values} values in {r.end - r.pos} bytes")
         first = len(scope.values)
         scope.next.append(first)
         scope.values.extend([None] * n_values)

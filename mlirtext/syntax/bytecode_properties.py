@@ -1,12 +1,23 @@
-"""Which inherent attributes an op's bytecode properties hold as required ones.
+"""Which inherent attributes an op's bytecode properties hold, and which as required ones.
 
 MLIR's generated `writeProperties` writes an op's inherent attributes in name order,
 a required one as its attribute index and an optional or default-valued one as
-`(index << 1) | present`; the bytecode does not say which is which, so the reader
-needs this table (ODS's `OptionalAttr`/`DefaultValuedAttr` versus the rest), for
-the ops of the dialects iree-opt writes. An attribute not listed is optional.
+`(index << 1) | present`, then the segment sizes; the bytecode does not say which is
+which, so the reader needs ODS's declarations: `bytecode_ods.py` (generated from the
+iree-base-compiler 3.13 op classes) for the dialects it has, the tables below for the
+rest (stablehlo, chlo, check: no Python op classes), over mlirtext's op declarations.
 """
 from __future__ import annotations
+
+from .bytecode_ods import ODS_ATTRIBUTES as GENERATED
+
+#: IREE's check dialect has no Python op classes: its ODS, in the generated table's shape.
+ODS_ATTRIBUTES = {
+    **GENERATED,
+    "check.expect_almost_eq_const": ("value", "atol rtol", 0, 0),
+    "check.expect_almost_eq": ("", "atol rtol", 0, 0),
+    "check.expect_eq_const": ("value", "", 0, 0),
+}
 
 #: op name -> its required inherent attributes.
 REQUIRED: dict[str, frozenset] = {name: frozenset(attrs.split()) for name, attrs in {
@@ -49,8 +60,6 @@ REQUIRED: dict[str, frozenset] = {name: frozenset(attrs.split()) for name, attrs
     "llvm.insertvalue": "position",
     "util.global": "sym_name type",
     "util.func": "sym_name function_type",
-    "check.expect_eq_const": "value",
-    "check.expect_almost_eq_const": "value",
     "chlo.broadcast_compare": "comparison_direction",
     "chlo.constant_like": "value",
     "chlo.constant": "value",
@@ -126,11 +135,24 @@ NOT_IN_ODS: dict[str, tuple] = {
 
 def attribute_order(op: str, declared) -> list:
     """The op's inherent attributes (segment sizes aside) in the order the properties hold them."""
+    if op in ODS_ATTRIBUTES:
+        required, optional = ODS_ATTRIBUTES[op][:2]
+        return sorted(required.split() + optional.split())
     names = {n for n in declared if not n.endswith("SegmentSizes")} - set(NOT_IN_ODS.get(op, ()))
     return sorted(names | set(UNDECLARED.get(op, ())))
 
 
+def segment_counts(op: str) -> tuple:
+    """How many operand and result segments the op's segment-size arrays have (None: not known,
+    which a sparse-encoded array needs)."""
+    if op in ODS_ATTRIBUTES:
+        return ODS_ATTRIBUTES[op][2], ODS_ATTRIBUTES[op][3]
+    return None, None
+
+
 def is_required(op: str, attr: str) -> bool:
+    if op in ODS_ATTRIBUTES:
+        return attr in ODS_ATTRIBUTES[op][0].split()
     dialect = op.partition(".")[0]
     if dialect in ALL_REQUIRED_BUT:
         return attr not in ALL_REQUIRED_BUT[dialect]
