@@ -13,7 +13,6 @@ dialect) and locations (read, not attached: the text has none). Bad input raises
 """
 from __future__ import annotations
 
-import json
 import re
 import struct
 from typing import Optional
@@ -22,7 +21,7 @@ import numpy as np
 
 from ..dialects import lookup
 from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
-from .bytecode_properties import attribute_order, is_required, segment_counts
+from .bytecode_properties import UNNAMED_TRAILING, attribute_order, is_required, segment_counts
 from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
 
 # Section ids (MLIR's bytecode::Section).
@@ -38,6 +37,12 @@ _HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS, _HAS_USE
 
 _DYNAMIC = -(1 << 63)    # ShapedType::kDynamic
 _FLOAT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
+#: numpy forms of the element types whose dense elements are printed as values.
+_DTYPES = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "si8": np.int8, "si16": np.int16,
+           "si32": np.int32, "si64": np.int64, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
+           "ui64": np.uint64, "index": np.int64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+_HEX_ABOVE = 100
+
 #: Builtin type codes 21 on: the small float types, in MLIR's order.
 _SMALL_FLOATS = ("tf32", "f8E5M2", "f8E4M3", "f8E4M3FN", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E4M3B11FNUZ", "f8E3M4",
                  "f4E2M1FN", "f6E2M3FN", "f6E3M2FN", "f8E8M0FNU")
@@ -54,6 +59,23 @@ def _quote(s: str) -> str:
         else:
             out.extend(f"\\{b:02X}" for b in ch.encode("utf-8"))
     return '"' + "".join(out) + '"'
+
+
+def _nested(texts: list, shape: list) -> str:
+    """Elements in row-major order as MLIR's nested list literal of `shape` (`[]` when empty)."""
+    if not shape:
+        return texts[0]
+    if len(shape) == 1:
+        return "[" + ", ".join(texts) + "]"
+    step = len(texts) // shape[0] if shape[0] else 0
+    return "[" + ", ".join(_nested(texts[k * step:(k + 1) * step], shape[1:]) for k in range(shape[0])) + "]"
+
+
+def _unquote(body: str) -> str:
+    """The inverse of `_quote` (without the quotes)."""
+    return re.sub(r'\\([0-9A-F]{2}(?:\\[0-9A-F]{2})*|["\\])',
+                  lambda m: m.group(1) if len(m.group(1)) == 1 else
+                  bytes.fromhex(m.group(1).replace("\\", "")).decode("utf-8", "replace"), body)
 
 
 def _symbol(name: str) -> str:
@@ -284,7 +306,7 @@ class _Decoder:
             blob = r.bytes(r.varint())
             if re.fullmatch(r"(?:tensor|vector)<(?:\d+x)*i1>", ty):
                 return f"dense<{self._bools(blob, ty, r)}> : {ty}"
-            return f'dense<"0x{blob.hex().upper()}"> : {ty}'
+            return f"dense<{self._dense_values(blob, ty)}> : {ty}"
         if code == 19:      # DenseStringElementsAttr
             ty = self.type(r)
             splat = r.varint()
@@ -357,11 +379,11 @@ class _Decoder:
         return key if value == "unit" else f"{key} = {value}"
 
     def _string_attr(self, r: ByteReader) -> str:
+        """The value of a string attribute (a dictionary key, a symbol name), unquoted."""
         text = self.attr(r)
-        try:
-            return json.loads(text) if text.startswith('"') and "\\" not in text else text.strip('"')
-        except ValueError:
-            raise r.fail(f"expected a string attribute, got {text[:40]}") from None
+        if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+            raise r.fail(f"expected a string attribute, got {text[:40]}")
+        return _unquote(text[1:-1])
 
     def _location(self, r: ByteReader, code: int) -> str:
         if code == 10:
@@ -419,6 +441,26 @@ class _Decoder:
             return [_float_text(int.from_bytes(struct.pack("<" + fmt, v), "little"), 8 * struct.calcsize(fmt),
                                 ty) for v in values]
         return [str(v) for v in values]
+
+    @staticmethod
+    def _dense_values(blob: bytes, ty: str) -> str:
+        """Elements as MLIR prints them: a splat (one element's bytes) as its value, up to
+        `_HEX_ABOVE` elements as a flat list, more (or an element type without a numpy
+        form) as the raw bytes in hex, which MLIR reads the same."""
+        m = re.fullmatch(r"(?:tensor|vector)<((?:\d+x)*)([a-z]+\d*)>", ty)
+        dtype = _DTYPES.get(m.group(2)) if m else None
+        if dtype is not None and len(blob) % np.dtype(dtype).itemsize == 0:
+            values = np.frombuffer(blob, dtype)
+            shape = [int(d) for d in m.group(1).split("x") if d]
+            count = int(np.prod(shape, dtype=np.int64))
+            if count == 0:
+                return ""
+            if len(values) == 1 or len(values) == count <= _HEX_ABOVE:
+                kind = m.group(2)
+                texts = [_float_text(int(v.view(f"u{v.itemsize}")), 8 * v.itemsize, kind) if kind[0] == "f"
+                         else str(int(v)) for v in values]
+                return texts[0] if len(values) == 1 and count != 1 or not shape else _nested(texts, shape)
+        return f'"0x{blob.hex().upper()}"'
 
     def _bools(self, blob: bytes, ty: str, r: ByteReader) -> str:
         """i1 elements, packed eight to a byte (one byte 0x00 or 0xFF: a splat), as text."""
@@ -550,6 +592,9 @@ class _Decoder:
                         raise p.fail(f"attribute index {index} out of range in the properties of '{name}'")
                     value = self.attr_at(index)
                     items.append(key if value == "unit" else f"{key} = {value}")
+        for _ in range(UNNAMED_TRAILING.get(name, 0)):
+            if p.flagged()[1]:
+                raise p.fail(f"'{name}' has an inherent attribute this reader cannot name")
         for key, size in zip(sorted(segments), segment_counts(name)):
             items.append(f"{key} = array<i32: {', '.join(map(str, self._sparse_array(p, size, name)))}>")
         if not p.empty():
