@@ -59,6 +59,7 @@ LAYER_OF = {
     "mlirtext.syntax.bytecode_encoding": "syntax",  # bytecode primitives: varints, sections, errors
     "mlirtext.syntax.bytecode_ods": "syntax",  # ODS inherent attributes per op (generated data)
     "mlirtext.syntax.bytecode_stablehlo": "syntax",  # the stablehlo dialect's own attribute/type encodings
+    "mlirtext.syntax.bytecode_quant": "syntax",  # the quant dialect's own type encodings
     "mlirtext.verifier": "verifier",
     "mlirtext.api": "verifier",  # parse + verify + print: the entry point over the three
     "mlirtext.verify_diagnostics": "verifier",  # --verify-diagnostics: matches diagnostics to annotations

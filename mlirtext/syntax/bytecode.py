@@ -22,6 +22,7 @@ import numpy as np
 from ..dialects import lookup
 from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
 from .bytecode_properties import UNNAMED_TRAILING, attribute_order, is_required, segment_counts
+from .bytecode_quant import quant_type
 from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
 
 # Section ids (MLIR's bytecode::Section).
@@ -243,6 +244,8 @@ class _Decoder:
             return r.cstring()
         if dialect == "builtin":
             text = builtin(r)
+        elif dialect == "quant" and what == "type":
+            text = quant_type(r, self.type)
         elif dialect == "stablehlo":
             text = (stablehlo_attribute if what == "attribute" else stablehlo_type)(r)
         else:

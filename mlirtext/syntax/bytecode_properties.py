@@ -101,6 +101,8 @@ REQUIRED: dict[str, frozenset] = {name: frozenset(attrs.split()) for name, attrs
     "stablehlo.all_to_all": "split_dimension concat_dimension split_count replica_groups",
     "stablehlo.collective_permute": "source_target_pairs",
     "stablehlo.collective_broadcast": "replica_groups",
+    "stablehlo.collective_reduce": "replica_groups",
+    "stablehlo.cross-replica-sum": "replica_groups",
     "stablehlo.custom_call": "call_target_name",
     "stablehlo.composite": "name decomposition",
     "stablehlo.triangular_solve": "left_side lower unit_diagonal transpose_a",
