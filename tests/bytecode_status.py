@@ -1,13 +1,17 @@
-"""How much of the corpus mlirtext reads as MLIR bytecode: the round-trip figure of issue 25.
+"""How much of the corpus goes through MLIR bytecode: the round-trip figures of issue 25.
 
-    PYTHONPATH=. python -m tests.bytecode_status [--files GLOB] [--sample N] [-v]
+    PYTHONPATH=. python -m tests.bytecode_status [--files GLOB] [--sample N] [--direction read|write] [-v]
 
-Over the valid cases iree-opt accepts: iree-opt writes each as bytecode
-(`--emit-bytecode`), mlirtext reads that bytecode, parses and verifies it, and prints
-it in generic form; a case passes when iree-opt gives the same generic form for our
-print as for the original text. iree-opt runs once for all cases' bytecode (the
-chunks of a `--split-input-file` run, split at the marker before each magic number)
-and once per generic-form batch (see `corpus_status.generic_forms`).
+Over the valid cases iree-opt accepts, both directions:
+read: iree-opt writes each as bytecode (`--emit-bytecode`), mlirtext reads that bytecode,
+  parses and verifies it, and prints it in generic form; a case passes when iree-opt
+  gives the same generic form for our print as for the original text. iree-opt runs
+  once for all cases' bytecode (the chunks of a `--split-input-file` run, split at the
+  marker before each magic number) and once per generic-form batch.
+write: mlirtext parses the original and writes it as bytecode (`opt --emit-bytecode`);
+  a case passes when MLIR (iree-base-compiler 3.13's, the same build as iree-opt, in
+  process through its Python bindings: iree-opt cannot split bytecode inputs) reads our
+  bytecode to the same generic form as the original text.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.syntax import bytecode
+from mlirtext.syntax.bytecode_writer import BytecodeWriteError, from_module
 
 from . import corpus
 from .corpus_status import generic_forms
@@ -87,6 +92,37 @@ def run(cases: list) -> list[Outcome]:
     return outcomes
 
 
+def run_write(cases: list) -> list[Outcome]:
+    from iree.compiler import ir     # the dev extra; imported here so the read figure needs only iree-opt
+
+    def generic(source) -> str | None:
+        context = ir.Context()
+        context.allow_unregistered_dialects = True
+        try:
+            return ir.Module.parse(source, context).operation.get_asm(print_generic_op_form=True)
+        except ir.MLIRError as e:
+            return "MLIR rejects it: " + str(e).splitlines()[0]
+
+    outcomes = []
+    for case in cases:
+        result = parse_and_verify(case.text, case.case_id)
+        if not result.ok:
+            outcomes.append(Outcome(case, "parsed", result.diagnostics[0].format() if result.diagnostics else ""))
+            continue
+        try:
+            data = from_module(result.module)
+        except BytecodeWriteError as e:
+            outcomes.append(Outcome(case, "written", str(e)))
+            continue
+        ours, original = generic(data), generic(case.text)
+        if ours == original:
+            outcomes.append(Outcome(case, "passed"))
+        else:
+            why = ours if ours and ours.startswith("MLIR rejects") else "MLIR's generic form differs"
+            outcomes.append(Outcome(case, "same generic form", why))
+    return outcomes
+
+
 def select(files: str = "*", sample: int = 0) -> list:
     cases = [c for c in corpus.cases() if c.valid and c.iree_accepts and fnmatch.fnmatch(c.file, files)]
     if sample and len(cases) > sample:
@@ -99,18 +135,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", default="*")
     ap.add_argument("--sample", type=int, default=0, help="an evenly spread sample of N cases")
+    ap.add_argument("--direction", choices=("read", "write", "both"), default="both")
     ap.add_argument("-v", action="store_true", help="list each failing case")
     args = ap.parse_args()
-    outcomes = run(select(args.files, args.sample))
+    cases = select(args.files, args.sample)
+    if args.direction in ("read", "both"):
+        _report(run(cases), "bytecode written by iree-opt, read by mlirtext", "iree-opt's", args.v)
+    if args.direction in ("write", "both"):
+        _report(run_write(cases), "bytecode written by mlirtext, read by MLIR 3.13", "MLIR's", args.v)
+
+
+def _report(outcomes: list, what: str, whose: str, verbose: bool) -> None:
     passed = sum(o.stage == "passed" for o in outcomes)
-    print(f"bytecode written by iree-opt, read by mlirtext: {passed}/{len(outcomes)} cases give iree-opt's "
-          f"generic form")
+    print(f"{what}: {passed}/{len(outcomes)} cases give {whose} generic form of the original")
     for stage, n in Counter(o.stage for o in outcomes if o.stage != "passed").most_common():
         print(f"  failed at {stage}: {n}")
     reasons = Counter(o.detail.split("\n")[0][:110] for o in outcomes if o.stage != "passed")
     for why, n in reasons.most_common(25):
         print(f"  {n:5d}  {why}")
-    if args.v:
+    if verbose:
         for o in outcomes:
             if o.stage != "passed":
                 print(f"{o.case.case_id}: {o.stage}: {o.detail.splitlines()[0][:200] if o.detail else ''}")

@@ -12,8 +12,8 @@ from mlirtext.api import parse_and_verify, to_text
 from mlirtext.syntax import bytecode
 
 from . import corpus
-from .bytecode_status import iree_bytecode, run, select
-from .corpus_status import generic_forms
+from .bytecode_status import iree_bytecode, run, run_write, select
+from .corpus_status import generic_forms, ir_key
 from .oracle import iree_opt_path
 
 pytestmark = pytest.mark.skipif(not iree_opt_path(), reason="needs iree-opt (the dev extra)")
@@ -110,3 +110,40 @@ def test_round_trip_figure_floor():
     outcomes = run(select(sample=SAMPLE))
     passed = sum(o.stage == "passed" for o in outcomes)
     assert passed >= FLOOR, f"{passed}/{len(outcomes)}"
+
+
+# -- writing: mlirtext's bytecode read by MLIR (iree-opt, and the same build in process) -------
+#: Measured 39 of 40 when this floor was set (the one left: an mhlo op, unregistered in MLIR,
+#: whose inherent attributes version 4 cannot keep apart from its discardable ones).
+WRITE_SAMPLE, WRITE_FLOOR = 40, 36
+
+
+def test_opt_emit_bytecode_reads_in_iree_opt_and_back(tmp_path, family_cases):
+    case, _, original = family_cases["stablehlo"]
+    (tmp_path / "f.mlir").write_text(case.text)
+    proc = subprocess.run([sys.executable, "-m", "mlirtext", "opt", "--emit-bytecode", str(tmp_path / "f.mlir"),
+                           "-o", str(tmp_path / "f.mlirbc")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    data = (tmp_path / "f.mlirbc").read_bytes()
+    assert bytecode.is_bytecode(data)
+    iree = subprocess.run([iree_opt_path(), "--mlir-print-op-generic", str(tmp_path / "f.mlirbc")],
+                          capture_output=True, text=True, timeout=300)
+    assert iree.stdout == original, iree.stderr
+    back = _cli(tmp_path / "f.mlirbc")      # and mlirtext reads its own bytecode to the same IR
+    assert back.returncode == 0, back.stderr
+    assert ir_key(parse_and_verify(back.stdout).module) == ir_key(parse_and_verify(case.text).module)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family_written_reads_in_mlir(family, family_cases):
+    pytest.importorskip("iree.compiler.ir")
+    case, _, _ = family_cases[family]
+    [outcome] = run_write([case])
+    assert outcome.stage == "passed", outcome.detail
+
+
+def test_write_figure_floor():
+    pytest.importorskip("iree.compiler.ir")
+    outcomes = run_write(select(sample=WRITE_SAMPLE))
+    passed = sum(o.stage == "passed" for o in outcomes)
+    assert passed >= WRITE_FLOOR, f"{passed}/{len(outcomes)}"

@@ -60,6 +60,7 @@ LAYER_OF = {
     "mlirtext.syntax.bytecode_ods": "syntax",  # ODS inherent attributes per op (generated data)
     "mlirtext.syntax.bytecode_stablehlo": "syntax",  # the stablehlo dialect's own attribute/type encodings
     "mlirtext.syntax.bytecode_quant": "syntax",  # the quant dialect's own type encodings
+    "mlirtext.syntax.bytecode_writer": "syntax",  # IR to MLIR bytecode (version 4, attributes as text)
     "mlirtext.verifier": "verifier",
     "mlirtext.api": "verifier",  # parse + verify + print: the entry point over the three
     "mlirtext.verify_diagnostics": "verifier",  # --verify-diagnostics: matches diagnostics to annotations

@@ -5,6 +5,7 @@ import sys
 
 from .. import api
 from ..diagnostics import Diagnostic, has_errors, report
+from ..syntax.bytecode_writer import BytecodeWriteError, from_module
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
 from ..transforms.passes import load_passes
 from ..transforms.lowering_service import lower_to as lower
@@ -48,7 +49,11 @@ def main(args) -> int:
         if has_errors(result.diagnostics):
             failed = True
             continue
-        outputs.append(api.to_text(result, args.generic, args.locations))
+        output = _bytecode(result) if args.emit_bytecode else api.to_text(result, args.generic, args.locations)
+        if output is None:
+            failed = True
+            continue
+        outputs.append(output)
     if pm is not None:
         for inst in pm.instrumentations:
             if isinstance(inst, Timing):
@@ -57,7 +62,9 @@ def main(args) -> int:
                 report([never_struck(inst)])
     if failed:
         return 1
-    problem = write_output(args.output, "// -----\n".join(outputs))
+    joined = (b"// -----\n".join(outputs) if args.emit_bytecode   # as iree-opt joins split chunks
+              else "// -----\n".join(outputs))
+    problem = write_output(args.output, joined)
     if problem is not None:
         report([problem])
         return 1
@@ -78,6 +85,15 @@ def _give_inputs(pm, result, args) -> bool:
         return False
     checks[0].inputs[fn.sym_name] = inputs
     return True
+
+
+def _bytecode(result):
+    """The module as MLIR bytecode; None after reporting what cannot be written."""
+    try:
+        return from_module(result.module)
+    except BytecodeWriteError as e:
+        report([Diagnostic("error", f"cannot write bytecode: {e}")])
+        return None
 
 
 def _list_passes() -> str:

@@ -29,8 +29,10 @@ from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
 _STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _RESOURCE, _RESOURCE_OFFSET, _DIALECT_VERSIONS, \
     _PROPERTIES = range(9)
 #: The versions this reader knows: 6 is what iree-opt 3.13 writes (native properties
-#: with ODS segment sizes as sparse arrays); older ones keep properties in attributes.
-_MIN_VERSION, _MAX_VERSION = 5, 6
+#: with ODS segment sizes as sparse arrays), 4 what mlirtext writes (inherent attributes in
+#: the attribute dictionary, op names without a "registered" flag).
+_MIN_VERSION, _MAX_VERSION = 4, 6
+_NATIVE_PROPERTIES = 5
 
 # Op encoding mask bits (bytecode::OpEncodingMask).
 _HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS, _HAS_USE_LIST_ORDERS, \
@@ -130,7 +132,7 @@ class _Decoder:
                 raise r.fail(f"section {sid} appears twice")
             sections[sid] = sub
         for need in (_STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _PROPERTIES):
-            if need not in sections and not (need == _PROPERTIES and self.version < 5):
+            if need not in sections and not (need == _PROPERTIES and self.version < _NATIVE_PROPERTIES):
                 raise BytecodeError(f"malformed bytecode at byte {len(self.data)}: missing section {need}")
         self._strings(sections[_STRING])
         self._dialect_section(sections[_DIALECT])
@@ -177,7 +179,7 @@ class _Decoder:
         while not r.empty():
             dialect = self._dialect(r)
             for _ in range(r.varint()):
-                index, registered = r.flagged()
+                index, registered = r.flagged() if self.version >= _NATIVE_PROPERTIES else (r.varint(), True)
                 self.op_names.append((f"{dialect}.{self.string(r, index)}", registered))
 
     def _dialect(self, r: ByteReader) -> str:

@@ -1,0 +1,203 @@
+"""IR to MLIR bytecode (`mlirtext opt --emit-bytecode`), as MLIR's reader (iree-opt's) reads it.
+
+Written as bytecode version 4, which MLIR reads as it reads every older version: inherent
+attributes travel in the op's attribute dictionary (native properties came in version 5
+and would need each op's ODS layout), and every attribute and type is stored as its
+assembly text, which the reader parses with the dialect's own parser. The IR itself is
+the binary encoding: op names, masks, value numbers per isolated region, blocks,
+successors, regions, isolated regions in nested sections.
+
+Not written: locations (every op gets `loc(unknown)`), use-list orders, and
+`dense_resource` blobs (the file's `dialect_resources`; such a module is refused).
+"""
+from __future__ import annotations
+
+from ..dialects import lookup
+from ..dialects.base import ISOLATED
+from ..ir.core import Block, Operation, Region
+from ..ir.dense import DenseResourceAttr
+from .bytecode_encoding import MAGIC
+from .printer import Printer
+
+VERSION = 4
+_STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR = range(5)
+_HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS = (1 << i for i in range(5))
+_UNKNOWN_LOC = "loc(unknown)"
+
+
+class BytecodeWriteError(Exception):
+    """The module holds something this writer cannot put in bytecode: one line, naming it."""
+
+
+def varint(value: int) -> bytes:
+    """MLIR's PrefixVarInt: the count of further bytes as trailing zeros of the first byte."""
+    for n in range(1, 9):
+        if value < 1 << (7 * n):
+            return ((value << n) | (1 << (n - 1))).to_bytes(n, "little")
+    return b"\0" + value.to_bytes(8, "little")
+
+
+def _section(sid: int, data: bytes) -> bytes:
+    return bytes([sid]) + varint(len(data)) + data
+
+
+def _dialect_of(text: str) -> str:
+    """The dialect an attribute's or type's text belongs to: `#name.` / `!name.` / `#name<`, else builtin."""
+    if text[:1] in "#!":
+        name = text[1:].split(".", 1)[0].split("<", 1)[0]
+        if name.isidentifier():
+            return name
+    return "builtin"
+
+
+class _Writer:
+    def __init__(self):
+        self.printer = Printer(generic=True)
+        self.strings: dict[str, int] = {}
+        self.op_names: dict[str, int] = {}
+        self.attrs: dict[str, int] = {}
+        self.types: dict[str, int] = {}
+        self.dialects: dict[str, int] = {}
+
+    def string(self, s: str) -> int:
+        return self.strings.setdefault(s, len(self.strings))
+
+    # -- what the module uses, numbered in the order the sections list it ------------------
+    def collect(self, top: Operation) -> None:
+        ops, attrs, types = set(), {_UNKNOWN_LOC}, set()
+        for op in _walk(top):
+            ops.add(op.name)
+            for key, value in op.attributes.items():
+                if isinstance(value, DenseResourceAttr):
+                    raise BytecodeWriteError(f"'{op.name}' holds dense_resource<{value.handle}>: resource "
+                                             "blobs are not written as bytecode")
+            if op.attributes:
+                attrs.add(self.attr_dict(op))
+            types.update(str(r.type) for r in op.results)
+            for region in op.regions:
+                for block in region.blocks:
+                    types.update(str(a.type) for a in block.arguments)
+        dialect_names = {"builtin"} | {n.split(".", 1)[0] for n in ops} | {_dialect_of(t) for t in attrs | types}
+        for d in sorted(dialect_names):
+            self.dialects[d] = len(self.dialects)
+            self.string(d)
+        for name in sorted(ops, key=lambda n: (self.dialects[n.split(".", 1)[0]], n)):
+            self.op_names[name] = len(self.op_names)
+            self.string(name.split(".", 1)[1] if "." in name else name)
+        for table, texts in ((self.attrs, attrs), (self.types, types)):
+            for text in sorted(texts, key=lambda t: (self.dialects[_dialect_of(t)], t)):
+                table[text] = len(table)
+
+    def attr_dict(self, op: Operation) -> str:
+        return self.printer.attr_dict(op.attributes).strip()
+
+    # -- sections -------------------------------------------------------------------------
+    def module(self, top: Operation) -> bytes:
+        self.collect(top)
+        ir = varint(1 << 1) + self.op(top, {})
+        return MAGIC + varint(VERSION) + b"mlirtext\0" + b"".join((
+            _section(_STRING, self.string_section()), _section(_DIALECT, self.dialect_section()),
+            *self.attr_type_sections(), _section(_IR, ir)))
+
+    def string_section(self) -> bytes:
+        data = [s.encode("utf-8") + b"\0" for s in self.strings]
+        return varint(len(data)) + b"".join(varint(len(d)) for d in reversed(data)) + b"".join(data)
+
+    def dialect_section(self) -> bytes:
+        out = [varint(len(self.dialects))]
+        out += [varint(self.strings[d] << 1) for d in self.dialects]
+        out.append(varint(len(self.op_names)))
+        for dialect, index in self.dialects.items():
+            names = [n for n in self.op_names if n.split(".", 1)[0] == dialect]
+            if names:
+                out += [varint(index), varint(len(names))]
+                out += [varint(self.strings[n.split(".", 1)[1] if "." in n else n]) for n in names]
+        return b"".join(out)
+
+    def attr_type_sections(self) -> tuple:
+        data, offsets = [], [varint(len(self.attrs)), varint(len(self.types))]
+        for table in (self.attrs, self.types):
+            entries = [t.encode("utf-8") + b"\0" for t in table]
+            groups: dict = {}
+            for text, entry in zip(table, entries):
+                groups.setdefault(_dialect_of(text), []).append(entry)
+            for dialect, items in groups.items():   # in table order: the tables are sorted by dialect
+                offsets += [varint(self.dialects[dialect]), varint(len(items))]
+                offsets += [varint(len(e) << 1) for e in items]
+                data += items
+        return _section(_ATTR_TYPE, b"".join(data)), _section(_ATTR_TYPE_OFFSET, b"".join(offsets))
+
+    # -- the IR ---------------------------------------------------------------------------
+    def op(self, op: Operation, ids: dict) -> bytes:
+        mask = 0
+        body = [varint(self.attrs[_UNKNOWN_LOC])]
+        if op.attributes:
+            mask |= _HAS_ATTRS
+            body.append(varint(self.attrs[self.attr_dict(op)]))
+        if op.results:
+            mask |= _HAS_RESULTS
+            body += [varint(len(op.results))] + [varint(self.types[str(r.type)]) for r in op.results]
+        if op.operands:
+            mask |= _HAS_OPERANDS
+            body += [varint(len(op.operands))] + [varint(self.value_id(op, v, ids)) for v in op.operands]
+        if op.successors:
+            mask |= _HAS_SUCCESSORS
+            blocks = op.parent.parent.blocks
+            body += [varint(len(op.successors))] + [varint(blocks.index(b)) for b in op.successors]
+        regions = b""
+        if op.regions:
+            mask |= _HAS_REGIONS
+            opdef = lookup(op.name)
+            isolated = opdef is not None and opdef.has(ISOLATED)
+            body.append(varint(len(op.regions) << 1 | isolated))
+            inner = {} if isolated else ids
+            base = 0 if isolated else self.open_values(ids)
+            regions = b"".join(self.region(r, inner, base) for r in op.regions)
+            if isolated:
+                regions = _section(_IR, regions)
+        return varint(self.op_names[op.name]) + bytes([mask]) + b"".join(body) + regions
+
+    @staticmethod
+    def open_values(ids: dict) -> int:
+        """The next free value number of the scope: past every value of the regions now open."""
+        return ids.get(None, 0)
+
+    def value_id(self, op: Operation, value, ids: dict) -> int:
+        if value not in ids:
+            raise BytecodeWriteError(f"'{op.name}' uses a value defined outside the region it can see")
+        return ids[value]
+
+    def region(self, region: Region, ids: dict, base: int) -> bytes:
+        if not region.blocks:
+            return varint(0)
+        values = [v for b in region.blocks for v in (*b.arguments, *(r for op in b.ops for r in op.results))]
+        saved = ids.get(None, 0)
+        for k, v in enumerate(values):
+            ids[v] = base + k
+        ids[None] = base + len(values)      # where a nested region's values start
+        out = [varint(len(region.blocks)), varint(len(values))]
+        out += [self.block(b, ids) for b in region.blocks]
+        ids[None] = saved
+        return b"".join(out)
+
+    def block(self, block: Block, ids: dict) -> bytes:
+        out = [varint(len(block.ops) << 1 | bool(block.arguments))]
+        if block.arguments:
+            out.append(varint(len(block.arguments)))
+            out += [varint(self.types[str(a.type)] << 1) for a in block.arguments]
+            out.append(b"\0")   # no use-list orders
+        out += [self.op(op, ids) for op in block.ops]
+        return b"".join(out)
+
+
+def _walk(op: Operation):
+    yield op
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                yield from _walk(inner)
+
+
+def from_module(module: Operation) -> bytes:
+    """`module` (a builtin.module) as MLIR bytecode; BytecodeWriteError for what cannot be written."""
+    return _Writer().module(module)
