@@ -4,12 +4,13 @@ The reader decodes every section (strings, dialects and op names, attributes and
 types with their offsets, properties, resources, the IR) and writes the module in
 generic form, which the text parser then turns into IR: one way from input to IR,
 so a bytecode file gets the same IR, spans, verifier and editor features as the
-text it stands for. Builtin attributes and types are decoded from MLIR's builtin
-bytecode encodings; other dialects' are stored as their assembly text.
+text it stands for. Attributes and types are stored as their assembly text, or in a
+dialect's own encoding: builtin's is decoded here, stablehlo's and quant's in their
+modules; an op's properties by the tables of `bytecode_properties`.
 
-Not decoded: dialects' own custom encodings other than builtin's (the error names the
-dialect) and locations (read, not attached: the text has none). Bad input raises
-`BytecodeError`, one line with the byte offset.
+Not decoded: other dialects' own encodings (the error names the dialect), and locations
+(read, not attached: the text has none). Bad input raises `BytecodeError`, one line
+with the byte offset.
 """
 from __future__ import annotations
 
@@ -112,6 +113,8 @@ class _Decoder:
         self.resource_text: dict = {}           # dialect -> [(key, text value)]
         self.properties: list[tuple[int, int]] = []
         self.version = 0
+        self.value_types: dict = {}     # value name -> its type, to fill in operand types at the end
+        self.n_values = self.n_blocks = 0
 
     # -- header and sections --------------------------------------------------------------
     def decode(self) -> str:
@@ -631,8 +634,6 @@ class _Decoder:
     # module. An operand's type is written as a marker (`\0name\0`) and filled in at the end,
     # since a use may come before its definition (graph regions, successors' operands).
     def _ir(self, r: ByteReader) -> str:
-        self.value_types: dict = {}
-        self.n_values = self.n_blocks = 0
         out: list[str] = []
         n_ops, has_args = r.flagged()
         if has_args:
