@@ -57,6 +57,7 @@ LAYER_OF = {
     "mlirtext.syntax.bytecode": "syntax",  # MLIR bytecode read as generic-form text (op property names)
     "mlirtext.syntax.bytecode_properties": "syntax",  # which inherent attributes bytecode holds as required
     "mlirtext.syntax.bytecode_encoding": "syntax",  # bytecode primitives: varints, sections, errors
+    "mlirtext.syntax.bytecode_builtin": "syntax",  # the builtin dialect's attribute/type encodings
     "mlirtext.syntax.bytecode_ods": "syntax",  # ODS inherent attributes per op (generated data)
     "mlirtext.syntax.bytecode_stablehlo": "syntax",  # the stablehlo dialect's own attribute/type encodings
     "mlirtext.syntax.bytecode_quant": "syntax",  # the quant dialect's own type encodings

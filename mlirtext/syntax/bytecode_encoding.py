@@ -57,6 +57,10 @@ class ByteReader:
         v = self.varint()
         return (v >> 1) ^ -(v & 1)
 
+    def array(self, item) -> list:
+        """A varint count, then that many `item(self)`."""
+        return [item(self) for _ in range(self.varint())]
+
     def flagged(self) -> tuple[int, bool]:
         v = self.varint()
         return v >> 1, bool(v & 1)
