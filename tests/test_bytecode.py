@@ -147,3 +147,15 @@ def test_write_figure_floor():
     outcomes = run_write(select(sample=WRITE_SAMPLE))
     passed = sum(o.stage == "passed" for o in outcomes)
     assert passed >= WRITE_FLOOR, f"{passed}/{len(outcomes)}"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('"test.op"() ({' * 600 + '"test.end"() : () -> ()' + '}) : () -> ()' * 600, "regions nested deeper than 200"),
+    ('"test.op"() {a = ' + "[" * 3000 + "1" + "]" * 3000 + "} : () -> ()", "attributes nested too deeply"),
+])
+def test_deep_nesting_is_one_line(tmp_path, text, message):
+    (tmp_path / "deep.mlir").write_text(text)
+    subprocess.run([iree_opt_path(), "--allow-unregistered-dialect", "--emit-bytecode", str(tmp_path / "deep.mlir"),
+                    "-o", str(tmp_path / "deep.mlirbc")], check=True, timeout=300)
+    proc = _cli(tmp_path / "deep.mlirbc")
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr[-300:]

@@ -23,6 +23,7 @@ from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # 
 from .bytecode_properties import UNNAMED_TRAILING, attribute_order, is_required, segment_counts
 from .bytecode_quant import quant_type
 from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
+from .context import MAX_REGION_DEPTH
 
 # Section ids (MLIR's bytecode::Section).
 _STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _RESOURCE, _RESOURCE_OFFSET, _DIALECT_VERSIONS, \
@@ -348,6 +349,9 @@ class _Decoder:
         if mask & _HAS_USE_LIST_ORDERS:
             self._skip_use_lists(r, len(types))
         n_regions, isolated = r.flagged() if mask & _HAS_REGIONS else (0, False)
+        if n_regions and depth // 2 >= MAX_REGION_DEPTH:   # the text parser's limit (depth: indentation,
+            # two steps per region level)
+            raise r.fail(f"regions nested deeper than {MAX_REGION_DEPTH}")
         results = self._define(r, scope, types)
         pad = "  " * depth
         line = pad + (", ".join(results) + " = " if results else "") + quote(name) + \
@@ -475,4 +479,7 @@ class _Scope:
 
 def to_text(data: bytes) -> str:
     """The module in `data` (MLIR bytecode) as generic-form MLIR text."""
-    return _Decoder(data).decode()
+    try:
+        return _Decoder(data).decode()
+    except RecursionError:     # attributes nested through thousands of references
+        raise BytecodeError("malformed bytecode: attributes nested too deeply to read") from None
