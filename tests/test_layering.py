@@ -59,7 +59,7 @@ LAYER_OF = {
     "mlirtext.syntax.bytecode_encoding": "syntax",  # bytecode primitives: varints, sections, errors
     "mlirtext.syntax.bytecode_builtin": "syntax",  # the builtin dialect's attribute/type encodings
     "mlirtext.syntax.bytecode_ods": "syntax",  # ODS inherent attributes per op (generated data)
-    "mlirtext.syntax.bytecode_stablehlo": "syntax",  # the stablehlo dialect's own attribute/type encodings
+    "mlirtext.syntax.bytecode_stablehlo": "syntax",  # stablehlo's and chlo's own attribute/type encodings
     "mlirtext.syntax.bytecode_quant": "syntax",  # the quant dialect's own type encodings
     "mlirtext.syntax.bytecode_writer": "syntax",  # IR to MLIR bytecode (version 4, attributes as text)
     "mlirtext.verifier": "verifier",

@@ -20,9 +20,9 @@ from typing import Optional
 from ..dialects import lookup
 from .bytecode_builtin import BuiltinDecoder, quote
 from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
-from .bytecode_properties import UNNAMED_TRAILING, attribute_order, is_required, segment_counts
+from .bytecode_properties import UNNAMED_SLOTS, attribute_order, is_required, segment_counts
 from .bytecode_quant import quant_type
-from .bytecode_stablehlo import stablehlo_attribute, stablehlo_type
+from .bytecode_stablehlo import chlo_attribute, stablehlo_attribute, stablehlo_type
 from .context import MAX_REGION_DEPTH
 
 # Section ids (MLIR's bytecode::Section).
@@ -192,8 +192,10 @@ class _Decoder:
             text = builtin(r)
         elif dialect == "quant" and what == "type":
             text = quant_type(r, self.type)
+        elif dialect == "chlo" and what == "attribute":
+            text = chlo_attribute(r, self)
         elif dialect == "stablehlo":
-            text = (stablehlo_attribute if what == "attribute" else stablehlo_type)(r)
+            text = (stablehlo_attribute if what == "attribute" else stablehlo_type)(r, self)
         else:
             raise r.fail(f"the {dialect} dialect's own bytecode encoding of a {what} is not supported")
         if not r.empty():
@@ -266,6 +268,8 @@ class _Decoder:
         names = attribute_order(name, opdef.properties)
         segments = [n for n in opdef.properties if n.endswith("SegmentSizes")]
         items = []
+        before, after = UNNAMED_SLOTS.get(name, (0, 0))
+        self._unnamed(p, name, before)
         for key in names:
             if is_required(name, key):
                 items.append(f"{key} = {self.attr(p)}")
@@ -276,15 +280,19 @@ class _Decoder:
                         raise p.fail(f"attribute index {index} out of range in the properties of '{name}'")
                     value = self.attr_at(index)
                     items.append(key if value == "unit" else f"{key} = {value}")
-        for _ in range(UNNAMED_TRAILING.get(name, 0)):
-            if p.flagged()[1]:
-                raise p.fail(f"'{name}' has an inherent attribute this reader cannot name")
+        self._unnamed(p, name, after)
         for key, size in zip(sorted(segments), segment_counts(name)):
             items.append(f"{key} = array<i32: {', '.join(map(str, self._sparse_array(p, size, name)))}>")
         if not p.empty():
             raise p.fail(f"the properties of '{name}' hold more than its declared attributes "
                          f"({', '.join(names + segments)})")
         return "<{" + ", ".join(items) + "}>" if items else ""
+
+    @staticmethod
+    def _unnamed(p: ByteReader, name: str, count: int) -> None:
+        for _ in range(count):
+            if p.flagged()[1]:
+                raise p.fail(f"'{name}' has an inherent attribute this reader cannot name")
 
     @staticmethod
     def _sparse_array(r: ByteReader, size: Optional[int], op: str) -> list:

@@ -84,11 +84,12 @@ REQUIRED: dict[str, frozenset] = {name: frozenset(attrs.split()) for name, attrs
     "util.global": "sym_name type",
 }.items()}
 
-#: op name -> how many optional attributes ODS declares after all of the op's named ones (in
-#: name order) that neither mlirtext nor this table can name: read, and refused when present.
-#: (stablehlo.custom_call's ninth slot, found empty in every corpus case iree-opt writes.)
-UNNAMED_TRAILING: dict[str, int] = {
-    "stablehlo.custom_call": 1,
+#: op name -> how many optional attributes ODS declares before and after all of the op's named
+#: ones (in name order) that neither mlirtext nor these tables can name: read, and refused
+#: when present. (Found empty in every corpus case iree-opt writes.)
+UNNAMED_SLOTS: dict[str, tuple] = {
+    "stablehlo.custom_call": (0, 1),
+    "chlo.top_k": (1, 0),
 }
 
 

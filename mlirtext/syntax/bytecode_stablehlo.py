@@ -1,9 +1,14 @@
-"""The stablehlo dialect's own bytecode encodings (StablehloBytecode.cpp), read as attribute text.
+"""The stablehlo and chlo dialects' own bytecode encodings (StablehloBytecode.cpp,
+ChloBytecode.cpp), read as attribute and type text.
 
 Each attribute starts with a code; enums are their integer values, dimensions signed
-varints. The text is what stablehlo prints, which the text parser reads.
+varints, doubles their bits as a signed varint, booleans a byte; references to types and
+attributes go through the file's reader (`refs.type`, `refs.attr`). The text is what
+stablehlo prints, which the text parser reads.
 """
 from __future__ import annotations
+
+import struct
 
 from .bytecode_encoding import ByteReader
 
@@ -16,6 +21,8 @@ _ENUMS = {
     10: ("rng_distribution", ("INVALID", "UNIFORM", "NORMAL")),
     12: ("transpose", ("TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT")),
 }
+#: Enums spelled as a dialect attribute of their own (`#stablehlo.result_accuracy_mode<TOLERANCE>`).
+_NAMED_ENUMS = {16: ("result_accuracy_mode", ("DEFAULT", "HIGHEST", "TOLERANCE"))}
 _DYNAMIC = -(1 << 63)
 
 
@@ -42,8 +49,28 @@ def _conv_layout(batch: str, feature: str, first: int, second: int, spatial: lis
     return "[" + ", ".join(slots) + "]"
 
 
-def stablehlo_attribute(r: ByteReader) -> str:
+def _double(r: ByteReader) -> str:
+    return repr(struct.unpack("<d", (r.signed() & ((1 << 64) - 1)).to_bytes(8, "little"))[0])
+
+
+def stablehlo_attribute(r: ByteReader, refs) -> str:
     code = r.varint()
+    if code in _NAMED_ENUMS:
+        name, values = _NAMED_ENUMS[code]
+        v = r.varint()
+        if v >= len(values):
+            raise r.fail(f"stablehlo {name} value {v}")
+        return f"#stablehlo.{name}<{values[v]}>"
+    if code == 15:
+        lhs, rhs, acc = refs.type(r), refs.type(r), refs.type(r)
+        counts = [r.signed() for _ in range(3)]
+        imprecise = "true" if r.byte() else "false"
+        return (f"#stablehlo.dot_algorithm<lhs_precision_type = {lhs}, rhs_precision_type = {rhs}, "
+                f"accumulation_type = {acc}, lhs_component_count = {counts[0]}, rhs_component_count = "
+                f"{counts[1]}, num_primitive_operations = {counts[2]}, allow_imprecise_accumulation = {imprecise}>")
+    if code == 17:
+        atol, rtol, ulps, mode = _double(r), _double(r), r.signed(), refs.attr(r)
+        return f"#stablehlo.result_accuracy<atol = {atol}, rtol = {rtol}, ulps = {ulps}, mode = {mode}>"
     if code in _ENUMS:
         name, values = _ENUMS[code]
         v = r.varint()
@@ -86,8 +113,22 @@ def stablehlo_attribute(r: ByteReader) -> str:
     raise r.fail(f"stablehlo attribute code {code} is not supported")
 
 
-def stablehlo_type(r: ByteReader) -> str:
+def chlo_attribute(r: ByteReader, refs) -> str:
+    """chlo's two: code 0 a comparison direction, 1 a comparison type (stablehlo's enums)."""
+    code = r.varint()
+    if code not in (0, 1):
+        raise r.fail(f"chlo attribute code {code} is not supported")
+    name, values = _ENUMS[2 + code]
+    v = r.varint()
+    if v >= len(values):
+        raise r.fail(f"chlo {name} value {v}")
+    return f"#chlo<{name} {values[v]}>"
+
+
+def stablehlo_type(r: ByteReader, refs) -> str:
     code = r.varint()
     if code == 0:
         return "!stablehlo.token"
+    if code == 1:
+        return f"!stablehlo.future<{', '.join(r.array(refs.type))}>"
     raise r.fail(f"stablehlo type code {code} is not supported")
