@@ -20,7 +20,7 @@ from typing import Optional
 from ..dialects import lookup
 from .bytecode_builtin import BuiltinDecoder, quote
 from .bytecode_encoding import MAGIC, BytecodeError, ByteReader, is_bytecode  # noqa: F401 (the API)
-from .bytecode_properties import UNNAMED_SLOTS, attribute_order, is_required, segment_counts
+from .bytecode_properties import ODS_ATTRIBUTES, UNNAMED_SLOTS, attribute_order, is_required, segment_counts
 from .bytecode_quant import quant_type
 from .bytecode_stablehlo import chlo_attribute, stablehlo_attribute, stablehlo_type
 from .context import MAX_REGION_DEPTH
@@ -263,10 +263,13 @@ class _Decoder:
                 raise p.fail(f"the properties of the unregistered op '{name}' are not one dictionary")
             return "<" + text + ">"
         opdef = lookup(name)
-        if opdef is None:
+        declared = opdef.properties if opdef is not None else ()
+        if opdef is None and name not in ODS_ATTRIBUTES:
             raise p.fail(f"properties of '{name}', an op this reader does not know")
-        names = attribute_order(name, opdef.properties)
-        segments = [n for n in opdef.properties if n.endswith("SegmentSizes")]
+        names = attribute_order(name, declared)
+        counts = dict(zip(("operandSegmentSizes", "resultSegmentSizes"), segment_counts(name)))
+        segments = ([n for n, count in counts.items() if count]
+                    or sorted(n for n in declared if n.endswith("SegmentSizes")))
         items = []
         before, after = UNNAMED_SLOTS.get(name, (0, 0))
         self._unnamed(p, name, before)
@@ -281,8 +284,9 @@ class _Decoder:
                     value = self.attr_at(index)
                     items.append(key if value == "unit" else f"{key} = {value}")
         self._unnamed(p, name, after)
-        for key, size in zip(sorted(segments), segment_counts(name)):
-            items.append(f"{key} = array<i32: {', '.join(map(str, self._sparse_array(p, size, name)))}>")
+        for key in segments:
+            values = self._sparse_array(p, counts.get(key), name)
+            items.append(f"{key} = array<i32: {', '.join(map(str, values))}>")
         if not p.empty():
             raise p.fail(f"the properties of '{name}' hold more than its declared attributes "
                          f"({', '.join(names + segments)})")
