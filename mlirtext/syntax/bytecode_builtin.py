@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-from .bytecode_encoding import ByteReader
+from .bytecode_encoding import ByteReader, float_literal
 
 _DYNAMIC = -(1 << 63)    # ShapedType::kDynamic
 _FLOAT_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "f80": 80, "f128": 128}
@@ -67,9 +67,7 @@ def _float_text(bits: int, width: int, ty: str) -> str:
         value = np.frombuffer(bits.to_bytes(width // 8, "little"), {"f16": np.float16, "f32": np.float32,
                                                                     "f64": np.float64}[ty])[0]
         if np.isfinite(value):
-            text = repr(float(value)) if ty == "f64" else str(value)
-            mantissa, e, exponent = text.partition("e")
-            return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent    # MLIR wants the '.'
+            return float_literal(float(value)) if ty == "f64" else float_literal(float(str(value)))
 
     return f"0x{bits:0{width // 4}X}"
 

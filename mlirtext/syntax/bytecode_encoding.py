@@ -8,12 +8,24 @@ MAGIC = b"ML\xefR"
 NUM_SECTIONS = 9
 
 
+def float_literal(value: float) -> str:
+    """A finite float as an MLIR float literal (MLIR wants the '.': `1.0e-05`, not `1e-05`)."""
+    mantissa, e, exponent = repr(value).partition("e")
+    return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent
+
+
 def is_bytecode(data: bytes) -> bool:
     return data[:4] == MAGIC
 
 
 class BytecodeError(Exception):
     """Malformed or unsupported bytecode: one line, with the byte offset where it was found."""
+
+
+def float_literal(value: float) -> str:
+    """A finite float as an MLIR float literal (MLIR wants the '.': `1.0e-05`, not `1e-05`)."""
+    mantissa, e, exponent = repr(value).partition("e")
+    return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent
 
 
 def is_bytecode(data: bytes) -> bool:

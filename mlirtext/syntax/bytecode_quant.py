@@ -10,12 +10,11 @@ import re
 import struct
 from typing import Callable
 
-from .bytecode_encoding import ByteReader
+from .bytecode_encoding import ByteReader, float_literal
 
 
 def _double(r: ByteReader) -> str:
-    value = struct.unpack("<d", (r.signed() & ((1 << 64) - 1)).to_bytes(8, "little"))[0]
-    return repr(value)
+    return float_literal(struct.unpack("<d", (r.signed() & ((1 << 64) - 1)).to_bytes(8, "little"))[0])
 
 
 def _storage(flags: int, storage: str, lo: int, hi: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from .bytecode_encoding import ByteReader
+from .bytecode_encoding import ByteReader, float_literal
 
 _ENUMS = {
     2: ("comparison_direction", ("EQ", "NE", "GE", "GT", "LE", "LT")),
@@ -50,7 +50,7 @@ def _conv_layout(batch: str, feature: str, first: int, second: int, spatial: lis
 
 
 def _double(r: ByteReader) -> str:
-    return repr(struct.unpack("<d", (r.signed() & ((1 << 64) - 1)).to_bytes(8, "little"))[0])
+    return float_literal(struct.unpack("<d", (r.signed() & ((1 << 64) - 1)).to_bytes(8, "little"))[0])
 
 
 def stablehlo_attribute(r: ByteReader, refs) -> str:
