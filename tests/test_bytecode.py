@@ -159,3 +159,13 @@ def test_deep_nesting_is_one_line(tmp_path, text, message):
                     "-o", str(tmp_path / "deep.mlirbc")], check=True, timeout=300)
     proc = _cli(tmp_path / "deep.mlirbc")
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr[-300:]
+
+
+def test_check_and_run_read_bytecode(tmp_path):
+    """Every command reads bytecode through the one input reader: `check` runs a corpus e2e test from it."""
+    source = corpus.CORPUS / "iree" / "tests__e2e__tosa_ops__abs.mlir"
+    subprocess.run([iree_opt_path(), "--emit-bytecode", str(source), "-o", str(tmp_path / "abs.mlirbc")],
+                   check=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "mlirtext", "check", str(tmp_path / "abs.mlirbc")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "1 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
