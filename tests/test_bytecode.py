@@ -161,7 +161,7 @@ def test_deep_nesting_is_one_line(tmp_path, text, message):
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr[-300:]
 
 
-def test_check_and_run_read_bytecode(tmp_path):
+def test_check_reads_bytecode(tmp_path):
     """Every command reads bytecode through the one input reader: `check` runs a corpus e2e test from it."""
     source = corpus.CORPUS / "iree" / "tests__e2e__tosa_ops__abs.mlir"
     subprocess.run([iree_opt_path(), "--emit-bytecode", str(source), "-o", str(tmp_path / "abs.mlirbc")],
