@@ -79,7 +79,7 @@ def _add_opt(sub) -> None:
     opt.add_argument("--print-generic", "--mlir-print-op-generic", dest="generic", action="store_true",
                      help="print every op in the generic form")
     opt.add_argument("--emit-bytecode", action="store_true",
-                     help="write MLIR bytecode (version 4, which MLIR reads) instead of text")
+                     help="write MLIR bytecode (version 6, as iree-opt writes it) instead of text")
     opt.add_argument("--mlir-print-debuginfo", dest="locations", action="store_true",
                      help="print op locations")
     opt.add_argument("--verify-diagnostics", action="store_true",

@@ -28,9 +28,9 @@ from .context import MAX_REGION_DEPTH
 # Section ids (MLIR's bytecode::Section).
 _STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _RESOURCE, _RESOURCE_OFFSET, _DIALECT_VERSIONS, \
     _PROPERTIES = range(9)
-#: The versions this reader knows: 6 is what iree-opt 3.13 writes (native properties
-#: with ODS segment sizes as sparse arrays), 4 what mlirtext writes (inherent attributes in
-#: the attribute dictionary, op names without a "registered" flag).
+#: The versions this reader knows: 6 is what iree-opt 3.13 (and mlirtext) writes: native
+#: properties, ODS segment sizes as sparse arrays; 4 keeps inherent attributes in the
+#: attribute dictionary and op names without a "registered" flag.
 _MIN_VERSION, _MAX_VERSION = 4, 6
 _NATIVE_PROPERTIES = 5
 

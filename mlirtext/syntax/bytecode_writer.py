@@ -1,11 +1,13 @@
 """IR to MLIR bytecode (`mlirtext opt --emit-bytecode`), as MLIR's reader (iree-opt's) reads it.
 
-Written as bytecode version 4, which MLIR reads as it reads every older version: inherent
-attributes travel in the op's attribute dictionary (native properties came in version 5
-and would need each op's ODS layout), and every attribute and type is stored as its
-assembly text, which the reader parses with the dialect's own parser. The IR itself is
-the binary encoding: op names, masks, value numbers per isolated region, blocks,
-successors, regions, isolated regions in nested sections.
+Written as bytecode version 6, what iree-opt 3.13 writes, with every attribute and type
+stored as its assembly text (parsed by the dialect's own parser). An op's properties (its
+inherent attributes, as the generic form splits them) take MLIR's native encoding where
+`bytecode_properties` knows the op's ODS layout (every op MLIR registers must have it, as
+its reader decodes them by the op's own interface), else one dictionary attribute, the
+encoding for ops MLIR does not know (mhlo's). The IR itself is the binary encoding: op
+names, masks, value numbers per isolated region, blocks, successors, regions, isolated
+regions in nested sections.
 
 Not written: locations (every op gets `loc(unknown)`), use-list orders, and
 `dense_resource` blobs (the file's `dialect_resources`; such a module is refused).
@@ -17,11 +19,13 @@ from ..dialects.base import ISOLATED
 from ..ir.core import Block, Operation, Region
 from ..ir.dense import DenseResourceAttr
 from .bytecode_encoding import MAGIC
-from .printer import Printer
+from .bytecode_properties import ODS_ATTRIBUTES, REQUIRED, UNNAMED_SLOTS, attribute_order, is_required, \
+    segment_counts
+from .printer import Printer, generic_properties
 
-VERSION = 4
-_STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR = range(5)
-_HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS = (1 << i for i in range(5))
+VERSION = 6
+_STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _PROPERTIES = 0, 1, 2, 3, 4, 8
+_HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS, _HAS_PROPERTIES = 1, 2, 4, 8, 16, 64
 _UNKNOWN_LOC = "loc(unknown)"
 
 
@@ -41,6 +45,24 @@ def _section(sid: int, data: bytes) -> bytes:
     return bytes([sid]) + varint(len(data)) + data
 
 
+#: Dialects whose ops MLIR 3.13 registers without Python op classes (so not in ODS_ATTRIBUTES).
+_HAND_DIALECTS = ("stablehlo", "chlo", "check")
+
+
+def _native(name: str) -> bool:
+    """Does MLIR register the op, so that its properties take the op's own encoding?"""
+    return name in ODS_ATTRIBUTES or name in REQUIRED or name.split(".", 1)[0] in _HAND_DIALECTS
+
+
+def _layout(op: Operation) -> tuple:
+    """(attribute names in properties order, segment-size names) of an op MLIR registers."""
+    definition = lookup(op.name)
+    declared = definition.properties if definition else ()
+    counts = dict(zip(("operandSegmentSizes", "resultSegmentSizes"), segment_counts(op.name)))
+    segments = [n for n, c in counts.items() if c] or sorted(n for n in declared if n.endswith("SegmentSizes"))
+    return attribute_order(op.name, declared), segments
+
+
 def _dialect_of(text: str) -> str:
     """The dialect an attribute's or type's text belongs to: `#name.` / `!name.` / `#name<`, else builtin."""
     if text[:1] in "#!":
@@ -58,6 +80,7 @@ class _Writer:
         self.attrs: dict[str, int] = {}
         self.types: dict[str, int] = {}
         self.dialects: dict[str, int] = {}
+        self.properties: dict[bytes, int] = {}   # properties section entries (deduplicated) -> index
 
     def string(self, s: str) -> int:
         return self.strings.setdefault(s, len(self.strings))
@@ -71,8 +94,9 @@ class _Writer:
                 if isinstance(value, DenseResourceAttr):
                     raise BytecodeWriteError(f"'{op.name}' holds dense_resource<{value.handle}>: resource "
                                              "blobs are not written as bytecode")
-            if op.attributes:
-                attrs.add(self.attr_dict(op))
+            props, rest = self.split(op)
+            attrs.update(str(v) for v in props.values()) if _native(op.name) else attrs.add(props)
+            attrs.add(rest)
             types.update(str(r.type) for r in op.results)
             for region in op.regions:
                 for block in region.blocks:
@@ -84,12 +108,23 @@ class _Writer:
         for name in sorted(ops, key=lambda n: (self.dialects[n.split(".", 1)[0]], n)):
             self.op_names[name] = len(self.op_names)
             self.string(name.split(".", 1)[1] if "." in name else name)
+        attrs.discard("")
         for table, texts in ((self.attrs, attrs), (self.types, types)):
             for text in sorted(texts, key=lambda t: (self.dialects[_dialect_of(t)], t)):
                 table[text] = len(table)
 
-    def attr_dict(self, op: Operation) -> str:
-        return self.printer.attr_dict(op.attributes).strip()
+    def split(self, op: Operation) -> tuple:
+        """(properties, other attributes): for an op MLIR registers, the attributes its ODS names
+        (wherever the source wrote them) as a dict; else the generic form's `<{...}>` split,
+        as text; then the rest as a dictionary text ('' for none)."""
+        if _native(op.name):
+            inherent = set(_layout(op)[0]) | set(_layout(op)[1])
+            props = {k: v for k, v in op.attributes.items() if k in inherent}
+        else:
+            props = generic_properties(op)
+        rest = {k: v for k, v in op.attributes.items() if k not in props}
+        return (props if _native(op.name) else self.printer.attr_dict(props).strip(),
+                self.printer.attr_dict(rest).strip())
 
     # -- sections -------------------------------------------------------------------------
     def module(self, top: Operation) -> bytes:
@@ -97,7 +132,10 @@ class _Writer:
         ir = varint(1 << 1) + self.op(top, {})
         return MAGIC + varint(VERSION) + b"mlirtext\0" + b"".join((
             _section(_STRING, self.string_section()), _section(_DIALECT, self.dialect_section()),
-            *self.attr_type_sections(), _section(_IR, ir)))
+            *self.attr_type_sections(), _section(_IR, ir), _section(_PROPERTIES, self.properties_section())))
+
+    def properties_section(self) -> bytes:
+        return varint(len(self.properties)) + b"".join(varint(len(e)) + e for e in self.properties)
 
     def string_section(self) -> bytes:
         data = [s.encode("utf-8") + b"\0" for s in self.strings]
@@ -111,7 +149,8 @@ class _Writer:
             names = [n for n in self.op_names if n.split(".", 1)[0] == dialect]
             if names:
                 out += [varint(index), varint(len(names))]
-                out += [varint(self.strings[n.split(".", 1)[1] if "." in n else n]) for n in names]
+                out += [varint(self.strings[n.split(".", 1)[1] if "." in n else n] << 1 | _native(n))
+                        for n in names]
         return b"".join(out)
 
     def attr_type_sections(self) -> tuple:
@@ -131,9 +170,15 @@ class _Writer:
     def op(self, op: Operation, ids: dict) -> bytes:
         mask = 0
         body = [varint(self.attrs[_UNKNOWN_LOC])]
-        if op.attributes:
+        props, rest = self.split(op)
+        if rest:
             mask |= _HAS_ATTRS
-            body.append(varint(self.attrs[self.attr_dict(op)]))
+            body.append(varint(self.attrs[rest]))
+        entry = self.native_properties(op, props) if _native(op.name) else (varint(self.attrs[props]) if props
+                                                                             else b"")
+        if entry:
+            mask |= _HAS_PROPERTIES
+            body.append(varint(self.properties.setdefault(entry, len(self.properties))))
         if op.results:
             mask |= _HAS_RESULTS
             body += [varint(len(op.results))] + [varint(self.types[str(r.type)]) for r in op.results]
@@ -156,6 +201,29 @@ class _Writer:
             if isolated:
                 regions = _section(_IR, regions)
         return varint(self.op_names[op.name]) + bytes([mask]) + b"".join(body) + regions
+
+    def native_properties(self, op: Operation, props: dict) -> bytes:
+        """ODS's `writeProperties`: the inherent attributes in name order, a required one as its
+        index, an optional one as `(index << 1) | present`, unknown slots empty, then the
+        segment sizes (dense); b"" when the op has none of them (MLIR default-initializes them:
+        an op MLIR declares without properties must not get any)."""
+        names, segments = _layout(op)
+        if not props and not segments:     # nothing to say: MLIR default-initializes them
+            return b""
+        before, after = UNNAMED_SLOTS.get(op.name, (0, 0))
+        out = [varint(0)] * before
+        for name in names:
+            if is_required(op.name, name):
+                if name not in props:
+                    raise BytecodeWriteError(f"'{op.name}' lacks its required attribute '{name}'")
+                out.append(varint(self.attrs[str(props[name])]))
+            else:
+                out.append(varint(self.attrs[str(props[name])] << 1 | 1) if name in props else varint(0))
+        out += [varint(0)] * after
+        for key in segments:
+            sizes = [int(x) for x in getattr(props.get(key), "values", ())] if key in props else []
+            out.append(varint(len(sizes) << 1) + b"".join(varint(x) for x in sizes))
+        return b"".join(out)
 
     @staticmethod
     def open_values(ids: dict) -> int:

@@ -153,14 +153,7 @@ class Printer:
         w(f"{escape_string(op.name)}({self.values(op.operands)})")
         if op.successors:
             w("[" + ", ".join(self.block(b) for b in op.successors) + "]")
-        definition = lookup(op.name)
-        # An op read in generic form keeps the source's split between `<{props}>` and
-        # attributes (a tool without the dialect treats them differently).
-        if definition is None or _read_generic(op):
-            inherent = set(op.property_names)
-        else:
-            inherent = set(definition.properties)
-        props = {k: v for k, v in op.attributes.items() if k in inherent}
+        props = generic_properties(op)
         if props:
             w(" <" + self.attr_dict(props).strip() + ">")
         if op.regions:
@@ -252,6 +245,18 @@ class Printer:
                 for k in range(i, j):
                     self.names[id(results[k])] = f"%{base}#{k - i}"
             i = j
+
+
+def generic_properties(op: Operation) -> dict:
+    """The attributes the generic form puts in `<{...}>`: an op read in generic form keeps the
+    source's split between properties and attributes (a tool without the dialect treats them
+    differently), others have their declared inherent attributes there."""
+    definition = lookup(op.name)
+    if definition is None or _read_generic(op):
+        inherent = set(op.property_names)
+    else:
+        inherent = set(definition.properties)
+    return {k: v for k, v in op.attributes.items() if k in inherent}
 
 
 def _read_generic(op: Operation) -> bool:
