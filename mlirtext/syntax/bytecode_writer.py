@@ -118,7 +118,8 @@ class _Writer:
         (wherever the source wrote them) as a dict; else the generic form's `<{...}>` split,
         as text; then the rest as a dictionary text ('' for none)."""
         if _native(op.name):
-            inherent = set(_layout(op)[0]) | set(_layout(op)[1])
+            names, segments = _layout(op)
+            inherent = set(names) | set(segments)
             props = {k: v for k, v in op.attributes.items() if k in inherent}
         else:
             props = generic_properties(op)
