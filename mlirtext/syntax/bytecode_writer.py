@@ -95,7 +95,10 @@ class _Writer:
                     raise BytecodeWriteError(f"'{op.name}' holds dense_resource<{value.handle}>: resource "
                                              "blobs are not written as bytecode")
             props, rest = self.split(op)
-            attrs.update(str(v) for v in props.values()) if _native(op.name) else attrs.add(props)
+            if _native(op.name):    # each attribute on its own, referenced from the op's properties
+                attrs.update(str(v) for k, v in props.items() if not k.endswith("SegmentSizes"))
+            else:                   # one dictionary
+                attrs.add(props)
             attrs.add(rest)
             types.update(str(r.type) for r in op.results)
             for region in op.regions:
