@@ -42,24 +42,9 @@ class Target:
 
 class PieceIndex:
     def __init__(self, parsed: ParsedPiece):
-        entries: list[Entry] = []
-        state = parsed.result.state
-        for start, end, value in state.uses:
-            entries.append(Entry(start, end, VALUE, value, False))
-        for start, end, block in state.block_uses:
-            entries.append(Entry(start, end, BLOCK, block, False))
-        for start, end, names in state.symbol_uses:
-            entries.append(Entry(start, end, SYMBOL, names[0], False))
-        for name, span in state.alias_defs.items():
-            entries.append(Entry(span.start, span.end, ALIAS, name, True))
-        for start, end, name in state.alias_uses:
-            entries.append(Entry(start, end, ALIAS, name, False))
-        symbol_defs = _symbol_defs(parsed)
-        self.ops: list[Operation] = []
-        module = parsed.module
-        if module is not None:
-            for op in module.walk():
-                self._add_op(op, entries, symbol_defs, parsed.source)
+        found = entry_tuples(parsed)
+        self.ops: list[Operation] = [obj for _, _, kind, obj, _ in found if kind == OP]
+        entries = [Entry(*t) for t in found]
         entries.sort(key=lambda e: (e.start, e.end))
         self.entries = entries
         self.starts = [e.start for e in entries]
@@ -67,26 +52,6 @@ class PieceIndex:
         for e in entries:
             key = id(e.obj) if e.kind in (VALUE, BLOCK, OP) else (e.kind, e.obj)
             self.by_obj.setdefault(key, []).append(e)
-
-    def _add_op(self, op: Operation, entries: list, symbol_defs: dict, source) -> None:
-        if op.name_span is not None and op.name_span.source is source:
-            entries.append(Entry(op.name_span.start, op.name_span.end, OP, op, True))
-            self.ops.append(op)
-        for r in op.results:
-            if r.span is not None and r.span.source is source:
-                entries.append(Entry(r.span.start, r.span.end, VALUE, r, True))
-        name = op.sym_name
-        if name is not None:
-            where = symbol_defs.get(id(op)) or _find_symbol_token(op, name)
-            if where is not None:
-                entries.append(Entry(where[0], where[1], SYMBOL, name, True))
-        for region in op.regions:
-            for block in region.blocks:
-                if block.span is not None and block.span.source is source:
-                    entries.append(Entry(block.span.start, block.span.end, BLOCK, block, True))
-                for arg in block.arguments:
-                    if arg.span is not None and arg.span.source is source:
-                        entries.append(Entry(arg.span.start, arg.span.end, VALUE, arg, True))
 
     def at(self, offset: int) -> Optional[Entry]:
         """The entry under `offset`, or ending right at it (the cursor just after a name)."""
@@ -106,6 +71,47 @@ class PieceIndex:
     def entries_of(self, kind: str, obj) -> list[Entry]:
         key = id(obj) if kind in (VALUE, BLOCK, OP) else (kind, obj)
         return self.by_obj.get(key, [])
+
+
+def entry_tuples(parsed: ParsedPiece) -> list[tuple]:
+    """(start, end, kind, obj, is_def) of the piece's entries, unsorted: uses from the
+    parser's state, then definitions op by op in walk order. Plain tuples: semantic tokens
+    of a big document need these alone, without the index's objects and lookup tables."""
+    state = parsed.result.state
+    found = [(start, end, VALUE, value, False) for start, end, value in state.uses]
+    found += [(start, end, BLOCK, block, False) for start, end, block in state.block_uses]
+    found += [(start, end, SYMBOL, names[0], False) for start, end, names in state.symbol_uses]
+    found += [(span.start, span.end, ALIAS, name, True) for name, span in state.alias_defs.items()]
+    found += [(start, end, ALIAS, name, False) for start, end, name in state.alias_uses]
+    module = parsed.module
+    if module is None:
+        return found
+    append = found.append
+    symbol_defs = _symbol_defs(parsed)
+    source = parsed.source
+    for op in module.walk():
+        span = op.name_span
+        if span is not None and span.source is source:
+            append((span.start, span.end, OP, op, True))
+        for r in op.results:
+            span = r.span
+            if span is not None and span.source is source:
+                append((span.start, span.end, VALUE, r, True))
+        name = op.sym_name
+        if name is not None:
+            where = symbol_defs.get(id(op)) or _find_symbol_token(op, name)
+            if where is not None:
+                append((where[0], where[1], SYMBOL, name, True))
+        for region in op.regions:
+            for block in region.blocks:
+                span = block.span
+                if span is not None and span.source is source:
+                    append((span.start, span.end, BLOCK, block, True))
+                for arg in block.arguments:
+                    span = arg.span
+                    if span is not None and span.source is source:
+                        append((span.start, span.end, VALUE, arg, True))
+    return found
 
 
 def symbol_name_span(parsed: ParsedPiece, op: Operation) -> Optional[tuple[int, int]]:

@@ -9,7 +9,7 @@ from typing import Optional
 
 from ..ir.core import BlockArgument
 from .document import Document
-from .index import ALIAS, BLOCK, OP, SYMBOL, VALUE, piece_index
+from .index import ALIAS, BLOCK, OP, SYMBOL, VALUE, entry_tuples
 
 TOKEN_TYPES = ["keyword", "variable", "parameter", "label", "function", "macro", "type", "number", "string"]
 #: Dialects as modifiers: a theme can colour `stablehlo.*` and `llvm.*` ops apart.
@@ -19,6 +19,9 @@ TOKEN_MODIFIERS = ["declaration"] + DIALECT_MODIFIERS
 
 _TYPE = {k: TOKEN_TYPES.index(k) for k in TOKEN_TYPES}
 _DIALECT_BIT = {d: 1 << (i + 1) for i, d in enumerate(DIALECT_MODIFIERS)}
+_KEYWORD, _VARIABLE, _PARAMETER = _TYPE["keyword"], _TYPE["variable"], _TYPE["parameter"]
+#: The other entry kinds with a token type (types and attributes come from the text).
+_KIND_TYPE = {BLOCK: _TYPE["label"], SYMBOL: _TYPE["function"], ALIAS: _TYPE["macro"]}
 #: Spelled-out types, attributes, strings and numbers, found in the text (the IR keeps
 #: no spans for them); IR entries win where both match.
 #: The leading lookahead lists every alternative's first character: positions that cannot
@@ -44,24 +47,18 @@ def piece_tokens(piece) -> tuple[list[int], int, int]:
 
 
 def _piece_entries(piece) -> list[tuple[int, int, int, int]]:
-    """(start, end, type index, modifier bits) of the IR's entries, local to the piece."""
+    """(start, end, type index, modifier bits) of the IR's entries, local to the piece:
+    from the index's tuples (building the index itself would double the time)."""
     found = []
-    for e in piece_index(piece).entries:
-        mods = 1 if e.is_def else 0
-        if e.kind == OP:
-            kind = _TYPE["keyword"]
-            mods |= _DIALECT_BIT.get(e.obj.name.split(".", 1)[0], 0)
-        elif e.kind == VALUE:
-            kind = _TYPE["parameter"] if isinstance(e.obj, BlockArgument) else _TYPE["variable"]
-        elif e.kind == BLOCK:
-            kind = _TYPE["label"]
-        elif e.kind == SYMBOL:
-            kind = _TYPE["function"]
-        elif e.kind == ALIAS:
-            kind = _TYPE["macro"]
-        else:
-            continue
-        found.append((e.start, e.end, kind, mods))
+    append = found.append
+    for start, end, kind, obj, is_def in entry_tuples(piece.parsed):
+        mods = 1 if is_def else 0
+        if kind == VALUE:
+            append((start, end, _PARAMETER if isinstance(obj, BlockArgument) else _VARIABLE, mods))
+        elif kind == OP:
+            append((start, end, _KEYWORD, mods | _DIALECT_BIT.get(obj.name.split(".", 1)[0], 0)))
+        elif kind in _KIND_TYPE:
+            append((start, end, _KIND_TYPE[kind], mods))
     return found
 
 
@@ -70,20 +67,24 @@ def _encode_text(text: str, taken: list) -> tuple[list[int], int, int]:
     line each, not overlapping, encoded. Lines are walked forward once (no search per token)."""
     taken = sorted(taken)
     covered_starts = [t[0] for t in taken]
+    count = len(taken)
     found = list(taken)
+    append = found.append
     for m in _LEXICAL.finditer(text):
-        if m.lastgroup == "comment":
+        group = m.lastgroup
+        if group == "comment":
             continue
         start, end = m.span()
-        i = bisect_right(covered_starts, start) - 1
-        if i >= 0 and taken[i][1] > start or i + 1 < len(taken) and taken[i + 1][0] < end:
+        i = bisect_right(covered_starts, start)
+        if i and taken[i - 1][1] > start or i < count and covered_starts[i] < end:
             continue
-        found.append((start, end, _TYPE[m.lastgroup], 0))
+        append((start, end, _TYPE[group], 0))
+    found.sort()   # two sorted runs: one merge
     ascii_text = text.isascii()
     data: list[int] = []
     line, line_start, newline = 0, 0, text.find("\n")
     prev_line, prev_col, last_end = 0, 0, -1
-    for start, end, kind, mods in sorted(found):
+    for start, end, kind, mods in found:
         if start < last_end:
             continue
         while 0 <= newline < start:
@@ -96,7 +97,7 @@ def _encode_text(text: str, taken: list) -> tuple[list[int], int, int]:
         else:
             col = _utf16_len(text[line_start:start])
             length = _utf16_len(text[start:end])
-        data += [line - prev_line, col - prev_col if line == prev_line else col, length, kind, mods]
+        data += (line - prev_line, col - prev_col if line == prev_line else col, length, kind, mods)
         prev_line, prev_col, last_end = line, col, end
     return data, prev_line, prev_col
 
