@@ -106,11 +106,21 @@ def symbol_references(ws: Workspace, doc: Document, chunk: Chunk, name: str,
             if not (is_home or (not defines and _uses(c, name)) or (d is doc and c is chunk)):
                 continue
             for p in c.pieces:
+                if not _may_name(p, name):
+                    continue
                 for e in piece_index(p).entries_of(SYMBOL, name):
                     if e.is_def and not include_declaration:
                         continue
                     out.append(Location(d, p.base + e.start, p.base + e.end))
     return out
+
+
+def _may_name(piece, name: str) -> bool:
+    """Whether a piece can hold a use or a definition of symbol `name`, without building its
+    index (a big document's pieces mostly cannot): a name is spelled as it is unless a
+    quoted spelling escapes a character."""
+    text = piece.parsed.text
+    return name in piece.parsed.roots or name in text or "\\" in text
 
 
 def _uses(chunk: Chunk, name: str) -> bool:

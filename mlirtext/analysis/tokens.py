@@ -138,8 +138,10 @@ def encode(doc: Document, start: int = 0, end: Optional[int] = None) -> list[int
         base_line, base_col = doc.lines.position(piece.base)
         line = base_line + encoded[0]
         col = encoded[1] + (base_col if encoded[0] == 0 else 0)
-        data += [line - prev_line, col - prev_col if line == prev_line else col]
-        data += encoded[2:]
+        first = len(data)
+        data += encoded   # then re-base its first token (no copy of a slice)
+        data[first] = line - prev_line
+        data[first + 1] = col - prev_col if line == prev_line else col
         prev_line = base_line + last_line
         prev_col = last_col + (base_col if last_line == 0 else 0)
     return data
