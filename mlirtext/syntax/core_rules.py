@@ -363,7 +363,10 @@ def _neg_number(ctx, children):
 @rule("number_attr")
 def _number_attr(ctx, children):
     (text, tok), type = children
-    value = number_value(text)
+    try:
+        value = number_value(text)
+    except ValueError:   # Python's int() refuses more than 4,300 decimal digits
+        raise ctx.fail(f"integer literal of {len(text.lstrip('-'))} digits is too long", tok) from None
     if type is None:
         return IntegerAttr(value, T.i64) if isinstance(value, int) else FloatAttr(value, T.f64)
     if isinstance(type, T.FloatType):
@@ -373,8 +376,21 @@ def _number_attr(ctx, children):
     if isinstance(type, (T.IntegerType, T.IndexType)):
         if not isinstance(value, int):
             raise ctx.fail(f"floating point value not valid for specified type {type}", tok)
+        if not _integer_fits(value, type):
+            raise ctx.fail(f"integer constant out of range for attribute of type {type}", tok)
         return IntegerAttr(value, type)
     raise ctx.fail(f"invalid type {type} for a number attribute", tok)
+
+
+def _integer_fits(value: int, type) -> bool:
+    """Whether `value` fits `type` as MLIR's parser takes it: a signless integer holds its signed
+    and its unsigned values, index 64 bits."""
+    width = 64 if isinstance(type, T.IndexType) else type.width
+    signed = isinstance(type, T.IndexType) or not type.is_unsigned
+    if value < 0:
+        return signed and value >= -(1 << (width - 1))
+    return value < (1 << (width - 1 if type.signedness == "s" else width)) if isinstance(type, T.IntegerType) \
+        else value < (1 << width)
 
 
 def _float_from_bits(bits: int, type) -> float:
