@@ -287,3 +287,15 @@ def test_integer_literals_at_the_ends_of_their_range(write):
                                  "  %c = arith.constant -1 : i1\n  %d = arith.constant 0xffffffffffffffff : index\n"
                                  "  return %a, %b, %c, %d : i8, i8, i1, index\n}\n"))
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("literal, message", [
+    ("[0x" + "f" * 5000 + ", 1]", "integer constant out of range for element type i64"),   # printed: a traceback
+    ("[" + "9" * 5000 + ", 1]", "an integer in the elements literal has too many digits"),
+    ("[-9223372036854775809, 1]", "integer constant out of range for element type i64"),
+    ("18446744073709551616", "integer constant out of range for element type i64"),
+])
+def test_dense_integers_out_of_their_element_type_s_range(write, literal, message):
+    path = write("dense.mlir", f"func.func @main() -> tensor<2xi64> {{\n  %0 = arith.constant dense<{literal}> : "
+                               "tensor<2xi64>\n  return %0 : tensor<2xi64>\n}\n")
+    assert_error(mlirtext("opt", path), message, line=2)

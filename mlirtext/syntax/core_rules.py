@@ -376,21 +376,11 @@ def _number_attr(ctx, children):
     if isinstance(type, (T.IntegerType, T.IndexType)):
         if not isinstance(value, int):
             raise ctx.fail(f"floating point value not valid for specified type {type}", tok)
-        if not _integer_fits(value, type):
+        least, greatest = T.integer_range(type)
+        if not least <= value <= greatest:
             raise ctx.fail(f"integer constant out of range for attribute of type {type}", tok)
         return IntegerAttr(value, type)
     raise ctx.fail(f"invalid type {type} for a number attribute", tok)
-
-
-def _integer_fits(value: int, type) -> bool:
-    """Whether `value` fits `type` as MLIR's parser takes it: a signless integer holds its signed
-    and its unsigned values, index 64 bits."""
-    width = 64 if isinstance(type, T.IndexType) else type.width
-    signed = isinstance(type, T.IndexType) or not type.is_unsigned
-    if value < 0:
-        return signed and value >= -(1 << (width - 1))
-    return value < (1 << (width - 1 if type.signedness == "s" else width)) if isinstance(type, T.IntegerType) \
-        else value < (1 << width)
 
 
 def _float_from_bits(bits: int, type) -> float:
