@@ -79,7 +79,7 @@ class Tally:
         self.tried += 1
         for p in problems:
             self.bad[p] += 1
-        if problems and len(self.examples) < 8:
+        if problems and len(self.examples) < 20:
             self.examples.append(f"{what}: {', '.join(problems)}: {detail}")
 
 
@@ -140,8 +140,9 @@ def run_case(case: Case) -> tuple:
         lost = changed_files(before, snapshot(d), case.outputs)
         if lost:
             problems.append("files lost")
-        first = stderr.strip().splitlines()[:1] or [""]
-        return problems, f"exit {p.returncode}; {first[0][:200]}" + (f"; changed {lost}" if lost else "")
+        lines = stderr.strip().splitlines() or [""]
+        said = lines[-1] if "tracebacks" in problems else lines[0]   # the exception, or the error
+        return problems, f"exit {p.returncode}; {said[:200]}" + (f"; changed {lost}" if lost else "")
 
 
 def run_cases(cases: list, jobs: int) -> Tally:
