@@ -33,7 +33,6 @@ import os
 import random
 import re
 import resource
-import shutil
 import signal
 import stat
 import subprocess
@@ -236,7 +235,8 @@ SHAPED = {
 
 
 def scalar(value: str, element: str) -> str:
-    return f"func.func @main() -> {element} {{\n  %c = arith.constant {value} : {element}\n  return %c : {element}\n}}\n"
+    return (f"func.func @main() -> {element} {{\n  %c = arith.constant {value} : {element}\n"
+            f"  return %c : {element}\n}}\n")
 
 
 def dense_literal(count: int, declared: int) -> str:
@@ -354,9 +354,9 @@ def set_field(doc, path, value) -> None:
 
 
 def damaged_modules(rng: random.Random, data: bytes, n: int) -> list:
-    """(what, bytes) of `n` damaged copies of `data`: the named edits first, then bit flips,
-    truncations and field edits of the manifest and host programs (re-hashed)."""
-    out = [(name, make(data)) for name, make in sorted(EDITS.items())][:n]
+    """(what, bytes) of `n` damaged copies of `data`: every third one of the named edits (while they
+    last), the others bit flips, truncations and field edits of the manifest and host programs (re-hashed)."""
+    named, out = sorted(EDITS), []
     entries = entries_of(data)
     manifest = json.loads(entries["manifest.json"])
     program = json.loads(entries[manifest["exports"][0]["program"]])
@@ -364,7 +364,10 @@ def damaged_modules(rng: random.Random, data: bytes, n: int) -> list:
     program_paths = list(field_paths(program))
     while len(out) < n:
         how = rng.choice(("flip", "truncate", "manifest field", "program field"))
-        if how == "flip":
+        if len(out) % 3 == 0 and len(out) // 3 < len(named):
+            name = named[len(out) // 3]
+            out.append((name, EDITS[name](data)))
+        elif how == "flip":
             i, bit = rng.randrange(len(data)), rng.randrange(8)
             out.append((f"bit {bit} of byte {i} flipped", data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1:]))
         elif how == "truncate":
@@ -511,7 +514,8 @@ def outputs_family(rng: random.Random, n: int) -> list:
     for i in range(n):
         target, writer = pairs[i % len(pairs)]
         make, extra, outputs = TARGETS[target]
-        name = {"inside a read-only directory": "out/new", "inside a missing directory": "missing/out"}.get(target, "out")
+        name = {"inside a read-only directory": "out/new",
+                "inside a missing directory": "missing/out"}.get(target, "out")
         files = {"dense.mlir": DENSE.read_bytes(), **extra, **({"out": make} if make else {})}
         outputs = outputs + tuple(o + ".pub" for o in outputs) if writer == "keygen" else outputs
         cases.append(Case(f"{writer} -o {target}", WRITERS[writer](name), files, outputs))
