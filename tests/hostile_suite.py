@@ -552,6 +552,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     n = args.cases or (300 if args.full else 15)
     results = {}
+    if "mutated" in args.families and not (CORPUS / "CASES.tsv").exists():
+        print(f"mutated: skipped, no corpus at {CORPUS} (set MLIRTEXT_CORPUS)", file=sys.stderr)
+        args.families.remove("mutated")
     for family in args.families:
         started = time.monotonic()
         results[family] = run_family(family, n, args.seed, args.jobs)
