@@ -8,7 +8,7 @@ EXAMPLE := examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
-.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status bytecode-status
+.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status bytecode-status hostile
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,14 @@ onnx-status: $(VENV)/.installed-dev import-deps
 # mlirtext, compared in generic form (tests/bytecode_status.py); CI runs a sample (test_bytecode.py).
 bytecode-status: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bytecode_status
+
+# The hostile-input suite (README "Hostile input"; tests/hostile_suite.py): 300 cases of each
+# family, each in a child process with a 30 s limit; fails on any traceback, signal, hang,
+# unanswered request, file lost or replaced, or exit status other than 0/1. CI runs 10 of each
+# (tests/test_hostile_suite.py). HOSTILE_SEED varies the cases.
+HOSTILE_SEED ?= 0
+hostile: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.hostile_suite --full --seed $(HOSTILE_SEED)
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet xdsl

@@ -27,6 +27,9 @@ class ValueError_(ValueError):
 
 _SHAPE = re.compile(r"((?:\d+x)*)([a-z][a-z0-9]*)$")
 
+#: numpy's limit on the axes of an array.
+MAX_AXES = 64
+
 
 def parse_inputs(specs: list, fn_name: str, types) -> list:
     """The values of the --input `specs` for a function `fn_name` taking `types` (ValueError_ on a
@@ -57,6 +60,8 @@ def parse_input(spec: str, want: T.Type, index: int) -> np.ndarray:
     else:
         given = want
     shape = tuple(given.shape) if isinstance(given, T.ShapedType) else ()
+    if len(shape) > MAX_AXES:
+        raise ValueError_(f"{what}: {len(shape)} axes, above the {MAX_AXES} an array may have")
     try:
         dtype = dtype_of(given)
         check_array(shape, dtype.itemsize, given)

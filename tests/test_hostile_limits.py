@@ -154,6 +154,8 @@ def test_an_npy_header_declaring_a_huge_shape(write, tmp_path):
     (["--input=4xi32=1", "--input=i8=1000"], "--input #1 (i8=1000): 1000 is out of range for i8 (-128..255)"),
     (["--input=4xi32=1", "--input=-129"], "--input #1 (-129): -129 is out of range for i8"),
     (["--input=4xi32=1", "--input=i100=1"], "integers wider than 64 bits (i100) are not supported"),
+    (["--input=" + "1x" * 70 + "4xi32=1", "--input=i8=1"],   # was numpy's ValueError, a traceback
+     "71 axes, above the 64 an array may have"),
 ])
 def test_input_values_are_checked_against_their_element_type(write, inputs, message):
     assert_error(mlirtext("run", write("ints.mlir", INTS), *inputs), message)
@@ -266,3 +268,36 @@ def test_what_is_not_a_size(text):
 def test_sizes_print_with_three_digits_in_the_largest_unit():
     assert [limits.format_size(n) for n in (800, 1023 << 10, 12 << 30, 400_000_000_000, 6_000_000_000)] == \
         ["800 B", "1023 KiB", "12 GiB", "373 GiB", "5.59 GiB"]
+
+
+@pytest.mark.parametrize("literal, message", [
+    ("0x" + "f" * 5000, "integer constant out of range for attribute of type i64"),   # printed: a traceback
+    ("9" * 5000, "integer literal of 5000 digits is too long"),   # was an internal error
+    ("0x10000000000000000", "integer constant out of range for attribute of type i64"),
+    ("-9223372036854775809", "integer constant out of range for attribute of type i64"),
+])
+def test_integer_literals_out_of_their_type_s_range(write, literal, message):
+    path = write("long.mlir", f"func.func @main() -> i64 {{\n  %0 = arith.constant {literal} : i64\n"
+                              "  return %0 : i64\n}\n")
+    for command in (("opt", path), ("compile", path, "-o", path.with_suffix(".vmpack"))):
+        assert_error(mlirtext(*command), message, line=2)
+
+
+def test_integer_literals_at_the_ends_of_their_range(write):
+    done = mlirtext("opt", write("ends.mlir", "func.func @main() -> (i8, i8, i1, index) {\n"
+                                 "  %a = arith.constant 255 : i8\n  %b = arith.constant -128 : i8\n"
+                                 "  %c = arith.constant -1 : i1\n  %d = arith.constant 0xffffffffffffffff : index\n"
+                                 "  return %a, %b, %c, %d : i8, i8, i1, index\n}\n"))
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("literal, message", [
+    ("[0x" + "f" * 5000 + ", 1]", "integer constant out of range for element type i64"),   # printed: a traceback
+    ("[" + "9" * 5000 + ", 1]", "an integer in the elements literal has too many digits"),
+    ("[-9223372036854775809, 1]", "integer constant out of range for element type i64"),
+    ("18446744073709551616", "integer constant out of range for element type i64"),
+])
+def test_dense_integers_out_of_their_element_type_s_range(write, literal, message):
+    path = write("dense.mlir", f"func.func @main() -> tensor<2xi64> {{\n  %0 = arith.constant dense<{literal}> : "
+                               "tensor<2xi64>\n  return %0 : tensor<2xi64>\n}\n")
+    assert_error(mlirtext("opt", path), message, line=2)

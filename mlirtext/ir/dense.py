@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from .attributes import Attribute, format_float
-from .types import ComplexType, FloatType, IntegerType, IndexType, ShapedType, Type, element_type, i1
+from .types import (ComplexType, FloatType, IntegerType, IndexType, ShapedType, Type, element_type, i1,
+                    integer_range)
 
 
 class DenseParseError(ValueError):
@@ -114,13 +115,19 @@ def parse_dense(body: str, type: Type) -> DenseElementsAttr:
     try:
         tree = _read_tree(text)
         if not isinstance(tree, list):
-            return DenseElementsAttr(type, (_convert(tree, elt),), splat=True)
+            return DenseElementsAttr(type, _in_range((_convert(tree, elt),), elt), splat=True)
         flat: list = []
         shape = _flatten(tree, flat, 0, [])
         if shape[-1] == _LEAF:
             shape.pop()
     except RecursionError:  # the readers recurse per '[': `dense<[[[[...` thousands deep
         raise DenseParseError("elements literal nested too deeply") from None
+    except DenseParseError:
+        raise
+    except ValueError as e:   # Python's int() refuses more than 4,300 decimal digits
+        if "digits" not in str(e):
+            raise
+        raise DenseParseError("an integer in the elements literal has too many digits") from None
     expected = tuple(type.shape)
     if isinstance(elt, ComplexType):
         # a complex splat may be written as a pair: dense<(1.0, 2.0)>
@@ -129,7 +136,16 @@ def parse_dense(body: str, type: Type) -> DenseElementsAttr:
         raise DenseParseError(
             f"inferred shape of elements literal ([{', '.join(map(str, shape))}]) does not match "
             f"type ([{', '.join('?' if d is None else str(d) for d in expected)}])")
-    return DenseElementsAttr(type, _convert_all(flat, elt))
+    return DenseElementsAttr(type, _in_range(_convert_all(flat, elt), elt))
+
+
+def _in_range(values: tuple, elt: Type) -> tuple:
+    """`values`, when each fits integer element type `elt` (min and max: one pass each in C)."""
+    if values and isinstance(elt, (IntegerType, IndexType)) and elt != i1:
+        least, greatest = integer_range(elt)
+        if min(values) < least or max(values) > greatest:
+            raise DenseParseError(f"integer constant out of range for element type {elt}")
+    return values
 
 
 def _convert_all(flat: list, elt: Type) -> tuple:

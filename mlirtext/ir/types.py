@@ -288,6 +288,17 @@ def scalar_type_from_name(name: str) -> Optional[Type]:
     return t
 
 
+def integer_range(t: Type) -> tuple:
+    """(least, greatest) value a literal of integer or index type `t` may have, as MLIR's parser
+    takes them: a signless integer holds its signed and its unsigned values; index is 64 bits."""
+    width = 64 if isinstance(t, IndexType) else t.width
+    if isinstance(t, IntegerType) and t.is_unsigned:
+        return 0, (1 << width) - 1
+    if isinstance(t, IntegerType) and t.signedness == "s":
+        return -(1 << (width - 1)), (1 << (width - 1)) - 1
+    return -(1 << (width - 1)), (1 << width) - 1
+
+
 def element_type(t: Type) -> Type:
     """The element type of a shaped type, or the type itself."""
     if isinstance(t, (ShapedType, UnrankedTensorType, UnrankedMemRefType)):

@@ -363,7 +363,10 @@ def _neg_number(ctx, children):
 @rule("number_attr")
 def _number_attr(ctx, children):
     (text, tok), type = children
-    value = number_value(text)
+    try:
+        value = number_value(text)
+    except ValueError:   # Python's int() refuses more than 4,300 decimal digits
+        raise ctx.fail(f"integer literal of {len(text.lstrip('-'))} digits is too long", tok) from None
     if type is None:
         return IntegerAttr(value, T.i64) if isinstance(value, int) else FloatAttr(value, T.f64)
     if isinstance(type, T.FloatType):
@@ -373,6 +376,9 @@ def _number_attr(ctx, children):
     if isinstance(type, (T.IntegerType, T.IndexType)):
         if not isinstance(value, int):
             raise ctx.fail(f"floating point value not valid for specified type {type}", tok)
+        least, greatest = T.integer_range(type)
+        if not least <= value <= greatest:
+            raise ctx.fail(f"integer constant out of range for attribute of type {type}", tok)
         return IntegerAttr(value, type)
     raise ctx.fail(f"invalid type {type} for a number attribute", tok)
 
