@@ -4,7 +4,7 @@ child process with a 30 s limit, counted per family.
     python -m tests.hostile_suite [--full] [--cases N] [--seed N] [-j N] [--families NAME ...]
 
 Families:
-  mutated   corpus cases (/work/shared/corpus or MLIRTEXT_CORPUS) with bytes flipped, deleted,
+  mutated   corpus cases (../shared/corpus or MLIRTEXT_CORPUS) with bytes flipped, deleted,
             duplicated and tokens swapped, through every command that reads MLIR
   huge      huge shapes and literals (10^11-element constants, memref.alloc, tensor.empty,
             broadcasts, a 200,000-element dense literal, 5,000-digit integers, i16777215)
@@ -43,13 +43,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.corpus import CORPUS as SHARED_CORPUS
 from tests.lsp_raw import RawServer
 from tests.test_lsp_hostile import DOC, GOOD, HERE, TEXT as LSP_TEXT, URI, damaged
 from tests.test_module_trust import EDITS, INPUTS, LOAD_CHILD, edited, entries_of
 from tests.test_vm_programs import ROOT, module_file
 
 TIMEOUT = 30
-CORPUS = Path(os.environ.get("MLIRTEXT_CORPUS", "/work/shared/corpus"))
+CORPUS = Path(os.environ.get("MLIRTEXT_CORPUS", SHARED_CORPUS))
 DENSE = ROOT / "examples" / "dense_linalg.mlir"
 CHILD_ENV = {"PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'server'}", "PATH": "/usr/bin:/bin",
              "MLIRTEXT_MAX_MEMORY": "1GiB"}
