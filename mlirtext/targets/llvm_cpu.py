@@ -158,12 +158,14 @@ def _process():
 
 
 def host_target_machine(opt_level: int = 3) -> "llvm.TargetMachine":
-    """A target machine for this CPU with all its features (position-independent code, so that
-    an object file can be linked at any address)."""
+    """A target machine for this CPU with all its features. Objects use the large code model with
+    absolute 64-bit relocations, so they link at any address: with the small model, MCJIT places
+    an object's code and constant sections in separate mappings, which in a long-lived process can
+    land over 2 GiB apart, and RuntimeDyld aborts the process on the 32-bit relocation between them."""
     _init()
     target = llvm.Target.from_default_triple()
     return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=opt_level, reloc="pic", codemodel="default")
+                                        opt=opt_level, reloc="static", codemodel="large")
 
 
 @dataclass
