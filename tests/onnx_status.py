@@ -189,7 +189,9 @@ def run_all(directories: list[str], jobs: int, time_limit: float, devices=DEVICE
                 if slot.task is None:
                     continue
                 record = None
-                if slot.conn in ready:
+                if slot.over(time_limit):   # first: a message that comes after the limit is late too
+                    record = _replace(slot, f"over the {time_limit:g} s time limit")
+                elif slot.conn in ready:
                     try:
                         message = slot.conn.recv()
                         if message == "converted":
@@ -200,8 +202,6 @@ def run_all(directories: list[str], jobs: int, time_limit: float, devices=DEVICE
                         record = _replace(slot, "crashed")
                 elif not slot.process.is_alive():
                     record = _replace(slot, "crashed")
-                elif slot.over(time_limit):
-                    record = _replace(slot, f"over the {time_limit:g} s time limit")
                 if record is not None:
                     records.append(record)
                     if report:
