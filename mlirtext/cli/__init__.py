@@ -101,6 +101,13 @@ def _add_opt(sub) -> None:
     group.add_argument("--print-ir-after-all", action="store_true", help="print the IR after every pass")
     group.add_argument("--print-ir-after-change", action="store_true",
                        help="print the IR after every pass that changed it")
+    group.add_argument("--diff", action="store_true",
+                       help="with --print-ir-after-all or --print-ir-after-change: print each pass's "
+                            "change as a unified diff against the IR before it (passes that changed "
+                            "nothing are skipped)")
+    group.add_argument("--explain", action="store_true",
+                       help="after the passes, a table on stderr: each pass, its time, the op count "
+                            "before -> after, and what it rewrote (ops matched by their source op)")
     group.add_argument("--timing", "--mlir-timing", dest="timing", action="store_true",
                        help="report the time each pass took")
     group.add_argument("--check-semantics", action="store_true",

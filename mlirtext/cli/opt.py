@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from .. import api
+from ..analysis.pass_explorer import StepRecorder, explain_table
 from ..diagnostics import Diagnostic, has_errors, report
 from ..syntax.bytecode_writer import BytecodeWriteError, from_module
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
@@ -58,6 +59,8 @@ def main(args) -> int:
         for inst in pm.instrumentations:
             if isinstance(inst, Timing):
                 sys.stderr.write(inst.report())
+            if isinstance(inst, StepRecorder):
+                sys.stderr.write(explain_table(inst.steps))
             if isinstance(inst, Fault) and inst.struck is None:
                 report([never_struck(inst)])
     if failed:
@@ -112,6 +115,8 @@ def _pass_manager(args):
         except PipelineError as e:
             return e.format()
     if not items and not args.lower_to:
+        if args.diff or args.explain:
+            return f"mlirtext: error: --{'diff' if args.diff else 'explain'} shows what passes do: give passes or --lower-to"
         if args.debug_miscompile or args.debug_crash or args.debug_unverifiable:
             return "mlirtext: error: a --debug-* fault strikes in a pass: give passes or --lower-to"
         return None
@@ -121,9 +126,13 @@ def _pass_manager(args):
     if args.check_semantics:
         instruments.append(CheckSemantics(sys.stderr.write, args.seed,
                                           tolerance=Tolerance(args.tolerance_ulp, args.tolerance)))
+    if args.diff and not (args.print_ir_after_all or args.print_ir_after_change):
+        return "mlirtext: error: --diff shows the dumps after passes: give --print-ir-after-all or --print-ir-after-change"
     if args.print_ir_before_all or args.print_ir_after_all or args.print_ir_after_change:
         instruments.append(PrintIR(sys.stderr.write, args.print_ir_before_all, args.print_ir_after_all,
-                                   args.print_ir_after_change))
+                                   args.print_ir_after_change, args.diff))
+    if args.explain:
+        instruments.append(StepRecorder())
     if args.timing:
         instruments.append(Timing())
     faults = make_faults(args)

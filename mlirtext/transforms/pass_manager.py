@@ -6,6 +6,7 @@ IR printing (`--print-ir-before-all`, `-after-all`, `-after-change`) and timing
 """
 from __future__ import annotations
 
+import difflib
 import time
 from collections import defaultdict
 from typing import Callable, Union
@@ -112,12 +113,16 @@ def pass_title(p: Pass) -> str:
 
 
 class PrintIR(Instrumentation):
-    """`--print-ir-before-all`, `--print-ir-after-all`, `--print-ir-after-change`, in mlir-opt's format."""
+    """`--print-ir-before-all`, `--print-ir-after-all`, `--print-ir-after-change`, in mlir-opt's
+    format; with `diff` (`--diff`), each dump after a pass is a unified diff against the IR
+    before it, and a pass that changed nothing prints nothing."""
 
     def __init__(self, write: Callable[[str], None], before: bool = False, after: bool = False,
-                 after_change: bool = False):
+                 after_change: bool = False, diff: bool = False):
         self.write = write
-        self.print_before, self.print_after, self.after_change = before, after, after_change
+        self.print_before, self.print_after = before, after
+        self.after_change = after_change or (diff and after)
+        self.diff = diff
         self.last: dict[int, str] = {}
 
     def before(self, p: Pass, op: Operation) -> None:
@@ -131,9 +136,20 @@ class PrintIR(Instrumentation):
         if not (self.print_after or self.after_change):
             return
         text = print_module(op)
-        if self.after_change and self.last.pop(id(op), None) == text:
+        old = self.last.pop(id(op), None)
+        if self.after_change and old == text:
+            return
+        if self.diff and old is not None:
+            name = pass_title(p)
+            lines = difflib.unified_diff(_lines(old), _lines(text),
+                                         f"before {name}", f"after {name}")
+            self.write(f"// -----// IR Diff After {name} //----- //\n{''.join(lines)}\n")
             return
         self.write(f"// -----// IR Dump After {pass_title(p)} //----- //\n{text}\n")
+
+
+def _lines(text: str) -> list[str]:
+    return (text if text.endswith("\n") else text + "\n").splitlines(keepends=True)
 
 
 class Timing(Instrumentation):

@@ -1,0 +1,304 @@
+"""The pass explorer's data: every pass of a lowering as a step, and what each step changed.
+
+`StepRecorder` watches the pass manager: after each pass it prints the module (with each op
+line's origin, as the pipeline view's levels are printed), counts its ops and times the pass.
+`explore` lowers a module with one, and names each step's level. `diff_steps` compares a step
+with the one before it with ops matched by origin (the span of the source op they came from),
+not by line: an op is the same op at two steps when it has the same origin and name, so a pass
+that reorders ops shows them moved, and one that rewrites `stablehlo.add` into `tosa.add`
+shows one op removed and one added for that source op. `search_steps` finds text across steps.
+"""
+from __future__ import annotations
+
+import re
+import time
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..ir.core import Operation
+from ..ir.source import Span
+from ..transforms.conversions.levels import level_of
+from ..transforms.lowering_service import lower_by_level, print_with_origins
+from ..transforms.pass_manager import Instrumentation
+
+#: SSA value and block numbers: renumbered at every print, they say nothing about a change.
+_NUMBERED = re.compile(r"([%^][A-Za-z_]*)\d+")
+_OP_NAME = re.compile(r'^\s*(?:(?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?\s*=\s*)?"?([a-z_][\w$]*\.[A-Za-z_][\w$.]*)')
+
+
+@dataclass
+class OpLine:
+    """An op as printed at one step: its line in the step's text, name and origin span."""
+    line: int
+    name: str
+    origin: Optional[Span]
+    text: str
+
+    @property
+    def key(self):
+        """What the op is matched by across steps: its origin, else (no origin) its own text."""
+        if self.origin is not None:
+            return ("origin", self.origin.start, self.origin.end, self.name)
+        return ("text", _normalised(self.text))
+
+
+@dataclass
+class Step:
+    """The module after one pass (`pass_name` None: before the first pass)."""
+    index: int
+    pass_name: Optional[str]
+    level: Optional[str]
+    seconds: float
+    ops_before: int
+    ops_after: int
+    changed: bool
+    text: str
+    origins: list
+    ops: list = field(default_factory=list)
+
+
+@dataclass
+class OpChange:
+    """One op's fate at a step: `kind` is added, removed, changed (same op, other text) or
+    moved (same op, other place among the ops it is matched with). `before`/`after` are the
+    OpLines at the two steps (None for an added / removed op)."""
+    kind: str
+    before: Optional[OpLine]
+    after: Optional[OpLine]
+
+    @property
+    def name(self) -> str:
+        return (self.after or self.before).name
+
+
+@dataclass
+class StepDiff:
+    """`changes` (OpChanges, in `after`'s order, removed ops at their old place) and `pairs`:
+    every (before, after) OpLine pair matched, changed or not."""
+    changes: list
+    pairs: list
+
+    def count(self, kind: str) -> int:
+        return sum(1 for c in self.changes if c.kind == kind)
+
+    def summary(self) -> str:
+        """What the step rewrote, in a few words: `stablehlo.add -> tosa.add; 2 moved`."""
+        removed = Counter(c.name for c in self.changes if c.kind == "removed")
+        added = Counter(c.name for c in self.changes if c.kind == "added")
+        parts = []
+        if removed or added:
+            left = ", ".join(_counted(removed)) or "nothing"
+            right = ", ".join(_counted(added)) or "nothing"
+            parts.append(f"{left} -> {right}")
+        for kind in ("changed", "moved"):
+            n = self.count(kind)
+            if n:
+                parts.append(f"{n} {kind}")
+        return "; ".join(parts) or "no op changed"
+
+
+def _counted(counts: Counter, most: int = 4) -> list[str]:
+    items = counts.most_common()
+    out = [f"{n}x {name}" if n > 1 else name for name, n in items[:most]]
+    if len(items) > most:
+        out.append(f"{sum(n for _, n in items[most:])} more")
+    return out
+
+
+def _normalised(text: str) -> str:
+    return _NUMBERED.sub(r"\1#", text.strip())
+
+
+def op_lines(text: str, origins: list) -> list[OpLine]:
+    """The ops of a printed step: each line that starts an op (one the printer noted an origin
+    for, or one that reads as an op)."""
+    out = []
+    for n, line in enumerate(text.rstrip("\n").split("\n")):
+        origin = origins[n] if n < len(origins) else None
+        m = _OP_NAME.match(line)
+        if m is not None:
+            out.append(OpLine(n, m.group(1), origin, line))
+    return out
+
+
+class StepRecorder(Instrumentation):
+    """Records a Step after every pass: the module's text (with origins), op counts before and
+    after, whether the text changed, and the pass's wall time (printing excluded). A step's
+    level is the one the module is at after it (`level_of`; `explore` names the level its pass
+    lowers to instead)."""
+
+    def __init__(self):
+        self.steps: list[Step] = []
+        self.started = 0.0
+        self.root: Optional[Operation] = None
+
+    def start(self, module: Operation) -> None:
+        """A step with no pass: the module before its first pass."""
+        self.root = module
+        self.record(None, module)
+
+    def before(self, p, op) -> None:
+        root = _root(op)
+        if root is not self.root:   # the first pass, or the next chunk of a split input
+            self.start(root)
+        self.started = time.perf_counter()
+
+    def after(self, p, op) -> None:
+        seconds = time.perf_counter() - self.started
+        self.record(p.name, _root(op), seconds)
+
+    def record(self, name: Optional[str], module: Operation, seconds: float = 0.0) -> Step:
+        """A step for `module` as it is now, after the pass `name` (None: a starting point)."""
+        text, origins = print_with_origins(module)
+        ops = op_lines(text, origins)
+        previous = self.steps[-1] if self.steps and name is not None else None
+        count = sum(1 for o in module.walk() if o is not module)
+        step = Step(len(self.steps), name, level_of(module), seconds,
+                    previous.ops_after if previous else count, count,
+                    previous is not None and previous.text != text, text, origins, ops)
+        self.steps.append(step)
+        return step
+
+
+def _root(op: Operation) -> Operation:
+    while op.parent_op is not None:
+        op = op.parent_op
+    return op
+
+
+def explore(module: Operation, target: str, *, start: Optional[str] = None, cancelled=None) -> tuple[list, list]:
+    """Lower `module` (in place) down to `target` recording every pass: (levels, steps). Each
+    step's `level` is the level its pass lowers to (the first step's: the module's own).
+    Raises as `lower_by_level` does."""
+    recorder = StepRecorder()
+    levels, named = [], 0
+    for level in lower_by_level(module, target, start=start, cancelled=cancelled, instrumentations=[recorder]):
+        if not recorder.steps:
+            recorder.start(module)
+        for step in recorder.steps[named:]:
+            step.level = level.level
+        named = len(recorder.steps)
+        levels.append(level)
+    return levels, recorder.steps
+
+
+def diff_steps(before: Step, after: Step) -> StepDiff:
+    """The ops added, removed, changed and moved from `before` to `after`, matched by origin."""
+    waiting: dict = {}
+    for op in before.ops:
+        waiting.setdefault(op.key, []).append(op)
+    taken: dict = {}
+    pairs, changes = [], []
+    for op in after.ops:
+        queue = waiting.get(op.key)
+        used = taken.get(op.key, 0)
+        if queue is not None and used < len(queue):
+            taken[op.key] = used + 1
+            pairs.append((queue[used], op))
+        else:
+            changes.append(OpChange("added", None, op))
+    matched_before = {id(b) for b, _ in pairs}
+    changes += [OpChange("removed", op, None) for op in before.ops if id(op) not in matched_before]
+    staying = _increasing(pairs)
+    for i, (b, a) in enumerate(pairs):
+        if _normalised(b.text) != _normalised(a.text):
+            changes.append(OpChange("changed", b, a))
+        elif i not in staying:
+            changes.append(OpChange("moved", b, a))
+    changes.sort(key=lambda c: c.after.line if c.after else c.before.line)
+    return StepDiff(changes, pairs)
+
+
+def _increasing(pairs: list) -> set:
+    """Indices of the pairs (in after order) on a longest run increasing in before order: the
+    ops that kept their place; the others moved."""
+    tails, tail_index, parent = [], [], [-1] * len(pairs)
+    for i, (b, _) in enumerate(pairs):
+        k = bisect_left(tails, b.line)
+        if k == len(tails):
+            tails.append(b.line)
+            tail_index.append(i)
+        else:
+            tails[k], tail_index[k] = b.line, i
+        parent[i] = tail_index[k - 1] if k else -1
+    keep, i = set(), tail_index[-1] if tail_index else -1
+    while i >= 0:
+        keep.add(i)
+        i = parent[i]
+    return keep
+
+
+def inline_diff(after: Step, diff: StepDiff) -> list[tuple[str, str, Optional[int]]]:
+    """`after`'s text as (kind, line text, line in `after` or None) with the removed ops put
+    back where they were: kind is added, removed, changed, moved or "" for a line as it was.
+    A removed op goes before the first op made from the same source op (what replaced it), or
+    else before the first op that was after it and is still there."""
+    marks = {c.after.line: c.kind for c in diff.changes if c.after is not None}
+    anchors = sorted((b.line, a.line) for b, a in diff.pairs)
+    replacements: dict = {}
+    for c in diff.changes:
+        if c.kind == "added" and c.after.origin is not None:
+            replacements.setdefault(_span_key(c.after.origin), c.after.line)
+    insert_at: dict = {}
+    for c in diff.changes:
+        if c.kind == "removed":
+            at = replacements.get(_span_key(c.before.origin)) if c.before.origin is not None else None
+            if at is None:
+                k = bisect_left(anchors, (c.before.line, -1))
+                at = anchors[k][1] if k < len(anchors) else None
+            insert_at.setdefault(at, []).append(c.before)
+    out = []
+    for n, line in enumerate(after.text.rstrip("\n").split("\n")):
+        for op in insert_at.pop(n, []):
+            out.append(("removed", op.text, None))
+        out.append((marks.get(n, ""), line, n))
+    for op in insert_at.pop(None, []):
+        out.append(("removed", op.text, None))
+    return out
+
+
+def _span_key(span: Span) -> tuple:
+    return span.start, span.end
+
+
+def search_steps(steps: list, query: str) -> list[tuple[int, int, str]]:
+    """(step index, line, text) of every line of every step that holds `query` (any case);
+    an unchanged step repeats the one before it, so only the steps that changed (and the first)
+    are searched."""
+    needle = query.lower()
+    if not needle:
+        return []
+    out = []
+    for step in steps:
+        if step.index and not step.changed:
+            continue
+        for n, line in enumerate(step.text.rstrip("\n").split("\n")):
+            if needle in line.lower():
+                out.append((step.index, n, line))
+    return out
+
+
+def explain_table(steps: list) -> str:
+    """`mlirtext opt --explain`: one row per pass: its level, wall time, ops before -> after and
+    what it rewrote (`diff_steps`' summary), then the total."""
+    rows = [("#", "pass", "level", "time", "ops", "rewrote")]
+    total = 0.0
+    for before, after in zip(steps, steps[1:]):
+        if after.pass_name is None:   # the next chunk's start
+            continue
+        total += after.seconds
+        what = diff_steps(before, after).summary() if after.changed else "(unchanged)"
+        rows.append((str(after.index), after.pass_name or "", after.level or "-", _ms(after.seconds),
+                     f"{after.ops_before} -> {after.ops_after}", what))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(cell.ljust(w) if i != 3 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+             + "  " + r[5] for r in rows]
+    changed = sum(1 for s in steps if s.changed)
+    lines.append(f"{len(rows) - 1} passes, {changed} changed the IR, {_ms(total)} in all")
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
