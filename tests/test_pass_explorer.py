@@ -154,3 +154,25 @@ def test_opt_diff_and_explain_need_what_they_show(tmp_path, capsys, flags, messa
     assert main(["opt", str(path), *flags]) == 1
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_the_pipeline_command_gives_every_step_with_its_inline_diff_in_document_lines():
+    from mlirtext.analysis import commands
+    from mlirtext.analysis.document import Document
+    text = "// the MLP\n" + MLP
+    doc = Document("file:///mlp.mlir", text, 1)
+    result = commands.pipeline(doc, "mlp", targets=[])
+    assert result["error"] is None
+    steps = result["steps"]
+    passes = [p["pass"] for l in result["levels"] for p in l["passes"]]
+    assert [s["pass"] for s in steps] == [None, *passes]
+    first, hlo_to_tosa = steps[0], steps[1]
+    assert [l["text"] for l in first["lines"]] == result["levels"][0]["text"].rstrip("\n").split("\n")
+    assert hlo_to_tosa["changed"] and hlo_to_tosa["counts"]["removed"] == 8
+    lines = text.split("\n")
+    maximum = lines.index(next(l for l in lines if "stablehlo.maximum" in l))
+    marked = [(l["kind"], l["text"].split("=")[1].split()[0], l["origin"]) for l in hlo_to_tosa["lines"]
+              if "maximum" in l["text"]]
+    assert marked == [("removed", "stablehlo.maximum", maximum), ("added", "tosa.maximum", maximum)]
+    unchanged = [s for s in steps[1:] if not s["changed"]]
+    assert unchanged and all(s["lines"] == [] and s["counts"] == {} for s in unchanged)

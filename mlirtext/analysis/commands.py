@@ -16,10 +16,11 @@ import numpy as np
 from ..syntax.printer import print_module
 from ..targets.llvm_ir import translate_module
 from ..transforms.conversions.levels import LEVELS
-from ..transforms.lowering_service import Cancelled, LoweringStopped, lower_by_level
+from ..transforms.lowering_service import Cancelled, LoweringStopped
 from . import device_run
 from .document import Document
 from .extraction import function_or_chunk
+from .pass_explorer import StepRecorder, explore_levels, steps_json
 from ..ir.arrays import dtype_of
 
 
@@ -201,7 +202,8 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
     """Every level's text, op counts per dialect and pass times, from the input's level
     down to llvm (and the target's LLVM IR when the targets package can make it). Each
     level also has `origins`: per line of its text, the document line (0-based) of the
-    source op the op starting on that line came from, or None.
+    source op the op starting on that line came from, or None. `steps`: every pass as a step
+    with its diff against the one before (`pass_explorer.steps_json`), the first the input.
 
     `targets` (see `target_code_command`; [] for none) adds `dispatches` and `targets`."""
     wanted = _target_list(targets)
@@ -221,9 +223,11 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
     if isinstance(extracted, str):
         return {"error": extracted}
     module, where = extracted
-    out = {"function": function, "levels": [], "error": None, "target": None, "dispatches": [], "targets": []}
+    out = {"function": function, "levels": [], "error": None, "target": None, "dispatches": [], "targets": [],
+           "steps": []}
+    recorder = StepRecorder()
     try:
-        for level in lower_by_level(module, start="linalg", cancelled=cancelled):
+        for level in explore_levels(module, LEVELS[-1], recorder, start="linalg", cancelled=cancelled):
             out["levels"].append({"level": level.level, "text": level.text, "op_counts": level.op_counts,
                                   "passes": [{"pass": n, "seconds": s} for n, s in level.passes],
                                   "origins": [_document_line(doc, where.offset(s)) for s in level.origins]})
@@ -234,6 +238,7 @@ def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int]
         return {**out, "error": "cancelled"}
     except LoweringStopped as e:
         out["error"] = str(e)
+    out["steps"] = steps_json(recorder.steps, lambda span: _document_line(doc, where.offset(span)))
     if wanted:
         # The targets compile the function as `mlirtext compile` does (its own way down), so
         # they show even where the level-by-level lowering stopped.

@@ -15,7 +15,7 @@ import time
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Iterator, Optional
 
 from ..ir.core import Operation
 from ..ir.source import Span
@@ -169,19 +169,26 @@ def _root(op: Operation) -> Operation:
 
 
 def explore(module: Operation, target: str, *, start: Optional[str] = None, cancelled=None) -> tuple[list, list]:
-    """Lower `module` (in place) down to `target` recording every pass: (levels, steps). Each
-    step's `level` is the level its pass lowers to (the first step's: the module's own).
+    """Lower `module` (in place) down to `target` recording every pass: (levels, steps).
     Raises as `lower_by_level` does."""
     recorder = StepRecorder()
-    levels, named = [], 0
+    levels = list(explore_levels(module, target, recorder, start=start, cancelled=cancelled))
+    return levels, recorder.steps
+
+
+def explore_levels(module: Operation, target: str, recorder: StepRecorder, *, start: Optional[str] = None,
+                   cancelled=None) -> Iterator:
+    """`lower_by_level` with `recorder` watching every pass: each level as it is done, its
+    steps in `recorder.steps` by then, each step's `level` the level its pass lowers to (the
+    first step's: the module's own)."""
+    named = 0
     for level in lower_by_level(module, target, start=start, cancelled=cancelled, instrumentations=[recorder]):
         if not recorder.steps:
             recorder.start(module)
         for step in recorder.steps[named:]:
             step.level = level.level
         named = len(recorder.steps)
-        levels.append(level)
-    return levels, recorder.steps
+        yield level
 
 
 def diff_steps(before: Step, after: Step) -> StepDiff:
@@ -302,3 +309,30 @@ def explain_table(steps: list) -> str:
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
+
+
+def steps_json(steps: list, line_of) -> list[dict]:
+    """The steps for the pipeline view: per step its pass, level, time, op counts, whether it
+    changed, and for a step that changed the inline diff against the step before (`lines`:
+    kind, text, and the document line of the op's source op, by `line_of(span)`), the count of
+    each kind of change and the summary."""
+    out = []
+    for i, step in enumerate(steps):
+        entry = {"index": step.index, "pass": step.pass_name, "level": step.level, "seconds": step.seconds,
+                 "ops_before": step.ops_before, "ops_after": step.ops_after, "changed": step.changed,
+                 "lines": [], "counts": {}, "summary": ""}
+        if i == 0 or step.changed:
+            if i == 0:
+                listing = [("", line, n) for n, line in enumerate(step.text.rstrip("\n").split("\n"))]
+                removed_origin = {}
+            else:
+                diff = diff_steps(steps[i - 1], step)
+                listing = inline_diff(step, diff)
+                removed_origin = {c.before.text: c.before.origin for c in diff.changes if c.kind == "removed"}
+                entry["counts"] = {k: diff.count(k) for k in ("added", "removed", "changed", "moved")}
+                entry["summary"] = diff.summary()
+            for kind, text, n in listing:
+                span = step.origins[n] if n is not None and n < len(step.origins) else removed_origin.get(text)
+                entry["lines"].append({"kind": kind, "text": text, "origin": line_of(span) if span else None})
+        out.append(entry)
+    return out
