@@ -41,6 +41,7 @@ class Settings:
     warmup: int = 2
     seed: int = 0
     compare_iree: bool = False
+    profile: bool = False           # profile `rounds` more calls on each VM device (vm/profile.py)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Report:
     compile_phases: dict            # target -> {phase: seconds} (parse, dispatch formation, codegen, ...)
     method: str = ""
     tolerance: str = TOLERANCE_TEXT
+    profiles: list = field(default_factory=list)   # vm.profile.Profile per VM row, with settings.profile
 
     @property
     def baseline(self) -> Row:
@@ -180,9 +182,26 @@ def _measure(text: str, filename: str, settings: Settings, progress: Optional[Pr
     for row in rows[1:]:
         row.speedup = speedup_over(row, baseline)
     baseline.speedup = 1.0 if baseline.measured else None
+    profiles = _profiles(rows, state.args, settings.rounds) if settings.profile else []
     progress.close()
     return Report(filename, state.fn_name, state.described, rows + unrun, settings, state.modules,
-                  state.phases, method_text(settings.warmup, settings.rounds, settings.compare_iree))
+                  state.phases, method_text(settings.warmup, settings.rounds, settings.compare_iree), profiles=profiles)
+
+
+def _profiles(rows: list, args: list, calls: int) -> list:
+    """A profile of `calls` calls on each row that runs on the VM (after the timed rounds)."""
+    from ..debugging.dispatch_trace import kernel_sources
+    from ..vm.profile import Profile
+    out = []
+    for row in rows:
+        fn = row.call
+        if not row.measured or not hasattr(fn, "profiled"):
+            continue
+        profile = Profile(fn.name, row.label, kernel_sources(fn.module.file.reference_kernels()), pid=len(out) + 1)
+        for _ in range(calls):
+            fn.profiled(args, profile)
+        out.append(profile)
+    return out
 
 
 def _warm_load(data: bytes) -> None:

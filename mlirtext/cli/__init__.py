@@ -193,6 +193,14 @@ def _add_run(sub) -> None:
                      help="write every dispatch's inputs and outputs as .npy into DIR, with an index "
                           "(dispatches.json: name, kernel, source ops, shapes, dtypes, time); the dispatches run "
                           "one at a time; an .mlir then runs compiled, on the reference device by default")
+    run.add_argument("--profile", metavar="FILE.json",
+                     help="write a timeline of the call in the Chrome Trace Event Format (chrome://tracing, "
+                          "Perfetto: one track per thread, each dispatch and its workgroups, the host steps, "
+                          "the allocations) and print the time of each dispatch on stderr; the dispatches run "
+                          "one at a time; an .mlir then runs compiled, on local-task by default")
+    run.add_argument("--profile-calls", type=_count, default=1, metavar="N",
+                     help="with --profile: profile N calls (default 1), after one call that is not profiled "
+                          "(it makes the buffer pool and starts the threads) and whose outputs are printed")
 
 
 def _add_compile(sub) -> None:
@@ -293,6 +301,10 @@ def _add_bench(sub) -> None:
     bench.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     bench.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     bench.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
+    bench.add_argument("--profile", metavar="FILE.json",
+                       help="after the timed rounds, profile as many calls again on each VM device: a Chrome "
+                            "Trace Event Format timeline (one process per device, one track per thread) in "
+                            "FILE.json and each device's per-dispatch table on stderr")
     bench.add_argument("--compare-iree", action="store_true",
                        help="add IREE's figures for the same file, measured in the same run (needs "
                             "iree-base-compiler and iree-base-runtime)")

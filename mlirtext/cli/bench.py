@@ -11,13 +11,14 @@ from ..bench.rows import FAILED, MISMATCH
 from ..bench.table import format_report, report_json
 from ..diagnostics import Diagnostic, report
 from ..compiler.target_names import TARGETS
+from ..vm.profile import merged_trace
 from .io import read_input, write_output
 
 
 def main(args) -> int:
     settings = Settings(targets=args.targets or list(TARGETS), devices=args.devices, function=args.function,
                         inputs=args.inputs, rounds=args.rounds, warmup=args.warmup, seed=args.seed,
-                        compare_iree=args.compare_iree)
+                        compare_iree=args.compare_iree, profile=bool(args.profile))
     got = read_input(args.input)
     if got is None:
         return 1
@@ -36,6 +37,13 @@ def main(args) -> int:
         if problem is not None:
             report([problem])
             return 1
+    if args.profile:
+        problem = write_output(args.profile, json.dumps(merged_trace(measured.profiles)) + "\n")
+        if problem is not None:
+            report([problem])
+            return 1
+        for profile in measured.profiles:
+            sys.stderr.write(profile.table())
     # Wrong or broken numbers fail the command; so does a target named in --targets that does not
     # compile (with the default, every target, one that does not compile is only reported).
     bad = [r for r in measured.rows

@@ -7,6 +7,7 @@ memory for that device's target first.
 """
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -18,12 +19,14 @@ from ..interpreter.llvm import builtin_signature
 from ..compiler.module_writer import in_memory
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
+from ..vm.profile import Profile
 from ..vm.program import record_type
 from ..vm.signing import SignatureError, load_public_keys
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
 from .debug_switches import make_faults, never_struck
-from .io import decode_text, parse_inputs, parse_verified, print_outputs, public_functions, read_bytes
+from .io import (decode_text, parse_inputs, parse_verified, print_outputs, public_functions, read_bytes,
+                 write_output)
 
 #: A module file is a zip archive.
 MODULE_FILE_MAGIC = b"PK\x03\x04"
@@ -46,10 +49,14 @@ def main(args) -> int:
     faults = make_faults(args)
     if faults is None:
         return 1
-    if args.device in (None, "reference") and not args.trace_dispatches and not faults:
+    if args.profile and args.trace_dispatches:
+        report([Diagnostic("error", "--profile and --trace-dispatches each run the call their own way: give one")])
+        return 1
+    if args.device in (None, "reference") and not args.trace_dispatches and not args.profile and not faults:
         return _interpret(args, text, name)
-    # (a trace needs dispatches, a fault passes: the reference device runs the VM's dispatches)
-    device = args.device or "reference"
+    # (a trace needs dispatches, a fault passes: the reference device runs the VM's dispatches;
+    # a profile is of native code unless the reference device is asked for)
+    device = args.device or ("local-task" if args.profile else "reference")
     target = GPU_DEVICES.get(device, "reference" if device == "reference" else "llvm-cpu")
     done = compile_text(text, name, target, instrumentations=faults)
     report([never_struck(f) for f in faults if f.struck is None])
@@ -112,13 +119,19 @@ def _run_module(args, source, compile_seconds, device=None) -> int:
     print(f"EXEC @{fn.name}", flush=True)
     try:
         start = time.perf_counter()
-        outputs = fn(*inputs) if not args.trace_dispatches else _traced(args.trace_dispatches, module, fn, device, inputs)
+        if args.profile:
+            outputs = _profiled(args, module, fn, device, inputs)
+        else:
+            outputs = fn(*inputs) if not args.trace_dispatches else _traced(args.trace_dispatches, module, fn, device, inputs)
         seconds = time.perf_counter() - start
     except (VMError, ValueError_) as e:
         report([Diagnostic("error", str(e))])
         return 1
     except OSError as e:
         report([Diagnostic("error", f"--trace-dispatches: cannot write {args.trace_dispatches}: {e.strerror or e}")])
+        return 1
+    except ProfileNotWritten as e:
+        report([e.diagnostic])
         return 1
     if args.print_statistics:
         _print_statistics(module, fn, device, seconds, compile_seconds)
@@ -131,6 +144,27 @@ def _traced(directory: str, module, fn, device: str, inputs) -> list:
     tracer = Tracer(directory, fn.name, device, kernel_sources(module.file.reference_kernels()))
     outputs = fn.traced(inputs, tracer)
     tracer.finish()
+    return outputs
+
+
+class ProfileNotWritten(Exception):
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+
+
+def _profiled(args, module, fn, device: str, inputs) -> list:
+    """`--profile-calls` profiled calls of `fn` after an unprofiled one (whose outputs are
+    returned: the first call also makes the buffer pool and starts the threads, which would
+    stand out in the profile as no later call has them); the trace written to `--profile`,
+    the table on stderr."""
+    profile = Profile(fn.name, device, kernel_sources(module.file.reference_kernels()))
+    outputs = fn(*inputs)
+    for _ in range(args.profile_calls):
+        fn.profiled(inputs, profile)
+    problem = write_output(args.profile, json.dumps(profile.trace()) + "\n")
+    if problem is not None:
+        raise ProfileNotWritten(problem)
+    sys.stderr.write(profile.table())
     return outputs
 
 

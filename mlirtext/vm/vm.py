@@ -215,6 +215,45 @@ class Function:
                 observe(index, kernel, inputs, [regs[r] for r in outs], seconds)
         return self._call(args, execute)
 
+    def profiled(self, args, profile):
+        """Call with `args`, recorded by `profile` (vm/profile.py): the dispatches run one at a
+        time in program order, each timed; a dispatch split into workgroups is shared by the
+        device's threads as in a plain call, but its ranges are taken in Python, one range per
+        take, so that each range is timed on the thread that ran it."""
+        device = self.module.device
+        workers = getattr(device, "workers", 1)
+
+        def execute(steps, regs) -> None:
+            profile.buffers_made(self.allocations(), self.plan["pool_bytes"])
+            for index, ((kernel, ins, outs, name), grain) in enumerate(zip(self.dispatches, self.grains)):
+                inputs, outputs = [regs[r] for r in ins], [regs[r] for r in outs]
+                count = getattr(kernel, "workgroups", 0)
+                begin = time.perf_counter()
+                try:
+                    if grain and workers > 1:
+                        _share_ranges(kernel, inputs, outputs, count, grain, device.pool(workers), workers,
+                                      lambda first, last, b, e, i=index: profile.workgroups(i, first, last, b, e))
+                    else:
+                        kernel(inputs, outputs)
+                        if count:
+                            profile.workgroups(index, 0, count, begin, time.perf_counter())
+                except DeviceError as e:
+                    raise VMError(str(e)) from None
+                profile.dispatch(index, name, begin, time.perf_counter(), count)
+        profile.begin_call()
+        results = self._call(args, execute)
+        profile.end_call()
+        return results
+
+    def allocations(self) -> list[dict]:
+        """The buffers a call makes: register, bytes, and whether they are views of the pool."""
+        out = []
+        for kind, dst, payload in self.setup:
+            if kind == "alloc":
+                shape, dtype, offset, _slot = payload
+                out.append({"register": dst, "bytes": math.prod(shape) * dtype.itemsize, "pooled": offset >= 0})
+        return out
+
     def replay(self, index: int, inputs: list) -> list:
         """Run dispatch `index` alone on the device on `inputs` (as a traced call saw them),
         into fresh output buffers, which it returns."""
@@ -272,6 +311,23 @@ class Function:
         self.stats.dispatches += len(self.dispatches)
         self.stats.seconds += time.perf_counter() - start
         return results
+
+
+def _share_ranges(kernel, inputs, outputs, count: int, grain: int, pool, workers: int, ran) -> None:
+    """Run `kernel`'s workgroups [0, count) in ranges of `grain`, taken by `workers` threads (the
+    calling one and helpers from `pool`); `ran(first, last, begin, end)` on the thread that ran
+    each range."""
+    ranges = iter([(b, min(b + grain, count)) for b in range(0, count, grain)])   # (next() is atomic)
+
+    def take() -> None:
+        for first, last in ranges:
+            begin = time.perf_counter()
+            kernel(inputs, outputs, (first, last))
+            ran(first, last, begin, time.perf_counter())
+    futures = [pool.submit(take) for _ in range(workers - 1)]
+    take()
+    for f in futures:
+        f.result()
 
 
 def _identity(a):
