@@ -143,3 +143,26 @@ def test_profile_errors_are_one_line(mm_file, tmp_path, capsys):
     assert main(["run", str(mm_file), *INPUTS, "--profile", str(tmp_path / "p.json"),
                  "--trace-dispatches", str(tmp_path / "t")]) == 1
     assert "give one" in capsys.readouterr().err
+
+
+def test_the_editor_profile_gives_each_source_op_the_share_of_its_dispatches():
+    from mlirtext.analysis import commands
+    from mlirtext.analysis.document import Document
+    text = "// two matmuls\n" + MATMULS
+    doc = Document("file:///mm.mlir", text, 1)
+    result = commands.profile_run(doc, "mm", device="local-sync")
+    assert "error" not in result, result
+    lines = text.split("\n")
+    dots = [n for n, l in enumerate(lines) if "dot_general" in l]
+    tanh = next(n for n, l in enumerate(lines) if "tanh" in l)
+    assert result["calls"] >= 1 and len(result["rows"]) == 3
+    assert sum(r["share"] for r in result["rows"]) + result["host_share"] == pytest.approx(1.0)
+    by_line = {e["line"]: e for e in result["ops"]}
+    assert set(dots) <= set(by_line) and tanh in by_line
+    for entry in result["ops"]:
+        rows = [r for r in result["rows"] if r["name"] in entry["dispatches"]]
+        assert entry["share"] == pytest.approx(sum(r["share"] for r in rows))
+        assert all(entry["line"] in r["lines"] for r in rows)
+    assert "mm#0" in result["table"] and "host" in result["table"]
+    assert commands.profile_run(doc, "mm", device="reference")["error"].startswith("a profile is of native code")
+    assert "no function named @nope" in commands.profile_run(doc, "nope")["error"]

@@ -21,6 +21,7 @@ from . import device_run
 from .document import Document
 from .extraction import function_or_chunk
 from .pass_explorer import StepRecorder, explore_levels, steps_json
+from .profiling import profile_function
 from ..ir.arrays import dtype_of
 
 
@@ -77,6 +78,7 @@ class _Prepared:
     module: object                 # the function and what it uses (`extraction.function_or_chunk`)
     signature: object
     args: list
+    where: object                  # the map from its spans back to the document
 
     @cached_property
     def text(self) -> str:
@@ -102,7 +104,7 @@ def _prepare(doc: Document, function: str, inputs, seed: int) -> Union[_Prepared
     extracted = function_or_chunk(doc, c, piece, fn, bodies=True)
     if isinstance(extracted, str):
         return extracted
-    module, _ = extracted
+    module, where = extracted
     try:
         ftype = signature(Interpreter(module).function(name))
         if inputs:
@@ -114,7 +116,7 @@ def _prepare(doc: Document, function: str, inputs, seed: int) -> Union[_Prepared
             args = [random_input(t, rng) for t in ftype.inputs]
     except (ValueError_, InterpreterError) as e:
         return str(e)
-    return _Prepared(name, module, ftype, args)
+    return _Prepared(name, module, ftype, args, where)
 
 
 def _run_one(doc: Document, prepared: _Prepared, device: str) -> Union[device_run.Timed, str]:
@@ -195,6 +197,29 @@ def run_on_devices(doc: Document, function: str, inputs=None, seed: int = 0, dev
                 entry["error"] = f"outputs differ from the reference: {why}"
         runs.append(entry)
     return {"function": prepared.name, "inputs": prepared.formatted(prepared.args, ftype.inputs), "runs": runs}
+
+
+def profile_run(doc: Document, function: str, inputs=None, seed: int = 0, device: str = "local-task",
+                cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
+    """The function run natively with its calls profiled (`profiling.profile_function`): {"function",
+    "device", "calls", "seconds" (per call), "rows" (per dispatch: name, kernel, calls, total,
+    median, share, lines, ops), "host_share", "ops" (per source line: its share of the run time
+    and the dispatches it went into), "table"} or {"error": message}."""
+    from ..interpreter import InterpreterError
+    from ..values import ValueError_
+    from ..vm.vm import VMError
+    report("parsing")
+    prepared = _prepare(doc, function, inputs, seed)
+    if isinstance(prepared, str):
+        return {"error": prepared}
+    if cancelled is not None and cancelled.is_set():
+        return {"error": "cancelled"}
+    report(f"profiling @{prepared.name} on {device}")
+    try:
+        return profile_function(prepared.text, prepared.name, prepared.args, device, prepared.module,
+                                doc.filename, lambda span: _document_line(doc, prepared.where.offset(span)))
+    except (device_run.DeviceRunError, InterpreterError, VMError, ValueError_) as e:
+        return {"error": str(e)}
 
 
 def pipeline(doc: Document, function: Optional[str] = None, chunk: Optional[int] = None, targets=None,

@@ -89,6 +89,13 @@ def _compiled_module(text: str, filename: str) -> tuple[object, Optional[float]]
 
 
 def _native_function(text: str, filename: str, name: str, device: str) -> tuple[Callable, Optional[float]]:
+    fn, compile_seconds = loaded_function(text, filename, name, device)
+    return (lambda args: fn(*args)), compile_seconds
+
+
+def loaded_function(text: str, filename: str, name: str, device: str):
+    """(the VM's function `name` of `text` compiled for llvm-cpu and loaded on `device`, the
+    compile time when it was not cached). DeviceRunError when it cannot be."""
     from ..vm.vm import LoadedModule, VMError
     with _lock:  # one compile at a time: two requests for the same text compile it once
         compiled, compile_seconds = _compiled_module(text, filename)
@@ -103,10 +110,9 @@ def _native_function(text: str, filename: str, name: str, device: str) -> tuple[
         else:
             _loaded.move_to_end(key)
     try:
-        fn = loaded.function(name)
+        return loaded.function(name), compile_seconds
     except VMError as e:
         raise DeviceRunError(str(e)) from None
-    return (lambda args: fn(*args)), compile_seconds
 
 
 def _interpreted_function(module, name: str) -> Callable:

@@ -492,6 +492,19 @@ async def run_devices_command(ls: MlirServer, *args):
                                doc, function, inputs, seed or 0)
 
 
+@server.command("mlirtext.profile")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def profile_command(ls: MlirServer, *args):
+    """[uri, function name, inputs or None, seed, device (default local-task)]: the function's calls
+    profiled: the per-dispatch table and each source op's share of the run time."""
+    uri, function, inputs, seed, device = (list(args) + [None] * 5)[:5]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    return await _long_command(ls, f"Profiling @{function}", commands.profile_run,
+                               doc, function, inputs, seed or 0, device or "local-task")
+
+
 @server.command("mlirtext.pipeline")
 @safe(lambda: {"error": "internal error (see the server log)"})
 async def pipeline_command(ls: MlirServer, *args):
