@@ -2,8 +2,9 @@
 // follow a click on an op to its source op and what that became in every level (the
 // server gives each line the source line its op came from; without one, named
 // results, which keep their names through lowering) and to the source line in the
-// editor, show the kernels of the target picked in the target column, and put in the
-// device runs when the extension sends them. The HTML itself is rendered by the extension.
+// editor, show the kernels of the target picked in the target column, step through the
+// passes (pass explorer), and put in the device runs and the profile when the extension
+// sends them. The HTML itself is rendered by the extension.
 (function () {
   const vscode = acquireVsCodeApi();
   const levels = document.getElementById('levels');
@@ -29,14 +30,116 @@
   modeButtons.forEach((b) => b.addEventListener('click', () => show(b.dataset.mode, state.col)));
   stepButtons.forEach((b) => b.addEventListener('click', () => show(state.mode === 'side' ? 'side' : 'step', Number(b.dataset.col))));
   document.addEventListener('keydown', (e) => {
+    if (e.target && e.target.id === 'px-search') return;
+    if (explorer && e.target && e.target.closest && e.target.closest('#pass-explorer')) {
+      if (e.key === 'ArrowDown' || e.key === 'ArrowRight') passStep(1);
+      if (e.key === 'ArrowUp' || e.key === 'ArrowLeft') passStep(-1);
+      return;
+    }
     if (state.mode !== 'step') return;
     if (e.key === 'ArrowRight') show('step', state.col + 1);
     if (e.key === 'ArrowLeft') show('step', state.col - 1);
   });
 
-  levels.addEventListener('click', (e) => {
-    const line = e.target.closest('.ln.op');
-    if (!line) return;
+  // The pass explorer: one pass's diff at a time, picked in the list or by prev / next among
+  // the passes listed (the unchanged ones hidden unless the toggle is off); a search marks the
+  // lines that hold the text in every step and the steps that have some.
+  const explorer = document.getElementById('pass-explorer');
+  const items = explorer ? [...explorer.querySelectorAll('.px-item')] : [];
+  const panes = explorer ? [...explorer.querySelectorAll('.px-step')] : [];
+  const hideBox = document.getElementById('px-hide-unchanged');
+  const search = document.getElementById('px-search');
+
+  function listed() {
+    return items.filter((i) => !i.hidden);
+  }
+
+  function showPass(index) {
+    if (!explorer) return;
+    state.pass = index;
+    vscode.setState(state);
+    explorer.dataset.current = String(index);
+    items.forEach((i) => i.classList.toggle('on', Number(i.dataset.step) === index));
+    panes.forEach((p) => (p.hidden = Number(p.dataset.step) !== index));
+    const on = items.find((i) => Number(i.dataset.step) === index);
+    if (on) on.scrollIntoView({ block: 'nearest' });
+    const shown = listed();
+    const at = shown.findIndex((i) => Number(i.dataset.step) === index);
+    document.getElementById('px-prev').disabled = at <= 0;
+    document.getElementById('px-next').disabled = at < 0 || at >= shown.length - 1;
+  }
+
+  function passStep(direction) {
+    const shown = listed();
+    const at = shown.findIndex((i) => Number(i.dataset.step) === state.pass);
+    const next = shown[Math.max(0, Math.min(shown.length - 1, at + direction))];
+    if (next) showPass(Number(next.dataset.step));
+  }
+
+  function hideUnchanged(hide) {
+    state.hideUnchanged = hide;
+    hideBox.checked = hide;
+    items.forEach((i) => (i.hidden = hide && i.classList.contains('unchanged')));
+    const current = items.find((i) => Number(i.dataset.step) === state.pass);
+    if (current && current.hidden) {
+      // the pass shown is now hidden: show the nearest listed one before it (the IR it shows)
+      const before = listed().filter((i) => Number(i.dataset.step) < state.pass);
+      showPass(Number((before[before.length - 1] || listed()[0]).dataset.step));
+    } else {
+      showPass(state.pass);
+    }
+  }
+
+  function find(text) {
+    const needle = text.trim().toLowerCase();
+    let lines = 0;
+    const steps = new Set();
+    panes.forEach((p) => {
+      p.querySelectorAll('.ln').forEach((l) => {
+        const hit = needle !== '' && l.textContent.toLowerCase().includes(needle);
+        l.classList.toggle('found', hit);
+        if (hit) {
+          lines++;
+          steps.add(p.dataset.step);
+        }
+      });
+    });
+    items.forEach((i) => i.classList.toggle('hit', steps.has(i.dataset.step)));
+    document.getElementById('px-found').textContent = needle ? `${lines} line${lines === 1 ? '' : 's'} in ${steps.size} step${steps.size === 1 ? '' : 's'}` : '';
+    if (needle && steps.size && !steps.has(String(state.pass))) {
+      const first = listed().find((i) => steps.has(i.dataset.step)) || items.find((i) => steps.has(i.dataset.step));
+      if (first) {
+        first.hidden = false;
+        showPass(Number(first.dataset.step));
+      }
+    }
+    const shownHit = panes.find((p) => !p.hidden) && panes.find((p) => !p.hidden).querySelector('.ln.found');
+    if (shownHit) {
+      const pre = shownHit.closest('pre.code');
+      pre.scrollTop = Math.max(0, shownHit.offsetTop - pre.offsetTop - pre.clientHeight / 3);
+    }
+  }
+
+  if (explorer) {
+    items.forEach((i) => i.addEventListener('click', () => showPass(Number(i.dataset.step))));
+    document.getElementById('px-prev').addEventListener('click', () => passStep(-1));
+    document.getElementById('px-next').addEventListener('click', () => passStep(1));
+    hideBox.addEventListener('change', () => hideUnchanged(hideBox.checked));
+    search.addEventListener('input', () => find(search.value));
+    state.pass = state.pass !== undefined && items.some((i) => Number(i.dataset.step) === state.pass)
+      ? state.pass : Number(explorer.dataset.current);
+    hideUnchanged(state.hideUnchanged !== undefined ? state.hideUnchanged : true);
+  }
+
+  // An op clicked in a level, in a pass's diff or a dispatch in the profile table.
+  document.addEventListener('click', (e) => {
+    const row = e.target.closest && e.target.closest('tr.dispatch[data-origin]');
+    if (row) {
+      vscode.postMessage({ type: 'reveal', source: false, defs: [], origin: Number(row.dataset.origin) });
+      return;
+    }
+    const line = e.target.closest && e.target.closest('.ln.op');
+    if (!line || !line.closest('#levels, #pass-explorer')) return;
     document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked'));
     line.classList.add('picked');
     const defs = (line.dataset.defs || '').split(' ').filter(Boolean);
@@ -55,7 +158,7 @@
     // Bring the first match of each column into view, inside that column only.
     const seen = new Set();
     matches.forEach((m) => {
-      const col = m.closest('.level');
+      const col = m.closest('.level, .px-step');
       if (seen.has(col)) return;
       seen.add(col);
       const pre = m.closest('pre.code');
@@ -68,8 +171,8 @@
     const column = line.closest('.level');
     vscode.postMessage({
       type: 'reveal',
-      level: column.dataset.level,
-      source: column.dataset.source === '1',
+      level: column ? column.dataset.level : 'pass',
+      source: column ? column.dataset.source === '1' : false,
       line: Number(line.dataset.line),
       defs,
       origin: origin === undefined ? undefined : Number(origin),
@@ -101,6 +204,9 @@
     }
     if (e.data && e.data.type === 'devices') {
       document.getElementById('device-runs').querySelector('.body').innerHTML = e.data.html;
+    }
+    if (e.data && e.data.type === 'profile') {
+      document.getElementById('profile').querySelector('.body').innerHTML = e.data.html;
     }
   });
 

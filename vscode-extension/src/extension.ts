@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { lowerCommand } from './commands/lower';
 import { PipelineView } from './commands/pipeline';
 import { runCommand } from './commands/run';
+import { ProfileLenses } from './profileLens';
 import { MlirServer } from './serverProcess';
 
 let server: MlirServer | undefined;
@@ -15,13 +16,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
   const log = vscode.window.createOutputChannel('mlirtext language server');
   const results = vscode.window.createOutputChannel('mlirtext run');
   server = new MlirServer(log);
-  const pipeline = new PipelineView(context.extensionUri, server);
+  const lenses = new ProfileLenses();
+  const pipeline = new PipelineView(context.extensionUri, server, lenses);
   const s = server;
   context.subscriptions.push(
     log,
     results,
     server,
     pipeline,
+    lenses,
+    vscode.languages.registerCodeLensProvider({ language: 'mlir' }, lenses),
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),

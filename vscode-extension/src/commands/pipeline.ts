@@ -5,7 +5,9 @@ import * as vscode from 'vscode';
 import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
 import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { definedValues, definitionLine, findFunctions } from '../functions';
-import { PipelineResult, TargetCodeResult } from '../pipeline/model';
+import { PipelineResult, ProfileResult, TargetCodeResult } from '../pipeline/model';
+import { renderProfile } from '../pipeline/profile';
+import { ProfileLenses } from '../profileLens';
 import { RenderContext, renderDeviceRuns, renderMessage, renderPipeline, renderTargets } from '../pipeline/render';
 import { executeServerCommand, serverUri } from '../protocol';
 import { pipelineCommandArguments } from '../runInputs';
@@ -15,6 +17,7 @@ import { activeMlirEditor, targetFunction } from './target';
 export const PIPELINE_SERVER_COMMAND = 'mlirtext.pipeline';
 export const RUN_DEVICES_SERVER_COMMAND = 'mlirtext.runDevices';
 export const TARGET_CODE_SERVER_COMMAND = 'mlirtext.targetCode';
+export const PROFILE_SERVER_COMMAND = 'mlirtext.profile';
 
 /** What media/pipeline.js posts: it is ready for messages, or an op was clicked. */
 type ViewMessage =
@@ -36,11 +39,17 @@ export class PipelineView implements vscode.Disposable {
   private devices: DeviceRunsResult | undefined;
   /** The target column's answer, once it is there (it is asked for after the levels). */
   private targets: TargetCodeResult | undefined;
+  /** The profile of the function's run, once it is done (after the device runs). */
+  private profile: ProfileResult | undefined;
   private viewReady = false;
   /** The show() whose answers the view waits for (a newer one makes older answers stale). */
   private current: symbol | undefined;
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer) {}
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly server: MlirServer,
+    private readonly lenses?: ProfileLenses,
+  ) {}
 
   async show(fnName?: string): Promise<PipelineResult | undefined> {
     const editor = activeMlirEditor();
@@ -74,12 +83,26 @@ export class PipelineView implements vscode.Disposable {
       ? executeServerCommand<DeviceRunsResult | null>(client, RUN_DEVICES_SERVER_COMMAND,
           runDevicesCommandArguments(uri, fn.name, undefined))
       : Promise.resolve<DeviceRunsResult>({ error: UNTRUSTED_RUN_MESSAGE });
+    this.profile = undefined;
+    const document = editor.document;
     void deviceRuns
       .catch((e) => ({ error: String(e) }))
       .then((devices) => {
         if (this.current === shown) {
           this.devices = devices ?? { error: 'the server did not answer (see its log)' };
           this.postDevices();
+        }
+        // The profile after the device runs (both time native code: one at a time).
+        return vscode.workspace.isTrusted
+          ? executeServerCommand<ProfileResult | null>(client, PROFILE_SERVER_COMMAND, [uri, fn.name, null, 0, 'local-task'])
+          : Promise.resolve<ProfileResult>({ error: UNTRUSTED_RUN_MESSAGE });
+      })
+      .catch((e) => ({ error: String(e) }))
+      .then((profile) => {
+        if (this.current === shown) {
+          this.profile = profile ?? { error: 'the server did not answer (see its log)' };
+          this.lenses?.set(document, this.profile);
+          this.postProfile();
         }
       });
     // The levels without the targets (compiling for every target takes seconds); the target
@@ -101,6 +124,7 @@ export class PipelineView implements vscode.Disposable {
       fn: fn.name,
       file: path.basename(editor.document.fileName),
       devices: this.devices,
+      profile: this.profile,
       targets: 'pending',
     });
     void executeServerCommand<TargetCodeResult | null>(
@@ -122,6 +146,13 @@ export class PipelineView implements vscode.Disposable {
   private postTargets(): void {
     if (this.panel && this.viewReady && this.targets) {
       void this.panel.webview.postMessage({ type: 'targets', html: renderTargets(this.targets) });
+    }
+  }
+
+  /** The profile into the shown view, once both it and the view's script are there. */
+  private postProfile(): void {
+    if (this.panel && this.viewReady && this.profile) {
+      void this.panel.webview.postMessage({ type: 'profile', html: renderProfile(this.profile) });
     }
   }
 
@@ -151,6 +182,7 @@ export class PipelineView implements vscode.Disposable {
         this.viewReady = true;
         this.postDevices();
         this.postTargets();
+        this.postProfile();
       } else if (m.type === 'reveal') {
         void this.reveal(m);
       }

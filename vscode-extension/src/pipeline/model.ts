@@ -27,6 +27,67 @@ export interface PipelineResult {
   dispatches?: DispatchInfo[];
   /** Each target's kernels for the function, in the order asked (llvm-cpu first by default). */
   targets?: TargetCode[];
+  /** Every pass of the lowering as a step (the first: the input, before any pass). */
+  steps?: PassStep[];
+}
+
+/** One line of a step's inline diff: `kind` added, removed, changed, moved, or '' (as it was). */
+export interface StepLine {
+  kind: '' | 'added' | 'removed' | 'changed' | 'moved';
+  text: string;
+  /** The document line (0-based) of the source op the op on this line came from. */
+  origin: number | null;
+}
+
+/** A pass of the lowering: the module after it, and what it changed (ops matched by origin). */
+export interface PassStep {
+  index: number;
+  /** null for the first step (the input). */
+  pass: string | null;
+  level: string | null;
+  seconds: number;
+  ops_before: number;
+  ops_after: number;
+  changed: boolean;
+  /** The inline diff against the step before (the whole text for the first step); [] when unchanged. */
+  lines: StepLine[];
+  counts: Partial<Record<'added' | 'removed' | 'changed' | 'moved', number>>;
+  /** What it rewrote, in a few words. */
+  summary: string;
+}
+
+/** What the server's `mlirtext.profile` command answers. */
+export interface ProfileResult {
+  function?: string;
+  device?: string;
+  calls?: number;
+  /** Mean seconds per profiled call. */
+  seconds?: number;
+  rows?: ProfileRow[];
+  /** The part of a call's time outside the dispatches (inputs, buffers, results). */
+  host_share?: number;
+  /** Per source line (0-based): its share of the run time, through the dispatches it went into. */
+  ops?: OpShare[];
+  error?: string;
+}
+
+export interface ProfileRow {
+  name: string;
+  kernel: string;
+  calls: number;
+  total: number;
+  median: number;
+  share: number;
+  /** Document lines (0-based) of the source ops it was made from. */
+  lines: number[];
+  ops: string[];
+}
+
+export interface OpShare {
+  line: number;
+  share: number;
+  seconds: number;
+  dispatches: string[];
 }
 
 /** What the server's `mlirtext.targetCode` command answers (the pipeline's target part alone). */

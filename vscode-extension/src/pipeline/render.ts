@@ -1,17 +1,20 @@
 /**
  * The pipeline view's HTML: a summary, a bar of op counts per dialect for each
- * level, the time of each pass, the run on each device, then the text of every
- * level (side by side, or one at a time) and the target column (each kernel's code
- * for the target picked in its select). Everything is rendered here from the
+ * level, the time of each pass, the run on each device, the profile, the pass
+ * explorer (passes.ts), then the text of every level (side by side, or one at a
+ * time) and the target column (each kernel's code for the target picked in its select). Everything is rendered here from the
  * server's answers; the webview script only switches layouts and targets, follows
  * clicks and puts in the device runs when they arrive after the levels. Pure.
  */
 import { DeviceRun, DeviceRunsResult, formatDiff, speedup } from '../devices';
 import { clip, formatSeconds } from '../runInputs';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
+import { renderPassExplorer } from './passes';
+import { renderProfile } from './profile';
 import {
   PipelineLevel,
   PipelineResult,
+  ProfileResult,
   TargetCode,
   TargetCodeResult,
   TargetKernel,
@@ -30,6 +33,8 @@ export interface RenderContext {
   file: string;
   /** The function's runs on each device, when they are done before the levels (else they come later). */
   devices?: DeviceRunsResult;
+  /** The profile of its run, when done before the levels (else it comes later). */
+  profile?: ProfileResult;
   /** The target column's content when the levels came without it: 'pending' (it comes later) or the answer. */
   targets?: TargetCodeResult | 'pending';
   /** Webview resource origin and a per-render nonce (the content security policy). */
@@ -101,7 +106,9 @@ ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.err
   <div class="panel" id="op-chart"><h2>Ops per dialect</h2>${renderChart(levels)}</div>
   <div class="panel" id="pass-times"><h2>Time per pass</h2>${renderPassTimes(levels)}</div>
   <div class="panel" id="device-runs"><h2>Run on each device</h2><div class="body">${renderDeviceRuns(ctx.devices)}</div></div>
+  <div class="panel" id="profile"><h2>Profile</h2><div class="body">${renderProfile(ctx.profile)}</div></div>
 </section>
+${renderPassExplorer(result.steps)}
 <nav class="bar">
   <span class="mode">
     <button id="mode-side" class="on" data-mode="side">Side by side</button>
