@@ -12,6 +12,7 @@ import {
   openFile,
   panelText,
   runCommand,
+  screenshotBothThemes,
   sleep,
   tokenBox,
   waitFor,
@@ -226,19 +227,7 @@ export const checks = [
       await runCommand(page, 'View: Toggle Maximize Editor Group');
       await frame.evaluate(() => window.scrollTo(0, 0));
       await sleep(500);
-      await page.screenshot({ path: join(out, 'pipeline-dark.png') });
-      await runCommand(page, 'Preferences: Color Theme');
-      await page.locator('.quick-input-widget input').fill('Light Modern');
-      await sleep(500);
-      await page.keyboard.press('Enter');
-      await waitFor('the light theme', async () => (await page.locator('.monaco-workbench.vs').count()) > 0);
-      await sleep(1000);
-      await page.screenshot({ path: join(out, 'pipeline-light.png') });
-      await runCommand(page, 'Preferences: Color Theme');
-      await page.locator('.quick-input-widget input').fill('Dark Modern');
-      await sleep(500);
-      await page.keyboard.press('Enter');
-      await waitFor('the dark theme', async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0);
+      await screenshotBothThemes(page, out, 'pipeline');
       await runCommand(page, 'View: Toggle Maximize Editor Group');
       await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
       return runs.map((r) => r.text.replace(/\s+/g, ' ').trim()).join('; ');
@@ -252,7 +241,7 @@ export const checks = [
       const dotLine = lines.findIndex((l) => l.includes('%0 = stablehlo.dot_general')) + 1;
       // The first matmul at tosa came from the first dot_general.
       await frame.click('article[data-level="tosa"] .ln.op:has-text("tosa.matmul")');
-      const marked = await frame.$$eval('.ln.hl', (els) =>
+      const marked = await frame.$$eval('#levels .ln.hl', (els) =>
         els.map((e) => ({ level: e.closest('article').dataset.level, text: e.textContent })));
       const levels = [...new Set(marked.map((m) => m.level))];
       const source = marked.filter((m) => m.level === 'hlo').map((m) => m.text);
@@ -271,6 +260,103 @@ export const checks = [
       });
       const perLevel = levels.map((l) => `${l} ${marked.filter((m) => m.level === l).length}`).join(', ');
       return `marked ops per level: ${perLevel}; editor at Ln ${at.line}`;
+    },
+  },
+  {
+    name: 'pass explorer steps through the passes, each with its diff; unchanged passes hide',
+    async run({ page, out }) {
+      const frame = await webviewFrame(page, '#pass-explorer');
+      const shown = () => frame.$eval('.px-step:not([hidden])', (e) => ({
+        step: Number(e.dataset.step),
+        title: e.querySelector('h3 .name').textContent,
+        removed: [...e.querySelectorAll('.ln.d-removed')].map((l) => l.textContent),
+        added: [...e.querySelectorAll('.ln.d-added')].map((l) => l.textContent),
+        none: e.querySelector('.px-none')?.textContent ?? '',
+      }));
+      const listed = () => frame.$$eval('.px-item', (els) => els.filter((e) => !e.hidden).map((e) => e.querySelector('.px-pass').textContent));
+      // The first pass shown is the first that changed the IR: hlo to tosa, each stablehlo op
+      // removed beside the tosa ops that replaced it.
+      const first = await shown();
+      if (!first.title.includes('convert-hlo-to-tosa') || !first.removed.some((l) => l.includes('stablehlo.maximum'))
+        || !first.added.some((l) => l.includes('tosa.maximum'))) {
+        throw new Error(`first step shown: ${JSON.stringify(first).slice(0, 400)}`);
+      }
+      const hidden = await listed();
+      const onlyChanged = await frame.$$eval('.px-item', (els) =>
+        els.filter((e) => !e.hidden).every((e) => e.dataset.changed === '1' || e.classList.contains('input')));
+      if (!onlyChanged) {
+        throw new Error(`unchanged passes listed while hidden: ${hidden.join(' ')}`);
+      }
+      // Next: the next pass that changed something (canonicalize changed nothing at tosa).
+      await frame.click('#px-next');
+      const next = await shown();
+      if (next.step <= first.step || next.title.includes('canonicalize') || next.none) {
+        throw new Error(`next shows: ${JSON.stringify(next).slice(0, 300)}`);
+      }
+      // Unchanged passes shown: the list grows, and next from the first pass lands on canonicalize.
+      await frame.click('#px-hide-unchanged');
+      const all = await listed();
+      if (all.length <= hidden.length || !all.includes('canonicalize')) {
+        throw new Error(`with unchanged passes: ${all.join(' ')} (hidden: ${hidden.join(' ')})`);
+      }
+      await frame.click(`.px-item[data-step="${first.step}"]`);
+      await frame.click('#px-next');
+      const unchanged = await shown();
+      if (!unchanged.title.includes('canonicalize') || !unchanged.none.includes('changed nothing')) {
+        throw new Error(`after hlo-to-tosa with unchanged passes shown: ${JSON.stringify(unchanged)}`);
+      }
+      await frame.click('#px-hide-unchanged');
+      await frame.click(`.px-item[data-step="${first.step}"]`);
+      // Search across the steps.
+      await frame.fill('#px-search', 'tosa.matmul');
+      const found = await waitFor('search results', async () => (await frame.textContent('#px-found'))?.trim() || null);
+      await frame.fill('#px-search', '');
+      // Clicking an op in a diff marks its source op and what it became, at every level and step.
+      await frame.click('.px-step:not([hidden]) .ln.d-added.op:has-text("tosa.maximum")');
+      const marks = await frame.evaluate(() => ({
+        levels: [...new Set([...document.querySelectorAll('#levels .ln.hl')].map((l) => l.closest('article').dataset.level))],
+        steps: new Set([...document.querySelectorAll('.px-step .ln.hl, .px-step .ln.picked')].map((l) => l.closest('.px-step').dataset.step)).size,
+        source: [...document.querySelectorAll('article[data-level="hlo"] .ln.hl')].map((l) => l.textContent),
+      }));
+      if (!marks.levels.includes('hlo') || !marks.levels.includes('llvm') || marks.steps < 3
+        || !marks.source.some((t) => t.includes('stablehlo.maximum'))) {
+        throw new Error(`a click on tosa.maximum in the diff marked: ${JSON.stringify(marks)}`);
+      }
+      // The view alone, scrolled to the explorer, for the screenshots (without the marks).
+      await frame.evaluate(() => document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked')));
+      await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
+      await runCommand(page, 'View: Toggle Maximize Editor Group');
+      await frame.evaluate(() => document.getElementById('pass-explorer').scrollIntoView());
+      await sleep(500);
+      await screenshotBothThemes(page, out, 'pass-explorer');
+      await runCommand(page, 'View: Toggle Maximize Editor Group');
+      await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
+      await frame.evaluate(() => window.scrollTo(0, 0));
+      return `${hidden.length} passes listed (${all.length} with unchanged ones); first ${first.title}: ` +
+        `${first.removed.length} removed, ${first.added.length} added; next ${next.title}; 'tosa.matmul': ${found}; ` +
+        `a click on tosa.maximum marked levels ${marks.levels.join(' ')} and ${marks.steps} steps`;
+    },
+  },
+  {
+    name: 'profile: the table in the pipeline view and each source op\'s share as a code lens',
+    async run({ page, out }) {
+      const frame = await webviewFrame(page, '#profile');
+      const rows = await waitFor('the profile rows', async () => {
+        const got = await frame.$$eval('#profile tr.dispatch', (els) => els.map((e) => e.textContent));
+        return got.length ? got : null;
+      }, 90_000);
+      await runCommand(page, 'View: Focus First Editor Group');
+      const lenses = await waitFor('code lenses with the share of run time', async () => {
+        const got = await page.locator('.part.editor .codelens-decoration').allTextContents();
+        const shares = got.filter((t) => t.includes('of run time'));
+        return shares.length ? shares : null;
+      }, 30_000);
+      await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
+      await frame.evaluate(() => document.getElementById('profile').scrollIntoView());
+      await sleep(500);
+      await screenshotBothThemes(page, out, 'profile-lens');
+      await runCommand(page, 'View: Toggle Primary Side Bar Visibility');
+      return `${rows.length} dispatch rows; lenses: ${lenses.slice(0, 3).join(' | ')}`;
     },
   },
   {

@@ -175,3 +175,20 @@ export async function editUserSettings(page, settings) {
   await waitFor('settings.json saved', async () => (await page.locator('.part.editor .tab.active.dirty').count()) === 0);
   await runCommand(page, 'View: Close Editor');
 }
+
+/** Screenshots `STEM-dark.png` (the theme the checks run in) and `STEM-light.png` into `dir`, then back to dark. */
+export async function screenshotBothThemes(page, dir, stem) {
+  const { join } = await import('node:path');
+  await page.screenshot({ path: join(dir, `${stem}-dark.png`) });
+  for (const [theme, kind] of [['Light Modern', 'vs'], ['Dark Modern', 'vs-dark']]) {
+    await runCommand(page, 'Preferences: Color Theme');
+    await page.locator('.quick-input-widget input').fill(theme);
+    await sleep(500);
+    await page.keyboard.press('Enter');
+    await waitFor(`the ${theme} theme`, async () => (await page.locator(`.monaco-workbench.${kind}`).count()) > 0);
+    if (kind === 'vs') {
+      await sleep(1000);
+      await page.screenshot({ path: join(dir, `${stem}-light.png`) });
+    }
+  }
+}
