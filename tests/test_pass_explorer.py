@@ -176,3 +176,28 @@ def test_the_pipeline_command_gives_every_step_with_its_inline_diff_in_document_
     assert marked == [("removed", "stablehlo.maximum", maximum), ("added", "tosa.maximum", maximum)]
     unchanged = [s for s in steps[1:] if not s["changed"]]
     assert unchanged and all(s["lines"] == [] and s["counts"] == {} for s in unchanged)
+
+
+def test_long_runs_of_unchanged_lines_are_cut_to_their_context_in_the_views_diffs(mlp_steps):
+    from mlirtext.analysis.pass_explorer import CONTEXT_LINES, steps_json
+    _, steps = mlp_steps
+    whole = steps_json(steps, lambda span: span.start)
+    cse = next(s for s in whole if s["pass"] == "cse" and s["level"] == "llvm")
+    assert cse["changed"]
+    skips = [l for l in cse["lines"] if l["kind"] == "skip"]
+    assert skips and all(l["text"].endswith(" unchanged lines") and l["origin"] is None for l in skips)
+    # every change is there, and no run of unchanged lines is longer than the two contexts (and one)
+    step = steps[cse["index"]]
+    diff = diff_steps(steps[cse["index"] - 1], step)
+    shown = [l for l in cse["lines"] if l["kind"] not in ("", "skip")]
+    assert len(shown) == len(diff.changes)
+    run = longest = 0
+    for l in cse["lines"]:
+        run = run + 1 if l["kind"] == "" else 0
+        longest = max(longest, run)
+    assert longest <= 2 * CONTEXT_LINES + 1   # (one line is not skipped: the skip would take a line too)
+    # the lines cut are counted: what is shown plus what is skipped is the whole listing
+    skipped = sum(int(l["text"].split()[0]) for l in skips)
+    assert len(cse["lines"]) - len(skips) + skipped == len(inline_diff(step, diff))
+    # the input is whole
+    assert not [l for l in whole[0]["lines"] if l["kind"] == "skip"]

@@ -311,11 +311,17 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
+#: Unchanged lines kept around each change in the view's diffs; longer runs are one "skip" line.
+CONTEXT_LINES = 3
+
+
 def steps_json(steps: list, line_of) -> list[dict]:
     """The steps for the pipeline view: per step its pass, level, time, op counts, whether it
     changed, and for a step that changed the inline diff against the step before (`lines`:
-    kind, text, and the document line of the op's source op, by `line_of(span)`), the count of
-    each kind of change and the summary."""
+    kind, text, and the document line of the op's source op, by `line_of(span)`; a run of more
+    than 2 * CONTEXT_LINES unchanged lines between changes is one line of kind "skip" whose
+    text says how many), the count of each kind of change and the summary. The first step
+    (the input) is whole."""
     out = []
     for i, step in enumerate(steps):
         entry = {"index": step.index, "pass": step.pass_name, "level": step.level, "seconds": step.seconds,
@@ -331,8 +337,36 @@ def steps_json(steps: list, line_of) -> list[dict]:
                 removed_origin = {c.before.text: c.before.origin for c in diff.changes if c.kind == "removed"}
                 entry["counts"] = {k: diff.count(k) for k in ("added", "removed", "changed", "moved")}
                 entry["summary"] = diff.summary()
-            for kind, text, n in listing:
+            for kind, text, n in (listing if i == 0 else _with_context(listing)):
+                if kind == "skip":
+                    entry["lines"].append({"kind": kind, "text": text, "origin": None})
+                    continue
                 span = step.origins[n] if n is not None and n < len(step.origins) else removed_origin.get(text)
                 entry["lines"].append({"kind": kind, "text": text, "origin": line_of(span) if span else None})
         out.append(entry)
+    return out
+
+
+def _with_context(listing: list) -> list:
+    """`listing` with each run of unchanged lines longer than 2 * CONTEXT_LINES (CONTEXT_LINES
+    at its ends) cut to its ends around one ("skip", "N unchanged lines", None)."""
+    out, run = [], []
+
+    def flush(last: bool) -> None:
+        keep_head = CONTEXT_LINES if out else 0          # (no context before the first change)
+        keep_tail = 0 if last else CONTEXT_LINES
+        if len(run) > keep_head + keep_tail + 1:
+            out.extend(run[:keep_head])
+            out.append(("skip", f"{len(run) - keep_head - keep_tail} unchanged lines", None))
+            out.extend(run[len(run) - keep_tail:])
+        else:
+            out.extend(run)
+        run.clear()
+    for item in listing:
+        if item[0] == "":
+            run.append(item)
+        else:
+            flush(False)
+            out.append(item)
+    flush(True)
     return out

@@ -95,7 +95,7 @@
     let lines = 0;
     const steps = new Set();
     panes.forEach((p) => {
-      p.querySelectorAll('.ln').forEach((l) => {
+      p.querySelectorAll('.ln:not(.d-skip)').forEach((l) => {
         const hit = needle !== '' && l.textContent.toLowerCase().includes(needle);
         l.classList.toggle('found', hit);
         if (hit) {

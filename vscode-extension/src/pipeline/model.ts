@@ -31,9 +31,12 @@ export interface PipelineResult {
   steps?: PassStep[];
 }
 
-/** One line of a step's inline diff: `kind` added, removed, changed, moved, or '' (as it was). */
+/**
+ * One line of a step's inline diff: `kind` added, removed, changed, moved, '' (as it was), or
+ * skip (a run of unchanged lines left out; its text says how many).
+ */
 export interface StepLine {
-  kind: '' | 'added' | 'removed' | 'changed' | 'moved';
+  kind: '' | 'added' | 'removed' | 'changed' | 'moved' | 'skip';
   text: string;
   /** The document line (0-based) of the source op the op on this line came from. */
   origin: number | null;

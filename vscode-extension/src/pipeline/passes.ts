@@ -4,13 +4,14 @@
  * source op they came from, so a rewritten op shows removed beside what replaced it, and a
  * renumbered one is no change), a toggle that hides the passes that changed nothing, and a
  * search box across the steps. Rendered here from the server's `steps`; media/pipeline.js
- * steps, hides and searches. Pure.
+ * steps, hides and searches. Long runs of unchanged lines come cut to a few around each
+ * change (a "skip" line says how many are left out). Pure.
  */
 import { formatSeconds } from '../runInputs';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
 import { PassStep, StepLine } from './model';
 
-const MARKS: Record<StepLine['kind'], string> = { '': ' ', added: '+', removed: '−', changed: '~', moved: '↕' };
+const MARKS: Record<StepLine['kind'], string> = { '': ' ', added: '+', removed: '−', changed: '~', moved: '↕', skip: '⋯' };
 
 /** The step shown first: the first pass that changed something, else the input. */
 export function firstStep(steps: PassStep[]): number {
@@ -98,6 +99,9 @@ ${about}${body}
 
 /** One line of a diff: marked by its kind, clickable as an op (its origin) like a level's line. */
 export function renderDiffLine(line: StepLine, n: number): string {
+  if (line.kind === 'skip') {
+    return `<div class="ln d-skip" data-line="${n}"><span class="mark">${MARKS.skip}</span>${escapeHtml(line.text)}</div>`;
+  }
   const op = opName(line.text);
   const defs = namedDefinitions(line.text);
   const classes = ['ln', 'd-' + (line.kind || 'same')];

@@ -85,6 +85,8 @@ test('the explorer lists every pass, unchanged ones hidden, and shows one step: 
 });
 
 test('a diff line without an op is not clickable, one with an op carries what the click follows', () => {
+  assert.equal(renderDiffLine({ kind: 'skip', text: '12 unchanged lines', origin: null }, 3),
+    '<div class="ln d-skip" data-line="3"><span class="mark">⋯</span>12 unchanged lines</div>');
   assert.equal(renderDiffLine({ kind: '', text: '}', origin: null }, 7), '<div class="ln d-same" data-line="7"><span class="mark"> </span>}</div>');
   assert.match(renderDiffLine({ kind: 'changed', text: '  %0 = arith.addf %a, %b : f32', origin: 12 }, 0),
     /^<div class="ln d-changed op" data-line="0" data-origin="12" data-op="arith.addf"><span class="mark">~<\/span>/);
