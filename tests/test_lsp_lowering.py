@@ -198,6 +198,21 @@ async def test_run_devices_compares_each_device_with_the_reference(client: Langu
     assert runs["local-sync"]["error"], result
 
 
+async def test_profile_command_gives_each_dispatch_and_source_op_its_share(client: LanguageClient):
+    result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.profile", arguments=["file:///tmp/mlp.mlir", "mlp", None, 0, "local-sync"]))
+    assert "error" not in result, result
+    assert result["device"] == "local-sync" and result["calls"] >= 1 and len(result["rows"]) == 3
+    assert sum(r["share"] for r in result["rows"]) + result["host_share"] == pytest.approx(1.0)
+    assert result["ops"] and all(op["dispatches"] and 0 < op["share"] <= 1 for op in result["ops"])
+    bad = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.profile", arguments=["file:///tmp/mlp.mlir", "mlp", None, 0, "reference"]))
+    assert "native code" in bad["error"]
+    none = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="mlirtext.profile", arguments=[]))
+    assert "error" in none
+
+
 async def test_pipeline_gives_each_printed_op_its_source_line(client: LanguageClient):
     result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
         command="mlirtext.pipeline", arguments=["file:///tmp/mlp.mlir", "mlp"]))
