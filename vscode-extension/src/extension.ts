@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     vscode.commands.registerCommand('mlirtext.lowerFunctionTo', (level?: string) => lowerCommand(s, 'pick', level)),
     vscode.commands.registerCommand('mlirtext.lowerModuleTo', (level?: string) => lowerCommand(s, 'module', level)),
     vscode.commands.registerCommand('mlirtext.runFunction', (fn?: string, inputs?: string[], device?: string) =>
-      runCommand(s, results, fn, inputs, device),
+      runCommand(s, results, fn, inputs, device, lenses),
     ),
     vscode.commands.registerCommand('mlirtext.showPipeline', (fn?: string) => pipeline.show(fn)),
     vscode.commands.registerCommand('mlirtext.restartServer', async () => {

@@ -4,8 +4,11 @@ import * as vscode from 'vscode';
 import { Device, configuredDevice, deviceChoices } from '../devices';
 import { executeServerCommand, serverUri } from '../protocol';
 import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLine, runCommandArguments } from '../runInputs';
+import { ProfileResult } from '../pipeline/model';
+import { ProfileLenses } from '../profileLens';
 import { MlirServer } from '../serverProcess';
 import { UNTRUSTED_RUN_MESSAGE } from '../trust';
+import { PROFILE_SERVER_COMMAND } from './pipeline';
 import { activeMlirEditor, targetFunction } from './target';
 
 export const RUN_SERVER_COMMAND = 'mlirtext.run';
@@ -21,6 +24,7 @@ export async function runCommand(
   fnName?: string,
   inputs?: string[],
   device?: string,
+  lenses?: ProfileLenses,
 ): Promise<RunResult | undefined> {
   if (!vscode.workspace.isTrusted) {
     void vscode.window.showErrorMessage(UNTRUSTED_RUN_MESSAGE);
@@ -57,14 +61,10 @@ export async function runCommand(
     return undefined; // cancelled
   }
   const file = path.basename(editor.document.fileName);
+  const args = runCommandArguments(serverUri(client, editor.document), fn.name, given, 0, chosen);
   const result = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: `Running @${fn.name} on ${chosen}` },
-    () =>
-      executeServerCommand<RunResult | null>(
-        client,
-        RUN_SERVER_COMMAND,
-        runCommandArguments(serverUri(client, editor.document), fn.name, given, 0, chosen),
-      ),
+    () => executeServerCommand<RunResult | null>(client, RUN_SERVER_COMMAND, args),
   );
   const answer: RunResult = result ?? { function: fn.name, error: 'the server did not answer (see its log)' };
   results.append(formatRunResult({ function: fn.name, ...answer }, file, given === undefined));
@@ -73,9 +73,22 @@ export async function runCommand(
     void vscode.window.showErrorMessage(`mlirtext: @${fn.name}: ${answer.error}`);
   } else {
     void vscode.window.setStatusBarMessage(`mlirtext: @${fn.name} ran in ${formatSeconds(answer.seconds)} on ${chosen}`, 8000);
+    if (lenses && PROFILED_DEVICES.includes(chosen)) {
+      // Then its profile (the same arguments): the table in the output, each op's share over it.
+      const document = editor.document;
+      void executeServerCommand<ProfileResult | null>(client, PROFILE_SERVER_COMMAND, args).then((profile) => {
+        if (profile && !profile.error) {
+          results.append(`profile of @${fn.name} on ${chosen}:\n${profile.table ?? ''}\n`);
+          lenses.set(document, profile);
+        }
+      });
+    }
   }
   return answer;
 }
+
+/** The devices a run is profiled on (native code: the others have no dispatches to time). */
+const PROFILED_DEVICES: string[] = ['local-sync', 'local-task'];
 
 function defaultDevice(): unknown {
   return vscode.workspace.getConfiguration('mlirtext.run').get('device');

@@ -71,6 +71,8 @@ export interface ProfileResult {
   host_share?: number;
   /** Per source line (0-based): its share of the run time, through the dispatches it went into. */
   ops?: OpShare[];
+  /** The per-dispatch table as `mlirtext run --profile` prints it. */
+  table?: string;
   error?: string;
 }
 
