@@ -25,6 +25,9 @@ from ..transforms.pass_manager import Instrumentation
 
 #: SSA value and block numbers: renumbered at every print, they say nothing about a change.
 _NUMBERED = re.compile(r"([%^][A-Za-z_]*)\d+")
+_BLOCK = re.compile(r"\^[A-Za-z_]*\d+")
+_VALUE = re.compile(r"%[\w$.\-]+")
+_DEFS = re.compile(r"^\s*((?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?)\s*=")
 _OP_NAME = re.compile(r'^\s*(?:(?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?\s*=\s*)?"?([a-z_][\w$]*\.[A-Za-z_][\w$.]*)')
 
 
@@ -35,6 +38,7 @@ class OpLine:
     name: str
     origin: Optional[Span]
     text: str
+    canonical: str = ""
 
     @property
     def key(self):
@@ -113,13 +117,26 @@ def _normalised(text: str) -> str:
 
 def op_lines(text: str, origins: list) -> list[OpLine]:
     """The ops of a printed step: each line that starts an op (one the printer noted an origin
-    for, or one that reads as an op)."""
+    for, or one that reads as an op), with its `canonical` text: each value an op of the step
+    defines named by that op's identity (its key, which of the ops with that key it is, which
+    result), so that a value renumbered by the printer reads the same at two steps and an
+    operand that now comes from another op does not."""
     out = []
     for n, line in enumerate(text.rstrip("\n").split("\n")):
         origin = origins[n] if n < len(origins) else None
         m = _OP_NAME.match(line)
         if m is not None:
             out.append(OpLine(n, m.group(1), origin, line))
+    names: dict = {}
+    seen: Counter = Counter()
+    for op in out:
+        defs = _DEFS.match(op.text)
+        seen[op.key] += 1
+        if defs is not None:
+            for i, name in enumerate(d.strip().split(":")[0] for d in defs.group(1).split(",")):
+                names[name] = f"%<{op.key}#{seen[op.key]}:{i}>"
+    for op in out:
+        op.canonical = _VALUE.sub(lambda v: names.get(v.group(0), v.group(0)), _BLOCK.sub(r"^bb#", op.text.strip()))
     return out
 
 
@@ -210,7 +227,7 @@ def diff_steps(before: Step, after: Step) -> StepDiff:
     changes += [OpChange("removed", op, None) for op in before.ops if id(op) not in matched_before]
     staying = _increasing(pairs)
     for i, (b, a) in enumerate(pairs):
-        if _normalised(b.text) != _normalised(a.text):
+        if b.canonical != a.canonical:
             changes.append(OpChange("changed", b, a))
         elif i not in staying:
             changes.append(OpChange("moved", b, a))
