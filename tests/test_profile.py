@@ -125,15 +125,20 @@ def test_the_local_task_profile_shows_the_threads_that_shared_a_dispatch(mm_file
 
 
 def test_bench_profile_writes_one_process_per_device(mm_file, tmp_path, capsys):
-    out = tmp_path / "b.json"
+    out, page = tmp_path / "b.json", tmp_path / "b.html"
     assert main(["bench", str(mm_file), "--targets", "llvm-cpu", "--devices", "local-sync", "--rounds", "2",
-                 "--warmup", "0", "--no-progress", "--profile", str(out)]) == 0
+                 "--warmup", "0", "--no-progress", "--profile", str(out), "--html", str(page)]) == 0
     trace = json.loads(out.read_text())
     events = check_trace_event_format(trace)
     names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
     assert sorted(names) == [1, 2] and "local-sync" in names[2]
     assert all(len([e for e in events if e.get("cat") == "call" and e["pid"] == pid]) == 2 for pid in names)
     assert "2 call(s) of @mm on llvm-cpu / local-sync" in capsys.readouterr().err
+    # the HTML report has each device's table too
+    html = page.read_text()
+    section = html[html.index('<section id="profile">'):]
+    assert "llvm-cpu / local-sync: 2 profiled calls" in section and "@mm_dispatch_0" in section
+    assert section.count("<tr><td class=\"text\">mm#") == 2 * 3 and "inputs, buffers, results" in section
 
 
 def test_profile_errors_are_one_line(mm_file, tmp_path, capsys):

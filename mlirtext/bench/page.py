@@ -184,6 +184,29 @@ def _dispatches(j) -> str:
     return "".join(parts)
 
 
+def _profiles(report) -> str:
+    """`bench --profile`: each VM device's per-dispatch table (vm/profile.py)."""
+    parts = []
+    for profile in report.profiles:
+        rows = profile.rows()
+        whole = sum(profile.calls) or 1e-12
+        host = max(0.0, 1 - sum(r["share"] for r in rows))
+        cells = "".join(
+            f'<tr><td class="text">{escape(r["name"])}</td><td class="text">@{escape(r["kernel"])}</td>'
+            f'<td>{r["calls"]}</td><td>{escape(seconds_text(r["total"]))}</td><td>{escape(seconds_text(r["median"]))}</td>'
+            f'<td>{100 * r["share"]:.1f}%</td><td class="text"><span class="passbar" style="width:{max(1, 300 * r["share"]):.0f}px">'
+            "</span></td></tr>" for r in rows)
+        cells += (f'<tr><td class="text">host</td><td class="text">inputs, buffers, results</td><td>{len(profile.calls)}</td>'
+                  f'<td>{escape(seconds_text(host * whole))}</td><td></td><td>{100 * host:.1f}%</td>'
+                  f'<td class="text"><span class="passbar" style="width:{max(1, 300 * host):.0f}px"></span></td></tr>')
+        parts.append(f"<h3>{escape(profile.device)}: {len(profile.calls)} profiled calls, "
+                     f"{escape(seconds_text(whole / len(profile.calls)))} each</h3>"
+                     '<table><thead><tr><th class="text">dispatch</th><th class="text">kernel</th><th>calls</th>'
+                     '<th>total</th><th>median</th><th>share</th><th class="text"></th></tr></thead>'
+                     f"<tbody>{cells}</tbody></table>")
+    return "".join(parts)
+
+
 def _dumps(j) -> str:
     return "".join(f"<details><summary>{escape(target)}: sections (as <code>mlirtext dump</code> prints them)"
                    f"</summary><pre>{escape(text)}</pre></details>" for target, text in j.dumps.items())
@@ -206,6 +229,7 @@ compared with the baseline: {escape(report.tolerance)}.</p></section>
 <section id="journey"><h2>Journey of the module</h2>{_journey(j)}</section>
 <section id="passes"><h2>Passes and their times</h2>{_passes(j)}</section>
 <section id="dispatches"><h2>Dispatches and their kernels</h2>{_dispatches(j)}</section>
+{f'<section id="profile"><h2>Profile (the dispatches one at a time)</h2>{_profiles(report)}</section>' if report.profiles else ""}
 <section id="module"><h2>Module files</h2>{_dumps(j)}</section>
 <section id="method"><h2>Method</h2><p>{escape(report.method)}</p></section>
 </body></html>
