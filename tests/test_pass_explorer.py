@@ -1,13 +1,14 @@
-"""The pass explorer (`analysis/pass_explorer.py`): every pass of a lowering as a step, diffs
-of ops matched by origin, search across steps; and `mlirtext opt --diff` / `--explain`."""
+"""The pass explorer (`analysis/pass_steps.py`, `analysis/pass_explorer.py`): every pass of a
+lowering as a step, diffs of ops matched by origin, search across steps; and `mlirtext opt
+--diff` / `--explain`."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from mlirtext.analysis.pass_explorer import (StepRecorder, diff_steps, explain_table, explore, inline_diff,
-                                             search_steps)
+from mlirtext.analysis.pass_explorer import diff_steps, explain_table, inline_diff
+from mlirtext.analysis.pass_steps import StepRecorder, explore, search_steps
 from mlirtext.api import parse_and_verify
 from mlirtext.cli import main
 from mlirtext.transforms.pass_manager import PassManager

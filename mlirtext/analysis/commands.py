@@ -20,7 +20,8 @@ from ..transforms.lowering_service import Cancelled, LoweringStopped
 from . import device_run
 from .document import Document
 from .extraction import function_or_chunk
-from .pass_explorer import StepRecorder, explore_levels, steps_json
+from .pass_explorer import steps_json
+from .pass_steps import StepRecorder, explore_levels
 from .profiling import profile_function
 from ..ir.arrays import dtype_of
 

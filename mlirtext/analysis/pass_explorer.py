@@ -1,67 +1,21 @@
-"""The pass explorer's data: every pass of a lowering as a step, and what each step changed.
+"""The pass explorer: what each step of a lowering (`pass_steps.py`) changed.
 
-`StepRecorder` watches the pass manager: after each pass it prints the module (with each op
-line's origin, as the pipeline view's levels are printed), counts its ops and times the pass.
-`explore` lowers a module with one, and names each step's level. `diff_steps` compares a step
-with the one before it with ops matched by origin (the span of the source op they came from),
-not by line: an op is the same op at two steps when it has the same origin and name, so a pass
-that reorders ops shows them moved, and one that rewrites `stablehlo.add` into `tosa.add`
-shows one op removed and one added for that source op. `search_steps` finds text across steps.
+`diff_steps` compares a step with the one before it with ops matched by origin (the span of
+the source op they came from), not by line: an op is the same op at two steps when it has the
+same origin and name, so a pass that reorders ops shows them moved, and one that rewrites
+`stablehlo.add` into `tosa.add` shows one op removed and one added for that source op.
+`inline_diff` is the listing the pipeline view shows (`steps_json`), `explain_table` the table
+of `mlirtext opt --explain`.
 """
 from __future__ import annotations
 
-import re
-import time
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from dataclasses import dataclass
+from typing import Optional
 
-from ..ir.core import Operation
 from ..ir.source import Span
-from ..transforms.conversions.levels import level_of
-from ..transforms.lowering_service import lower_by_level, print_with_origins
-from ..transforms.pass_manager import Instrumentation
-
-#: SSA value and block numbers: renumbered at every print, they say nothing about a change.
-_NUMBERED = re.compile(r"([%^][A-Za-z_]*)\d+")
-_BLOCK = re.compile(r"\^[A-Za-z_]*\d+")
-_VALUE = re.compile(r"%[\w$.\-]+")
-_DEFS = re.compile(r"^\s*((?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?)\s*=")
-_OP_NAME = re.compile(r'^\s*(?:(?:%[\w$.\-]+(?::\d+)?\s*,\s*)*%[\w$.\-]+(?::\d+)?\s*=\s*)?"?([a-z_][\w$]*\.[A-Za-z_][\w$.]*)')
-
-
-@dataclass
-class OpLine:
-    """An op as printed at one step: its line in the step's text, name and origin span."""
-    line: int
-    name: str
-    origin: Optional[Span]
-    text: str
-    canonical: str = ""
-
-    @property
-    def key(self):
-        """What the op is matched by across steps: its origin, else (no origin) its own text."""
-        if self.origin is not None:
-            return ("origin", self.origin.start, self.origin.end, self.name)
-        return ("text", _normalised(self.text))
-
-
-@dataclass
-class Step:
-    """The module after one pass (`pass_name` None: before the first pass)."""
-    index: int
-    pass_name: Optional[str]
-    level: Optional[str]
-    seconds: float
-    ops_before: int
-    ops_after: int
-    changed: bool
-    text: str
-    origins: list
-    ops: list = field(default_factory=list)
-
+from .pass_steps import Step
 
 @dataclass
 class OpChange:
@@ -109,103 +63,6 @@ def _counted(counts: Counter, most: int = 4) -> list[str]:
     if len(items) > most:
         out.append(f"{sum(n for _, n in items[most:])} more")
     return out
-
-
-def _normalised(text: str) -> str:
-    return _NUMBERED.sub(r"\1#", text.strip())
-
-
-def op_lines(text: str, origins: list) -> list[OpLine]:
-    """The ops of a printed step: each line that starts an op (one the printer noted an origin
-    for, or one that reads as an op), with its `canonical` text: each value an op of the step
-    defines named by that op's identity (its key, which of the ops with that key it is, which
-    result), so that a value renumbered by the printer reads the same at two steps and an
-    operand that now comes from another op does not."""
-    out = []
-    for n, line in enumerate(text.rstrip("\n").split("\n")):
-        origin = origins[n] if n < len(origins) else None
-        m = _OP_NAME.match(line)
-        if m is not None:
-            out.append(OpLine(n, m.group(1), origin, line))
-    names: dict = {}
-    seen: Counter = Counter()
-    for op in out:
-        defs = _DEFS.match(op.text)
-        seen[op.key] += 1
-        if defs is not None:
-            for i, name in enumerate(d.strip().split(":")[0] for d in defs.group(1).split(",")):
-                names[name] = f"%<{op.key}#{seen[op.key]}:{i}>"
-    for op in out:
-        op.canonical = _VALUE.sub(lambda v: names.get(v.group(0), v.group(0)), _BLOCK.sub(r"^bb#", op.text.strip()))
-    return out
-
-
-class StepRecorder(Instrumentation):
-    """Records a Step after every pass: the module's text (with origins), op counts before and
-    after, whether the text changed, and the pass's wall time (printing excluded). A step's
-    level is the one the module is at after it (`level_of`; `explore` names the level its pass
-    lowers to instead)."""
-
-    def __init__(self):
-        self.steps: list[Step] = []
-        self.started = 0.0
-        self.root: Optional[Operation] = None
-
-    def start(self, module: Operation) -> None:
-        """A step with no pass: the module before its first pass."""
-        self.root = module
-        self.record(None, module)
-
-    def before(self, p, op) -> None:
-        root = _root(op)
-        if root is not self.root:   # the first pass, or the next chunk of a split input
-            self.start(root)
-        self.started = time.perf_counter()
-
-    def after(self, p, op) -> None:
-        seconds = time.perf_counter() - self.started
-        self.record(p.name, _root(op), seconds)
-
-    def record(self, name: Optional[str], module: Operation, seconds: float = 0.0) -> Step:
-        """A step for `module` as it is now, after the pass `name` (None: a starting point)."""
-        text, origins = print_with_origins(module)
-        ops = op_lines(text, origins)
-        previous = self.steps[-1] if self.steps and name is not None else None
-        count = sum(1 for o in module.walk() if o is not module)
-        step = Step(len(self.steps), name, level_of(module), seconds,
-                    previous.ops_after if previous else count, count,
-                    previous is not None and previous.text != text, text, origins, ops)
-        self.steps.append(step)
-        return step
-
-
-def _root(op: Operation) -> Operation:
-    while op.parent_op is not None:
-        op = op.parent_op
-    return op
-
-
-def explore(module: Operation, target: str, *, start: Optional[str] = None, cancelled=None) -> tuple[list, list]:
-    """Lower `module` (in place) down to `target` recording every pass: (levels, steps).
-    Raises as `lower_by_level` does."""
-    recorder = StepRecorder()
-    levels = list(explore_levels(module, target, recorder, start=start, cancelled=cancelled))
-    return levels, recorder.steps
-
-
-def explore_levels(module: Operation, target: str, recorder: StepRecorder, *, start: Optional[str] = None,
-                   cancelled=None) -> Iterator:
-    """`lower_by_level` with `recorder` watching every pass: each level as it is done, its
-    steps in `recorder.steps` by then, each step's `level` the level its pass lowers to (the
-    first step's: the module's own)."""
-    named = 0
-    for level in lower_by_level(module, target, start=start, cancelled=cancelled, instrumentations=[recorder]):
-        if not recorder.steps:
-            recorder.start(module)
-        for step in recorder.steps[named:]:
-            step.level = level.level
-        named = len(recorder.steps)
-        yield level
 
 
 def diff_steps(before: Step, after: Step) -> StepDiff:
@@ -285,23 +142,6 @@ def inline_diff(after: Step, diff: StepDiff) -> list[tuple[str, str, Optional[in
 
 def _span_key(span: Span) -> tuple:
     return span.start, span.end
-
-
-def search_steps(steps: list, query: str) -> list[tuple[int, int, str]]:
-    """(step index, line, text) of every line of every step that holds `query` (any case);
-    an unchanged step repeats the one before it, so only the steps that changed (and the first)
-    are searched."""
-    needle = query.lower()
-    if not needle:
-        return []
-    out = []
-    for step in steps:
-        if step.index and not step.changed:
-            continue
-        for n, line in enumerate(step.text.rstrip("\n").split("\n")):
-            if needle in line.lower():
-                out.append((step.index, n, line))
-    return out
 
 
 def explain_table(steps: list) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 from .. import api
-from ..analysis.pass_explorer import StepRecorder, explain_table
+from ..analysis.pass_explorer import explain_table
+from ..analysis.pass_steps import StepRecorder
 from ..diagnostics import Diagnostic, has_errors, report
 from ..syntax.bytecode_writer import BytecodeWriteError, from_module
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
