@@ -1,6 +1,6 @@
 """The `mlirtext` command: the argument tree and `main`. Each subcommand's work is in its own module
 (`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `keygen.py`, `translate.py`, `import_.py`,
-`bench.py`, `lsp.py`, `bisect.py`, `compare.py`, each with `main(args)`); `io.py` reads inputs and writes
+`bench.py`, `lsp.py`, `bisect.py`, `compare.py`, `reduce.py`, each with `main(args)`); `io.py` reads inputs and writes
 outputs for all of them.
 
 Exit status: 0 on success, 1 when anything was diagnosed (bad input, bad request). Problems are printed
@@ -27,7 +27,7 @@ from ..vm.devices import DEVICES
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
 HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
             "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp",
-            "bisect": "bisect", "compare": "compare"}
+            "bisect": "bisect", "compare": "compare", "reduce": "reduce"}
 
 #: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
 #: generates code for a generic one, so a misspelt name is refused here instead.
@@ -67,6 +67,7 @@ def build_argparser() -> argparse.ArgumentParser:
     _add_import(sub)
     _add_bisect(sub)
     _add_compare(sub)
+    _add_reduce(sub)
     return parser
 
 
@@ -132,12 +133,14 @@ def _add_tolerance(group, what: str) -> None:
 
 
 def _add_faults(group) -> None:
-    """The switches that inject a fault into one pass (mlirtext/debugging/faults.py); two are for tests."""
+    """The switches that inject a fault into one pass (mlirtext/debugging/faults.py); one is for tests."""
     group.add_argument("--debug-miscompile", action="append", metavar="PASS:OP",
                        help="after the first run of pass PASS that leaves an op named OP, nudge that op's scalar "
                             "result (+1 for an integer or index, +2**-10 for a float) for every use of it (run: in "
                             "the compiler's passes; an .mlir then runs compiled)")
-    group.add_argument("--debug-crash", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
+    group.add_argument("--debug-crash", action="append", metavar="PASS:OP",
+                       help="after the first run of pass PASS that leaves an op named OP, the pass fails with an "
+                            "internal error on that op (a crash to bisect or reduce)")
     group.add_argument("--debug-unverifiable", action="append", metavar="PASS:OP", help=argparse.SUPPRESS)
 
 
@@ -379,6 +382,56 @@ def _add_compare(sub) -> None:
     cmp.add_argument("trace_a", metavar="DIR_A", help="the expected trace (e.g. of the reference device)")
     cmp.add_argument("trace_b", metavar="DIR_B", help="the trace to check")
     _add_tolerance(cmp, "tensors")
+
+
+def _add_reduce(sub) -> None:
+    summary = "shrink a module that fails (a crash, a diagnostic, a mismatch between devices) to a small one that fails the same way"
+    red = sub.add_parser("reduce", help=summary, description=summary + ", by delta debugging over its functions, "
+                         "ops, arguments, types and attributes (as mlir-reduce and C-Reduce do). Every candidate "
+                         "must verify and is tested in a child process with a time limit.")
+    red.add_argument("input", help="an .mlir file")
+    what = red.add_mutually_exclusive_group(required=True)
+    what.add_argument("--crash", action="store_true",
+                      help="the lowering to llvm (mlirtext opt FILE --lower-to=llvm) crashes with the input's signature")
+    what.add_argument("--diagnostic", metavar="REGEX",
+                      help="the lowering to llvm reports a diagnostic that matches REGEX")
+    what.add_argument("--mismatch", type=_device_pair, metavar="DEVICE_A,DEVICE_B",
+                      help="--function's results on the two devices differ beyond the tolerance")
+    what.add_argument("--test", metavar="'CMD {}'",
+                      help="a command, {} the candidate's path: interesting when it exits with 0")
+    red.add_argument("--function", help="--mismatch: the function to run (default: the module's only public one)")
+    red.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",
+                     help="--mismatch: an argument, as for `mlirtext run` (default: seeded random values)")
+    red.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    red.add_argument("--budget", type=_seconds, default=300.0, metavar="SECONDS",
+                     help="stop after this long with the smallest module found so far (default 300)")
+    red.add_argument("-j", dest="jobs", type=_count, default=0, metavar="N",
+                     help="candidates tested at once (default: the number of cores)")
+    red.add_argument("-o", dest="output", metavar="OUT",
+                     help="where the reduced module goes (default: FILE.reduced.mlir; - for standard output)")
+    _add_tolerance(red, "--mismatch")
+    _add_faults(red)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds above 0")
+    return value
+
+
+def _device_pair(text: str) -> list:
+    """--mismatch: two different known devices, comma-separated."""
+    names = _names(text)
+    if len(names) != 2 or names[0] == names[1]:
+        raise argparse.ArgumentTypeError(f"'{text}' is not two different devices, DEVICE_A,DEVICE_B")
+    for d in names:
+        if d not in DEVICES:
+            raise argparse.ArgumentTypeError(f"'{d}' is not a device (devices: {', '.join(DEVICES)})")
+    return names
 
 
 def _devices(text: str) -> list:
