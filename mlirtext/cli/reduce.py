@@ -46,7 +46,7 @@ def main(args) -> int:
     try:
         reduced = reducer.run()
     except NotInteresting as e:
-        report([Diagnostic("error", f"{name}: nothing to reduce: the input itself fails the test ({e})")])
+        report([Diagnostic("error", f"{name}: nothing to reduce: the input itself is not interesting: it is not so that {e}")])
         return 1
     finally:
         if sys.stderr.isatty():
