@@ -1,6 +1,7 @@
 """Shared pieces of the language-server tests: the server command and small helpers."""
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import sys
@@ -60,3 +61,12 @@ async def wait_diagnostics(client, uri: str, timeout: float = 30):
             raise TimeoutError(f"no diagnostics for {uri}")
         await asyncio.sleep(0.01)
     return client.diagnostics[uri]
+
+
+def as_code_action(a):
+    """lsprotocol's client decodes `(Command | CodeAction)[]` by trying Command first, which
+    turns a CodeAction's nested command into its repr; read it back."""
+    if isinstance(a, T.Command) and isinstance(a.command, str) and a.command.startswith("{"):
+        inner = ast.literal_eval(a.command)
+        return T.CodeAction(title=a.title, command=T.Command(**inner))
+    return a

@@ -7,7 +7,7 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import LanguageClient
 
-from tests.lsp_support import ROOT, SERVER, offset_at, open_and_wait, position_of
+from tests.lsp_support import ROOT, SERVER, as_code_action, offset_at, open_and_wait, position_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -84,17 +84,7 @@ async def code_actions(client, uri, text, needle):
     found = await client.text_document_code_action_async(T.CodeActionParams(
         text_document=T.TextDocumentIdentifier(uri=uri), range=T.Range(start=pos, end=pos),
         context=T.CodeActionContext(diagnostics=[])))
-    return [_as_action(a) for a in found]
-
-
-def _as_action(a):
-    """lsprotocol's client decodes `(Command | CodeAction)[]` by trying Command first, which
-    turns a CodeAction's nested command into its repr; read it back."""
-    if isinstance(a, T.Command) and isinstance(a.command, str) and a.command.startswith("{"):
-        import ast
-        inner = ast.literal_eval(a.command)
-        return T.CodeAction(title=a.title, command=T.Command(**inner))
-    return a
+    return [as_code_action(a) for a in found]
 
 
 async def test_lower_function_action_replaces_exactly_the_function(client: LanguageClient):

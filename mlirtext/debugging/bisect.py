@@ -11,6 +11,7 @@ file) and the function as it was before the pass, to replay that one pass.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
@@ -73,10 +74,12 @@ class BisectError(ValueError):
 
 def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: Tolerance = Tolerance(),
                     faults: Sequence[Instrumentation] = (),
-                    progress: Optional[Callable[[int, int, str], None]] = None) -> BisectResult:
+                    progress: Optional[Callable[[int, int, str], None]] = None,
+                    cancelled: Optional[threading.Event] = None) -> BisectResult:
     """Lower @`function` of `module` (left as it is) to llvm, pass by pass, on `inputs`;
     `faults` are injected into the pass manager (see faults.py); `progress(position, total,
-    pass)` is told of each pass as it starts. BisectError says why it cannot."""
+    pass)` is told of each pass as it starts. BisectError says why it cannot; `cancelled`, once
+    set, stops it between two passes with lowering_service.Cancelled (the editor's cancel)."""
     fn = _symbols(module).get(function)
     if fn is None or fn.name != "func.func" or not fn.regions or not fn.regions[0].blocks:
         raise BisectError(f"there is no function @{function} with a body")
@@ -93,7 +96,8 @@ def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: T
     watcher.passes = result.passes
     watcher.progress = (lambda position, name: progress(position, result.total, name)) if progress else None
     try:
-        levels = lower_by_level(work, LEVELS[-1], printed=False, instrumentations=[watcher, *faults])
+        levels = lower_by_level(work, LEVELS[-1], printed=False, cancelled=cancelled,
+                                instrumentations=[watcher, *faults])
         for level in levels:
             watcher.level = level.level
     except LoweringStopped as e:

@@ -24,8 +24,8 @@ from lsprotocol import types as T
 from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
-from mlirtext.analysis import (actions, commands, completion, inlay, lowered_forms, navigation, outline,
-                               signature, target_code, tokens)
+from mlirtext.analysis import (actions, commands, completion, debug_commands, inlay, lowered_forms, navigation,
+                               outline, signature, target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
@@ -65,6 +65,7 @@ class MlirServer(LanguageServer):
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
         self.replaced = False   # a version was replaced or a document closed since the last collection
+        self.crashes: dict = {}   # (uri, function) -> the faults of the bisect that found its lowering crashing
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (pygls logged the line already, where it had one): a
@@ -407,6 +408,10 @@ async def code_action(ls: MlirServer, params: T.CodeActionParams):
     for title, edits in actions.quick_fixes(doc, start, end):
         out.append(T.CodeAction(title=clean(title), kind=T.CodeActionKind.QuickFix,
                                 edit=workspace_edit(ls.ws, {doc.uri: edits})))
+    crashed = {fn for uri, fn in ls.crashes if uri == doc.uri}
+    for title, command, args in debug_commands.actions_at(doc, start, crashed):
+        out.append(T.CodeAction(title=clean(title), kind=T.CodeActionKind.Empty,
+                                command=T.Command(title=clean(title), command=command, arguments=args)))
     return out
 
 
@@ -529,6 +534,40 @@ async def target_code_command(ls: MlirServer, *args):
         return {"error": f"unknown document '{uri}'"}
     return await _long_command(ls, "Target code", commands.target_code_command, doc, function, chunk, targets,
                                ls.targets)
+
+
+@server.command("mlirtext.bisect")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def bisect_command(ls: MlirServer, *args):
+    """[uri, function name, inputs (iree-run-module strings) or None, seed, faults (--debug-* flags)]:
+    the first pass of the function's lowering to llvm that changes its numbers, crashes or leaves IR
+    that does not verify, with markers on the ops to blame and a repro directory."""
+    uri, function, inputs, seed, faults = (list(args) + [None] * 5)[:5]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    found = await _long_command(ls, f"Finding where @{function}'s numbers diverge", debug_commands.find_divergence,
+                                doc, function, inputs, seed or 0, faults or [])
+    if found.get("crashed"):
+        ls.crashes[(uri, found["function"])] = list(faults or [])
+    elif "function" in found:
+        ls.crashes.pop((uri, found["function"]), None)
+    return found
+
+
+@server.command("mlirtext.reduce")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def reduce_command(ls: MlirServer, *args):
+    """[uri, function name, faults (default: those of the bisect that found it crashing)]: the
+    smallest module the function's lowering still crashes on."""
+    uri, function, faults = (list(args) + [None] * 3)[:3]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    if faults is None:
+        faults = ls.crashes.get((uri, (function or "").lstrip("@")), [])
+    return await _long_command(ls, f"Reducing @{function}'s crash", debug_commands.reduce_crash, doc, function,
+                               faults)
 
 
 def main(open_worker: bool = True) -> int:

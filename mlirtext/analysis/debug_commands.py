@@ -1,0 +1,180 @@
+"""The editor's "find what broke": where a function's numbers diverge in its lowering
+(`mlirtext.bisect`, `mlirtext bisect` on the function under the cursor) and the smallest module its
+lowering still crashes on (`mlirtext.reduce`, `mlirtext reduce --crash`). Both take a `cancelled`
+event and a `report(message)` callback, as the other commands do, and answer plain dicts.
+
+The reducer forks a child per candidate; the server has threads, so the reduction runs as a process
+of its own (`python -m mlirtext reduce`), killed when the client cancels.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..debugging.bisect import CRASHED, BisectError, bisect_pipeline
+from ..debugging.faults import FAULTS, FaultSpec, FaultSpecError
+from ..debugging.repro import replay_command, write_repro
+from ..interpreter.abi import signature
+from ..syntax.printer import print_module
+from ..transforms.lowering_service import Cancelled
+from ..transforms.passes import load_passes
+from ..transforms.semantics_check import Tolerance, random_inputs
+from ..values import ValueError_, parse_input
+from .actions import function_at
+from .document import Document
+from .extraction import SourceMap, function_or_chunk
+
+#: The commands the actions run (the extension's; they call the server's mlirtext.bisect and mlirtext.reduce).
+FIND_DIVERGENCE, REDUCE_FAILURE = "mlirtext.findDivergence", "mlirtext.reduceFailure"
+#: How long the editor's reduction may take, in seconds.
+REDUCE_BUDGET_S = 120.0
+#: Where the `mlirtext` package is, for the reduction's process.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _noop(message: str) -> None:
+    pass
+
+
+def actions_at(doc: Document, offset: int, crashed: set) -> list[tuple[str, str, list]]:
+    """(title, command, arguments) of the debugging actions on the function at `offset`; "Reduce this
+    failure" only on a function whose last bisect found its lowering crashing (`crashed`: names)."""
+    found = function_at(doc, offset)
+    if found is None:
+        return []
+    name = found[1].sym_name
+    out = [(f"Find where @{name}'s numbers diverge", FIND_DIVERGENCE, [name])]
+    if name in crashed:
+        out.append((f"Reduce this failure (@{name}'s lowering crashes)", REDUCE_FAILURE, [name]))
+    return out
+
+
+def parse_faults(flags) -> list:
+    """`--debug-miscompile=PASS:OP` and the like (faults.FAULTS) as faults; FaultSpecError."""
+    faults = []
+    for flag in flags or []:
+        switch, _, text = flag.partition("=")
+        if switch not in FAULTS:
+            raise FaultSpecError(f"'{flag}' is not one of {', '.join(s + '=PASS:OP' for s in FAULTS)}")
+        faults.append(FAULTS[switch](FaultSpec.parse(text, load_passes())))
+    return faults
+
+
+def _located(doc: Document, function: str):
+    """(name, the function's module, its SourceMap) or a message."""
+    name = (function or "").lstrip("@")
+    for chunk in doc.chunks:
+        if name in chunk.symbols:
+            piece, fn = chunk.symbols[name]
+            if fn.name != "func.func":
+                break
+            found = function_or_chunk(doc, chunk, piece, fn, bodies=True)
+            return found if isinstance(found, str) else (name, *found)
+    return f"no function named @{name} in {doc.filename}"
+
+
+def find_divergence(doc: Document, function: str, inputs=None, seed: int = 0, faults=(),
+                    cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
+    """Bisect @function's lowering to llvm on `inputs` (iree-run-module strings, e.g. its last run's;
+    else seeded random ones, as `mlirtext bisect` takes): {"function", "total", "kind" (None when
+    no pass is to blame), "pass", "position", "level", "message", "summary", "markers": [{"start":
+    [line, character], "end": [...], "op", "message"}] on the source ops to blame, "repro" (a
+    directory) and "command" (what replays the pass there)}, or {"error": message}."""
+    try:
+        fault_list = parse_faults(faults)
+    except FaultSpecError as e:
+        return {"error": str(e)}
+    found = _located(doc, function)
+    if isinstance(found, str):
+        return {"error": found}
+    name, module, where = found
+    fn = next(op for op in module.regions[0].blocks[0].ops if op.sym_name == name)
+    types = signature(fn).inputs
+    try:
+        if inputs:
+            if len(inputs) != len(types):
+                return {"error": f"@{name} takes {len(types)} argument(s); {len(inputs)} input(s) given"}
+            values = [parse_input(spec, t, i) for i, (spec, t) in enumerate(zip(inputs, types))]
+        else:
+            values = random_inputs(fn, np.random.default_rng(seed))
+    except ValueError_ as e:
+        return {"error": str(e)}
+    tolerance = Tolerance()
+    try:
+        result = bisect_pipeline(module, name, values, tolerance, fault_list,
+                                 lambda position, total, p: report(f"pass {position} of {total}: {p}"), cancelled)
+    except BisectError as e:
+        return {"error": str(e)}
+    except Cancelled:
+        return {"error": "cancelled"}
+    finding = result.finding
+    if finding is None:
+        return {"function": name, "total": len(result.passes), "kind": None, "markers": [],
+                "summary": f"all {len(result.passes)} passes of the lowering to llvm keep @{name}'s results "
+                           f"within {tolerance}"}
+    summary = (f"pass {finding.position} of {result.total} of the lowering to llvm (step to {finding.level}), "
+               f"'{finding.pass_spelling}', {finding.kind}")
+    repro = tempfile.mkdtemp(prefix=f"mlirtext-bisect-{name}-")
+    command = replay_command(finding, tolerance, fault_list)
+    write_repro(repro, finding, command)
+    return {"function": name, "total": result.total, "kind": finding.kind, "pass": finding.pass_spelling,
+            "position": finding.position, "level": finding.level, "message": finding.message,
+            "summary": summary, "crashed": finding.kind == CRASHED, "repro": repro,
+            "command": " ".join(command),
+            "markers": _markers(doc, where, finding.ops, f"{summary}: {finding.message}")}
+
+
+def _markers(doc: Document, where: SourceMap, ops: list, message: str) -> list:
+    out = []
+    for op_name, span in ops:
+        start = where.offset(span)
+        if start is None:   # (an op the lowering made from nothing of this document)
+            continue
+        end = start + (span.end - span.start)
+        out.append({"start": list(doc.lines.position(start)), "end": list(doc.lines.position(end)),
+                    "op": op_name, "message": message})
+    return out
+
+
+def reduce_crash(doc: Document, function: str, faults=(), budget: float = REDUCE_BUDGET_S,
+                 cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
+    """`mlirtext reduce --crash` on @function alone (with what it calls): {"function", "text" (the
+    reduced module), "path", "summary"} or {"error": message}."""
+    try:
+        parse_faults(faults)
+    except FaultSpecError as e:
+        return {"error": str(e)}
+    found = _located(doc, function)
+    if isinstance(found, str):
+        return {"error": found}
+    name, module, _ = found
+    work = Path(tempfile.mkdtemp(prefix=f"mlirtext-reduce-{name}-"))
+    source, out = work / f"{name}.mlir", work / f"{name}.reduced.mlir"
+    source.write_text(print_module(module))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    child = subprocess.Popen([sys.executable, "-m", "mlirtext", "reduce", str(source), "--crash", *faults,
+                              "--budget", str(budget), "-o", str(out)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
+    start = time.monotonic()
+    while child.poll() is None:
+        if cancelled is not None and cancelled.is_set():
+            child.kill()
+            child.communicate()
+            return {"error": "cancelled"}
+        report(f"reducing @{name}: {time.monotonic() - start:.0f} s")
+        time.sleep(0.2)
+    said, problems = child.communicate()
+    if child.returncode != 0:
+        lines = [line for line in problems.splitlines() if line.strip()]
+        return {"error": lines[-1] if lines else f"mlirtext reduce stopped with status {child.returncode}"}
+    return {"function": name, "text": out.read_text(), "path": str(out),
+            "summary": said.splitlines()[0] if said else ""}
