@@ -8,6 +8,7 @@ import { lowerCommand } from './commands/lower';
 import { PipelineView } from './commands/pipeline';
 import { runCommand } from './commands/run';
 import { ProfileLenses } from './profileLens';
+import { DebuggingCommands } from './debugging/commands';
 import { MlirServer } from './serverProcess';
 
 let server: MlirServer | undefined;
@@ -18,6 +19,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
   server = new MlirServer(log);
   const lenses = new ProfileLenses();
   const pipeline = new PipelineView(context.extensionUri, server, lenses);
+  const debugging = new DebuggingCommands(server);
   const s = server;
   context.subscriptions.push(
     log,
@@ -26,6 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     pipeline,
     lenses,
     vscode.languages.registerCodeLensProvider({ language: 'mlir' }, lenses),
+    debugging,
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),
@@ -35,6 +38,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
       runCommand(s, results, fn, inputs, device, lenses),
     ),
     vscode.commands.registerCommand('mlirtext.showPipeline', (fn?: string) => pipeline.show(fn)),
+    // Offered as code actions by the server (mlirtext/analysis/debug_commands.py).
+    vscode.commands.registerCommand('mlirtext.findDivergence', (fn?: string, inputs?: string[], faults?: string[]) =>
+      debugging.findDivergence(fn, inputs, faults),
+    ),
+    vscode.commands.registerCommand('mlirtext.reduceFailure', (fn?: string, faults?: string[]) =>
+      debugging.reduceFailure(fn, faults),
+    ),
+    vscode.commands.registerCommand('mlirtext.openRepro', (dir?: string) => debugging.openRepro(dir)),
     vscode.commands.registerCommand('mlirtext.restartServer', async () => {
       await s.restart();
       if (s.state === 'running') {

@@ -7,6 +7,7 @@ import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLi
 import { ProfileResult } from '../pipeline/model';
 import { ProfileLenses } from '../profileLens';
 import { MlirServer } from '../serverProcess';
+import { lastInputs } from '../debugging/results';
 import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { PROFILE_SERVER_COMMAND } from './pipeline';
 import { activeMlirEditor, targetFunction } from './target';
@@ -72,6 +73,7 @@ export async function runCommand(
   if (answer.error) {
     void vscode.window.showErrorMessage(`mlirtext: @${fn.name}: ${answer.error}`);
   } else {
+    lastInputs.remember(editor.document.uri.toString(), fn.name, given);
     void vscode.window.setStatusBarMessage(`mlirtext: @${fn.name} ran in ${formatSeconds(answer.seconds)} on ${chosen}`, 8000);
     if (lenses && PROFILED_DEVICES.includes(chosen)) {
       // Then its profile (the same arguments): the table in the output, each op's share over it.
