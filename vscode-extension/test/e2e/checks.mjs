@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  chooseCodeAction,
   clickToken,
   cursor,
   editUserSettings,
@@ -360,6 +361,41 @@ export const checks = [
     },
   },
   {
+    name: 'code action finds where the numbers diverge and marks the guilty op',
+    async run({ page, settings }) {
+      // The relu's maximum nudged by the first canonicalize after the linalg step (README, "Finding what broke").
+      await editUserSettings(page, { ...settings, 'mlirtext.debug.faults': ['--debug-miscompile=canonicalize:arith.maximumf'] });
+      await runCommand(page, 'View: Close All Editors');
+      await openFile(page, MLP);
+      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
+      await chooseCodeAction(page, "Find where @mlp's numbers diverge");
+      const line = '%h = stablehlo.maximum';
+      await waitFor('a marker in the editor', async () => (await page.locator('.part.editor .squiggly-error').count()) > 0, 120_000);
+      // The marker is on the guilty op: hovering the op shows it, with the pass.
+      const hover = page.locator('.monaco-hover:not(.hidden)').first();
+      const text = await waitFor('the marker\'s message in the hover over the maximum', async () => {
+        await page.mouse.move(5, 5);
+        await sleep(150);
+        const box = await tokenBox(page, 'stablehlo.maximum', line);
+        await page.mouse.move(box.x + 20, box.y + box.height / 2);
+        await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+        const t = (await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '';
+        return t.includes('mlirtext bisect') && t.includes('diverged') ? t : null;
+      }, 30_000, 1000);
+      const other = await tokenBox(page, 'stablehlo.add', '%2 = stablehlo.add');
+      await page.mouse.move(other.x + 20, other.y + other.height / 2);
+      await sleep(1500);
+      const elsewhere = (await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '';
+      if (elsewhere.includes('mlirtext bisect')) {
+        throw new Error('the marker is on the add too');
+      }
+      await page.mouse.move(5, 5);
+      await editUserSettings(page, settings);
+      const pass = /'canonicalize[^']*'/.exec(text)?.[0];
+      return `marker on stablehlo.maximum: ${pass} diverged`;
+    },
+  },
+  {
     name: 'code action lowers the function to the next level',
     async run({ page, workspace, python }) {
       await runCommand(page, 'View: Close All Editors');
@@ -367,22 +403,7 @@ export const checks = [
       const file = join(workspace, MLP);
       const original = readFileSync(file, 'utf8');
       await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
-      const title = 'Lower @mlp to tosa (next level)';
-      // The first Ctrl+. is sometimes lost: try again until the menu shows the action.
-      await waitFor('the code action menu', async () => {
-        await page.keyboard.press('Escape');
-        await page.keyboard.press('Control+Period');
-        await page.locator('.action-widget').first().waitFor({ state: 'visible', timeout: 4000 });
-        return (await page.locator('.action-widget').first().textContent())?.includes(title);
-      }, 40_000, 500);
-      // Clicks on the menu are swallowed by an overlay in 1.100: move with the keys.
-      await waitFor(`"${title}" focused`, async () => {
-        const focused = await page.locator('.action-widget .monaco-list-row.focused').first().textContent().catch(() => '');
-        if (focused?.includes(title)) return true;
-        await page.keyboard.press('ArrowDown');
-        return false;
-      }, 15_000, 150);
-      await page.keyboard.press('Enter');
+      await chooseCodeAction(page, 'Lower @mlp to tosa (next level)');
       await waitFor('tosa ops in place of stablehlo ones', async () => {
         const text = (await editorLines(page)).join('\n');
         return text.includes('tosa.matmul') && !text.includes('stablehlo.');

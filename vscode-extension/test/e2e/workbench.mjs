@@ -113,6 +113,25 @@ export async function clickToken(page, token, lineHas, occurrence = 0) {
   return box;
 }
 
+/** Open the code action menu at the cursor and choose the action titled `title`. */
+export async function chooseCodeAction(page, title) {
+  // The first Ctrl+. is sometimes lost: try again until the menu shows the action.
+  await waitFor('the code action menu', async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Period');
+    await page.locator('.action-widget').first().waitFor({ state: 'visible', timeout: 4000 });
+    return (await page.locator('.action-widget').first().textContent())?.includes(title);
+  }, 40_000, 500);
+  // Clicks on the menu are swallowed by an overlay in 1.100: move with the keys.
+  await waitFor(`"${title}" focused`, async () => {
+    const focused = await page.locator('.action-widget .monaco-list-row.focused').first().textContent().catch(() => '');
+    if (focused?.includes(title)) return true;
+    await page.keyboard.press('ArrowDown');
+    return false;
+  }, 15_000, 150);
+  await page.keyboard.press('Enter');
+}
+
 /** The cursor as the status bar shows it: {line, column}, 1-based. */
 export async function cursor(page) {
   const text = await page.locator('[id="status.editor.selection"]').first().textContent();
