@@ -3,6 +3,8 @@ fail the same way: a crash injected into one pass (--debug-crash), a kernel wron
 miscompile injected into the native kernels' lowering only), a diagnostic, a user's command."""
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import numpy as np
@@ -10,7 +12,8 @@ import pytest
 
 from mlirtext import api
 from mlirtext.cli import main
-from mlirtext.debugging.interesting import Mismatch
+from mlirtext.debugging.interesting import Interestingness, Mismatch, UserTest, killed_by
+from mlirtext.debugging.reducer import Reducer
 from mlirtext.debugging.reductions import (DropUnusedArguments, EraseOps, ReplaceWithConstants, RewriteTypes,
                                            count_ops, shrink_shape)
 from mlirtext.transforms.semantics_check import Tolerance
@@ -167,3 +170,32 @@ def test_bad_requests_get_one_line_and_exit_1(tmp_path, capsys, argv, message):
 def test_a_missing_file_gets_one_line(tmp_path, capsys):
     assert main(["reduce", str(tmp_path / "nope.mlir"), "--crash"]) == 1
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+class _Stub(Interestingness):
+    """Observes by hanging, or by dying of a signal."""
+
+    def __init__(self, how: str):
+        self.how = how
+
+    def observe(self, path, module):
+        if self.how == "hang":
+            time.sleep(30)
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    def describe(self):
+        return self.how
+
+
+def test_a_hung_candidate_is_ended_and_one_killed_by_a_signal_is_observed_so(tmp_path):
+    text = generated_module(10)
+    module = api.parse(text).module
+    for test, seen in ((_Stub("hang"), None), (UserTest(["sleep", "30"]), False)):
+        reducer = Reducer(text, test, jobs=1)
+        reducer.work = tmp_path
+        start = time.monotonic()
+        assert reducer.observe([(text, module)], 1.0) == [seen] and not test.judge(seen)   # (not interesting)
+        assert time.monotonic() - start < 5
+    dies = Reducer(text, _Stub("die"), jobs=1)
+    dies.work = tmp_path
+    assert dies.observe([(text, module), (text, module)], 30.0) == [killed_by(signal.SIGSEGV)] * 2

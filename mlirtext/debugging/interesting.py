@@ -66,7 +66,10 @@ def crash_signature(stderr: str) -> Optional[str]:
 
 
 class Interestingness:
-    """A test of a candidate file (see the module's docstring)."""
+    """A test of a candidate file (see the module's docstring). `limit`: the seconds the reducer gives
+    the child that observes a candidate (it sets it before it forks one)."""
+
+    limit = 60.0
 
     def observe(self, path: str, module: Operation):
         raise NotImplementedError
@@ -136,10 +139,11 @@ class UserTest(Interestingness):
         self.words = words
 
     def observe(self, path, module):
+        # (ended here, a little before the reducer ends this child: else the command would outlive it)
         try:
             done = subprocess.run([w.replace("{}", path) for w in self.words], capture_output=True,
-                                  stdin=subprocess.DEVNULL, cwd=str(Path(path).parent))
-        except OSError:
+                                  stdin=subprocess.DEVNULL, cwd=str(Path(path).parent), timeout=0.9 * self.limit)
+        except (OSError, subprocess.TimeoutExpired):
             return False
         return done.returncode == 0
 

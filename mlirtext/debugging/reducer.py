@@ -64,6 +64,7 @@ class Reducer:
         self.tests = self.kept = 0
         self.seen: set = {text}
         self.start = time.monotonic()
+        self.limit = budget   # (the input's own test may take the whole budget; candidates get less)
         module = api.parse(text).module
         self.ops_before = self.ops_now = count_ops(module)
         self.size = size(module, text)
@@ -77,7 +78,7 @@ class Reducer:
             self.work = Path(work)
             first = time.monotonic()
             self.tests += 1
-            if not self.test.learn(self._observe([(self.current, api.parse(self.current).module)],
+            if not self.test.learn(self.observe([(self.current, api.parse(self.current).module)],
                                                  self.budget)[0]):
                 raise NotInteresting(self.test.describe())
             # (a child that takes far longer than the input's test is hung, not interesting)
@@ -120,7 +121,7 @@ class Reducer:
         candidates = [(c, self._candidate(r, c)) for c in chunks]
         candidates = [(c, made) for c, made in candidates if made is not None]
         self.tests += len(candidates)
-        verdicts = [self.test.judge(o) for o in self._observe([made for _, made in candidates], self.limit)]
+        verdicts = [self.test.judge(o) for o in self.observe([made for _, made in candidates], self.limit)]
         if self.progress is not None:
             self.progress(Progress(self.ops_before, self.ops_now, self.tests, self.kept,
                                    time.monotonic() - self.start, r.name))
@@ -146,11 +147,12 @@ class Reducer:
             return None
         return text, checked.module
 
-    def _observe(self, made: list, limit: float) -> list:
+    def observe(self, made: list, limit: float) -> list:
         """What the test observes of each candidate (text, IR), all at once, each in a forked child
         given `limit` seconds: None for one that ran past it, `killed by signal N` for one a signal
         ended."""
         fork = multiprocessing.get_context("fork")
+        self.test.limit = limit
         children = []
         for text, module in made:
             receive, send = fork.Pipe(duplex=False)

@@ -316,6 +316,7 @@ def plain_element_type(t: T.Type) -> Optional[T.Type]:
 
 def reductions(keep: frozenset) -> list[Reduction]:
     """Every reduction, in the order one round tries them: the big cuts first."""
+    # (arguments are dropped after each reduction that leaves some unused: erasing ops, constants)
     return [EraseFunctions(keep), InlineCalls(keep), EraseOps(keep), DropUnusedArguments(keep),
             ReplaceWithConstants(keep), DropUnusedArguments(keep), RewriteTypes("shrink shapes", shrink_shape, keep),
             RewriteTypes("simplify types", plain_element_type, keep), DropAttributes(keep)]
