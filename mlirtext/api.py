@@ -1,40 +1,46 @@
 """The library entry points the command line, the server and the tests share."""
 from __future__ import annotations
 
+from typing import Optional
+
 from .diagnostics import Diagnostic, has_errors
+from .dialects.registry import Registry, builtin_registry
 from .syntax.parser import ParseResult, parse, parse_file_chunks
 from .syntax.printer import print_module
 from .verifier import verify
 
 
-def parse_and_verify(text: str, filename: str = "<stdin>") -> ParseResult:
+def parse_and_verify(text: str, filename: str = "<stdin>", registry: Optional[Registry] = None) -> ParseResult:
     """Parse one input and, when it parsed cleanly, verify it (diagnostics in the result).
 
     After a syntax error the IR is partial (the broken op is missing), so the
     verifier is not run: it would only report consequences of the first error.
+    `registry`: the dialects known (the built-in ones when None).
     """
-    result = parse(text, filename)
-    return _verified(result)
+    result = parse(text, filename, registry=registry)
+    return verified(result, registry)
 
 
-def _verified(result: ParseResult) -> ParseResult:
+def verified(result: ParseResult, registry: Optional[Registry] = None) -> ParseResult:
+    """`result` with the verifier's diagnostics added, when it parsed cleanly."""
     if result.ok and result.module is not None:
-        result.diagnostics.extend(verify(result.module))
+        result.diagnostics.extend(verify(result.module, registry))
     return result
 
 
-def parse_chunks(text: str, filename: str, split: bool) -> list[ParseResult]:
+def parse_chunks(text: str, filename: str, split: bool, registry: Optional[Registry] = None) -> list[ParseResult]:
     """Every `// -----` chunk (one unless `split`), parsed and verified."""
-    return [_verified(r) for r in parse_file_chunks(text, filename, split)]
+    return [verified(r, registry) for r in parse_file_chunks(text, filename, split, registry)]
 
 
-def to_text(result: ParseResult, generic: bool = False, print_locations: bool = False) -> str:
+def to_text(result: ParseResult, generic: bool = False, print_locations: bool = False,
+            registry: Optional[Registry] = None) -> str:
     text = print_module(result.module, generic=generic, aliases=result.aliases,
-                        print_locations=print_locations)
+                        print_locations=print_locations, registry=registry)
     if result.file_metadata:
         text += f"\n{result.file_metadata}\n"
     return text
 
 
-__all__ = ["Diagnostic", "ParseResult", "parse", "parse_and_verify", "parse_chunks", "print_module",
-           "to_text", "verify", "has_errors"]
+__all__ = ["Diagnostic", "ParseResult", "Registry", "builtin_registry", "parse", "parse_and_verify",
+           "parse_chunks", "print_module", "to_text", "verified", "verify", "has_errors"]

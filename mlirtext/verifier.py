@@ -13,22 +13,18 @@ from pathlib import Path
 from typing import Optional
 
 from .diagnostics import Diagnostic
-from .dialects import lookup
-from .dialects.base import (DISCARDABLE_ATTR_CHECKS, GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR,
-                            VerifyError)
+from .dialects.base import GRAPH_REGION, ISOLATED, NO_TERMINATOR, SYMBOL_TABLE, TERMINATOR, VerifyError
+from .dialects.func import function_type
+from .dialects.registry import Registry, builtin_registry
 from .ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
 from .ir.attributes import ArrayAttr, DictionaryAttr, SymbolRefAttr
 from .ir.symbols import resolve_symbol, symbol_table_of
 
 
-def verify(module: Operation) -> list[Diagnostic]:
-    """All problems found in `module`; empty when it is valid."""
-    return _Verifier().run(module)
-
-
-def _is_table(op: Operation) -> bool:
-    d = lookup(op.name)
-    return d is not None and d.has(SYMBOL_TABLE)
+def verify(module: Operation, registry: Optional[Registry] = None) -> list[Diagnostic]:
+    """All problems found in `module`; empty when it is valid. `registry`: the dialects whose
+    ops' rules apply (the built-in ones when None); other ops are checked structurally."""
+    return _Verifier(registry or builtin_registry()).run(module)
 
 
 def _span_of(op: Optional[Operation]):
@@ -40,7 +36,9 @@ def _span_of(op: Optional[Operation]):
 
 
 class _Verifier:
-    def __init__(self):
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self.lookup = registry.lookup
         self.diagnostics: list[Diagnostic] = []
         self.op_index: dict[int, dict[int, int]] = {}   # id(block) -> {id(op): position}
         self.dominators: dict[int, dict] = {}  # id(region) -> {id(block): its dominator-tree interval}
@@ -65,11 +63,27 @@ class _Verifier:
         self.error(op, f"internal error: {what} failed: {type(e).__name__}: {e}{where}; please report",
                    prefix=False)
 
+    def _has(self, op: Operation, trait: str) -> bool:
+        d = self.lookup(op.name)
+        return d is not None and d.has(trait)
+
+    def _is_table(self, op: Operation) -> bool:
+        return self._has(op, SYMBOL_TABLE)
+
+    def _graph(self, region: Region) -> bool:
+        """Regions without SSA dominance: those of graph-region ops, and (as MLIR says) of
+        ops mlirtext does not know, whose region kinds it cannot tell."""
+        owner = region.parent
+        if owner is None:
+            return False
+        d = self.lookup(owner.name)
+        return d is None or d.has(GRAPH_REGION) or d.has(NO_TERMINATOR)
+
     # -- per op -----------------------------------------------------------------
     def _op(self, op: Operation, reachable: Optional[bool] = None) -> None:
         """Verify `op` and what it holds; `reachable`: whether its block is reachable from
         its region's entry, when the caller knows."""
-        definition = lookup(op.name)
+        definition = self.lookup(op.name)
         block = op.parent
         # As MLIR: operands of ops in blocks unreachable from the entry are not checked.
         if reachable is None:
@@ -114,7 +128,7 @@ class _Verifier:
                     self.internal_error(op, f"verifier of '{op.name}'", e)
             if definition.has(SYMBOL_TABLE):
                 self._symbol_table(op)
-        if DISCARDABLE_ATTR_CHECKS and op.attributes:
+        if op.attributes:
             self._dialect_attrs(op)
         if op.name == "func.call":
             self._call(op)
@@ -128,15 +142,19 @@ class _Verifier:
     def _dialect_attrs(self, op: Operation) -> None:
         """The checks dialects register for their discardable attributes, on the op and on
         its function arguments (`arg_attrs`)."""
-        found = [(key, attr, None) for key, attr in op.attributes.items() if key in DISCARDABLE_ATTR_CHECKS]
+        check_of = self.registry.discardable_check
+        found = [(key, attr, None) for key, attr in op.attributes.items() if "." in key]
         arg_attrs = op.attributes.get("arg_attrs")
         if isinstance(arg_attrs, ArrayAttr):
             for i, d in enumerate(arg_attrs.items):
                 if isinstance(d, DictionaryAttr):
-                    found += [(key, attr, i) for key, attr in d.items if key in DISCARDABLE_ATTR_CHECKS]
+                    found += [(key, attr, i) for key, attr in d.items if "." in key]
         for key, attr, index in found:
+            check = check_of(key)
+            if check is None:
+                continue
             try:
-                DISCARDABLE_ATTR_CHECKS[key](op, attr, index)
+                check(op, attr, index)
             except VerifyError as e:
                 self.error(op, str(e), e.span, e.notes)
             except Exception as e:  # noqa: BLE001 - as for an op's verifier
@@ -174,9 +192,9 @@ class _Verifier:
                                notes=[("the empty block", block.span)] if block.span else ())
                     continue
                 last = block.ops[-1]
-                last_def = lookup(last.name)
+                last_def = self.lookup(last.name)
                 if last_def is not None and not last_def.has(TERMINATOR) and not any(
-                        _is_terminator(o) for o in block.ops):  # else: "must be the last operation"
+                        self._has(o, TERMINATOR) for o in block.ops):  # else: "must be the last operation"
                     self.error(last, "block with no terminator: this op is the last one in a block "
                                f"of '{op.name}', which needs a terminator")
 
@@ -199,14 +217,14 @@ class _Verifier:
         current = user
         while current is not None and (current.parent is None or current.parent.parent is not region):
             parent = current.parent_op
-            if parent is not None and parent is not value_owner(value) and _isolated(parent) \
+            if parent is not None and parent is not value_owner(value) and self._has(parent, ISOLATED) \
                     and current.parent is not None:
                 return "using value defined outside the region", parent
             current = parent
         if current is None:
             return "does not dominate this use (defined in a region that does not enclose it)"
         use_block = current.parent
-        if use_block is def_block and _graph(region):
+        if use_block is def_block and self._graph(region):
             return None  # no order inside a block of a graph region
         if def_op is not None:
             if use_block is def_block:
@@ -270,11 +288,10 @@ class _Verifier:
                         seen[name] = op
 
     def _call(self, op: Operation) -> None:
-        from .dialects.func import function_type
         callee = op.attributes.get("callee")
         if not isinstance(callee, SymbolRefAttr):
             return  # reported by func.call's own rules
-        table = symbol_table_of(op.parent_op, _is_table) if op.parent_op is not None else None
+        table = symbol_table_of(op.parent_op, self._is_table) if op.parent_op is not None else None
         target = resolve_symbol(table, callee, self.symbol_tables) if table is not None and callee is not None else None
         if target is None or target.name != "func.func":
             self.error(op, f"'{str(callee)[1:]}' does not reference a valid function")
@@ -306,26 +323,6 @@ def value_owner(value: Value) -> Optional[Operation]:
     if isinstance(value, BlockArgument):
         return value.block.parent_op
     return None
-
-
-def _is_terminator(op: Operation) -> bool:
-    d = lookup(op.name)
-    return d is not None and d.has(TERMINATOR)
-
-
-def _isolated(op: Operation) -> bool:
-    d = lookup(op.name)
-    return d is not None and d.has(ISOLATED)
-
-
-def _graph(region: Region) -> bool:
-    """Regions without SSA dominance: those of graph-region ops, and (as MLIR says) of
-    ops mlirtext does not know, whose region kinds it cannot tell."""
-    owner = region.parent
-    if owner is None:
-        return False
-    d = lookup(owner.name)
-    return d is None or d.has(GRAPH_REGION) or d.has(NO_TERMINATOR)
 
 
 def _successors(block: Block) -> list[Block]:

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from mlirtext.api import parse_and_verify, to_text
-from mlirtext.dialects.base import DISCARDABLE_ATTR_CHECKS
+from mlirtext.dialects.base import Dialect
+from mlirtext.dialects.registry import Registry
 
 from .oracle import generic_form, generic_forms, iree_opt_path
 
@@ -908,11 +909,12 @@ def test_invalid_ir_still_prints(name, text, message):
         to_text(result, generic=True)
 
 
-def test_raising_attribute_check_is_an_internal_error(monkeypatch):
+def test_raising_attribute_check_is_an_internal_error():
     """A dialect's check of a discardable attribute that raises is reported at the op, as a bug
     (mlirtext/verifier.py), never a traceback and never a pass."""
-    monkeypatch.setitem(DISCARDABLE_ATTR_CHECKS, "test.checked", lambda op, attr, index: [][index or 0])
-    result = parse_and_verify('func.func @f() attributes {test.checked = 1 : i32} {\n  return\n}\n', "in.mlir")
+    test = Dialect("test", discardable_attrs={"test.checked": lambda op, attr, index: [][index or 0]})
+    result = parse_and_verify('func.func @f() attributes {test.checked = 1 : i32} {\n  return\n}\n', "in.mlir",
+                              registry=Registry(dialects=[test]))
     [d] = result.diagnostics
     assert d.line_col[0] == 1
     assert d.message.startswith("internal error: check of attribute 'test.checked' on 'func.func' failed: "

@@ -26,29 +26,6 @@ RETURN_LIKE = "return_like"            # returns to the parent op (func.return, 
 GRAPH_REGION = "graph_region"          # regions are graphs: no dominance inside
 
 
-#: Checks of dialect attribute text at parse time, by dialect name (`#stablehlo.dot<...>` ->
-#: "stablehlo"): fn(text) -> None, or (message, offset of the problem in the text).
-DIALECT_ATTR_CHECKS: dict = {}
-
-#: Canonical spellings of dialect attribute text, by dialect name: fn(text) -> the text MLIR
-#: prints for it (so that one attribute written two ways compares equal), or None to keep it.
-DIALECT_ATTR_CANONICAL: dict = {}
-
-#: Checks of dialect type text at parse time, by dialect name (`!stablehlo.token` -> "stablehlo"):
-#: fn(text after '!') -> None, or (message, offset of the problem in the text after '!').
-DIALECT_TYPE_CHECKS: dict = {}
-
-#: Checks of a ranked tensor's encoding at parse time (MLIR's VerifiableTensorEncoding), by the
-#: encoding attribute's dialect: fn(shape, encoding attribute) -> None or a message.
-TENSOR_ENCODING_CHECKS: dict = {}
-
-#: Checks of discardable dialect attributes (MLIR's verifyOperationAttribute /
-#: verifyRegionArgAttribute), by attribute name (`mhlo.result_alias`): fn(op, attr, arg_index)
-#: raising VerifyError; arg_index is None for an attribute of the op itself, else the index
-#: of the function argument whose attribute dictionary (`arg_attrs`) holds it.
-DISCARDABLE_ATTR_CHECKS: dict = {}
-
-
 class VerifyError(Exception):
     """Raised by an op's verifier: what is wrong, and where if not the op itself."""
 
@@ -116,6 +93,24 @@ class Dialect:
     ops: dict = field(default_factory=dict)
     #: declared assembly formats (assembly_format.Format), whose rules join the grammar
     formats: list = field(default_factory=list)
+    summary: str = ""
+    #: Check of the dialect's attribute text at parse time (`#stablehlo.dot<...>`): fn(text) ->
+    #: None, or (message, offset of the problem in the text).
+    attr_check: Optional[Callable] = None
+    #: fn(attribute text) -> the text MLIR prints for it (so that one attribute written two
+    #: ways compares equal), or None to keep it.
+    attr_canonical: Optional[Callable] = None
+    #: Check of the dialect's type text at parse time: fn(text after '!') -> None, or
+    #: (message, offset of the problem in the text after '!').
+    type_check: Optional[Callable] = None
+    #: Check of a ranked tensor's encoding of this dialect (MLIR's VerifiableTensorEncoding):
+    #: fn(shape, encoding attribute) -> None or a message.
+    encoding_check: Optional[Callable] = None
+    #: Checks of discardable attributes (MLIR's verifyOperationAttribute /
+    #: verifyRegionArgAttribute), by attribute name (`mhlo.result_alias`): fn(op, attr,
+    #: arg_index) raising VerifyError; arg_index is None for an attribute of the op itself,
+    #: else the index of the function argument whose attribute dictionary holds it.
+    discardable_attrs: dict = field(default_factory=dict)
 
     def rule(self, *names: str):
         """Register a grammar callback `fn(ctx, children)` for rule/alias names."""

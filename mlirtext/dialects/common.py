@@ -25,8 +25,7 @@ def explicit_attrs(ctx, op_name: str, attrs, inferred: bool = False) -> dict:
     (strict properties), it may not hold the op's inherent attributes."""
     attrs = dict(attrs or {})
     if attrs:
-        from . import lookup
-        definition = lookup(op_name)
+        definition = ctx.registry.lookup(op_name)
         for key in definition.properties if definition is not None else ():
             if key in attrs:
                 if inferred:

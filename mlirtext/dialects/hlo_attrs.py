@@ -394,15 +394,3 @@ def check_tensor_bounds(shape, encoding) -> Optional[str]:
             return (f"Static dimension {i} cannot have a bound, use ShapedType::kDynamic to indicate a "
                     "missing bound")
     return None
-
-
-from .base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALECT_TYPE_CHECKS,  # noqa: E402
-                   TENSOR_ENCODING_CHECKS)
-
-DIALECT_ATTR_CHECKS.setdefault("stablehlo", check_attr_text)
-DIALECT_ATTR_CHECKS.setdefault("mhlo", check_attr_text)
-DIALECT_ATTR_CANONICAL.setdefault("stablehlo", canonical_attr_text)
-DIALECT_TYPE_CHECKS.setdefault("stablehlo", check_type_text)
-DIALECT_TYPE_CHECKS.setdefault("mhlo", check_type_text)
-TENSOR_ENCODING_CHECKS.setdefault("stablehlo", check_tensor_bounds)
-TENSOR_ENCODING_CHECKS.setdefault("mhlo", check_tensor_bounds)

@@ -30,6 +30,7 @@ from ..ir.core import Block, Operation, Region
 from .affine_maps import evaluate, parse_map
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
+from .registry import builtin_registry
 
 dialect = Dialect("linalg", grammar="linalg")
 
@@ -784,8 +785,7 @@ def _short_form_payload(op):
     if any(r.type != payload.results[0].type for r in payload.results) or \
             payload.results[0].type != args[-1].type:
         return None
-    from . import lookup
-    definition = lookup(payload.name)
+    definition = builtin_registry().lookup(payload.name)
     if definition is None or definition.print is None:
         return None
     return payload

@@ -28,6 +28,7 @@ from .branches import (build_cond_br, build_switch, case_values, print_cond_br, 
                        verify_branch, write_successor)
 from .common import (add_arg_res_attrs, create, dense_i32_array, merge_attrs, operand_segments, safe_printer,
                      symbol_name)
+from .registry import builtin_registry
 
 dialect = Dialect("llvm", grammar="llvm")
 
@@ -1249,10 +1250,8 @@ def _print_call(p, op) -> None:
 
 
 def _lookup_symbol(op, ref):
-    from . import lookup
-
     def is_table(o):
-        d = lookup(o.name)
+        d = builtin_registry().lookup(o.name)
         return d is not None and d.has(SYMBOL_TABLE)
     table = symbol_table_of(op.parent_op, is_table) if op.parent_op is not None else None
     while table is not None:

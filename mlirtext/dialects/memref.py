@@ -23,6 +23,7 @@ from ..syntax.literals import string_value
 from .assembly_format import Custom, SymbolAttr, declare_family
 from .base import PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create, merge_unique_attrs, symbol_name
+from .registry import builtin_registry
 
 dialect = Dialect("memref", grammar="memref")
 
@@ -761,13 +762,12 @@ def _memref_global(ctx, children):
 
 
 def _verify_get_global(op) -> None:
-    from . import lookup
     ref = op.attr("name")
     if not isinstance(ref, SymbolRefAttr):
         raise VerifyError("requires attribute 'name' (a symbol reference)")
 
     def is_table(o):
-        d = lookup(o.name)
+        d = builtin_registry().lookup(o.name)
         return d is not None and d.has(SYMBOL_TABLE)
     table = symbol_table_of(op.parent_op, is_table) if op.parent_op is not None else None
     target = resolve_symbol(table, ref) if table is not None else None

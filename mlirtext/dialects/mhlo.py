@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 
 from ..ir import types as T
-from . import hlo_verify, stablehlo
-from .base import DISCARDABLE_ATTR_CHECKS, PURE, Dialect, VerifyError
+from . import hlo_attrs, hlo_verify, stablehlo
+from .base import PURE, Dialect, VerifyError
 
-dialect = Dialect("mhlo")
+dialect = Dialect("mhlo", attr_check=hlo_attrs.check_attr_text, type_check=hlo_attrs.check_type_text,
+                  encoding_check=hlo_attrs.check_tensor_bounds)
 
 #: mhlo ops that stablehlo does not have: name -> (summary, inherent attributes, pure).
 MHLO_ONLY = {
@@ -103,7 +104,7 @@ def _check_result_alias(op, attr, arg_index) -> None:
         raise VerifyError(f"{what} aliases do not have compatible types, '{arg_type}' vs. '{result_type}'")
 
 
-DISCARDABLE_ATTR_CHECKS.setdefault("mhlo.result_alias", _check_result_alias)
+dialect.discardable_attrs["mhlo.result_alias"] = _check_result_alias
 
 
 def _leaf_count(t) -> int:
@@ -124,4 +125,4 @@ def _check_parameter_replication(op, attr, arg_index) -> None:
                           f"parameter_replication expects {len(items)}")
 
 
-DISCARDABLE_ATTR_CHECKS.setdefault("mhlo.parameter_replication", _check_parameter_replication)
+dialect.discardable_attrs["mhlo.parameter_replication"] = _check_parameter_replication

@@ -154,7 +154,3 @@ def check_text(text: str) -> Optional[tuple]:
 
 
 T.DIALECT_TYPE_PARSERS.setdefault("quant", _parse)
-
-from .base import DIALECT_TYPE_CHECKS  # noqa: E402
-
-DIALECT_TYPE_CHECKS.setdefault("quant", check_text)

@@ -15,6 +15,7 @@ from ..ir.core import Block, Operation, Region
 from .assembly_format import declare_family
 from .base import RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create
+from .registry import builtin_registry
 
 dialect = Dialect("scf", grammar="scf")
 
@@ -25,14 +26,13 @@ YIELD_PARENTS = ("scf.execute_region", "scf.for", "scf.if", "scf.index_switch", 
 def ensure_terminator(region: Region, name: str) -> None:
     """MLIR's implicit terminator: an empty region gets a block, a block not ending in a
     terminator gets `name` (without operands) appended."""
-    from . import lookup
     if not region.blocks:
         region.add_block(Block())
     block = region.blocks[-1] if len(region.blocks) == 1 else None
     if block is None:
         return
     last = block.ops[-1] if block.ops else None
-    d = lookup(last.name) if last is not None else None
+    d = builtin_registry().lookup(last.name) if last is not None else None
     if d is None or not d.has(TERMINATOR):
         block.append(Operation(name))
 

@@ -16,11 +16,13 @@ from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.literals import number_value, string_value
-from . import hlo_verify, quant_types  # noqa: F401  (quant_types: canonical !quant.uniform spelling)
+from . import hlo_attrs, hlo_verify, quant_types  # noqa: F401  (quant_types: canonical !quant.uniform spelling)
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name
 
-dialect = Dialect("stablehlo", grammar="hlo")
+dialect = Dialect("stablehlo", grammar="hlo", attr_check=hlo_attrs.check_attr_text,
+                  attr_canonical=hlo_attrs.canonical_attr_text, type_check=hlo_attrs.check_type_text,
+                  encoding_check=hlo_attrs.check_tensor_bounds)
 
 # ---- the op table -------------------------------------------------------------------
 #: Elementwise unary ops without inherent attributes.
@@ -191,8 +193,7 @@ def hlo_create(ctx, name, operands=(), result_types=(), attributes=None, regions
     (they print in generic form, see `print_as_written`)."""
     op = create(ctx, name, operands, result_types, attributes or {}, regions)
     if name.startswith("mhlo."):
-        from . import lookup
-        d = lookup(name)
+        d = ctx.registry.lookup(name)
         if d is not None:
             op.property_names = frozenset(k for k in op.attributes if k in d.properties)
     return op

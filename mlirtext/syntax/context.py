@@ -70,9 +70,9 @@ class AsmState:
 class ParseContext:
     """Builds one module's IR while the LALR driver runs the grammar callbacks."""
 
-    def __init__(self, source: SourceFile, dialects):
+    def __init__(self, source: SourceFile, registry):
         self.source = source
-        self.dialects = dialects
+        self.registry = registry  # dialects.registry.Registry: the dialects this parse knows
         self.diagnostics: list[Diagnostic] = []
         self.state = AsmState()
         self.attr_aliases: dict[str, object] = {}

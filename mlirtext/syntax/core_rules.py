@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..dialects.base import (DIALECT_ATTR_CANONICAL, DIALECT_ATTR_CHECKS, DIALECT_TYPE_CHECKS,
-                             TENSOR_ENCODING_CHECKS, Dialect)
+from ..dialects.base import Dialect
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              LocationAttr, OpaqueAttr, StringAttr, TypeAttr, false,
@@ -217,8 +216,8 @@ def _tensor_type(ctx, children):
         return T.UnrankedTensorType(element)
     if any(scalable):
         raise ctx.fail("tensor dimensions cannot be scalable", dims)
-    if encoding is not None and TENSOR_ENCODING_CHECKS:
-        check = TENSOR_ENCODING_CHECKS.get(getattr(encoding, "dialect", None))
+    if encoding is not None:
+        check = ctx.registry.encoding_check(getattr(encoding, "dialect", None))
         problem = check(shape, encoding) if check is not None else None
         if problem is not None:
             raise ctx.fail(problem)
@@ -316,15 +315,15 @@ def _named_type(ctx, children):
 
 
 def _checked_dialect_type(ctx, tok):
-    """`!d.t<...>` as a type, after its dialect's parse-time check (DIALECT_TYPE_CHECKS)."""
+    """`!d.t<...>` as a type, after its dialect's parse-time check (its `type_check`; asking for
+    it loads the dialect, and with it any type class the dialect gives `ir.types`)."""
     text = tok.value[1:]
-    if DIALECT_TYPE_CHECKS:
-        check = DIALECT_TYPE_CHECKS.get(text.split("<", 1)[0].split(".", 1)[0])
-        problem = check(text) if check is not None else None
-        if problem is not None:
-            message, offset = problem
-            at = tok.start + 1 + max(0, min(offset, len(text) - 1))
-            raise ctx.fail(message, Span(ctx.source, at, at + 1))
+    check = ctx.registry.type_check(text)
+    problem = check(text) if check is not None else None
+    if problem is not None:
+        message, offset = problem
+        at = tok.start + 1 + max(0, min(offset, len(text) - 1))
+        raise ctx.fail(message, Span(ctx.source, at, at + 1))
     return T.make_dialect_type(text)
 
 
@@ -479,16 +478,14 @@ def _dense_resource_attr(ctx, children):
 @rule("raw_attr", "dialect_attr")
 def _opaque_attr(ctx, children):
     tok = children[0]
-    if DIALECT_ATTR_CHECKS and tok.value.startswith("#"):
-        name = tok.value[1:].split("<", 1)[0].split(".", 1)[0]
-        check = DIALECT_ATTR_CHECKS.get(name)
+    if tok.value.startswith("#"):
+        check = ctx.registry.attr_check(tok.value)
         problem = check(tok.value) if check is not None else None
         if problem is not None:
             message, offset = problem
             at = tok.start + max(0, min(offset, len(tok.value) - 1))
             raise ctx.fail(message, Span(ctx.source, at, at + 1))
-    if DIALECT_ATTR_CANONICAL and tok.value.startswith("#"):
-        canonical = DIALECT_ATTR_CANONICAL.get(tok.value[1:].split("<", 1)[0].split(".", 1)[0])
+        canonical = ctx.registry.attr_canonical(tok.value)
         text = canonical(tok.value) if canonical is not None else None
         if text is not None:
             return OpaqueAttr(text)

@@ -242,23 +242,29 @@ def load_tables(dialects: tuple[str, ...], formats: tuple = ()) -> Tables:
     cache when the grammars (and so the composed text, which holds the formats' rules) are unchanged."""
     text = compose(list(dialects), formats)
     directory = grammar_dir()
-    digest = hashlib.sha256(text.encode() + lark_version.encode() + f"format {TABLES_FORMAT}".encode())
+    digest = hashlib.sha256(text.encode())
     for name in ("core", *dialects):
         digest.update((directory / f"{name}.lark").read_bytes())
+    return disk_cached(digest, lambda: _extract(build_lark(dialects, formats)))
+
+
+def disk_cached(digest, build):
+    """What `build()` returns, pickled on disk under `digest` (a hashlib object, to which
+    Lark's version and the tables' format are added): loaded from there when present."""
+    digest = digest.copy()
+    digest.update(lark_version.encode() + f"format {TABLES_FORMAT}".encode())
     path = _cache_path(digest.hexdigest()[:16])
     try:
         with open(path, "rb") as f:
-            tables = pickle.load(f)
-        if isinstance(tables, Tables):
-            return tables
+            return pickle.load(f)
     except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
-    tables = _extract(build_lark(dialects, formats))
+    built = build()
     try:  # write then rename: a concurrent reader never sees half a file
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:
-            pickle.dump(tables, f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(built, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         pass
-    return tables
+    return built

@@ -1,22 +1,26 @@
 """MLIR text to IR: the entry point that ties grammar, driver and context together."""
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Optional
 
 from ..diagnostics import Diagnostic, has_errors
-from ..dialects import DIALECTS, format_grammar, grammar_names
+from ..dialects import format_grammar, grammar_names
 from ..dialects.assembly_format import Format
+from ..dialects.registry import Registry, builtin_registry
 from ..ir.core import Block, Operation, Region
 from ..ir.resources import inline_dense_resources
 from ..ir.source import SourceFile, Span
 from .callbacks import first_child
 from .context import AsmState, ParseContext
 from .core_rules import core
-from .grammar import load_tables
+from .grammar import Tables, disk_cached, load_tables
+from .grammar_files import grammar_dir
 from .lalr import LalrDriver
 
 #: `// -----` on a line of its own separates independent inputs (mlir-opt's --split-input-file).
@@ -41,16 +45,46 @@ class ParseResult:
         return not has_errors(self.diagnostics)
 
 
-def _callbacks() -> dict:
-    """Rule name -> fn(ctx, children), from the core grammar and every dialect; a declared
-    format stands for its callback (compiled when first asked for)."""
-    rules = dict(core.rules)
-    for dialect in DIALECTS:
-        for name, fn in [*dialect.rules.items(), *((f.rule, f) for f in dialect.formats)]:
-            if name in rules and rules[name] is not fn:
+@dataclass
+class BuiltinGrammar:
+    """The LALR tables of every built-in dialect's syntax, and which dialect owns each
+    rule's callback: the parser imports a dialect's module when it first reduces by one of
+    its rules (or meets its namespace), not at start-up."""
+
+    tables: Tables
+    owners: dict  # rule name -> dialect namespace
+
+
+def _sources_digest():
+    """A digest of everything the composed grammar is made from: the grammar files and the
+    dialect modules (whose declared formats generate rules). Reading them costs ~2 ms; importing
+    the dialects to compose the grammar would cost ~0.3 s."""
+    digest = hashlib.sha256()
+    dialect_dir = Path(__file__).resolve().parent.parent / "dialects"
+    for path in sorted(grammar_dir().glob("*.lark")) + sorted(dialect_dir.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest
+
+
+def _build_grammar() -> BuiltinGrammar:
+    owners: dict = {}
+    for dialect in builtin_registry().dialects():
+        for name in [*dialect.rules, *(f.rule for f in dialect.formats)]:
+            if name in core.rules or owners.get(name, dialect.name) != dialect.name:
                 raise ValueError(f"grammar rule '{name}' has two callbacks")
-            rules[name] = fn
-    return rules
+            owners[name] = dialect.name
+    return BuiltinGrammar(load_tables(grammar_names(), format_grammar()), owners)
+
+
+@lru_cache(maxsize=None)
+def builtin_grammar() -> BuiltinGrammar:
+    return disk_cached(_sources_digest(), _build_grammar)
+
+
+def _dialect_callback(namespace: str, name: str):
+    dialect = builtin_registry().dialect(namespace)
+    fn = dialect.rules.get(name)
+    return fn if fn is not None else next(f.callback for f in dialect.formats if f.rule == name)
 
 
 _LOCK = threading.Lock()
@@ -59,7 +93,8 @@ _LOCK = threading.Lock()
 @lru_cache(maxsize=None)
 def callback_lookup():
     """lookup(rule name) -> fn(ctx, children), for the driver's `compile_callbacks`."""
-    rules = _callbacks()
+    rules = core.rules
+    owners = builtin_grammar().owners
 
     def lookup(name: str):
         """Ours by rule name (without the prefix Lark gives aliases of imported rules);
@@ -68,6 +103,8 @@ def callback_lookup():
         if "__" in name.strip("_"):  # Lark prefixes aliases of imported rules: `func__named_param`
             name = name.split("__", 1)[1]
         fn = rules.get(name)
+        if fn is None and name in owners:
+            fn = _dialect_callback(owners[name], name)
         if isinstance(fn, Format):
             return fn.callback
         if fn is not None:
@@ -80,7 +117,7 @@ def callback_lookup():
 
 @lru_cache(maxsize=None)
 def _driver() -> LalrDriver:
-    return LalrDriver(load_tables(grammar_names(), format_grammar()), callback_lookup())
+    return LalrDriver(builtin_grammar().tables, callback_lookup())
 
 
 def split_input(text: str) -> list[tuple[int, int]]:
@@ -95,16 +132,17 @@ def split_input(text: str) -> list[tuple[int, int]]:
 
 def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[int] = None,
           source: Optional[SourceFile] = None, attr_aliases: Optional[dict] = None,
-          type_aliases: Optional[dict] = None) -> ParseResult:
+          type_aliases: Optional[dict] = None, registry: Optional[Registry] = None) -> ParseResult:
     """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed).
 
     `attr_aliases` / `type_aliases` (`{"#map": attribute}`, `{"!t": type}`) are aliases
     defined before the text (by other pieces of one file): the text may use them, and
-    the result's `aliases` lists only those it defines itself."""
+    the result's `aliases` lists only those it defines itself. `registry`: the dialects known
+    (the built-in ones when None)."""
     source = source or SourceFile(filename, text)
     end = len(text) if end is None else end
     driver = _driver()
-    ctx = ParseContext(source, DIALECTS)
+    ctx = ParseContext(source, registry or builtin_registry())
     if attr_aliases:
         ctx.attr_aliases.update(attr_aliases)
     if type_aliases:
@@ -136,8 +174,9 @@ def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> 
     return module
 
 
-def parse_file_chunks(text: str, filename: str, split: bool) -> list[ParseResult]:
+def parse_file_chunks(text: str, filename: str, split: bool,
+                      registry: Optional[Registry] = None) -> list[ParseResult]:
     """Each chunk of a file (one unless `split`), parsed with offsets into the whole file."""
     source = SourceFile(filename, text)
     ranges = split_input(text) if split else [(0, len(text))]
-    return [parse(text, filename, s, e, source) for s, e in ranges]
+    return [parse(text, filename, s, e, source, registry=registry) for s, e in ranges]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from ..dialects import lookup
 from ..dialects.base import ISOLATED, TERMINATOR
+from ..dialects.registry import Registry, builtin_registry
 from ..ir.attributes import Attribute, format_attr_entry, format_symbol
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.types import Type, format_result_types
@@ -20,8 +20,11 @@ _VALID_NAME = re.compile(r"[A-Za-z0-9_$.\-]+\Z")
 
 
 class Printer:
-    def __init__(self, generic: bool = False, aliases=(), print_locations: bool = False):
+    def __init__(self, generic: bool = False, aliases=(), print_locations: bool = False,
+                 registry: Optional[Registry] = None):
         self.generic = generic
+        self.registry = registry or builtin_registry()  # whose custom forms the printer uses
+        self.lookup = self.registry.lookup
         self.print_locations = print_locations
         self.out: list[str] = []
         self.level = 0
@@ -118,7 +121,7 @@ class Printer:
                 self._block_header(block)
             ops = block.ops
             if not print_terminators and ops:
-                last = lookup(ops[-1].name)
+                last = self.lookup(ops[-1].name)
                 if last is not None and last.has(TERMINATOR):
                     ops = ops[:-1]
             for op in ops:
@@ -131,7 +134,7 @@ class Printer:
         self.out.append("  " * self.level)
         if op.results:
             self.out.append(self._result_defs(op) + " = ")
-        definition = lookup(op.name)
+        definition = self.lookup(op.name)
         if not self.generic and definition is not None and definition.print is not None \
                 and definition.count_problem(op) is None:
             mark, level = len(self.out), self.level
@@ -153,7 +156,7 @@ class Printer:
         w(f"{escape_string(op.name)}({self.values(op.operands)})")
         if op.successors:
             w("[" + ", ".join(self.block(b) for b in op.successors) + "]")
-        props = generic_properties(op)
+        props = generic_properties(op, self.registry)
         if props:
             w(" <" + self.attr_dict(props).strip() + ">")
         if op.regions:
@@ -210,7 +213,7 @@ class Printer:
     def _assign_names(self, op: Operation, used: dict, counter: list, arg_counter: list) -> None:
         """Name the results of `op` and everything inside it (new scope at isolated ops)."""
         self._name_results(op, used, counter)
-        definition = lookup(op.name)
+        definition = self.lookup(op.name)
         if definition is not None and definition.has(ISOLATED):
             used, counter, arg_counter = {}, [0], [0]
             block_used, block_counter = {}, [0]
@@ -247,11 +250,11 @@ class Printer:
             i = j
 
 
-def generic_properties(op: Operation) -> dict:
+def generic_properties(op: Operation, registry: Optional[Registry] = None) -> dict:
     """The attributes the generic form puts in `<{...}>`: an op read in generic form keeps the
     source's split between properties and attributes (a tool without the dialect treats them
     differently), others have their declared inherent attributes there."""
-    definition = lookup(op.name)
+    definition = (registry or builtin_registry()).lookup(op.name)
     if definition is None or _read_generic(op):
         inherent = set(op.property_names)
     else:
@@ -265,5 +268,6 @@ def _read_generic(op: Operation) -> bool:
     return span is not None and span.source.text.startswith('"', span.start)
 
 
-def print_module(op: Operation, generic: bool = False, aliases=(), print_locations: bool = False) -> str:
-    return Printer(generic, aliases, print_locations).print_top(op)
+def print_module(op: Operation, generic: bool = False, aliases=(), print_locations: bool = False,
+                 registry: Optional[Registry] = None) -> str:
+    return Printer(generic, aliases, print_locations, registry).print_top(op)

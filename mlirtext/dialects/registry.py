@@ -1,0 +1,126 @@
+"""The dialects one parse, print or verification knows: a `Registry` passed in.
+
+Like MLIR's DialectRegistry + MLIRContext (or xDSL's Context): a registry maps a
+dialect namespace (`arith`) to its `Dialect`. Built-in dialects are named here by
+module and imported the first time something asks for their namespace, so a
+func/arith file never imports the HLO, TOSA, LLVM or linalg modules. Dialects
+made at run time (IRDL files, `irdl.py`) are registered whole with `register`.
+
+An op, type or attribute whose namespace no registry entry names belongs to an
+*unregistered* dialect: the parser and verifier treat it structurally (see
+`syntax/parser.py` for MLIR's `--allow-unregistered-dialect`).
+"""
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+from typing import Callable, Iterable, Optional
+
+from .base import Dialect, OpDef
+
+#: namespace -> module of `mlirtext.dialects` that defines it (its `dialect`), in the order the
+#: grammar composes them. `quant` has types only.
+BUILTIN_MODULES: dict[str, str] = {
+    "builtin": "builtin", "func": "func", "arith": "arith", "math": "math", "tensor": "tensor",
+    "stablehlo": "stablehlo", "mhlo": "mhlo", "chlo": "chlo", "tosa": "tosa", "linalg": "linalg",
+    "llvm": "llvm", "scf": "scf", "memref": "memref", "cf": "cf", "check": "check", "util": "util",
+    "flow": "flow", "interpreter": "interpreter", "transform": "transform", "quant": "quant",
+}
+
+
+def namespace_of(name: str) -> str:
+    """`arith` of `arith.addi`, of `#arith.fastmath<...>` and of `!quant.uniform<...>`."""
+    return name.lstrip("#!").split("<", 1)[0].split(".", 1)[0]
+
+
+class Registry:
+    """Dialects by namespace: built-in ones loaded on first use, others registered whole."""
+
+    def __init__(self, builtin: Iterable[str] = BUILTIN_MODULES, dialects: Iterable[Dialect] = ()):
+        """`builtin`: the namespaces of `BUILTIN_MODULES` this registry offers (all by default);
+        `dialects`: further dialects, registered now."""
+        self._modules = {ns: BUILTIN_MODULES[ns] for ns in builtin}
+        self._order = list(self._modules)  # namespaces in the order they were offered
+        self._loaded: dict[str, Dialect] = {}
+        self._ops: dict[str, Optional[OpDef]] = {}
+        self._discardable: dict[str, Callable] = {}
+        for dialect in dialects:
+            self.register(dialect)
+
+    # ---- what it holds -------------------------------------------------------------------
+    def register(self, dialect: Dialect) -> None:
+        """Add (or replace) `dialect` under its namespace."""
+        self._modules.pop(dialect.name, None)
+        if dialect.name not in self._order:
+            self._order.append(dialect.name)
+        self._loaded[dialect.name] = dialect
+        self._ops = {k: v for k, v in self._ops.items() if namespace_of(k) != dialect.name}
+        self._discardable.update(dialect.discardable_attrs)
+
+    def knows(self, namespace: str) -> bool:
+        """Whether `namespace` is a registered dialect (without loading it)."""
+        return namespace in self._loaded or namespace in self._modules
+
+    def dialect(self, namespace: str) -> Optional[Dialect]:
+        """The dialect of `namespace`, imported now if it is a built-in not loaded yet."""
+        found = self._loaded.get(namespace)
+        if found is None and namespace in self._modules:
+            module = importlib.import_module(f"{__package__}.{self._modules.pop(namespace)}")
+            found = self._loaded[namespace] = module.dialect
+            self._discardable.update(found.discardable_attrs)
+        return found
+
+    def dialects(self) -> tuple[Dialect, ...]:
+        """Every dialect, all loaded (completion, grammar building), in the order offered."""
+        return tuple(self.dialect(namespace) for namespace in self._order)
+
+    def namespaces(self) -> tuple[str, ...]:
+        return tuple(self._order)
+
+    # ---- what parsing, printing and verifying ask ----------------------------------------
+    def lookup(self, name: str) -> Optional[OpDef]:
+        """The declaration of op `name`, or None for an op of no registered dialect or one its
+        dialect does not declare."""
+        try:
+            return self._ops[name]
+        except KeyError:
+            pass
+        dialect = self.dialect(name.split(".", 1)[0])
+        found = self._ops[name] = dialect.ops.get(name) if dialect is not None else None
+        return found
+
+    def attr_check(self, text: str) -> Optional[Callable]:
+        """The parse-time check of dialect attribute text `#d.x<...>`, or None."""
+        dialect = self.dialect(namespace_of(text))
+        return dialect.attr_check if dialect is not None else None
+
+    def attr_canonical(self, text: str) -> Optional[Callable]:
+        """fn(text) -> the spelling MLIR prints for dialect attribute `text`, or None."""
+        dialect = self.dialect(namespace_of(text))
+        return dialect.attr_canonical if dialect is not None else None
+
+    def type_check(self, text: str) -> Optional[Callable]:
+        """The parse-time check of dialect type text `d.t<...>` (after the `!`), or None."""
+        dialect = self.dialect(namespace_of(text))
+        return dialect.type_check if dialect is not None else None
+
+    def encoding_check(self, namespace: Optional[str]) -> Optional[Callable]:
+        """The check of a ranked tensor's encoding attribute of dialect `namespace`, or None."""
+        dialect = self.dialect(namespace) if namespace else None
+        return dialect.encoding_check if dialect is not None else None
+
+    def discardable_check(self, key: str) -> Optional[Callable]:
+        """The check of discardable attribute `key` (`mhlo.result_alias`), or None."""
+        if "." not in key:
+            return None
+        check = self._discardable.get(key)
+        if check is None and key.split(".", 1)[0] in self._modules:
+            self.dialect(key.split(".", 1)[0])
+            check = self._discardable.get(key)
+        return check
+
+
+@lru_cache(maxsize=None)
+def builtin_registry() -> Registry:
+    """The process's registry of every built-in dialect, for callers that pass none."""
+    return Registry()

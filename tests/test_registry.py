@@ -1,0 +1,89 @@
+"""The dialect registry passed in (mlirtext/dialects/registry.py): lazy loading of built-in
+dialects, per-registry checks, and the defaults that callers passing none get."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mlirtext.api import parse_and_verify, to_text
+from mlirtext.dialects import lookup
+from mlirtext.dialects.base import Dialect, VerifyError
+from mlirtext.dialects.registry import BUILTIN_MODULES, Registry, builtin_registry, namespace_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ARITH_ONLY = """func.func @f(%a: i32, %x: f32) -> (i32, f32) {
+  %c = arith.constant 3 : i32
+  %s = arith.addi %a, %c : i32
+  %y = arith.mulf %x, %x : f32
+  return %s, %y : i32, f32
+}
+"""
+
+
+def test_parsing_a_func_arith_file_imports_no_other_dialect():
+    """A dialect's module is imported the first time its namespace is met, not at start-up."""
+    block = ("import sys\n"
+             "from mlirtext.api import parse_and_verify, to_text\n"
+             f"r = parse_and_verify({ARITH_ONLY!r}, 'in.mlir')\n"
+             "assert r.ok, r.diagnostics\n"
+             "to_text(r)\n"
+             "loaded = sorted(m for m in sys.modules if m.startswith('mlirtext.dialects.'))\n"
+             "print(' '.join(loaded))\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stdout.split())
+    assert {"mlirtext.dialects.arith", "mlirtext.dialects.func"} <= loaded
+    for heavy in ("stablehlo", "mhlo", "chlo", "hlo_verify", "tosa", "llvm", "linalg", "memref", "scf"):
+        assert f"mlirtext.dialects.{heavy}" not in loaded
+
+
+def test_a_namespace_is_loaded_on_first_use():
+    registry = Registry()
+    assert registry.knows("tosa") and registry.knows("quant") and not registry.knows("foo")
+    assert registry.lookup("tosa.add") is not None
+    assert registry.lookup("tosa.no_such_op") is None
+    assert registry.lookup("foo.bar") is None
+    assert [d.name for d in registry.dialects()] == list(BUILTIN_MODULES)
+
+
+def test_a_registry_without_a_dialect_does_not_check_its_ops():
+    """tosa's rules apply only where the registry has tosa: elsewhere its ops are unknown."""
+    text = ('func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {\n'
+            '  %0 = "tosa.add"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>\n'
+            '  return %0 : tensor<2xf32>\n}\n')
+    assert not parse_and_verify(text, "in.mlir").ok
+    without = Registry(builtin=[ns for ns in BUILTIN_MODULES if ns != "tosa"])
+    assert parse_and_verify(text, "in.mlir", registry=without).ok
+
+
+def test_a_registered_dialect_verifies_and_prints_its_ops():
+    def verify_answer(op):
+        if op.attributes.get("value") is None:
+            raise VerifyError("requires attribute 'value'")
+    test = Dialect("test")
+    test.op("test.answer", summary="The answer.", verify=verify_answer, operands=0, results=1)
+    registry = Registry(dialects=[test])
+    bad = parse_and_verify('%0 = "test.answer"() : () -> i32\n', "in.mlir", registry=registry)
+    assert [d.message for d in bad.diagnostics] == ["'test.answer' op requires attribute 'value'"]
+    good = parse_and_verify('%0 = "test.answer"() {value = 42 : i32} : () -> i32\n', "in.mlir",
+                            registry=registry)
+    assert good.ok
+    assert '"test.answer"() {value = 42 : i32} : () -> i32' in to_text(good, registry=registry)
+    assert lookup("test.answer") is None  # the built-in registry is untouched
+
+
+def test_dialect_checks_are_fields_of_the_dialect():
+    """The parse-time checks of dialect attributes and types come from the registry's dialects."""
+    registry = builtin_registry()
+    assert registry.type_check("quant.uniform<i8:f32, 1.0>") is not None
+    assert registry.attr_check("#stablehlo.dot<lhs_batching_dimensions = [0]>") is not None
+    assert registry.discardable_check("mhlo.result_alias") is not None
+    assert registry.discardable_check("foo.bar") is None
+    assert namespace_of("#stablehlo.dot<x>") == "stablehlo" and namespace_of("!quant.uniform<x>") == "quant"
+    bad_type = 'func.func private @f(tensor<2x!quant.uniform<i8:f32:-1, {1.0, 2.0}>>)\n'
+    [d] = parse_and_verify(bad_type, "in.mlir").diagnostics
+    assert d.message == "illegal quantized dimension: -1"
