@@ -10,14 +10,16 @@ from .syntax.printer import print_module
 from .verifier import verify
 
 
-def parse_and_verify(text: str, filename: str = "<stdin>", registry: Optional[Registry] = None) -> ParseResult:
+def parse_and_verify(text: str, filename: str = "<stdin>", registry: Optional[Registry] = None,
+                     allow_unregistered: bool = True) -> ParseResult:
     """Parse one input and, when it parsed cleanly, verify it (diagnostics in the result).
 
     After a syntax error the IR is partial (the broken op is missing), so the
     verifier is not run: it would only report consequences of the first error.
-    `registry`: the dialects known (the built-in ones when None).
+    `registry`: the dialects known (the built-in ones when None); ops of other dialects are
+    checked structurally, or are an error (mlir-opt's) unless `allow_unregistered`.
     """
-    result = parse(text, filename, registry=registry)
+    result = parse(text, filename, registry=registry, allow_unregistered=allow_unregistered)
     return verified(result, registry)
 
 
@@ -28,9 +30,10 @@ def verified(result: ParseResult, registry: Optional[Registry] = None) -> ParseR
     return result
 
 
-def parse_chunks(text: str, filename: str, split: bool, registry: Optional[Registry] = None) -> list[ParseResult]:
+def parse_chunks(text: str, filename: str, split: bool, registry: Optional[Registry] = None,
+                 allow_unregistered: bool = True) -> list[ParseResult]:
     """Every `// -----` chunk (one unless `split`), parsed and verified."""
-    return [verified(r, registry) for r in parse_file_chunks(text, filename, split, registry)]
+    return [verified(r, registry) for r in parse_file_chunks(text, filename, split, registry, allow_unregistered)]
 
 
 def to_text(result: ParseResult, generic: bool = False, print_locations: bool = False,

@@ -83,11 +83,12 @@ def run(files_glob: Optional[str] = None) -> list[Outcome]:
 
 
 def process_first_error(text: str) -> Optional[Error]:
-    """The first error of `python -m mlirtext opt` on `text` saved alone in a file."""
+    """The first error of `python -m mlirtext opt` on `text` saved alone in a file (with
+    --allow-unregistered-dialect, as the corpus files' RUN lines have it)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "case.mlir"
         path.write_text(text)
-        proc = subprocess.run([sys.executable, "-m", "mlirtext", "opt", str(path)], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "mlirtext", "opt", "--allow-unregistered-dialect", str(path)], capture_output=True,
                               text=True, timeout=300, cwd=corpus.ROOT)
     header = re.compile(rf"^(?:{re.escape(str(path))}:(\d+):\d+|mlirtext): error: (.*)$", re.M)
     m = header.search(proc.stderr)

@@ -64,7 +64,8 @@ LAYER_OF = {
     "mlirtext.syntax.bytecode_writer": "syntax",  # IR to MLIR bytecode (version 4, attributes as text)
     "mlirtext.verifier": "verifier",
     "mlirtext.api": "verifier",  # parse + verify + print: the entry point over the three
-    "mlirtext.verify_diagnostics": "verifier",  # --verify-diagnostics: matches diagnostics to annotations
+    "mlirtext.verify_diagnostics": "verifier",
+    "mlirtext.irdl_dialects": "verifier",  # IRDL files -> dialects: parses and verifies them  # --verify-diagnostics: matches diagnostics to annotations
     "mlirtext.interpreter": "interpreter",
     # Text <-> runtime values (iree-run-module's conventions): used by the interpreter's callers.
     "mlirtext.values": "interpreter",

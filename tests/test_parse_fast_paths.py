@@ -44,7 +44,6 @@ def test_one_token_type_is_the_spelled_out_type(short, long):
 
 
 @pytest.mark.parametrize("text, message, column", [
-    ("vector<f32>", "vector types must have at least one dimension", 26),
     ("vector<?x4xf32>", "vector types must have static dimensions", 33),
     ("tensor<4xf3>", "unknown type 'f3'", 35),          # not a scalar: lexed the long way
     ("tensor<4xtensor>", "expected '<', found '>'", 41),  # a keyword where the element goes
@@ -147,3 +146,14 @@ def test_tokens_the_driver_lexes_itself_mean_what_the_lexer_gives(monkeypatch):
     assert len(texts) > 20
     for text, a, b in zip(texts, fast, slow):
         assert a == b, text[:200]
+
+
+def test_a_vector_without_dimensions_is_a_0d_vector():
+    """`vector<f32>` is MLIR's 0-D vector (the short form and the long form agree)."""
+    for text in ("vector<f32>", "vector<[4]xf32>"):
+        result = parse(f"func.func private @f(%a: {text})\n")
+        assert result.ok, result.diagnostics
+    [fn] = result.module.regions[0].blocks[0].ops
+    assert str(fn.attributes["function_type"].type.inputs[0]) == "vector<[4]xf32>"
+    result = parse("func.func private @f(%a: vector<f32>)\n")
+    assert str(result.module.regions[0].blocks[0].ops[0].attributes["function_type"].type.inputs[0]) == "vector<f32>"

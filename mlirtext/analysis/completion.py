@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Optional
 
+from ..dialects.registry import Registry, builtin_registry
 from .document import Document
 from .index import BLOCK, VALUE, piece_index
 
@@ -12,10 +14,14 @@ _TYPES = ["f16", "bf16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index",
           "vector<", "complex<", "!llvm.ptr"]
 
 
-@lru_cache(maxsize=1)
-def op_names() -> tuple:
-    from ..dialects import DIALECTS
-    return tuple(sorted((name, d.summary) for dialect in DIALECTS for name, d in dialect.ops.items()))
+def op_names(registry: Optional[Registry] = None) -> tuple:
+    """(op name, summary) of every op of `registry`'s dialects (the built-in ones when None)."""
+    return _op_names(registry or builtin_registry(), (registry or builtin_registry()).serial)
+
+
+@lru_cache(maxsize=8)
+def _op_names(registry: Registry, serial: int) -> tuple:
+    return tuple(sorted((name, d.summary) for dialect in registry.dialects() for name, d in dialect.ops.items()))
 
 
 def complete(doc: Document, offset: int) -> list[tuple[str, str, str]]:
@@ -52,8 +58,9 @@ def complete(doc: Document, offset: int) -> list[tuple[str, str, str]]:
             pass  # operand lists: fall through to values/ops below
         else:
             return [(t, "type", "builtin type") for t in _TYPES]
+    names = op_names(doc.registry)
     if "." in word:
         dialect = word.split(".", 1)[0]
-        return [(name, "operation", summary) for name, summary in op_names() if name.startswith(dialect + ".")]
-    dialects = sorted({name.split(".", 1)[0] for name, _ in op_names()})
-    return [(d, "module", "dialect") for d in dialects] + [(n, "operation", s) for n, s in op_names()]
+        return [(name, "operation", summary) for name, summary in names if name.startswith(dialect + ".")]
+    dialects = sorted({name.split(".", 1)[0] for name, _ in names})
+    return [(d, "module", "dialect") for d in dialects] + [(n, "operation", s) for n, s in names]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..diagnostics import Diagnostic
+from ..dialects.registry import Registry, builtin_registry
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation, Region
 from ..ir.source import SourceFile, Span
@@ -47,6 +48,7 @@ class ParsedPiece:
     parsed_ok: bool = True
     symbols: list = field(default_factory=list)   # [(name, op)] of its top-level symbol ops
     roots: tuple = ()                             # root names of the symbols it references, sorted
+    registry: Optional[Registry] = None           # the dialects it was parsed with (None: the built-in ones)
 
     def __post_init__(self):
         self.defines_aliases = bool(self.attr_aliases or self.type_aliases)
@@ -121,12 +123,14 @@ class _PieceCache:
 PIECE_CACHE = _PieceCache()
 
 
-def parse_piece(text: str, name: str, attr_aliases: dict, type_aliases: dict) -> ParsedPiece:
+def parse_piece(text: str, name: str, attr_aliases: dict, type_aliases: dict,
+                registry: Optional[Registry] = None) -> ParsedPiece:
     """Parse one piece with the aliases earlier pieces defined already in scope."""
     from ..syntax.parser import ParseResult, parse
     source = SourceFile(name, text)
     try:
-        result = parse(text, name, source=source, attr_aliases=attr_aliases, type_aliases=type_aliases)
+        result = parse(text, name, source=source, attr_aliases=attr_aliases, type_aliases=type_aliases,
+                       registry=registry)
     except Exception as e:  # noqa: BLE001 - a parser bug must not take the document down
         from ..syntax.context import AsmState
         result = ParseResult(None, source, [Diagnostic(
@@ -134,7 +138,7 @@ def parse_piece(text: str, name: str, attr_aliases: dict, type_aliases: dict) ->
             AsmState(), end=len(text))
     own_attr = {k: v for k, v in result.aliases if k.startswith("#")}
     own_type = {k: v for k, v in result.aliases if k.startswith("!")}
-    return ParsedPiece(text, source, result, own_attr, own_type)
+    return ParsedPiece(text, source, result, own_attr, own_type, registry=registry)
 
 
 # -- verification with the rest of the chunk's symbols in view ------------------------------
@@ -167,7 +171,7 @@ def verify_piece(parsed: ParsedPiece, key: tuple, externals) -> list[Diagnostic]
         try:
             for stub in stubs:
                 block.append(stub)
-            found = verify(module)
+            found = verify(module, parsed.registry)
         except Exception as e:  # noqa: BLE001 - a verifier bug is reported, never a traceback
             found = [Diagnostic("error", f"internal error while verifying: {type(e).__name__}: {e}",
                                 module.span)]
@@ -247,9 +251,12 @@ class Document:
     being answered from this version never sees half of the next one."""
 
     def __init__(self, uri: str, text: str, version: int = 0, filename: Optional[str] = None,
-                 previous: Optional["Document"] = None, layout: Optional[list] = None):
-        """`layout`: `layout_of(text)` when the caller has it already."""
+                 previous: Optional["Document"] = None, layout: Optional[list] = None,
+                 registry: Optional[Registry] = None):
+        """`layout`: `layout_of(text)` when the caller has it already; `registry`: the dialects
+        known (the built-in ones when None; the previous version's on an update)."""
         self.uri = uri
+        self.registry = registry if registry is not None or previous is None else previous.registry
         self.filename = filename or uri
         self.text = text
         self.version = version
@@ -266,13 +273,16 @@ class Document:
             self.pieces: list[Piece] = pieces
             self._bases = [p.base for p in pieces]
             self.diagnostics: list[DocDiagnostic] = self._collect_diagnostics()
+            #: one warning per dialect the registry does not know (kept apart from `diagnostics`,
+            #: which any run of pieces can compute alone, see `partial.py`)
+            self.unregistered: list[DocDiagnostic] = unregistered_warnings(pieces)
 
     def updated(self, text: str, version: int) -> "Document":
         """The next version, re-analysing only what the edit touched."""
-        return Document(self.uri, text, version, self.filename, previous=self)
+        return Document(self.uri, text, version, self.filename, previous=self, registry=self.registry)
 
     def _build_chunk(self, text: str, start: int, end: int, index: int, bounds) -> Chunk:
-        pieces, aliases = parse_chunk_pieces(text, self.filename, index, bounds)
+        pieces, aliases = parse_chunk_pieces(text, self.filename, index, bounds, registry=self.registry)
         return Chunk(start, end, pieces, symbol_table(pieces), aliases)
 
     def _collect_diagnostics(self) -> list[DocDiagnostic]:
@@ -280,6 +290,15 @@ class Document:
         for chunk in self.chunks:
             out.extend(chunk_diagnostics(chunk.pieces, chunk.symbols))
         return out
+
+    def lookup(self, op_name: str):
+        """The declaration of op `op_name` among the document's dialects, or None."""
+        return (self.registry or builtin_registry()).lookup(op_name)
+
+    @property
+    def published(self) -> list[DocDiagnostic]:
+        """What the editor shows: the diagnostics, then the unregistered-dialect warnings."""
+        return self.diagnostics + self.unregistered
 
     # -- queries -----------------------------------------------------------------------
     def piece_at(self, offset: int) -> Optional[Piece]:
@@ -307,7 +326,8 @@ class Document:
 
 
 # -- the pieces of a chunk and their diagnostics (a whole chunk, or some of its pieces) ------
-def parse_chunk_pieces(text: str, filename: str, index: int, bounds, wanted=None) -> tuple[list, dict]:
+def parse_chunk_pieces(text: str, filename: str, index: int, bounds, wanted=None,
+                       registry: Optional[Registry] = None) -> tuple[list, dict]:
     """The chunk's pieces (with the aliases of the pieces before each in scope) and
     {alias: (Piece, span)}. With `wanted` (piece indices), only those pieces: they must
     include every piece before a wanted one that defines an alias (see `partial.py`)."""
@@ -320,10 +340,10 @@ def parse_chunk_pieces(text: str, filename: str, index: int, bounds, wanted=None
         if wanted is not None and i not in wanted:
             continue
         piece_text = text[ps:pe]
-        key = (piece_text, env_key)
+        key = (piece_text, env_key, registry.serial if registry is not None else 0)
         parsed = PIECE_CACHE.get(key)
         if parsed is None:
-            parsed = parse_piece(piece_text, filename, attr_env, type_env)
+            parsed = parse_piece(piece_text, filename, attr_env, type_env, registry)
             PIECE_CACHE.put(key, parsed)
         piece = Piece(parsed, ps, pe, index)
         pieces.append(piece)
@@ -380,6 +400,27 @@ def chunk_diagnostics(pieces, symbols: dict, reported=None) -> list[DocDiagnosti
                 placed.related.append((fs[0], fs[1], "see existing symbol definition here"))
                 out.append(placed)
     return out
+
+
+def unregistered_warnings(pieces) -> list[DocDiagnostic]:
+    """One warning per dialect the registry does not know, at its first op in the document: the
+    editor allows unregistered dialects (mlir-opt's --allow-unregistered-dialect), checking their
+    ops structurally only."""
+    seen: set = set()
+    out: list[DocDiagnostic] = []
+    for piece in pieces:
+        for namespace, span in piece.parsed.result.unregistered.items():
+            if namespace not in seen:
+                seen.add(namespace)
+                start, end = _range(piece, span)
+                out.append(DocDiagnostic(start, end, "warning", UNREGISTERED_WARNING.format(namespace), []))
+    return out
+
+
+#: The editor's note on a dialect it does not know (once per document, at its first op).
+UNREGISTERED_WARNING = ("unregistered dialect '{}': its ops are checked structurally only (operands defined, "
+                        "types consistent, regions well formed); an IRDL file in the mlirtext.dialects setting "
+                        "can declare it")
 
 
 def _placed(piece: Piece, d: Diagnostic) -> DocDiagnostic:

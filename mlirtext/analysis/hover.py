@@ -4,7 +4,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional, Sequence
 
-from ..dialects import lookup
 from ..ir.core import BlockArgument, Operation, OpResult
 from ..ir.types import ShapedType
 from .document import Document
@@ -25,7 +24,7 @@ def hover(doc: Document, offset: int, sections: Sequence[str] = ()) -> Optional[
 
 def _op(doc: Document, t: Target, sections: list) -> str:
     op: Operation = t.obj
-    definition = lookup(op.name)
+    definition = doc.lookup(op.name)
     lines = [f"**{op.name}**" + (f": {definition.summary}" if definition and definition.summary else "")]
     if definition is None:
         lines.append("*(an op mlirtext does not know: parsed in generic form, not verified)*")

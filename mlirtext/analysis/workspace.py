@@ -7,6 +7,7 @@ import threading
 from typing import Iterator, Optional
 from urllib.parse import quote, unquote, urlparse
 
+from ..dialects.registry import Registry
 from .document import Document
 
 #: Files larger than this are not read for cross-file symbols (they are opened when asked for).
@@ -26,8 +27,11 @@ def path_to_uri(path: str) -> str:
 
 
 class Workspace:
-    def __init__(self, roots=()):
+    def __init__(self, roots=(), registry: Optional[Registry] = None):
+        """`registry`: the dialects documents are read with (the built-in ones when None: see
+        `use_dialects`)."""
         self.roots = [r for r in roots if r]
+        self.registry = registry
         self.open_documents: dict[str, Document] = {}
         self._files: dict[str, tuple[float, Document]] = {}
         self._file_list: Optional[list[str]] = None
@@ -38,12 +42,19 @@ class Workspace:
         """Analyse a new version (of a new or known document) and make it the current one;
         `layout`: the new document's `layout_of(text)`, when the caller has it."""
         doc = self.open_documents.get(uri)
-        if doc is None:
-            doc = Document(uri, text, version, filename=self.filename(uri), layout=layout)
+        if doc is None or doc.registry is not self.registry:
+            doc = Document(uri, text, version, filename=self.filename(uri), layout=layout, registry=self.registry)
         else:
             doc = doc.updated(text, version)
         self.open_documents[uri] = doc
         return doc
+
+    def use_dialects(self, registry: Optional[Registry]) -> None:
+        """Read documents with `registry` from now on (the `mlirtext.dialects` setting's IRDL files):
+        open documents are re-read on their next version, files on disk on their next use."""
+        with self._lock:
+            self.registry = registry
+            self._files.clear()
 
     @staticmethod
     def filename(uri: str) -> str:
@@ -79,7 +90,7 @@ class Workspace:
                 return None
             with self._lock:
                 cached = self._files.get(path)
-                if cached is not None and cached[0] == stat.st_mtime:
+                if cached is not None and cached[0] == stat.st_mtime and cached[1].registry is self.registry:
                     return cached[1] if _mentions(cached[1].text, containing, ignore_case) else None
             with open(path, "rb") as f:
                 text = f.read().decode("utf-8", errors="replace")
@@ -87,7 +98,7 @@ class Workspace:
             return None
         if not _mentions(text, containing, ignore_case):
             return None
-        doc = Document(path_to_uri(path), text, 0, filename=path)
+        doc = Document(path_to_uri(path), text, 0, filename=path, registry=self.registry)
         with self._lock:
             self._files[path] = (stat.st_mtime, doc)
         return doc

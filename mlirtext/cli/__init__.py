@@ -85,8 +85,14 @@ def _add_opt(sub) -> None:
                      help="print op locations")
     opt.add_argument("--verify-diagnostics", action="store_true",
                      help="check '// expected-error {{...}}' annotations instead of failing on errors")
+    opt.add_argument("--irdl-file", dest="irdl_files", action="append", default=[], metavar="FILE",
+                     help="register the dialects an IRDL file defines (irdl.dialect ops) before reading the "
+                          "input (repeatable)")
+    opt.add_argument("--dialect-path", dest="dialect_paths", action="append", default=[], metavar="DIR",
+                     help="register the dialects of every *.irdl.mlir file under DIR (repeatable)")
     opt.add_argument("--allow-unregistered-dialect", action="store_true",
-                     help="accepted for mlir-opt compatibility (unknown ops are always allowed)")
+                     help="accept ops of dialects mlirtext does not know (in generic form; checked "
+                          "structurally); without it they are an error, as in mlir-opt")
     group = opt.add_argument_group("passes (run in the order given)")
     group.add_argument("--pass-pipeline", dest="pipeline", action="append", default=[], metavar="PIPELINE",
                        help="a pipeline in MLIR's syntax: 'builtin.module(func.func(canonicalize,cse))'")

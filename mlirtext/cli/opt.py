@@ -7,9 +7,11 @@ from .. import api
 from ..analysis.pass_explorer import explain_table
 from ..analysis.pass_steps import StepRecorder
 from ..diagnostics import Diagnostic, has_errors, report
+from ..irdl_dialects import irdl_files, registry_with
 from ..syntax.bytecode_writer import BytecodeWriteError, from_module
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
 from ..transforms.passes import load_passes
+from ..transforms.conversions.levels import UnregisteredOp
 from ..transforms.lowering_service import lower_to as lower
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..interpreter.abi import signature
@@ -33,7 +35,11 @@ def main(args) -> int:
     if got is None:
         return 1
     text, name = got
-    results = api.parse_chunks(text, name, args.split_input_file)
+    registry = _registry(args)
+    if registry is None:
+        return 1
+    results = api.parse_chunks(text, name, args.split_input_file, registry,
+                               allow_unregistered=args.allow_unregistered_dialect)
     outputs, failed = [], False
     for result in results:
         if args.inputs and not has_errors(result.diagnostics) and not _give_inputs(pm, result, args):
@@ -45,13 +51,14 @@ def main(args) -> int:
             report(problems)
             failed |= bool(problems)
             if not has_errors(result.diagnostics):
-                outputs.append(api.to_text(result, args.generic, args.locations))
+                outputs.append(api.to_text(result, args.generic, args.locations, registry))
             continue
         report(result.diagnostics)
         if has_errors(result.diagnostics):
             failed = True
             continue
-        output = _bytecode(result) if args.emit_bytecode else api.to_text(result, args.generic, args.locations)
+        output = _bytecode(result) if args.emit_bytecode else api.to_text(result, args.generic, args.locations,
+                                                                           registry)
         if output is None:
             failed = True
             continue
@@ -73,6 +80,16 @@ def main(args) -> int:
         report([problem])
         return 1
     return 0
+
+
+def _registry(args):
+    """The built-in dialects plus those of --irdl-file and --dialect-path; None after reporting
+    why an IRDL file does not load."""
+    if not args.irdl_files and not args.dialect_paths:
+        return api.builtin_registry()
+    registry, problems = registry_with(irdl_files(args.irdl_files, args.dialect_paths))
+    report(problems)
+    return None if has_errors(problems) else registry
 
 
 def _give_inputs(pm, result, args) -> bool:
@@ -151,5 +168,7 @@ def _run_passes(pm, result, lower_to) -> list:
         return problems
     try:
         return lower(result.module, lower_to, pm.instrumentations)
+    except UnregisteredOp as e:
+        return [Diagnostic("error", f"--lower-to={lower_to}: {e}", e.op.name_span or e.op.span)]
     except ValueError as e:
         return [Diagnostic("error", f"--lower-to={lower_to}: {e}", result.module.span)]

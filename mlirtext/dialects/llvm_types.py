@@ -313,4 +313,12 @@ def parse_llvm_type(text: str) -> Optional[T.Type]:
         return None
 
 
+def llvm_type(text: str) -> T.Type:
+    """The llvm type `text` spells (`llvm.ptr`, `llvm.array<4 x f32>`), for code that builds llvm IR."""
+    t = parse_llvm_type(text)
+    if t is None:
+        raise ValueError(f"not an llvm type: !{text}")
+    return t
+
+
 T.DIALECT_TYPE_PARSERS["llvm"] = parse_llvm_type

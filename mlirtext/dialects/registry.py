@@ -13,9 +13,11 @@ An op, type or attribute whose namespace no registry entry names belongs to an
 from __future__ import annotations
 
 import importlib
+import itertools
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
+from ..ir.signatures import DIALECT_LOADER
 from .base import Dialect, OpDef
 
 #: namespace -> module of `mlirtext.dialects` that defines it (its `dialect`), in the order the
@@ -24,8 +26,11 @@ BUILTIN_MODULES: dict[str, str] = {
     "builtin": "builtin", "func": "func", "arith": "arith", "math": "math", "tensor": "tensor",
     "stablehlo": "stablehlo", "mhlo": "mhlo", "chlo": "chlo", "tosa": "tosa", "linalg": "linalg",
     "llvm": "llvm", "scf": "scf", "memref": "memref", "cf": "cf", "check": "check", "util": "util",
-    "flow": "flow", "interpreter": "interpreter", "transform": "transform", "quant": "quant",
+    "flow": "flow", "interpreter": "interpreter", "transform": "transform", "quant": "quant", "irdl": "irdl",
 }
+
+
+_SERIALS = itertools.count(1)
 
 
 def namespace_of(name: str) -> str:
@@ -39,6 +44,7 @@ class Registry:
     def __init__(self, builtin: Iterable[str] = BUILTIN_MODULES, dialects: Iterable[Dialect] = ()):
         """`builtin`: the namespaces of `BUILTIN_MODULES` this registry offers (all by default);
         `dialects`: further dialects, registered now."""
+        self.serial = next(_SERIALS)  # tells registries apart in caches (a new one per change)
         self._modules = {ns: BUILTIN_MODULES[ns] for ns in builtin}
         self._order = list(self._modules)  # namespaces in the order they were offered
         self._loaded: dict[str, Dialect] = {}
@@ -56,6 +62,7 @@ class Registry:
         self._loaded[dialect.name] = dialect
         self._ops = {k: v for k, v in self._ops.items() if namespace_of(k) != dialect.name}
         self._discardable.update(dialect.discardable_attrs)
+        self.serial = next(_SERIALS)
 
     def knows(self, namespace: str) -> bool:
         """Whether `namespace` is a registered dialect (without loading it)."""
@@ -124,3 +131,6 @@ class Registry:
 def builtin_registry() -> Registry:
     """The process's registry of every built-in dialect, for callers that pass none."""
     return Registry()
+
+
+DIALECT_LOADER[:] = [lambda op_name: builtin_registry().lookup(op_name)]

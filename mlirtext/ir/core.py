@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from .attributes import Attribute, StringAttr
-from .signatures import SIGNATURES
+from .signatures import signature
 from .source import Span
 from .types import Type
 
@@ -172,7 +172,7 @@ class Operation:
         return self.attributes.get(name)
 
     def _named(self, values: list, kind: str, sizes_key: str, name: str) -> list:
-        sig = SIGNATURES.get(self.name)
+        sig = signature(self.name)
         if sig is None:
             raise KeyError(f"{self.name} declares no names for its {kind}")
         sizes = self.attributes.get(sizes_key)

@@ -78,6 +78,14 @@ class OpSignature:
 #: op name -> its signature; filled by the dialects as they declare ops.
 SIGNATURES: dict[str, OpSignature] = {}
 
+#: [fn(op name)] that imports the op's dialect when it is not loaded yet: dialects load lazily
+#: (dialects/registry.py sets it), and a pass may read the names of ops it built itself.
+DIALECT_LOADER: list = []
+
 
 def signature(op_name: str) -> Optional[OpSignature]:
-    return SIGNATURES.get(op_name)
+    found = SIGNATURES.get(op_name)
+    if found is None and DIALECT_LOADER:
+        DIALECT_LOADER[0](op_name)
+        found = SIGNATURES.get(op_name)
+    return found

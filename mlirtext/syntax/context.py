@@ -73,6 +73,8 @@ class ParseContext:
     def __init__(self, source: SourceFile, registry):
         self.source = source
         self.registry = registry  # dialects.registry.Registry: the dialects this parse knows
+        #: namespace -> span of the name of the first op of a dialect the registry does not know
+        self.unregistered: dict[str, Span] = {}
         self.diagnostics: list[Diagnostic] = []
         self.state = AsmState()
         self.attr_aliases: dict[str, object] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from ..dialects.base import Dialect
+from ..dialects.registry import namespace_of
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              LocationAttr, OpaqueAttr, StringAttr, TypeAttr, false,
@@ -126,6 +127,11 @@ def _generic_op(ctx, children):
     op = Operation(name, operands, ftype.results, attributes, regions=regions or (),
                    successors=successors or (), property_names=frozenset(props or ()))
     op.name_span = Span(ctx.source, name_tok.start, name_tok.end)
+    namespace = name.split(".", 1)[0]
+    if not ctx.registry.knows(namespace):  # the earliest op: inner ops are reduced before outer ones
+        first = ctx.unregistered.get(namespace)
+        if first is None or first.start > name_tok.start:
+            ctx.unregistered[namespace] = op.name_span
     return op
 
 
@@ -251,8 +257,6 @@ def _shaped_from_token(ctx, tok):
         return T.RankedTensorType(shape, element, None)
     if kind == "memref":
         return T.MemRefType(shape, element, None, None)
-    if not shape:
-        raise ctx.fail("vector types must have at least one dimension")
     if None in shape:
         at = tok.start + len("vector<")
         raise ctx.fail("vector types must have static dimensions", Span(ctx.source, at, at + len(dims)))
@@ -285,8 +289,8 @@ def _memref_extra(ctx, children):
 def _vector_type(ctx, children):
     dims, element = children
     shape, scalable = _shape(ctx, dims)
-    if not shape:
-        raise ctx.fail("vector types must have at least one dimension")
+    if shape is None:  # `vector<*xf32>`; `vector<f32>` is a 0-D vector, as in MLIR
+        raise ctx.fail("vector types must be ranked")
     if None in shape:
         raise ctx.fail("vector types must have static dimensions", dims)
     return T.VectorType(shape, element, scalable if any(scalable) else ())
@@ -462,8 +466,12 @@ def _dense_self_typed_attr(ctx, children):
     """`dense<tensor<2x!tosa.mxint8> : [127 : i8, -128 : i8]>`: elements of a dialect element type,
     typed inside the literal; kept verbatim."""
     text = children[0].value
-    t = self_typed_dense_type(text, lambda e: T.make_dialect_type(e[1:]) if e.startswith("!")
-                              else T.scalar_type_from_name(e))
+    def element(e):
+        if not e.startswith("!"):
+            return T.scalar_type_from_name(e)
+        ctx.registry.dialect(namespace_of(e))  # loaded: the type classes it gives `ir.types` are there
+        return T.make_dialect_type(e[1:])
+    t = self_typed_dense_type(text, element)
     if t is None:
         raise ctx.fail("expected ':' and the literal's type after the dense literal", children[0])
     return SelfTypedDenseAttr(text, t)

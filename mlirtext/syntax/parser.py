@@ -23,6 +23,10 @@ from .grammar import Tables, disk_cached, load_tables
 from .grammar_files import grammar_dir
 from .lalr import LalrDriver
 
+#: MLIR's parse error for an op of an unregistered dialect (mlir-opt without --allow-unregistered-dialect).
+UNREGISTERED_DIALECT = ("operation being parsed with an unregistered dialect. If this is intended, please use "
+                        "-allow-unregistered-dialect with the MLIR tool used")
+
 #: `// -----` on a line of its own separates independent inputs (mlir-opt's --split-input-file).
 _SPLIT = re.compile(r"^[ \t]*// -----[^\n]*\n?", re.M)
 
@@ -39,6 +43,8 @@ class ParseResult:
     file_metadata: Optional[str] = None          # a `{-# ... #-}` block, printed back verbatim
     start: int = 0
     end: int = 0
+    #: namespace -> span of the first op of each dialect the registry did not know (in generic form)
+    unregistered: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -132,13 +138,16 @@ def split_input(text: str) -> list[tuple[int, int]]:
 
 def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[int] = None,
           source: Optional[SourceFile] = None, attr_aliases: Optional[dict] = None,
-          type_aliases: Optional[dict] = None, registry: Optional[Registry] = None) -> ParseResult:
+          type_aliases: Optional[dict] = None, registry: Optional[Registry] = None,
+          allow_unregistered: bool = True) -> ParseResult:
     """Parse text[start:end] into a `builtin.module` (wrapping top-level ops if needed).
 
     `attr_aliases` / `type_aliases` (`{"#map": attribute}`, `{"!t": type}`) are aliases
     defined before the text (by other pieces of one file): the text may use them, and
     the result's `aliases` lists only those it defines itself. `registry`: the dialects known
-    (the built-in ones when None)."""
+    (the built-in ones when None). Ops of other dialects, in generic form, are kept (the verifier
+    checks them structurally) and listed in the result's `unregistered`; unless
+    `allow_unregistered`, the first is an error, as in mlir-opt."""
     source = source or SourceFile(filename, text)
     end = len(text) if end is None else end
     driver = _driver()
@@ -154,9 +163,14 @@ def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[in
     # Weights an importer left in the `{-# dialect_resources #-}` block become real constants.
     ctx.file_metadata, problems = inline_dense_resources(module, ctx.file_metadata)
     ctx.diagnostics.extend(problems)
+    if ctx.unregistered and not allow_unregistered:
+        first = min(ctx.unregistered.values(), key=lambda span: span.start)
+        # where mlir-opt reports it: just after the op's quoted name
+        ctx.diagnostics.append(Diagnostic("error", UNREGISTERED_DIALECT, Span(source, first.end, first.end + 1)))
     ctx.diagnostics.sort(key=lambda d: d.span.start if d.span is not None else -1)
+    unregistered = dict(sorted(ctx.unregistered.items(), key=lambda item: item[1].start))
     return ParseResult(module, source, ctx.diagnostics, ctx.state, ctx.alias_order, ctx.file_metadata,
-                       start, end)
+                       start, end, unregistered)
 
 
 def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> Operation:
@@ -174,9 +188,10 @@ def _top_module(ctx: ParseContext, source: SourceFile, start: int, end: int) -> 
     return module
 
 
-def parse_file_chunks(text: str, filename: str, split: bool,
-                      registry: Optional[Registry] = None) -> list[ParseResult]:
+def parse_file_chunks(text: str, filename: str, split: bool, registry: Optional[Registry] = None,
+                      allow_unregistered: bool = True) -> list[ParseResult]:
     """Each chunk of a file (one unless `split`), parsed with offsets into the whole file."""
     source = SourceFile(filename, text)
     ranges = split_input(text) if split else [(0, len(text))]
-    return [parse(text, filename, s, e, source, registry=registry) for s, e in ranges]
+    return [parse(text, filename, s, e, source, registry=registry, allow_unregistered=allow_unregistered)
+            for s, e in ranges]

@@ -14,6 +14,7 @@ import functools
 import gc
 import json
 import logging
+import os
 import sys
 import threading
 import uuid
@@ -31,6 +32,7 @@ from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
 from mlirtext.analysis.positions import LineIndex
 from mlirtext.analysis.workspace import Workspace, uri_to_path
+from mlirtext.irdl_dialects import irdl_files, registry_with
 from mlirtext.syntax.gc_pause import gc_paused
 
 from .convert import COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, workspace_edit
@@ -108,8 +110,8 @@ class MlirServer(LanguageServer):
             log.exception("error while analysing %s", uri)
             return self.ws.get(uri)
         self._schedule_idle_collect()
-        if early != doc.diagnostics:  # published already, unless the document's differ
-            self._publish(doc, version, doc.diagnostics)
+        if early != doc.published:  # published already, unless the document's differ
+            self._publish(doc, version, doc.published)
         return doc
 
     def _publish(self, doc, version: int, diagnostics) -> None:
@@ -218,6 +220,25 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
     if not roots and params.root_uri:
         roots = [uri_to_path(params.root_uri)]
     ls.ws.roots = [r for r in roots if r]
+    options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
+    _use_dialects(ls, options.get("dialects") or [])
+
+
+def _use_dialects(ls: MlirServer, paths: list) -> None:
+    """The `mlirtext.dialects` setting: IRDL files, or folders of `*.irdl.mlir` files, relative to
+    the (first) workspace folder; a file that does not load is shown, the others are used."""
+    entries = [p for p in paths if isinstance(p, str) and p]
+    if not entries:
+        return
+    base = ls.ws.roots[0] if ls.ws.roots else os.getcwd()
+    resolved = [p if os.path.isabs(p) else os.path.join(base, p) for p in entries]
+    registry, problems = registry_with(irdl_files([p for p in resolved if not os.path.isdir(p)],
+                                                  [p for p in resolved if os.path.isdir(p)]))
+    ls.ws.use_dialects(registry)
+    for problem in problems:
+        if problem.severity == "error":
+            ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Error,
+                                                       message=f"mlirtext.dialects: {problem.format()}"))
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)

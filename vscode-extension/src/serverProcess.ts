@@ -123,6 +123,8 @@ export class MlirServer implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: 'mlir' }],
+      // The `mlirtext.dialects` setting: IRDL files the server registers before reading any document.
+      initializationOptions: { dialects: vscode.workspace.getConfiguration('mlirtext').get<string[]>('dialects', []) },
       outputChannel: this.log,
       traceOutputChannel: this.log,
       // A crash restarts the server a few times (the library's default); after that the log says why.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ...dialects.registry import Registry, builtin_registry
 from ...ir.core import Operation
 
 LEVELS = ("hlo", "tosa", "linalg", "loops", "llvm")
@@ -22,6 +23,22 @@ STEPS = {"hlo": "convert-hlo-to-tosa", "tosa": "convert-tosa-to-linalg", "linalg
 
 #: Optimisations run once a step has arrived at a level (besides canonicalize and cse).
 ARRIVAL = {"linalg": ["linalg-fuse-elementwise-ops"]}
+
+
+class UnregisteredOp(ValueError):
+    """The module holds an op of a dialect the registry does not know: no conversion can take
+    it down, so lowering stops before it starts, naming the op (`op`)."""
+
+    def __init__(self, op: Operation):
+        self.op = op
+        super().__init__(f"'{op.name}' is an op of the unregistered dialect '{op.dialect}': no conversion "
+                         "knows it, so lowering stops at it")
+
+
+def first_unregistered_op(module: Operation, registry: Optional[Registry] = None) -> Optional[Operation]:
+    """The first op of `module` whose dialect `registry` (the built-in one by default) does not know."""
+    knows = (registry or builtin_registry()).knows
+    return next((op for op in module.walk() if not knows(op.dialect)), None)
 
 
 def level_of(module: Operation) -> Optional[str]:
@@ -51,6 +68,9 @@ def lowering_steps(module: Operation, target: str, start: Optional[str] = None) 
     comes with an empty step; else there is nothing to do."""
     if target not in LEVELS:
         raise ValueError(f"unknown level '{target}' (levels: {', '.join(LEVELS)})")
+    unknown = first_unregistered_op(module)
+    if unknown is not None:
+        raise UnregisteredOp(unknown)
     current = level_of(module)
     if current is None:
         below = LEVELS[LEVELS.index(start) + 1:LEVELS.index(target) + 1] if start is not None else ()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...dialects import llvm_types as LT
 from ...ir import types as T
 from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, SymbolRefAttr, \
@@ -30,7 +31,7 @@ from ..passes import Pass, PassFailure, register
 from .bufferize import strides_of
 from .narrow_floats import NarrowFloats, bits_of, involves, is_narrow, storage
 
-PTR = T.make_dialect_type("llvm.ptr")
+PTR = LT.llvm_type("llvm.ptr")
 I64 = T.i64
 GEP_DYNAMIC = -2147483648  # rawConstantIndices marker for an index given as an operand
 
@@ -144,10 +145,10 @@ class FunctionLowering:
         ret = "void" if not results else _short(results[0]) if len(results) == 1 else \
             f"struct<({', '.join(map(_short, results))})>"
         self.ret_type = None if not results else results[0] if len(results) == 1 else \
-            T.make_dialect_type(f"llvm.{ret}")
+            LT.llvm_type(f"llvm.{ret}")
         args = ", ".join(_short(convert_type(t)) for t in ftype.inputs)
         attrs = {"sym_name": StringAttr(self.fn.sym_name),
-                 "function_type": TypeAttr(T.make_dialect_type(f"llvm.func<{ret} ({args})>"))}
+                 "function_type": TypeAttr(LT.llvm_type(f"llvm.func<{ret} ({args})>"))}
         for key in ("sym_visibility",):
             if key in self.fn.attributes and self.fn.attributes[key] == StringAttr("private"):
                 attrs["linkage"] = OpaqueAttr("#llvm.linkage<private>")
@@ -558,7 +559,7 @@ class ModuleLowering:
             return
         self.declared.add(name)
         ret = _short(result) if result is not None else "void"
-        ftype = T.make_dialect_type(f"llvm.func<{ret} ({', '.join(_short(a) for a in args)})>")
+        ftype = LT.llvm_type(f"llvm.func<{ret} ({', '.join(_short(a) for a in args)})>")
         self.body.append(Operation("llvm.func", (), (), {"sym_name": StringAttr(name),
                                                           "function_type": TypeAttr(ftype)}))
 
@@ -573,7 +574,7 @@ class ModuleLowering:
         t = op.attributes["type"].type
         value = op.attributes.get("initial_value")
         count = t.num_elements
-        array = T.make_dialect_type(f"llvm.array<{count} x {convert_type(t.element)}>")
+        array = LT.llvm_type(f"llvm.array<{count} x {convert_type(t.element)}>")
         attrs = {"sym_name": op.attributes["sym_name"], "linkage": OpaqueAttr("#llvm.linkage<private>"),
                  "global_type": TypeAttr(array), "addr_space": IntegerAttr(0, T.i32)}
         if "constant" in op.attributes:
@@ -606,7 +607,7 @@ class ModuleLowering:
         ret = _short(results[0]) if results else "void"
         args = ", ".join(_short(convert_type(t)) for t in ftype.inputs)
         return Operation("llvm.func", (), (), {"sym_name": StringAttr(fn.sym_name), "function_type": TypeAttr(
-            T.make_dialect_type(f"llvm.func<{ret} ({args})>"))}, span=fn.span)
+            LT.llvm_type(f"llvm.func<{ret} ({args})>"))}, span=fn.span)
 
 
 @register

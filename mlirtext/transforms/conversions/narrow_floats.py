@@ -17,12 +17,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from ...dialects import llvm_types as LT
 from ...ir import types as T
 from ...ir.arrays import array_to_attr, dtype_of
 from ...ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr, TypeAttr, UnitAttr
 from ...ir.core import Operation
 
-PTR = T.make_dialect_type("llvm.ptr")
+PTR = LT.llvm_type("llvm.ptr")
 GEP_DYNAMIC = -2147483648
 
 
@@ -82,7 +83,7 @@ class NarrowFloats:
                 np.asarray(values, np.int64).astype(np.uint8).view(np.int8)
             count = len(arr)
             attrs = {"sym_name": StringAttr(name), "linkage": OpaqueAttr("#llvm.linkage<private>"),
-                     "global_type": TypeAttr(T.make_dialect_type(f"llvm.array<{count} x {element}>")),
+                     "global_type": TypeAttr(LT.llvm_type(f"llvm.array<{count} x {element}>")),
                      "addr_space": IntegerAttr(0, T.i32), "constant": UnitAttr(),
                      "value": array_to_attr(arr, T.RankedTensorType((count,), element))}
             body = module.body

@@ -1,0 +1,312 @@
+"""irdl: MLIR's IR Definition Language: dialects whose types, attributes and operations are
+declared by constraints in an `.mlir` file (`irdl.dialect @cmath { irdl.operation @norm {...} }`).
+
+This module reads and prints the irdl ops themselves (custom syntax in `grammars/irdl.lark`);
+`mlirtext/irdl_dialects.py` turns a parsed file into dialects a registry can hold.
+"""
+from __future__ import annotations
+
+from ..ir import types as T
+from ..ir.attributes import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, unit
+from ..syntax.literals import string_value, symbol_ref
+from .base import ISOLATED, NO_TERMINATOR, PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
+from .common import create, symbol_name
+
+dialect = Dialect("irdl", grammar="irdl")
+
+#: The types of irdl's values: a constraint on a type or attribute, and a region constraint.
+ATTRIBUTE = T.DialectType("irdl.attribute")
+REGION = T.DialectType("irdl.region")
+
+DEFINITIONS = ("irdl.type", "irdl.attribute", "irdl.operation")
+#: op -> the ops it may sit in (MLIR's HasParent / ParentOneOf)
+PARENTS = {
+    **{name: ("irdl.dialect",) for name in DEFINITIONS},
+    "irdl.parameters": ("irdl.type", "irdl.attribute"),
+    **{name: ("irdl.operation",) for name in ("irdl.operands", "irdl.results", "irdl.attributes",
+                                              "irdl.region", "irdl.regions")},
+    **{name: DEFINITIONS for name in ("irdl.is", "irdl.any", "irdl.any_of", "irdl.all_of", "irdl.base",
+                                      "irdl.parametric")},
+}
+
+
+def _verify_parent(op) -> None:
+    want = PARENTS[op.name]
+    parent = op.parent_op
+    if parent is None or parent.name not in want:
+        which = f"'{want[0]}'" if len(want) == 1 else "one of '" + "', '".join(want) + "'"
+        raise VerifyError(f"expects parent op {which}")
+
+
+def _verify_base(op) -> None:
+    _verify_parent(op)
+    ref, name = op.attributes.get("base_ref"), op.attributes.get("base_name")
+    if (ref is None) == (name is None):
+        raise VerifyError("the base type or attribute should be specified by either a name or a reference")
+    if name is not None and not str(name.value).startswith(("!", "#")):
+        raise VerifyError("the base type or attribute name should start with '!' or '#'")
+
+
+def _verify_values(op) -> None:
+    _verify_parent(op)
+    names = op.attributes.get("names")
+    if isinstance(names, ArrayAttr):
+        seen = set()
+        for name in names.items:
+            if name.value in seen:
+                raise VerifyError(f"name '{name.value}' is used more than once")
+            seen.add(name.value)
+
+
+# ---- definitions: irdl.dialect / type / attribute / operation ------------------------------
+def _print_definition(p, op) -> None:
+    p.write(op.name, " ", p.symbol(op.attributes["sym_name"].value))
+    p.write(p.attr_dict(op.attributes, elide=("sym_name",), keyword="attributes"), " ")
+    p.region(op.regions[0])
+
+
+dialect.op("irdl.dialect", "Define a new dialect", traits=(ISOLATED, NO_TERMINATOR, SYMBOL, SYMBOL_TABLE),
+           properties=("sym_name",), print=_print_definition, operands=0, results=0, regions=1)
+for _name, _summary in (("irdl.type", "Define a new type"), ("irdl.attribute", "Define a new attribute"),
+                        ("irdl.operation", "Define a new operation")):
+    dialect.op(_name, _summary, traits=(NO_TERMINATOR, SYMBOL), properties=("sym_name",), verify=_verify_parent,
+               print=_print_definition, operands=0, results=0, regions=1)
+
+
+@dialect.rule("irdl_definition")
+def _definition(ctx, children):
+    keyword, name, attrs, region = children
+    attributes = dict(attrs or {})
+    attributes["sym_name"] = StringAttr(symbol_name(ctx, name))
+    op = create(ctx, keyword.value, attributes=attributes, regions=[region])
+    ctx.state.symbol_defs.append((name.start, name.end, op))
+    return op
+
+
+# ---- constraints ----------------------------------------------------------------------
+def _print_is(p, op) -> None:
+    p.write("irdl.is ", p.attr(op.attributes["expected"]), p.op_attr_dict(op, elide=("expected",)))
+
+
+dialect.op("irdl.is", "Constraints an attribute/type to be a specific attribute instance", traits=(PURE,),
+           properties=("expected",), verify=_verify_parent, print=_print_is, operands=0, results=1, regions=0)
+
+
+@dialect.rule("irdl_is")
+def _is(ctx, children):
+    expected, attrs = children
+    return create(ctx, "irdl.is", (), [ATTRIBUTE], {"expected": expected, **(attrs or {})})
+
+
+def _print_any(p, op) -> None:
+    p.write("irdl.any", p.op_attr_dict(op))
+
+
+dialect.op("irdl.any", "Accept any type or attribute", traits=(PURE,), verify=_verify_parent,
+           print=_print_any, operands=0, results=1, regions=0)
+
+
+@dialect.rule("irdl_any")
+def _any(ctx, children):
+    return create(ctx, "irdl.any", (), [ATTRIBUTE], children[0])
+
+
+def _print_combine(p, op) -> None:
+    p.write(op.name, "(", p.values(op.operands), ")", p.op_attr_dict(op))
+
+
+dialect.op("irdl.any_of", "Constraints to the union of the provided constraints", traits=(PURE,),
+           verify=_verify_parent, print=_print_combine, results=1, regions=0)
+dialect.op("irdl.all_of", "Constraints to the intersection of the provided constraints", traits=(PURE,),
+           verify=_verify_parent, print=_print_combine, results=1, regions=0)
+
+
+@dialect.rule("irdl_combine")
+def _combine(ctx, children):
+    keyword, uses, attrs = children
+    uses = uses or []
+    return create(ctx, keyword.value, ctx.resolve_all(uses, [ATTRIBUTE] * len(uses)), [ATTRIBUTE], attrs)
+
+
+@dialect.rule("irdl_symbol")
+def _symbol(ctx, children):
+    return symbol_ref(ctx, children)
+
+
+def _print_base(p, op) -> None:
+    base = op.attributes.get("base_ref") or op.attributes.get("base_name")
+    p.write("irdl.base ", p.attr(base), p.op_attr_dict(op, elide=("base_ref", "base_name")))
+
+
+dialect.op("irdl.base", "Constraints an attribute/type base", properties=("base_ref", "base_name"),
+           verify=_verify_base, print=_print_base, operands=0, results=1, regions=0)
+
+
+@dialect.rule("irdl_base")
+def _base(ctx, children):
+    base, attrs = children
+    key = "base_ref" if isinstance(base, SymbolRefAttr) else "base_name"
+    value = base if isinstance(base, SymbolRefAttr) else StringAttr(string_value(ctx, base))
+    return create(ctx, "irdl.base", (), [ATTRIBUTE], {key: value, **(attrs or {})})
+
+
+def _print_parametric(p, op) -> None:
+    p.write("irdl.parametric ", p.attr(op.attributes["base_type"]), "<", p.values(op.operands), ">",
+            p.op_attr_dict(op, elide=("base_type",)))
+
+
+dialect.op("irdl.parametric", "Constraints an attribute/type base and its parameters", traits=(PURE,),
+           properties=("base_type",), verify=_verify_parent, print=_print_parametric, results=1, regions=0)
+
+
+@dialect.rule("irdl_parametric")
+def _parametric(ctx, children):
+    base, uses, attrs = children
+    uses = uses or []
+    return create(ctx, "irdl.parametric", ctx.resolve_all(uses, [ATTRIBUTE] * len(uses)), [ATTRIBUTE],
+                  {"base_type": base, **(attrs or {})})
+
+
+# ---- what a definition declares: parameters, operands, results, attributes, regions ----------
+def _print_values(p, op) -> None:
+    names = op.attributes.get("names")
+    kinds = op.attributes.get("variadicity")
+    parts = []
+    for i, v in enumerate(op.operands):
+        name = f"{names.items[i].value}: " if isinstance(names, ArrayAttr) else ""
+        kind = kinds.items[i].value if isinstance(kinds, ArrayAttr) else "single"
+        parts.append(name + ("" if kind == "single" else kind + " ") + p.value(v))
+    p.write(op.name, "(", ", ".join(parts), ")", p.op_attr_dict(op, elide=("names", "variadicity")))
+
+
+for _name, _summary in (("irdl.operands", "Define the operands of an operation"),
+                        ("irdl.results", "Define the results of an operation"),
+                        ("irdl.parameters", "Define the constraints on parameters of a type/attribute definition")):
+    dialect.op(_name, _summary, properties=("names", "variadicity"), verify=_verify_values,
+               print=_print_values, results=0, regions=0)
+
+
+@dialect.rule("irdl_values")
+def _values(ctx, children):
+    keyword, *entries, attrs = children
+    entries = [e for e in entries if e is not None]
+    operands = [ctx.resolve(use, ATTRIBUTE) for _, _, use in entries]
+    attributes = {**_names(ctx, entries), **(attrs or {})}
+    kinds = [kind.value if kind is not None else "single" for _, kind, _ in entries]
+    if keyword.value == "irdl.parameters":
+        if any(k != "single" for k in kinds):
+            raise ctx.fail("parameters cannot be optional or variadic")
+    else:
+        attributes["variadicity"] = ArrayAttr(tuple(StringAttr(k) for k in kinds))
+    return create(ctx, keyword.value, operands, (), attributes)
+
+
+def _names(ctx, entries) -> dict:
+    """{"names": [...]} when the entries are named (all or none of them)."""
+    if not any(name is not None for name, _, _ in entries):
+        return {}
+    if any(name is None for name, _, _ in entries):
+        raise ctx.fail("expected either all or none of the values to be named")
+    return {"names": ArrayAttr(tuple(StringAttr(name.value) for name, _, _ in entries))}
+
+
+@dialect.rule("irdl_value")
+def _value(ctx, children):
+    return tuple(children)
+
+
+def _print_attributes(p, op) -> None:
+    names = op.attributes.get("attributeValueNames")
+    entries = (f'"{n.value}" = {p.value(v)}' for n, v in zip(names.items, op.operands))
+    p.write("irdl.attributes {", ", ".join(entries), "}")
+
+
+def _verify_attributes(op) -> None:
+    _verify_parent(op)
+    names = op.attributes.get("attributeValueNames")
+    items = names.items if isinstance(names, ArrayAttr) else ()
+    if len(items) != len(op.operands):
+        raise VerifyError(f"the number of attribute names and their constraints must be the same but got "
+                          f"{len(items)} and {len(op.operands)} respectively")
+    seen = set()
+    for name in items:
+        if name.value in seen:
+            raise VerifyError(f"attribute \"{name.value}\" is used more than once")
+        seen.add(name.value)
+
+
+dialect.op("irdl.attributes", "Define the attributes of an operation", properties=("attributeValueNames",),
+           verify=_verify_attributes, print=_print_attributes, results=0, regions=0)
+
+
+@dialect.rule("irdl_attributes")
+def _attributes(ctx, children):
+    entries = [e for e in children if e is not None]
+    operands = [ctx.resolve(use, ATTRIBUTE) for _, use in entries]
+    names = ArrayAttr(tuple(StringAttr(string_value(ctx, name)) for name, _ in entries))
+    return create(ctx, "irdl.attributes", operands, (), {"attributeValueNames": names})
+
+
+@dialect.rule("irdl_attribute_entry")
+def _attribute_entry(ctx, children):
+    return tuple(children)
+
+
+def _print_region(p, op) -> None:
+    p.write("irdl.region")
+    if "constrainedArguments" in op.attributes:
+        p.write("(", p.values(op.operands), ")")
+    blocks = op.attributes.get("numberOfBlocks")
+    if blocks is not None:
+        p.write(" with size ", str(blocks.value))
+    p.write(p.op_attr_dict(op, elide=("constrainedArguments", "numberOfBlocks")))
+
+
+def _verify_region(op) -> None:
+    _verify_parent(op)
+    blocks = op.attributes.get("numberOfBlocks")
+    if blocks is not None and blocks.value < 1:
+        raise VerifyError(f"the number of blocks is expected to be >= 1 but got {blocks.value}")
+
+
+dialect.op("irdl.region", "Define a region of an operation", properties=("numberOfBlocks", "constrainedArguments"),
+           verify=_verify_region, print=_print_region, results=1, regions=0)
+
+
+@dialect.rule("irdl_region")
+def _region(ctx, children):
+    arguments, size, attrs = children
+    attributes = dict(attrs or {})
+    operands = []
+    if arguments is not None:
+        operands = ctx.resolve_all(arguments, [ATTRIBUTE] * len(arguments))
+        attributes["constrainedArguments"] = unit
+    if size is not None:
+        attributes["numberOfBlocks"] = IntegerAttr(int(size.value, 0), T.i32)
+    return create(ctx, "irdl.region", operands, [REGION], attributes)
+
+
+@dialect.rule("irdl_region_arguments")
+def _region_arguments(ctx, children):
+    return children[0] or []
+
+
+def _print_regions(p, op) -> None:
+    names = op.attributes.get("names")
+    parts = [(f"{names.items[i].value}: " if isinstance(names, ArrayAttr) else "") + p.value(v)
+             for i, v in enumerate(op.operands)]
+    p.write("irdl.regions(", ", ".join(parts), ")", p.op_attr_dict(op, elide=("names",)))
+
+
+dialect.op("irdl.regions", "Define the regions of an operation", properties=("names",), verify=_verify_values,
+           print=_print_regions, results=0, regions=0)
+
+
+@dialect.rule("irdl_regions")
+def _regions(ctx, children):
+    *entries, attrs = children
+    entries = [e for e in entries if e is not None]
+    if any(kind is not None for _, kind, _ in entries):
+        raise ctx.fail("regions cannot be optional or variadic")
+    return create(ctx, "irdl.regions", [ctx.resolve(use, REGION) for _, _, use in entries], (),
+                  {**_names(ctx, entries), **(attrs or {})})

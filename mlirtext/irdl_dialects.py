@@ -1,0 +1,365 @@
+"""User-defined dialects from IRDL files: `irdl.dialect` definitions parsed, turned into
+`Dialect`s whose ops verify by their constraints (as MLIR's `--irdl-file`), and registered
+into a `Registry` beside the built-in dialects.
+
+A constraint is an SSA value of the IRDL file (`%0 = irdl.is i32`); while one op is verified
+each constraint that has matched a type or attribute stays bound to it, so two results
+constrained by the same value must have the same type (MLIR's ConstraintVerifier).
+Messages are MLIR's: `expected 'i32' but got 'i64'`, `'i1' does not satisfy the constraint`,
+`expected base type 'cmath.complex' but got 'builtin.integer'`.
+
+The ops print in generic form (IRDL declares no custom syntax); the interpreter knows no
+semantics for them and says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from .diagnostics import Diagnostic, has_errors
+from .dialects.base import Dialect, VerifyError
+from .dialects.registry import Registry
+from .ir import types as T
+from .ir.attributes import (ArrayAttr, Attribute, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
+                            OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr)
+from .ir.core import Operation, Value
+from .syntax.parser import parse
+from .verifier import verify
+
+#: Builtin type and attribute classes -> the names MLIR gives their bases (`irdl.base "!builtin.integer"`).
+_TYPE_BASES = {T.IntegerType: "builtin.integer", T.IndexType: "builtin.index", T.NoneType: "builtin.none",
+               T.ComplexType: "builtin.complex", T.RankedTensorType: "builtin.tensor",
+               T.UnrankedTensorType: "builtin.unranked_tensor", T.MemRefType: "builtin.memref",
+               T.UnrankedMemRefType: "builtin.unranked_memref", T.VectorType: "builtin.vector",
+               T.TupleType: "builtin.tuple", T.FunctionType: "builtin.function"}
+_ATTR_BASES = {IntegerAttr: "builtin.integer", FloatAttr: "builtin.float", StringAttr: "builtin.string",
+               TypeAttr: "builtin.type", ArrayAttr: "builtin.array", DictionaryAttr: "builtin.dictionary",
+               UnitAttr: "builtin.unit", SymbolRefAttr: "builtin.symbol_ref", DenseArrayAttr: "builtin.dense_array"}
+
+
+def _name_and_params(text: str) -> tuple[str, Optional[str]]:
+    """`testd.parametric<i32, "x">` -> ("testd.parametric", 'i32, "x"'); no `<`: params None."""
+    i = text.find("<")
+    return (text, None) if i == -1 else (text[:i], text[i + 1:text.rindex(">")])
+
+
+def type_base(t) -> str:
+    if isinstance(t, T.DialectType):
+        return _name_and_params(t.text)[0]
+    if isinstance(t, T.FloatType):
+        return f"builtin.{t}"
+    return _TYPE_BASES.get(type(t), f"builtin.{type(t).__name__}")
+
+
+def attr_base(a) -> str:
+    if isinstance(a, OpaqueAttr) and a.text.startswith("#"):
+        return _name_and_params(a.text[1:])[0]
+    return _ATTR_BASES.get(type(a), f"builtin.{type(a).__name__}")
+
+
+@lru_cache(maxsize=4096)
+def parameters(text: Optional[str]) -> Optional[tuple]:
+    """The parameters of a dynamic type or attribute (`i32, "foo"`) as attributes (types as
+    TypeAttr), read by the parser; None when they do not read."""
+    if text is None:
+        return ()
+    result = parse(f'"irdl.params"() {{p = [{text}]}} : () -> ()\n', "<parameters>")
+    if not result.ok:
+        return None
+    return tuple(result.module.regions[0].blocks[0].ops[0].attributes["p"].items)
+
+
+def _as_attr(item) -> Attribute:
+    return TypeAttr(item) if isinstance(item, T.Type) else item
+
+
+# ---- constraints ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Constraint:
+    kind: str                 # is, any, any_of, all_of, base, parametric
+    expected: object = None   # is: the attribute; base/parametric: the base name
+    on_type: bool = True      # base/parametric: a type base (else an attribute base)
+    args: tuple = ()          # any_of/all_of/parametric: constraint indices
+
+
+class Verifier:
+    """Checks types and attributes against the constraints of one definition, keeping what each
+    constraint variable matched (one instance per op verified)."""
+
+    def __init__(self, constraints: list, dialect_params: dict):
+        self.constraints = constraints
+        self.params = dialect_params   # base name -> parameter constraint indices, of this dialect's defs
+        self.bound: dict[int, Attribute] = {}
+
+    def check(self, index: int, item) -> Optional[str]:
+        """None when `item` (a Type or an Attribute) satisfies constraint `index`, else MLIR's message."""
+        attr = _as_attr(item)
+        bound = self.bound.get(index)
+        if bound is not None:
+            return None if bound == attr else f"expected '{bound}' but got '{attr}'"
+        problem = self._check(self.constraints[index], item, attr)
+        if problem is None:
+            self.bound[index] = attr
+        return problem
+
+    def _check(self, c: Constraint, item, attr) -> Optional[str]:
+        if c.kind == "any":
+            return None
+        if c.kind == "is":
+            return None if c.expected == attr else f"expected '{c.expected}' but got '{attr}'"
+        if c.kind == "any_of":
+            for arg in c.args:
+                trial = Verifier(self.constraints, self.params)
+                trial.bound = dict(self.bound)
+                if trial.check(arg, item) is None:
+                    self.bound = trial.bound
+                    return None
+            return f"'{attr}' does not satisfy the constraint"
+        if c.kind == "all_of":
+            for arg in c.args:
+                problem = self.check(arg, item)
+                if problem is not None:
+                    return problem
+            return None
+        is_type = isinstance(attr, TypeAttr)
+        if c.kind == "base":
+            if c.on_type:
+                got = type_base(attr.type) if is_type else attr_base(attr)
+                return None if is_type and got == c.expected else f"expected base type '{c.expected}' but got '{got}'"
+            got = attr_base(attr)
+            return None if not is_type and got == c.expected else \
+                f"expected base attribute '{c.expected}' but got '{got}'"
+        # parametric: a dynamic type (or attribute) of this base, its parameters each checked
+        text = (attr.type.text if isinstance(attr.type, T.DialectType) else None) if is_type else \
+            (attr.text[1:] if isinstance(attr, OpaqueAttr) and attr.text.startswith("#") else None)
+        name, params_text = _name_and_params(text) if text is not None else (None, None)
+        what = "type" if c.on_type else "attribute"
+        if name != c.expected or is_type != c.on_type:
+            return f"expected base {what} '{c.expected}' but got '{attr}'"
+        params = parameters(params_text)
+        if params is None or len(params) != len(c.args):
+            return f"expected {len(c.args)} parameters for '{c.expected}' but got '{params_text}'"
+        for arg, param in zip(c.args, params):
+            problem = self.check(arg, param)
+            if problem is not None:
+                return problem
+        return None
+
+
+@dataclass
+class Definition:
+    """One `irdl.operation`: its constraints and what its operands, results, attributes and
+    regions must satisfy."""
+
+    name: str
+    constraints: list
+    operands: list       # [(name, variadicity, constraint index)]
+    results: list
+    attributes: dict     # attribute name -> constraint index
+    regions: list        # [(argument constraint indices or None, number of blocks or None)]
+
+
+def _values_of(op: Optional[Operation], index_of: dict) -> list:
+    if op is None:
+        return []
+    names = op.attributes.get("names")
+    kinds = op.attributes.get("variadicity")
+    return [(names.items[i].value if isinstance(names, ArrayAttr) else f"#{i}",
+             kinds.items[i].value if isinstance(kinds, ArrayAttr) else "single", index_of[v])
+            for i, v in enumerate(op.operands)]
+
+
+def _segments(values: list, n: int, segment_sizes, what: str) -> list:
+    """The items of each declared operand (or result) group: [(name, kind, constraint, [positions])]."""
+    flexible = [i for i, (_, kind, _) in enumerate(values) if kind != "single"]
+    if not flexible:
+        if n != len(values):
+            raise VerifyError(f"expected {len(values)} {what}s, but got {n}")
+        sizes = [1] * len(values)
+    elif len(flexible) == 1:
+        extra = n - (len(values) - 1)
+        kind = values[flexible[0]][1]
+        if extra < 0 or kind == "optional" and extra > 1:
+            raise VerifyError(f"expected {'between' if kind == 'optional' else 'at least'} {len(values) - 1} "
+                              f"{what}s{' and ' + str(len(values)) if kind == 'optional' else ''}, but got {n}")
+        sizes = [extra if i == flexible[0] else 1 for i in range(len(values))]
+    else:
+        attr_name = f"{what}SegmentSizes"
+        if not isinstance(segment_sizes, DenseArrayAttr):
+            raise VerifyError(f"'{attr_name}' attribute is expected but not provided")
+        sizes = list(segment_sizes.values)
+        if len(sizes) != len(values) or sum(sizes) != n:
+            raise VerifyError(f"'{attr_name}' attribute does not match the {what}s: {len(values)} segments "
+                              f"of {n} {what}s expected")
+    out, pos = [], 0
+    for (name, kind, constraint), size in zip(values, sizes):
+        if kind == "single" and size != 1 or kind == "optional" and size > 1:
+            raise VerifyError(f"{what} group '{name}' is {kind} but has {size} {what}s")
+        out.append((name, kind, constraint, list(range(pos, pos + size))))
+        pos += size
+    return out
+
+
+def _op_verifier(definition: Definition, dialect_params: dict):
+    def verify_op(op: Operation) -> None:
+        v = Verifier(definition.constraints, dialect_params)
+        for values, items, what in ((definition.operands, op.operand_types, "operand"),
+                                    (definition.results, op.result_types, "result")):
+            for _, _, constraint, positions in _segments(values, len(items), op.attributes.get(
+                    f"{what}SegmentSizes"), what):
+                for i in positions:
+                    problem = v.check(constraint, items[i])
+                    if problem is not None:
+                        raise VerifyError(problem)
+        for name, constraint in definition.attributes.items():
+            value = op.attributes.get(name)
+            if value is None:
+                raise VerifyError(f'attribute "{name}" is expected but not provided')
+            problem = v.check(constraint, value)
+            if problem is not None:
+                raise VerifyError(problem)
+        if definition.regions is None:
+            return
+        if len(op.regions) != len(definition.regions):
+            raise VerifyError(f"unexpected number of regions: expected {len(definition.regions)} but got "
+                              f"{len(op.regions)}")
+        for i, (region, (args, n_blocks)) in enumerate(zip(op.regions, definition.regions)):
+            if n_blocks is not None and len(region.blocks) != n_blocks:
+                raise VerifyError(f"expected region {i} to have {n_blocks} block(s) but got {len(region.blocks)}")
+            if args is None or not region.blocks:
+                continue
+            entry = region.blocks[0]
+            at = [("see the operation", op.name_span or op.span)]
+            if len(entry.arguments) != len(args):
+                raise VerifyError(f"expected region {i} to have {len(args)} arguments but got "
+                                  f"{len(entry.arguments)}", entry.span, at)
+            for arg, constraint in zip(entry.arguments, args):
+                problem = v.check(constraint, arg.type)
+                if problem is not None:
+                    raise VerifyError(problem, entry.span, at)
+    return verify_op
+
+
+# ---- from a parsed IRDL file to dialects ------------------------------------------------
+def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) -> Constraint:
+    if op.name == "irdl.is":
+        return Constraint("is", op.attributes["expected"])
+    if op.name == "irdl.any":
+        return Constraint("any")
+    if op.name in ("irdl.any_of", "irdl.all_of"):
+        return Constraint(op.name[5:], args=tuple(index_of[v] for v in op.operands))
+    ref = op.attributes.get("base_ref") or op.attributes.get("base_type")
+    if ref is not None:
+        base, on_type = _resolve(ref, dialect_name, defs)
+    else:
+        text = op.attributes["base_name"].value
+        base, on_type = text[1:], text.startswith("!")
+    kind = "base" if op.name == "irdl.base" else "parametric"
+    return Constraint(kind, base, on_type, tuple(index_of[v] for v in op.operands))
+
+
+def _resolve(ref: SymbolRefAttr, dialect_name: str, defs: dict) -> tuple[str, bool]:
+    """`@complex` or `@cmath::@complex` -> ("cmath.complex", is a type)."""
+    dialect, name = (dialect_name, ref.root) if not ref.nested else (ref.root, ref.nested[-1])
+    found = defs.get((dialect, name))
+    if found is None:
+        raise VerifyError(f"'{ref}' does not refer to a type or attribute definition")
+    return f"{dialect}.{name}", found == "irdl.type"
+
+
+def _summary(op: Operation) -> str:
+    """An `attributes {summary = "..."}` of the definition, else the `//` comment lines just above it."""
+    given = op.attributes.get("summary")
+    if isinstance(given, StringAttr):
+        return given.value
+    span = op.span
+    if span is None:
+        return ""
+    lines = span.source.text[:span.start].split("\n")[:-1]
+    comment = []
+    while lines and lines[-1].strip().startswith("//") and not lines[-1].strip().startswith("// -----"):
+        comment.insert(0, lines.pop().strip()[2:].strip())
+    return " ".join(comment)
+
+
+def dialects_from(module: Operation) -> list[Dialect]:
+    """The dialects the `irdl.dialect` ops of a verified module define."""
+    found = []
+    dialect_ops = [op for op in module.walk() if op.name == "irdl.dialect"]
+    defs = {(d.attributes["sym_name"].value, o.attributes["sym_name"].value): o.name
+            for d in dialect_ops for o in d.regions[0].blocks[0].ops if o.name in ("irdl.type", "irdl.attribute")}
+    for dop in dialect_ops:
+        name = dop.attributes["sym_name"].value
+        dialect = Dialect(name, summary=_summary(dop))
+        params: dict = {}
+        for definition in dop.regions[0].blocks[0].ops:
+            if definition.name != "irdl.operation":
+                continue
+            body = definition.regions[0].blocks[0].ops if definition.regions[0].blocks else []
+            index_of: dict[Value, int] = {}
+            constraints = []
+            for inner in body:
+                if inner.name in ("irdl.is", "irdl.any", "irdl.any_of", "irdl.all_of", "irdl.base",
+                                  "irdl.parametric"):
+                    index_of[inner.results[0]] = len(constraints)
+                    constraints.append(_constraint(inner, index_of, name, defs))
+            by_name = {inner.name: inner for inner in body}
+            attrs_op = by_name.get("irdl.attributes")
+            attributes = {n.value: index_of[v] for n, v in zip(attrs_op.attributes["attributeValueNames"].items,
+                                                               attrs_op.operands)} if attrs_op else {}
+            regions = None
+            if "irdl.regions" in by_name:
+                regions = []
+                for r in by_name["irdl.regions"].operands:
+                    rop = r.op
+                    args = [index_of[v] for v in rop.operands] if "constrainedArguments" in rop.attributes else None
+                    blocks = rop.attributes.get("numberOfBlocks")
+                    regions.append((args, blocks.value if blocks is not None else None))
+            op_name = f"{name}.{definition.attributes['sym_name'].value}"
+            spec = Definition(op_name, constraints, _values_of(by_name.get("irdl.operands"), index_of),
+                              _values_of(by_name.get("irdl.results"), index_of), attributes, regions)
+            # (no declared counts: the verifier hook says what is wrong in IRDL's words)
+            dialect.op(op_name, _summary(definition), verify=_op_verifier(spec, params))
+        found.append(dialect)
+    return found
+
+
+def load(text: str, filename: str) -> tuple[list[Dialect], list[Diagnostic]]:
+    """The dialects an IRDL file defines, or the problems that keep it from loading."""
+    result = parse(text, filename)
+    problems = list(result.diagnostics)
+    if result.ok and result.module is not None:
+        problems.extend(verify(result.module))
+    if has_errors(problems):
+        return [], problems
+    try:
+        return dialects_from(result.module), problems
+    except VerifyError as e:
+        return [], problems + [Diagnostic("error", str(e), result.module.span)]
+
+
+def irdl_files(files=(), directories=()) -> list[Path]:
+    """The files of `--irdl-file` and every `*.irdl.mlir` under each `--dialect-path` directory."""
+    paths = [Path(f) for f in files]
+    for d in directories:
+        paths.extend(sorted(Path(d).rglob("*.irdl.mlir")))
+    return paths
+
+
+def registry_with(paths) -> tuple[Registry, list[Diagnostic]]:
+    """A registry of the built-in dialects plus those the IRDL files at `paths` define."""
+    registry = Registry()
+    problems: list[Diagnostic] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(Diagnostic("error", f"cannot read IRDL file '{path}': {e}"))
+            continue
+        dialects, found = load(text, str(path))
+        problems.extend(found)
+        for dialect in dialects:
+            registry.register(dialect)
+    return registry, problems

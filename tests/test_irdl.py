@@ -1,0 +1,183 @@
+"""User-defined dialects through IRDL (issue 25): an `.mlir` file of `irdl.dialect` definitions
+loaded with --irdl-file / --dialect-path registers its ops, which verify by their constraints
+with MLIR's messages (checked against iree-opt's --irdl-file on the same files), print in
+generic form, and have no semantics in the interpreter."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlirtext.api import parse_and_verify, to_text
+from mlirtext.interpreter import Interpreter, InterpreterError
+from mlirtext.irdl_dialects import load, registry_with
+from mlirtext.syntax.parser import split_input
+
+from .oracle import iree_opt_path
+
+ROOT = Path(__file__).resolve().parent.parent
+GEO_IRDL = ROOT / "tests" / "irdl" / "geo.irdl.mlir"
+GEO_CASES = ROOT / "tests" / "irdl" / "geo.mlir"
+
+
+def _geo():
+    registry, problems = registry_with([GEO_IRDL])
+    assert problems == []
+    return registry
+
+
+def test_the_irdl_file_reads_and_prints_back_the_same():
+    text = GEO_IRDL.read_text()
+    result = parse_and_verify(text, str(GEO_IRDL))
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = to_text(result)
+    again = parse_and_verify(printed, "again.mlir")
+    assert again.ok and to_text(again) == printed
+    assert 'irdl.operands(points: variadic %' in printed and 'irdl.attributes {"unit" = %' in printed
+    assert "irdl.region(%" in printed and ") with size 1" in printed
+
+
+def test_the_dialect_and_its_ops_are_registered_with_their_summaries():
+    [geo], problems = load(GEO_IRDL.read_text(), str(GEO_IRDL))
+    assert problems == [] and geo.name == "geo"
+    assert sorted(geo.ops) == ["geo.centroid", "geo.count", "geo.distance", "geo.flag", "geo.for_each"]
+    assert geo.ops["geo.distance"].summary == "The distance between two points of the same type, in a unit."
+    registry = _geo()
+    assert registry.knows("geo") and registry.lookup("geo.flag") is not None
+    assert registry.lookup("arith.addi") is not None  # the built-in dialects stay
+
+
+def _cases():
+    text = GEO_CASES.read_text()
+    return [(text[s:e], len(re.findall(r"expected-error@", text[s:e]))) for s, e in split_input(text)]
+
+
+def test_valid_and_invalid_uses_verify_by_the_constraints():
+    registry = _geo()
+    cases = _cases()
+    valid = invalid = 0
+    for text, expected in cases:
+        result = parse_and_verify(text, "geo.mlir", registry=registry)
+        errors = [d for d in result.diagnostics if d.severity == "error"]
+        if expected:
+            [error] = errors
+            want = re.search(r"expected-error@\+1 \{\{(.*)\}\}", text).group(1)
+            assert want in error.message, (want, error.message)
+            line = text[:error.span.start].count("\n")  # the annotation is on the line above
+            assert f"expected-error@+1 {{{{{want}}}}}" in text.split("\n")[line - 1]
+            invalid += 1
+        else:
+            assert errors == [], [d.message for d in errors]
+            valid += 1
+    assert (valid, invalid) == (5, 13)
+
+
+def test_without_the_irdl_file_the_ops_are_of_an_unregistered_dialect():
+    text, _ = _cases()[1]  # invalid by geo's constraints, fine structurally
+    result = parse_and_verify(text, "geo.mlir")
+    assert result.ok and list(result.unregistered) == ["geo"]
+
+
+def _opt(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mlirtext", "opt", *args], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+
+
+def test_opt_loads_irdl_files_and_directories(tmp_path):
+    by_file = _opt(f"--irdl-file={GEO_IRDL}", "--split-input-file", "--verify-diagnostics", str(GEO_CASES))
+    assert by_file.returncode == 0, by_file.stderr
+    (tmp_path / "dialects").mkdir()
+    shutil.copy(GEO_IRDL, tmp_path / "dialects" / "geo.irdl.mlir")
+    by_dir = _opt(f"--dialect-path={tmp_path / 'dialects'}", "--split-input-file", "--verify-diagnostics",
+                  str(GEO_CASES))
+    assert by_dir.returncode == 0, by_dir.stderr
+    # a registered op prints in generic form; without the file, the dialect is unregistered
+    first = tmp_path / "first.mlir"
+    first.write_text(_cases()[0][0])
+    printed = _opt(f"--irdl-file={GEO_IRDL}", str(first))
+    assert printed.returncode == 0, printed.stderr
+    assert '"geo.distance"(%a, %b) {unit = #geo.unit<"m">} : (!geo.point<f32>, !geo.point<f32>) -> f32' \
+        in printed.stdout
+    refused = _opt(str(first))
+    assert refused.returncode == 1 and "unregistered dialect" in refused.stderr
+
+
+def test_an_irdl_file_that_does_not_verify_is_refused_in_one_line(tmp_path):
+    bad = tmp_path / "bad.irdl.mlir"
+    bad.write_text("irdl.dialect @bad {\n  %0 = irdl.any\n}\n")
+    run = _opt(f"--irdl-file={bad}", str(GEO_CASES))
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines()[0] == (f"{bad}:2:8: error: 'irdl.any' op expects parent op one of "
+                                          "'irdl.type', 'irdl.attribute', 'irdl.operation'")
+    missing = _opt(f"--irdl-file={tmp_path / 'none.irdl.mlir'}", str(GEO_CASES))
+    assert missing.returncode == 1 and missing.stderr.startswith("mlirtext: error: cannot read IRDL file")
+
+
+def test_the_interpreter_says_an_irdl_op_has_no_semantics():
+    registry = _geo()
+    text = 'func.func @f() -> i32 {\n  %0 = "geo.flag"() : () -> i32\n  return %0 : i32\n}\n'
+    result = parse_and_verify(text, "f.mlir", registry=registry)
+    assert result.ok
+    with pytest.raises(InterpreterError, match="'geo.flag' has no semantics in the interpreter"):
+        Interpreter(result.module).call("f", [])
+
+
+def test_iree_opt_verifies_the_same_cases_the_same_way():
+    """The oracle: iree-opt --irdl-file on the same files passes --verify-diagnostics too."""
+    run = subprocess.run([iree_opt_path(), f"--irdl-file={GEO_IRDL}", "--split-input-file", "--verify-diagnostics",
+                          str(GEO_CASES)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+# ---- the editor: the `mlirtext.dialects` setting (initializationOptions.dialects) ----------------
+import pytest_lsp  # noqa: E402
+from lsprotocol import types as T  # noqa: E402
+from pytest_lsp import LanguageClient  # noqa: E402
+
+from tests.lsp_support import SERVER, open_and_wait, position_of  # noqa: E402
+
+USES = """\
+func.func @f(%a: !geo.point<f32>, %b: !geo.point<f64>) -> f32 {
+  %d = "geo.distance"(%a, %a) {unit = #geo.unit<"m">} : (!geo.point<f32>, !geo.point<f32>) -> f32
+  %e = "geo.distance"(%a, %b) {unit = #geo.unit<"m">} : (!geo.point<f32>, !geo.point<f64>) -> f32
+  %n = "other.count"() : () -> i32
+  return %d : f32
+}
+"""
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ws")
+    (root / "dialects").mkdir()
+    shutil.copy(GEO_IRDL, root / "dialects" / "geo.irdl.mlir")
+    await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=T.ClientCapabilities(), root_uri=root.as_uri(),
+        workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"dialects": ["dialects"]}))
+    lsp_client.root = root
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_editor_verifies_hovers_and_completes_a_user_dialect(client: LanguageClient):
+    uri = (client.root / "uses.mlir").as_uri()
+    diagnostics = await open_and_wait(client, uri, USES)
+    assert [(d.range.start.line, d.severity, d.message) for d in diagnostics] == [
+        (2, T.DiagnosticSeverity.Error,
+         "'geo.distance' op expected '!geo.point<f32>' but got '!geo.point<f64>'"),
+        (3, T.DiagnosticSeverity.Warning, diagnostics[1].message)]
+    assert diagnostics[1].message.startswith("unregistered dialect 'other'")
+    doc = T.TextDocumentIdentifier(uri=uri)
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=doc, position=position_of(USES, "geo.distance", 3)))
+    assert "The distance between two points of the same type, in a unit." in hover.contents.value
+    items = await client.text_document_completion_async(T.CompletionParams(
+        text_document=doc, position=position_of(USES, "geo.distance", 4)))
+    labels = {item.label: item.detail for item in items.items}
+    assert "geo.centroid" in labels and labels["geo.flag"] == "A 32-bit integer flag."
