@@ -104,6 +104,9 @@ def test_opt_loads_irdl_files_and_directories(tmp_path):
         in printed.stdout
     refused = _opt(str(first))
     assert refused.returncode == 1 and "unregistered dialect" in refused.stderr
+    # passes run over its ops (their effects unknown: kept), verified after each pass with the same dialects
+    piped = _opt(f"--irdl-file={GEO_IRDL}", "--cse", "--canonicalize", str(first))
+    assert piped.returncode == 0 and piped.stdout == printed.stdout, piped.stderr
 
 
 def test_an_irdl_file_that_does_not_verify_is_refused_in_one_line(tmp_path):

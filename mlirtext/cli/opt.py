@@ -38,6 +38,8 @@ def main(args) -> int:
     registry = _registry(args)
     if registry is None:
         return 1
+    if pm is not None:
+        pm.registry = registry
     results = api.parse_chunks(text, name, args.split_input_file, registry,
                                allow_unregistered=args.allow_unregistered_dialect)
     outputs, failed = [], False

@@ -9,9 +9,10 @@ from __future__ import annotations
 import difflib
 import time
 from collections import defaultdict
-from typing import Callable, Union
+from typing import Callable, Optional, Union
 
 from ..diagnostics import Diagnostic
+from ..dialects.registry import Registry
 from ..ir.core import Operation
 from ..limits import MemoryLimitError
 from ..syntax.printer import print_module
@@ -31,9 +32,12 @@ class Instrumentation:
 
 class PassManager:
     def __init__(self, items: list[Union[Pass, Nest]], verify_each: bool = True,
-                 instrumentations: list[Instrumentation] = ()):
+                 instrumentations: list[Instrumentation] = (), registry: Optional[Registry] = None):
+        """`registry`: the dialects whose rules the verification after each pass applies (the
+        built-in ones when None)."""
         self.items = items
         self.verify_each = verify_each
+        self.registry = registry
         self.instrumentations = list(instrumentations)
         self.current = ""  # the pass running, for reports
 
@@ -71,7 +75,7 @@ class PassManager:
         for inst in reversed(self.instrumentations):  # nested like scopes: the last opened closes first
             inst.after(p, op)
         if self.verify_each:
-            problems = [d for d in verify(_root(op)) if d.severity == "error"]
+            problems = [d for d in verify(_root(op), self.registry) if d.severity == "error"]
             if problems:
                 raise PassFailure(f"pass '{p.name}' produced IR that does not verify: {problems[0].message}",
                                   problems[0].span, problems[0].notes)
