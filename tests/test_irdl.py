@@ -141,7 +141,7 @@ import pytest_lsp  # noqa: E402
 from lsprotocol import types as T  # noqa: E402
 from pytest_lsp import LanguageClient  # noqa: E402
 
-from tests.lsp_support import SERVER, open_and_wait, position_of  # noqa: E402
+from tests.lsp_support import SERVER, open_and_wait, position_of, wait_diagnostics  # noqa: E402
 
 USES = """\
 func.func @f(%a: !geo.point<f32>, %b: !geo.point<f64>) -> f32 {
@@ -184,3 +184,52 @@ async def test_the_editor_verifies_hovers_and_completes_a_user_dialect(client: L
         text_document=doc, position=position_of(USES, "geo.distance", 4)))
     labels = {item.label: item.detail for item in items.items}
     assert "geo.centroid" in labels and labels["geo.flag"] == "A 32-bit integer flag."
+
+
+INVALID_IRDL = ROOT / "tests" / "irdl" / "invalid.irdl.mlir"
+
+
+def _first_error(text: str, name: str):
+    _, problems = load(text, name)
+    errors = [d for d in problems if d.severity == "error"]
+    return (*errors[0].span.line_col, errors[0].message) if errors else None
+
+
+def test_irdl_files_that_do_not_load_fail_where_iree_opt_says(tmp_path):
+    """Each chunk, alone as an IRDL file: the first error is on the annotated line, and iree-opt
+    --irdl-file reports it at the same line and column with the same message (which may lack
+    or have the `'op' op` prefix that ours has)."""
+    text = INVALID_IRDL.read_text()
+    trivial = tmp_path / "in.mlir"
+    trivial.write_text("func.func @f() {\n  return\n}\n")
+    checked = 0
+    for i, (s, e) in enumerate(split_input(text)):
+        chunk = "\n" * text[:s].count("\n") + text[s:e]  # line numbers of the whole file
+        path = tmp_path / f"c{i}.irdl.mlir"
+        path.write_text(chunk)
+        line, col, message = _first_error(chunk, str(path))
+        want = re.search(r"expected-error@\+1 \{\{(.*)\}\}", chunk).group(1)
+        assert want in message and f"{{{{{want}}}}}" in chunk.split("\n")[line - 2], (line, message)
+        theirs = subprocess.run([iree_opt_path(), f"--irdl-file={path}", str(trivial)], capture_output=True,
+                                text=True, timeout=300)
+        header = re.search(rf"{re.escape(str(path))}:(\d+):(\d+): error: (.*)", theirs.stderr)
+        assert (int(header.group(1)), int(header.group(2))) == (line, col)
+        assert header.group(3) in message or message in header.group(3), (header.group(3), message)
+        checked += 1
+    assert checked == 8
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_changing_the_setting_reads_the_documents_again(client: LanguageClient):
+    uri = (client.root / "uses.mlir").as_uri()
+    if uri not in client.diagnostics:
+        await open_and_wait(client, uri, USES)
+    client.diagnostics.pop(uri, None)
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings={"mlirtext": {"dialects": []}}))
+    without = await wait_diagnostics(client, uri)
+    assert [d.message.split(":")[0] for d in without] == ["unregistered dialect 'geo'", "unregistered dialect 'other'"]
+    client.diagnostics.pop(uri, None)
+    client.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"mlirtext": {"dialects": ["dialects"]}}))
+    again = await wait_diagnostics(client, uri)
+    assert again[0].message == "'geo.distance' op expected '!geo.point<f32>' but got '!geo.point<f64>'"

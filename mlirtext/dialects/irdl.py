@@ -6,6 +6,8 @@ This module reads and prints the irdl ops themselves (custom syntax in `grammars
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, unit
 from ..syntax.literals import string_value, symbol_ref
@@ -38,6 +40,30 @@ def _verify_parent(op) -> None:
         raise VerifyError(f"expects parent op {which}")
 
 
+def definition_of(op, ref: SymbolRefAttr):
+    """The op `ref` names, looked up as MLIR's IRDL does: from the top of the module
+    (`@dialect::@type`); None when there is none."""
+    top = op
+    while top.parent_op is not None:
+        top = top.parent_op
+    found = top
+    for name in (ref.root, *ref.nested):
+        body = found.regions[0].blocks[0].ops if found.regions and found.regions[0].blocks else []
+        found = next((o for o in body if o.sym_name == name), None)
+        if found is None:
+            return None
+    return found
+
+
+def _verify_reference(op, ref) -> None:
+    target = definition_of(op, ref)
+    if target is None:
+        raise VerifyError(f"symbol '{ref}' not found")
+    if target.name not in ("irdl.type", "irdl.attribute"):
+        raise VerifyError(f"symbol '{ref}' does not refer to a type or attribute definition (refers to "
+                          f"'{target.name}')")
+
+
 def _verify_base(op) -> None:
     _verify_parent(op)
     ref, name = op.attributes.get("base_ref"), op.attributes.get("base_name")
@@ -45,17 +71,48 @@ def _verify_base(op) -> None:
         raise VerifyError("the base type or attribute should be specified by either a name or a reference")
     if name is not None and not str(name.value).startswith(("!", "#")):
         raise VerifyError("the base type or attribute name should start with '!' or '#'")
+    if ref is not None:
+        _verify_reference(op, ref)
+
+
+def _verify_parametric(op) -> None:
+    _verify_parent(op)
+    _verify_reference(op, op.attributes["base_type"])
+
+
+#: what each list of named values calls one of its entries, in MLIR's messages
+_NOUNS = {"irdl.parameters": "parameter", "irdl.operands": "operand", "irdl.results": "result",
+          "irdl.regions": "region"}
 
 
 def _verify_values(op) -> None:
     _verify_parent(op)
     names = op.attributes.get("names")
-    if isinstance(names, ArrayAttr):
-        seen = set()
-        for name in names.items:
-            if name.value in seen:
-                raise VerifyError(f"name '{name.value}' is used more than once")
-            seen.add(name.value)
+    noun = _NOUNS[op.name]
+    seen: dict = {}
+    for i, name in enumerate(names.items if isinstance(names, ArrayAttr) else ()):
+        if name.value != name.value.lower():
+            raise VerifyError(f"name of {noun} #{i} should not contain uppercase letters")
+        if not re.fullmatch(r"[a-z0-9_]+", name.value):
+            raise VerifyError(f"name of {noun} #{i} must contain only lowercase letters, digits and underscores")
+        if name.value in seen:
+            raise VerifyError(f"name of {noun} #{i} is a duplicate of the name of {noun} #{seen[name.value]}")
+        seen[name.value] = i
+
+
+def _verify_operation(op) -> None:
+    """A name used by two of the operation's operands, results and regions (MLIR's order of the pairs)."""
+    _verify_parent(op)
+    body = op.regions[0].blocks[0].ops if op.regions and op.regions[0].blocks else []
+    named = {}
+    for inner in body:
+        names = inner.attributes.get("names")
+        if inner.name in ("irdl.operands", "irdl.results", "irdl.regions") and isinstance(names, ArrayAttr):
+            named[inner.name[5:]] = {n.value for n in names.items}
+    for first, second in (("operands", "results"), ("regions", "results"), ("regions", "operands")):
+        both = named.get(first, set()) & named.get(second, set())
+        if both:
+            raise VerifyError(f"contains a value named '{min(both)}' for both its {first} and {second}")
 
 
 # ---- definitions: irdl.dialect / type / attribute / operation ------------------------------
@@ -67,9 +124,10 @@ def _print_definition(p, op) -> None:
 
 dialect.op("irdl.dialect", "Define a new dialect", traits=(ISOLATED, NO_TERMINATOR, SYMBOL, SYMBOL_TABLE),
            properties=("sym_name",), print=_print_definition, operands=0, results=0, regions=1)
-for _name, _summary in (("irdl.type", "Define a new type"), ("irdl.attribute", "Define a new attribute"),
-                        ("irdl.operation", "Define a new operation")):
-    dialect.op(_name, _summary, traits=(NO_TERMINATOR, SYMBOL), properties=("sym_name",), verify=_verify_parent,
+for _name, _summary, _verify in (("irdl.type", "Define a new type", _verify_parent),
+                                 ("irdl.attribute", "Define a new attribute", _verify_parent),
+                                 ("irdl.operation", "Define a new operation", _verify_operation)):
+    dialect.op(_name, _summary, traits=(NO_TERMINATOR, SYMBOL), properties=("sym_name",), verify=_verify,
                print=_print_definition, operands=0, results=0, regions=1)
 
 
@@ -135,7 +193,8 @@ def _symbol(ctx, children):
 
 def _print_base(p, op) -> None:
     base = op.attributes.get("base_ref") or op.attributes.get("base_name")
-    p.write("irdl.base ", p.attr(base), p.op_attr_dict(op, elide=("base_ref", "base_name")))
+    p.write("irdl.base", f" {p.attr(base)}" if base is not None else "",
+            p.op_attr_dict(op, elide=("base_ref", "base_name")))
 
 
 dialect.op("irdl.base", "Constraints an attribute/type base", properties=("base_ref", "base_name"),
@@ -145,9 +204,12 @@ dialect.op("irdl.base", "Constraints an attribute/type base", properties=("base_
 @dialect.rule("irdl_base")
 def _base(ctx, children):
     base, attrs = children
-    key = "base_ref" if isinstance(base, SymbolRefAttr) else "base_name"
-    value = base if isinstance(base, SymbolRefAttr) else StringAttr(string_value(ctx, base))
-    return create(ctx, "irdl.base", (), [ATTRIBUTE], {key: value, **(attrs or {})})
+    attributes = dict(attrs or {})
+    if isinstance(base, SymbolRefAttr):
+        attributes["base_ref"] = base
+    elif base is not None:
+        attributes["base_name"] = StringAttr(string_value(ctx, base))
+    return create(ctx, "irdl.base", (), [ATTRIBUTE], attributes)
 
 
 def _print_parametric(p, op) -> None:
@@ -156,7 +218,7 @@ def _print_parametric(p, op) -> None:
 
 
 dialect.op("irdl.parametric", "Constraints an attribute/type base and its parameters", traits=(PURE,),
-           properties=("base_type",), verify=_verify_parent, print=_print_parametric, results=1, regions=0)
+           properties=("base_type",), verify=_verify_parametric, print=_print_parametric, results=1, regions=0)
 
 
 @dialect.rule("irdl_parametric")
@@ -191,7 +253,7 @@ def _values(ctx, children):
     keyword, *entries, attrs = children
     entries = [e for e in entries if e is not None]
     operands = [ctx.resolve(use, ATTRIBUTE) for _, _, use in entries]
-    attributes = {**_names(ctx, entries), **(attrs or {})}
+    attributes = {**_names(ctx, keyword.value, entries), **(attrs or {})}
     kinds = [kind.value if kind is not None else "single" for _, kind, _ in entries]
     if keyword.value == "irdl.parameters":
         if any(k != "single" for k in kinds):
@@ -201,13 +263,12 @@ def _values(ctx, children):
     return create(ctx, keyword.value, operands, (), attributes)
 
 
-def _names(ctx, entries) -> dict:
-    """{"names": [...]} when the entries are named (all or none of them)."""
-    if not any(name is not None for name, _, _ in entries):
-        return {}
-    if any(name is None for name, _, _ in entries):
-        raise ctx.fail("expected either all or none of the values to be named")
-    return {"names": ArrayAttr(tuple(StringAttr(name.value) for name, _, _ in entries))}
+def _names(ctx, keyword: str, entries) -> dict:
+    """{"names": [...]}: every entry is named, as MLIR's IRDL requires (`irdl.results(sum: %0)`)."""
+    for name, kind, use in entries:
+        if name is None:
+            raise ctx.fail(f"custom op '{keyword}' expected valid keyword", kind or use)
+    return {"names": ArrayAttr(tuple(StringAttr(name.value) for name, _, _ in entries))} if entries else {}
 
 
 @dialect.rule("irdl_value")
@@ -309,4 +370,4 @@ def _regions(ctx, children):
     if any(kind is not None for _, kind, _ in entries):
         raise ctx.fail("regions cannot be optional or variadic")
     return create(ctx, "irdl.regions", [ctx.resolve(use, REGION) for _, _, use in entries], (),
-                  {**_names(ctx, entries), **(attrs or {})})
+                  {**_names(ctx, "irdl.regions", entries), **(attrs or {})})

@@ -229,6 +229,7 @@ def _use_dialects(ls: MlirServer, paths: list) -> None:
     the (first) workspace folder; a file that does not load is shown, the others are used."""
     entries = [p for p in paths if isinstance(p, str) and p]
     if not entries:
+        ls.ws.use_dialects(None)
         return
     base = ls.ws.roots[0] if ls.ws.roots else os.getcwd()
     resolved = [p if os.path.isabs(p) else os.path.join(base, p) for p in entries]
@@ -239,6 +240,20 @@ def _use_dialects(ls: MlirServer, paths: list) -> None:
         if problem.severity == "error":
             ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Error,
                                                        message=f"mlirtext.dialects: {problem.format()}"))
+
+
+@server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: MlirServer, params: T.DidChangeConfigurationParams):
+    """A changed `mlirtext.dialects` (the client sends the `mlirtext` section): load the IRDL
+    files again and re-analyse the open documents with them."""
+    settings = params.settings if isinstance(params.settings, dict) else {}
+    section = settings.get("mlirtext")
+    if not isinstance(section, dict) or "dialects" not in section:
+        return
+    dialects = section["dialects"]
+    _use_dialects(ls, dialects if isinstance(dialects, list) else [])
+    for uri in list(ls.ws.open_documents):
+        ls.schedule(uri, 0)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)

@@ -125,6 +125,8 @@ export class MlirServer implements vscode.Disposable {
       documentSelector: [{ language: 'mlir' }],
       // The `mlirtext.dialects` setting: IRDL files the server registers before reading any document.
       initializationOptions: { dialects: vscode.workspace.getConfiguration('mlirtext').get<string[]>('dialects', []) },
+      // ... and sends the `mlirtext` section again when it changes (workspace/didChangeConfiguration).
+      synchronize: { configurationSection: 'mlirtext' },
       outputChannel: this.log,
       traceOutputChannel: this.log,
       // A crash restarts the server a few times (the library's default); after that the log says why.
