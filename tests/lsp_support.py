@@ -70,3 +70,12 @@ def as_code_action(a):
         inner = ast.literal_eval(a.command)
         return T.CodeAction(title=a.title, command=T.Command(**inner))
     return a
+
+
+async def initialize_in(client, root, options=None) -> None:
+    """Initialize a session with `root` (a folder) as its workspace and `options` as its
+    initializationOptions; the folder is kept as `client.root`."""
+    await client.initialize_session(T.InitializeParams(
+        capabilities=T.ClientCapabilities(), root_uri=root.as_uri(),
+        workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name=root.name)], initialization_options=options))
+    client.root = root

@@ -141,7 +141,7 @@ import pytest_lsp  # noqa: E402
 from lsprotocol import types as T  # noqa: E402
 from pytest_lsp import LanguageClient  # noqa: E402
 
-from tests.lsp_support import SERVER, open_and_wait, position_of, wait_diagnostics  # noqa: E402
+from tests.lsp_support import SERVER, initialize_in, open_and_wait, position_of, wait_diagnostics  # noqa: E402
 
 USES = """\
 func.func @f(%a: !geo.point<f32>, %b: !geo.point<f64>) -> f32 {
@@ -158,11 +158,7 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
     root = tmp_path_factory.mktemp("ws")
     (root / "dialects").mkdir()
     shutil.copy(GEO_IRDL, root / "dialects" / "geo.irdl.mlir")
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=T.ClientCapabilities(), root_uri=root.as_uri(),
-        workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options={"dialects": ["dialects"]}))
-    lsp_client.root = root
+    await initialize_in(lsp_client, root, {"dialects": ["dialects"]})
     yield
     await lsp_client.shutdown_session()
 

@@ -15,7 +15,7 @@ from pytest_lsp import LanguageClient
 
 from mlirtext.analysis.document import Document
 from mlirtext.api import parse_and_verify, to_text
-from tests.lsp_support import SERVER, open_and_wait, position_of, range_text
+from tests.lsp_support import SERVER, initialize_in, open_and_wait, position_of, range_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -102,10 +102,7 @@ def test_the_editor_warns_once_per_dialect():
 @pytest_lsp.fixture(scope="module", config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path_factory):
     root = tmp_path_factory.mktemp("ws")
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=T.ClientCapabilities(), root_uri=root.as_uri(),
-        workspace_folders=[T.WorkspaceFolder(uri=root.as_uri(), name="ws")]))
-    lsp_client.root = root
+    await initialize_in(lsp_client, root)
     yield
     await lsp_client.shutdown_session()
 
