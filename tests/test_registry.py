@@ -7,11 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.dialects import lookup
 from mlirtext.dialects.base import Dialect, VerifyError
 from mlirtext.dialects.registry import BUILTIN_MODULES, Registry, builtin_registry, namespace_of
+from mlirtext.cli import main
 from mlirtext.syntax.parser import builtin_grammar
+from mlirtext.transforms.passes import PASS_MODULES, load_passes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,23 +28,24 @@ ARITH_ONLY = """func.func @f(%a: i32, %x: f32) -> (i32, f32) {
 """
 
 
-def test_parsing_a_func_arith_file_imports_no_other_dialect():
-    """A dialect's module is imported the first time its namespace is met, not at start-up (once
+def test_opt_on_a_func_arith_file_imports_no_other_dialect(tmp_path):
+    """`mlirtext opt`: a dialect's module is imported the first time its namespace is met, not at
+    start-up, and a pass module (with the dialects it uses) only when a pipeline names it (once
     the parser's tables are cached: building them imports every dialect)."""
     builtin_grammar()
     block = ("import sys\n"
-             "from mlirtext.api import parse_and_verify, to_text\n"
-             f"r = parse_and_verify({ARITH_ONLY!r}, 'in.mlir')\n"
-             "assert r.ok, r.diagnostics\n"
-             "to_text(r)\n"
+             "from mlirtext.cli import main\n"
+             "assert main(['opt', sys.argv[1], '-o', sys.argv[2]]) == 0\n"
              "loaded = sorted(m for m in sys.modules if m.startswith('mlirtext.dialects.'))\n"
              "print(' '.join(loaded))\n")
+    (tmp_path / "in.mlir").write_text(ARITH_ONLY)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", block], env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-c", block, str(tmp_path / "in.mlir"), str(tmp_path / "out.mlir")],
+                         env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     loaded = set(run.stdout.split())
     assert {"mlirtext.dialects.arith", "mlirtext.dialects.func"} <= loaded
-    for heavy in ("stablehlo", "mhlo", "chlo", "hlo_verify", "tosa", "llvm", "linalg", "memref", "scf"):
+    for heavy in ("stablehlo", "mhlo", "chlo", "hlo_verify", "hlo_attrs", "tosa", "llvm", "linalg", "memref", "scf"):
         assert f"mlirtext.dialects.{heavy}" not in loaded
 
 
@@ -90,3 +95,22 @@ def test_dialect_checks_are_fields_of_the_dialect():
     bad_type = 'func.func private @f(tensor<2x!quant.uniform<i8:f32:-1, {1.0, 2.0}>>)\n'
     [d] = parse_and_verify(bad_type, "in.mlir").diagnostics
     assert d.message == "illegal quantized dimension: -1"
+
+
+def test_the_pass_manifest_names_every_pass_where_it_is_defined():
+    ours = {name: cls for name, cls in load_passes().items() if cls.__module__.startswith("mlirtext.")}
+    assert set(PASS_MODULES) == set(ours)  # (tests may register passes of their own)
+    for name, cls in ours.items():
+        assert cls.__module__ == f"mlirtext.transforms.{PASS_MODULES[name]}"
+
+
+def test_pass_flags_still_run_in_order_and_show_in_help(tmp_path, capsys):
+    path = tmp_path / "in.mlir"
+    path.write_text(ARITH_ONLY)
+    assert main(["opt", str(path), "--canonicalize", "--pass-pipeline=cse", "--dce", "--print-ir-after-all",
+                 "-o", str(tmp_path / "out.mlir")]) == 0
+    dumps = [line for line in capsys.readouterr().err.splitlines() if "IR Dump After" in line]
+    assert [line.split("(")[1].split(")")[0] for line in dumps] == ["canonicalize", "cse", "dce"]
+    with pytest.raises(SystemExit):
+        main(["opt", "--help"])
+    assert "--linalg-fuse-elementwise-ops" in capsys.readouterr().out

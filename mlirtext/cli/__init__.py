@@ -17,7 +17,7 @@ import sys
 from .. import limits
 from ..importers.common import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
-from ..transforms.passes import load_passes
+from ..transforms.passes import PASS_MODULES, load_passes
 from ..transforms.semantics_check import RELATIVE_BOUND, ULP_BOUND
 from ..compiler.target_names import TARGETS
 from ..vm.devices import DEVICES
@@ -52,10 +52,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(1, f"{self.prog}: error: {message}\n")
 
 
-def build_argparser() -> argparse.ArgumentParser:
+def build_argparser(pass_flags: bool = True) -> argparse.ArgumentParser:
+    """The argument tree; `pass_flags`: with a flag per pass in `opt` (its help lists them), which
+    imports every pass. Without them, `main` has spelt each pass flag as `--pass-pipeline`."""
     parser = _Parser(prog="mlirtext", description="Read, check, print and lower MLIR text.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_opt(sub)
+    _add_opt(sub, pass_flags)
     _add_run(sub)
     _add_compile(sub)
     _add_dump(sub)
@@ -71,7 +73,7 @@ def build_argparser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_opt(sub) -> None:
+def _add_opt(sub, pass_flags: bool) -> None:
     opt = sub.add_parser("opt", help="parse, verify and print MLIR (like mlir-opt)")
     opt.add_argument("input", nargs="?", default="-", help="an .mlir file, or - for standard input (default)")
     opt.add_argument("-o", dest="output", default="-", help="output file (default: standard output)")
@@ -96,7 +98,7 @@ def _add_opt(sub) -> None:
     group = opt.add_argument_group("passes (run in the order given)")
     group.add_argument("--pass-pipeline", dest="pipeline", action="append", default=[], metavar="PIPELINE",
                        help="a pipeline in MLIR's syntax: 'builtin.module(func.func(canonicalize,cse))'")
-    for name, cls in sorted(load_passes().items()):
+    for name, cls in sorted(load_passes().items() if pass_flags else ()):
         group.add_argument(f"--{name}", dest="pipeline", action="append_const", const=name,
                            help=f"{cls.summary} (options: --{name}='key=value ...')" if
                            dataclasses.fields(cls) else cls.summary)
@@ -477,19 +479,26 @@ def _targets(text: str) -> str:
 
 def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
     """`--canonicalize=max-num-rewrites=5` (a short pass flag with options, as mlir-opt
-    spells it) as `--pass-pipeline=canonicalize{max-num-rewrites=5}`; a bare `--cse`
-    stays a flag (argparse keeps flags and `--pass-pipeline` in command-line order)."""
-    passes = load_passes()
+    spells it) as `--pass-pipeline=canonicalize{max-num-rewrites=5}`, and for `opt` a bare
+    `--cse` as `--pass-pipeline=cse` (in command-line order, as argparse keeps them): the
+    passes are then imported only when a pipeline names them."""
+    is_opt = next((a for a in argv if not a.startswith("-")), None) == "opt"
     out = []
     for arg in argv:
         name, eq, options = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
-        out.append(f"--pass-pipeline={name}{{{options}}}" if eq and name in passes else arg)
+        if name in PASS_MODULES and (eq or is_opt):
+            arg = f"--pass-pipeline={name}{{{options}}}" if eq else f"--pass-pipeline={name}"
+        out.append(arg)
     return out
+
+
+def _asks_for_help(argv: list[str]) -> bool:
+    return any(a in ("-h", "--help") for a in argv)
 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_argparser().parse_args(_pass_flags_as_pipelines(argv))
+    args = build_argparser(pass_flags=_asks_for_help(argv)).parse_args(_pass_flags_as_pipelines(argv))
     limits.set_max_memory(getattr(args, "max_memory", None))  # (None: the default, also after an earlier main)
     try:
         limits.max_memory()

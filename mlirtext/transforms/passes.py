@@ -8,6 +8,7 @@ are the fields, with `-` for `_`.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import ClassVar, Optional
 
 from ..ir.core import Operation
@@ -81,11 +82,21 @@ def register(cls: type[Pass]) -> type[Pass]:
     return cls
 
 
+#: pass name -> the module of `mlirtext.transforms` that defines (and registers) it: the command line
+#: knows the names without importing the passes (and the dialects they use) until one is asked for.
+PASS_MODULES = {
+    "canonicalize": "canonicalize", "refine-static-shapes": "canonicalize", "cse": "cse", "dce": "dce",
+    "symbol-dce": "symbol_dce", "inline": "inline", "form-dispatch-regions": "dispatch",
+    "linalg-fuse-elementwise-ops": "fusion", "linalg-interchange-for-vectors": "interchange",
+    "convert-conv-to-channels-last": "channels_last", "math-polynomial-approximation": "polynomial_approximation",
+    "convert-hlo-to-tosa": "conversions.hlo_to_tosa", "convert-tosa-to-linalg": "conversions.tosa_to_linalg",
+    "convert-linalg-to-loops": "conversions.linalg_to_loops", "convert-loops-to-llvm": "conversions.loops_to_llvm",
+    "hlo-legalize-to-stablehlo": "conversions.mhlo_to_stablehlo", "results-to-out-params": "conversions.out_params",
+}
+
+
 def load_passes() -> dict[str, type[Pass]]:
     """Every registered pass (importing the modules that define them)."""
-    from . import canonicalize, cse, dce, dispatch, fusion, inline, interchange, symbol_dce  # noqa: F401 - they register
-    from . import channels_last  # noqa: F401
-    from . import polynomial_approximation  # noqa: F401
-    from .conversions import hlo_to_tosa, linalg_to_loops, loops_to_llvm, mhlo_to_stablehlo, out_params  # noqa: F401
-    from .conversions import tosa_to_linalg  # noqa: F401
+    for module in dict.fromkeys(PASS_MODULES.values()):
+        importlib.import_module(f"{__package__}.{module}")
     return PASSES
