@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import threading
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
@@ -50,6 +51,7 @@ class Registry:
         self._loaded: dict[str, Dialect] = {}
         self._ops: dict[str, Optional[OpDef]] = {}
         self._discardable: dict[str, Callable] = {}
+        self._lock = threading.RLock()  # held while a built-in dialect is imported
         for dialect in dialects:
             self.register(dialect)
 
@@ -69,12 +71,18 @@ class Registry:
         return namespace in self._loaded or namespace in self._modules
 
     def dialect(self, namespace: str) -> Optional[Dialect]:
-        """The dialect of `namespace`, imported now if it is a built-in not loaded yet."""
+        """The dialect of `namespace`, imported now if it is a built-in not loaded yet. (The
+        editor's threads share a registry: a dialect is in `_loaded` before it leaves `_modules`,
+        so a reader without the lock never finds it in neither.)"""
         found = self._loaded.get(namespace)
         if found is None and namespace in self._modules:
-            module = importlib.import_module(f"{__package__}.{self._modules.pop(namespace)}")
-            found = self._loaded[namespace] = module.dialect
-            self._discardable.update(found.discardable_attrs)
+            with self._lock:
+                found = self._loaded.get(namespace)
+                if found is None and namespace in self._modules:
+                    module = importlib.import_module(f"{__package__}.{self._modules[namespace]}")
+                    found = self._loaded[namespace] = module.dialect
+                    self._discardable.update(found.discardable_attrs)
+                    del self._modules[namespace]
         return found
 
     def dialects(self) -> tuple[Dialect, ...]:
