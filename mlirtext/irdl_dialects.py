@@ -294,17 +294,16 @@ def dialects_from(module: Operation) -> list[Dialect]:
         name = dop.attributes["sym_name"].value
         dialect = Dialect(name, summary=_summary(dop))
         params: dict = {}
+        types = {}
         for definition in dop.regions[0].blocks[0].ops:
+            if definition.name == "irdl.type":
+                body, index_of, constraints = _constraints_of(definition, name, defs)
+                declared = next((o for o in body if o.name == "irdl.parameters"), None)
+                types[definition.attributes["sym_name"].value] = (
+                    constraints, [index_of[v] for v in declared.operands] if declared is not None else [])
             if definition.name != "irdl.operation":
                 continue
-            body = definition.regions[0].blocks[0].ops if definition.regions[0].blocks else []
-            index_of: dict[Value, int] = {}
-            constraints = []
-            for inner in body:
-                if inner.name in ("irdl.is", "irdl.any", "irdl.any_of", "irdl.all_of", "irdl.base",
-                                  "irdl.parametric"):
-                    index_of[inner.results[0]] = len(constraints)
-                    constraints.append(_constraint(inner, index_of, name, defs))
+            body, index_of, constraints = _constraints_of(definition, name, defs)
             by_name = {inner.name: inner for inner in body}
             attrs_op = by_name.get("irdl.attributes")
             attributes = {n.value: index_of[v] for n, v in zip(attrs_op.attributes["attributeValueNames"].items,
@@ -322,8 +321,73 @@ def dialects_from(module: Operation) -> list[Dialect]:
                               _values_of(by_name.get("irdl.results"), index_of), attributes, regions)
             # (no declared counts: the verifier hook says what is wrong in IRDL's words)
             dialect.op(op_name, _summary(definition), verify=_op_verifier(spec, params))
+        dialect.type_check, dialect.type_check_after_parse = _type_checks(name, types)
         found.append(dialect)
     return found
+
+
+def _constraints_of(definition: Operation, dialect_name: str, defs: dict) -> tuple[list, dict, list]:
+    """(the ops of a definition's body, constraint value -> index, the constraints)."""
+    body = definition.regions[0].blocks[0].ops if definition.regions[0].blocks else []
+    index_of: dict[Value, int] = {}
+    constraints = []
+    for inner in body:
+        if inner.name in ("irdl.is", "irdl.any", "irdl.any_of", "irdl.all_of", "irdl.base", "irdl.parametric"):
+            index_of[inner.results[0]] = len(constraints)
+            constraints.append(_constraint(inner, index_of, dialect_name, defs))
+    return body, index_of, constraints
+
+
+def split_parameters(text: str) -> list[str]:
+    """`i32, tensor<2x3xf32>, "a,b"` -> its top-level parts (brackets and strings kept whole)."""
+    parts, depth, start, quoted, i = [], 0, 0, False, 0
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            i += c == "\\"
+            quoted = c != '"'
+        elif c == '"':
+            quoted = True
+        elif c in "<([{":
+            depth += 1
+        elif c in ">)]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    last = text[start:].strip()
+    return parts + [last] if last or parts else parts
+
+
+def _type_checks(dialect_name: str, types: dict):
+    """The parse-time checks of a user dialect's types (MLIR's messages, at the type's name): the
+    name and the number of parameters while parsing, the parameters' constraints once it is done."""
+    offset = len(dialect_name) + 1
+
+    def check(text: str):
+        name, params_text = _name_and_params(text)
+        found = types.get(name[offset:])
+        if found is None:
+            return "expected dynamic type", offset
+        given = len(split_parameters(params_text)) if params_text is not None else 0
+        if given != len(found[1]):
+            return f"expected {len(found[1])} type arguments, but had {given}", offset
+        return None
+
+    def check_parameters(text: str):
+        name, params_text = _name_and_params(text)
+        constraints, indices = types[name[offset:]]
+        values = parameters(params_text)
+        if values is None:
+            return f"the parameters of '!{text}' do not read", offset
+        verifier = Verifier(constraints, {})
+        for index, value in zip(indices, values):
+            problem = verifier.check(index, value)
+            if problem is not None:
+                return problem, offset
+        return None
+    return check, check_parameters
 
 
 def load(text: str, filename: str) -> tuple[list[Dialect], list[Diagnostic]]:

@@ -103,6 +103,9 @@ class Dialect:
     #: Check of the dialect's type text at parse time: fn(text after '!') -> None, or
     #: (message, offset of the problem in the text after '!').
     type_check: Optional[Callable] = None
+    #: A check of the dialect's type text that needs the parser (a user dialect's parameter
+    #: constraints): fn(text after '!') -> None or (message, offset), run once the parse is done.
+    type_check_after_parse: Optional[Callable] = None
     #: Check of a ranked tensor's encoding of this dialect (MLIR's VerifiableTensorEncoding):
     #: fn(shape, encoding attribute) -> None or a message.
     encoding_check: Optional[Callable] = None

@@ -328,6 +328,9 @@ def _checked_dialect_type(ctx, tok):
         message, offset = problem
         at = tok.start + 1 + max(0, min(offset, len(text) - 1))
         raise ctx.fail(message, Span(ctx.source, at, at + 1))
+    later = ctx.registry.type_check_after_parse(text)
+    if later is not None and text not in ctx.type_checks_after_parse:
+        ctx.type_checks_after_parse[text] = (later, tok.start + 1)
     return T.make_dialect_type(text)
 
 

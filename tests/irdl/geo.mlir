@@ -151,3 +151,24 @@ func.func @for_each_without_body(%p: !geo.point<f32>) {
   "geo.for_each"(%p) : (!geo.point<f32>) -> ()
   return
 }
+
+// -----
+
+// expected-error@+1 {{'i32' does not satisfy the constraint}}
+func.func @integer_points(%a: !geo.point<i32>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{expected 1 type arguments, but had 2}}
+func.func @points_of_two_types(%a: !geo.point<f32, f64>) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{expected dynamic type}}
+func.func @no_such_type(%a: !geo.line<f32>) {
+  return
+}
