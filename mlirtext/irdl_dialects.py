@@ -294,12 +294,12 @@ def dialects_from(module: Operation) -> list[Dialect]:
         name = dop.attributes["sym_name"].value
         dialect = Dialect(name, summary=_summary(dop))
         params: dict = {}
-        types = {}
+        kinds: dict = {"irdl.type": {}, "irdl.attribute": {}}  # name -> (constraints, parameter indices)
         for definition in dop.regions[0].blocks[0].ops:
-            if definition.name == "irdl.type":
+            if definition.name in kinds:
                 body, index_of, constraints = _constraints_of(definition, name, defs)
                 declared = next((o for o in body if o.name == "irdl.parameters"), None)
-                types[definition.attributes["sym_name"].value] = (
+                kinds[definition.name][definition.attributes["sym_name"].value] = (
                     constraints, [index_of[v] for v in declared.operands] if declared is not None else [])
             if definition.name != "irdl.operation":
                 continue
@@ -321,7 +321,9 @@ def dialects_from(module: Operation) -> list[Dialect]:
                               _values_of(by_name.get("irdl.results"), index_of), attributes, regions)
             # (no declared counts: the verifier hook says what is wrong in IRDL's words)
             dialect.op(op_name, _summary(definition), verify=_op_verifier(spec, params))
-        dialect.type_check, dialect.type_check_after_parse = _type_checks(name, types)
+        dialect.type_check, dialect.type_check_after_parse = _parameter_checks(name, kinds["irdl.type"], "type")
+        dialect.attr_check, dialect.attr_check_after_parse = _parameter_checks(name, kinds["irdl.attribute"],
+                                                                               "attribute")
         found.append(dialect)
     return found
 
@@ -360,35 +362,37 @@ def split_parameters(text: str) -> list[str]:
     return parts + [last] if last or parts else parts
 
 
-def _type_checks(dialect_name: str, types: dict):
-    """The parse-time checks of a user dialect's types (MLIR's messages, at the type's name): the
-    name and the number of parameters while parsing, the parameters' constraints once it is done."""
+def _parameter_checks(dialect_name: str, definitions: dict, kind: str):
+    """The parse-time checks of a user dialect's types or attributes (MLIR's messages, at the name):
+    the name and the number of parameters while parsing, their constraints once it is done. They
+    take the text after `!` of a type, the whole `#...` of an attribute."""
     offset = len(dialect_name) + 1
 
+    def split(text: str):
+        name, params_text = _name_and_params(text.lstrip("#"))
+        return definitions.get(name[offset:]), params_text, offset + text.startswith("#")
+
     def check(text: str):
-        name, params_text = _name_and_params(text)
-        found = types.get(name[offset:])
+        found, params_text, at = split(text)
         if found is None:
-            return "expected dynamic type", offset
+            return f"expected dynamic {kind}", at
         given = len(split_parameters(params_text)) if params_text is not None else 0
         if given != len(found[1]):
-            return f"expected {len(found[1])} type arguments, but had {given}", offset
+            return f"expected {len(found[1])} type arguments, but had {given}", at  # (MLIR's words for both)
         return None
 
     def check_parameters(text: str):
-        name, params_text = _name_and_params(text)
-        constraints, indices = types[name[offset:]]
+        (constraints, indices), params_text, at = split(text)
         values = parameters(params_text)
         if values is None:
-            return f"the parameters of '!{text}' do not read", offset
+            return f"the parameters of '{text}' do not read", at
         verifier = Verifier(constraints, {})
         for index, value in zip(indices, values):
             problem = verifier.check(index, value)
             if problem is not None:
-                return problem, offset
+                return problem, at
         return None
     return check, check_parameters
-
 
 def load(text: str, filename: str) -> tuple[list[Dialect], list[Diagnostic]]:
     """The dialects an IRDL file defines, or the problems that keep it from loading."""

@@ -73,7 +73,7 @@ def test_valid_and_invalid_uses_verify_by_the_constraints():
         else:
             assert errors == [], [d.message for d in errors]
             valid += 1
-    assert (valid, invalid) == (5, 16)
+    assert (valid, invalid) == (5, 18)
 
 
 def test_without_the_irdl_file_the_ops_are_of_an_unregistered_dialect():

@@ -97,6 +97,8 @@ class Dialect:
     #: Check of the dialect's attribute text at parse time (`#stablehlo.dot<...>`): fn(text) ->
     #: None, or (message, offset of the problem in the text).
     attr_check: Optional[Callable] = None
+    #: The same, for a check that needs the parser: run once the parse is done.
+    attr_check_after_parse: Optional[Callable] = None
     #: fn(attribute text) -> the text MLIR prints for it (so that one attribute written two
     #: ways compares equal), or None to keep it.
     attr_canonical: Optional[Callable] = None

@@ -75,8 +75,9 @@ class ParseContext:
         self.registry = registry  # dialects.registry.Registry: the dialects this parse knows
         #: namespace -> span of the name of the first op of a dialect the registry does not know
         self.unregistered: dict[str, Span] = {}
-        #: type text -> (check, span of its first use): checks run once the parse is done (they parse)
-        self.type_checks_after_parse: dict[str, tuple] = {}
+        #: dialect type or attribute text -> (check, offset of its first use): checks that run once
+        #: the parse is done (they parse the parameters)
+        self.checks_after_parse: dict[str, tuple] = {}
         self.diagnostics: list[Diagnostic] = []
         self.state = AsmState()
         self.attr_aliases: dict[str, object] = {}

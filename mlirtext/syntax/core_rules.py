@@ -329,8 +329,8 @@ def _checked_dialect_type(ctx, tok):
         at = tok.start + 1 + max(0, min(offset, len(text) - 1))
         raise ctx.fail(message, Span(ctx.source, at, at + 1))
     later = ctx.registry.type_check_after_parse(text)
-    if later is not None and text not in ctx.type_checks_after_parse:
-        ctx.type_checks_after_parse[text] = (later, tok.start + 1)
+    if later is not None:
+        ctx.checks_after_parse.setdefault("!" + text, (later, text, tok.start + 1))
     return T.make_dialect_type(text)
 
 
@@ -496,6 +496,9 @@ def _opaque_attr(ctx, children):
             message, offset = problem
             at = tok.start + max(0, min(offset, len(tok.value) - 1))
             raise ctx.fail(message, Span(ctx.source, at, at + 1))
+        later = ctx.registry.attr_check_after_parse(tok.value)
+        if later is not None:
+            ctx.checks_after_parse.setdefault(tok.value, (later, tok.value, tok.start))
         canonical = ctx.registry.attr_canonical(tok.value)
         text = canonical(tok.value) if canonical is not None else None
         if text is not None:

@@ -159,10 +159,10 @@ def parse(text: str, filename: str = "<stdin>", start: int = 0, end: Optional[in
     with _LOCK:
         driver.parse(ctx, text, start, end)
     ctx.finish()
-    for type_text, (check, at) in ctx.type_checks_after_parse.items():  # (they may parse: the lock is free)
-        problem = check(type_text)
+    for check, checked, at in ctx.checks_after_parse.values():  # (they may parse: the lock is free)
+        problem = check(checked)
         if problem is not None:
-            where = at + max(0, min(problem[1], len(type_text) - 1))
+            where = at + max(0, min(problem[1], len(checked) - 1))
             ctx.diagnostics.append(Diagnostic("error", problem[0], Span(source, where, where + 1)))
     module = _top_module(ctx, source, start, end)
     # Weights an importer left in the `{-# dialect_resources #-}` block become real constants.

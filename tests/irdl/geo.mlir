@@ -172,3 +172,19 @@ func.func @points_of_two_types(%a: !geo.point<f32, f64>) {
 func.func @no_such_type(%a: !geo.line<f32>) {
   return
 }
+
+// -----
+
+func.func @distance_in_km(%a: !geo.point<f32>, %b: !geo.point<f32>) -> f32 {
+  // expected-error@+1 {{'"km"' does not satisfy the constraint}}
+  %d = "geo.distance"(%a, %b) {unit = #geo.unit<"km">} : (!geo.point<f32>, !geo.point<f32>) -> f32
+  return %d : f32
+}
+
+// -----
+
+func.func @distance_in_a_scale(%a: !geo.point<f32>, %b: !geo.point<f32>) -> f32 {
+  // expected-error@+1 {{expected dynamic attribute}}
+  %d = "geo.distance"(%a, %b) {unit = #geo.scale<"m">} : (!geo.point<f32>, !geo.point<f32>) -> f32
+  return %d : f32
+}
