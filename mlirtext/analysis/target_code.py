@@ -190,6 +190,18 @@ def _dispatches(module: Operation, source: "CompiledSource") -> list:
             for fn in _dispatch_functions(module)]
 
 
+def form_dispatch_list(source: "CompiledSource") -> Union[list, str]:
+    """The dispatches `source` forms (as the GPU targets form them, without compiling a kernel),
+    or the message of why none could be formed."""
+    from ..compiler.driver import form_dispatches
+    module = source.module.clone()
+    try:
+        form_dispatches(module)
+    except Exception as e:  # noqa: BLE001 - the caller shows why
+        return _failure(e)
+    return _dispatches(module, source)
+
+
 def _gpu_targets(source: "CompiledSource", targets: list, out: FunctionTargets,
                  cancelled: Optional[threading.Event], report: Callable) -> None:
     from ..targets.gpu import GPU_TARGETS, GpuCompileError, compile_gpu
@@ -356,6 +368,22 @@ class TargetCache:
                 return fresh
             self._store(source.text, fresh)
         return self.get(source.text, targets) or FunctionTargets(error="nothing computed")
+
+    def dispatches_of(self, source: CompiledSource) -> Union[list, str]:
+        """The dispatches of `source`: those a command computed, else formed now (and kept)."""
+        with self.lock:
+            found = self.dispatches.get(source.text)
+        if found:
+            return list(found)
+        formed = form_dispatch_list(source)
+        if not isinstance(formed, str):
+            with self.lock:
+                self.dispatches[source.text] = formed
+                # (only the oldest, of texts no target code is kept for, make room)
+                texts = {key[0] for key in self.entries}
+                for old in [t for t in self.dispatches if t not in texts][:-self.size or None]:
+                    del self.dispatches[old]
+        return formed
 
     def _store(self, text: str, result: FunctionTargets) -> None:
         with self.lock:

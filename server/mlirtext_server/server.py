@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 from mlirtext.analysis import (actions, commands, completion, debug_commands, inlay, lowered_forms, navigation,
                                outline, signature, target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
+from mlirtext.analysis.graph_request import graph_command as function_graph_answer
 from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
 from mlirtext.analysis.positions import LineIndex
@@ -604,6 +605,20 @@ async def reduce_command(ls: MlirServer, *args):
         faults = ls.crashes.get((uri, (function or "").lstrip("@")), [])
     return await _long_command(ls, f"Reducing @{function}'s crash", debug_commands.reduce_crash, doc, function,
                                faults)
+
+
+@server.command("mlirtext.graph")
+@safe(lambda: {"error": "internal error (see the server log)"})
+async def graph_command(ls: MlirServer, *args):
+    """[uri, function name, levels (a list: "source", "hlo", ... "llvm"; default ["source"]), path of a
+    dispatch trace (dispatches.json or its directory) or None, whether to form the dispatches (default
+    true)]: the function as a data-flow graph."""
+    uri, function, levels, profile, dispatches = (list(args) + [None] * 5)[:5]
+    doc = await ls.document(uri)
+    if doc is None:
+        return {"error": f"unknown document '{uri}'"}
+    return await _long_command(ls, f"Graph of @{function}", function_graph_answer, doc, function, levels, profile,
+                               dispatches is not False, ls.targets)
 
 
 def main(open_worker: bool = True) -> int:

@@ -5,6 +5,7 @@
  */
 import * as vscode from 'vscode';
 import { lowerCommand } from './commands/lower';
+import { GraphView } from './commands/graph';
 import { PipelineView } from './commands/pipeline';
 import { runCommand } from './commands/run';
 import { ProfileLenses } from './profileLens';
@@ -20,6 +21,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
   const lenses = new ProfileLenses();
   const pipeline = new PipelineView(context.extensionUri, server, lenses);
   const debugging = new DebuggingCommands(server);
+  const graph = new GraphView(context.extensionUri, server);
   const s = server;
   context.subscriptions.push(
     log,
@@ -29,6 +31,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     lenses,
     vscode.languages.registerCodeLensProvider({ language: 'mlir' }, lenses),
     debugging,
+    graph,
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),
@@ -46,6 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
       debugging.reduceFailure(fn, faults),
     ),
     vscode.commands.registerCommand('mlirtext.openRepro', (dir?: string) => debugging.openRepro(dir)),
+    vscode.commands.registerCommand('mlirtext.showGraph', (fn?: string) => graph.show(fn)),
     vscode.commands.registerCommand('mlirtext.restartServer', async () => {
       await s.restart();
       if (s.state === 'running') {

@@ -1,0 +1,511 @@
+// The graph view's script: draws the server's graph (one level, or two side by side) with ELK,
+// section by section, the one nearest the viewport first; zoom (wheel, + and -) and pan
+// (drag); a click on a node selects its op in the editor, the editor's cursor selects the
+// node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this.
+(function () {
+  const M = window.exports;
+  const vscode = acquireVsCodeApi();
+  const boot = JSON.parse(document.getElementById('boot').textContent);
+  const GAP = 36;
+  const $ = (id) => document.getElementById(id);
+
+  let data = null;           // the server's answer
+  let overlay = 'dialect';
+  let byDispatch = false;
+  let openedAt = 0;          // when the graph message came (the open time's start)
+  const dispatchInfo = new Map();
+
+  // ELK in a worker (a blob of the bundled worker: a webview cannot start one from its
+  // resource URL), else in this thread.
+  const elkReady = (async () => {
+    try {
+      const code = await (await fetch(boot.elkWorker)).text();
+      const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
+      const elk = new ELK({ workerFactory: () => new Worker(url) });
+      await elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
+      return elk;
+    } catch (e) {
+      return new ELK();
+    }
+  })();
+
+  class Pane {
+    constructor(index) {
+      this.index = index;
+      this.el = document.querySelector(`.pane[data-pane="${index}"]`);
+      this.svg = this.el.querySelector('svg');
+      this.world = this.svg.querySelector('.world');
+      this.graph = null;
+      this.view = { x: -20, y: -20, k: 1 };
+      this.selected = [];
+      this.linked = [];
+      this.centerOn = null;  // an item to center on once its section is laid out
+      this.listen();
+    }
+
+    setGraph(graph, keepView) {
+      this.graph = graph;
+      this.state = this.state && keepView ? this.state : M.initialState(graph);
+      this.state.byDispatch = byDispatch;
+      this.el.querySelector('.pane-title').textContent = `${graph.level}${graph.source ? ' (as written)' : ''} · ${graph.ops} ops`;
+      this.rebuild(keepView);
+    }
+
+    rebuild(keepView) {
+      this.shown = M.shownGraph(this.graph, this.state);
+      this.sections = M.sections(this.shown);
+      this.items = new Map();
+      this.sectionOf = new Map();
+      for (const s of this.sections) {
+        for (const item of [...s.proxies, ...s.items]) {
+          this.items.set(item.id, item);
+          this.sectionOf.set(item.id, s.index);
+        }
+      }
+      this.layouts = new Array(this.sections.length).fill(null);
+      this.places = new Array(this.sections.length).fill(null);
+      this.world.textContent = '';
+      this.groups = this.sections.map((s) => {
+        const g = document.createElementNS('http://www.w3.org/2000/svg', 'g');
+        g.setAttribute('class', 'section');
+        g.dataset.section = String(s.index);
+        this.world.appendChild(g);
+        return g;
+      });
+      this.sections.forEach((s, i) => this.placeholder(i));
+      this.stack();
+      if (!keepView) this.view = { x: -20, y: -20, k: 1 };
+      this.applyView();
+      pump();
+    }
+
+    estimate(i) {
+      const s = this.sections[i];
+      return { width: 400, height: Math.max(60, s.items.length * 48) };
+    }
+
+    size(i) {
+      const l = this.layouts[i];
+      return l ? { width: l.width, height: l.height } : this.estimate(i);
+    }
+
+    stack() {
+      this.tops = [];
+      let y = 0;
+      for (let i = 0; i < this.sections.length; i++) {
+        this.tops.push(y);
+        this.groups[i].setAttribute('transform', `translate(0,${y})`);
+        y += this.size(i).height + GAP;
+      }
+      this.height = y;
+    }
+
+    placeholder(i) {
+      const { width, height } = this.estimate(i);
+      this.groups[i].innerHTML = `<g class="placeholder"><rect width="${width}" height="${height}" rx="6"/>` +
+        `<text x="12" y="22">laying out ${this.sections[i].items.length} nodes…</text></g>`;
+    }
+
+    draw(i) {
+      const layout = this.layouts[i];
+      if (!layout) return;
+      this.groups[i].innerHTML = M.sectionSvg(this.sections[i], layout, overlay, M.slowestTime(this.graph), dispatchInfo, this.graph);
+      for (const id of [...this.selected, ...this.linked]) this.mark(id);
+    }
+
+    drawAll() {
+      for (let i = 0; i < this.sections.length; i++) this.draw(i);
+    }
+
+    laidOut(i, layout) {
+      this.layouts[i] = layout;
+      this.places[i] = M.placements(layout);
+      this.stack();
+      this.draw(i);
+      if (this.centerOn && this.sectionOf.get(this.centerOn) === i) this.center(this.centerOn);
+      if (i === 0 && !this.fitted) {
+        this.fitted = true;
+        this.fit();
+        if (openedAt && this.index === 0) {
+          const ms = Math.round(performance.now() - openedAt);
+          document.body.dataset.openMs = String(ms);
+        }
+      }
+      this.applyView();
+      status();
+    }
+
+    nextSection() {
+      // The section not laid out yet that is nearest the viewport's middle (a wanted one first).
+      if (this.centerOn !== null) {
+        const s = this.sectionOf.get(this.centerOn);
+        if (s !== undefined && !this.layouts[s]) return s;
+      }
+      const rect = this.svg.getBoundingClientRect();
+      const middle = this.view.y + rect.height / this.view.k / 2;
+      let best = -1;
+      let distance = Infinity;
+      for (let i = 0; i < this.sections.length; i++) {
+        if (this.layouts[i]) continue;
+        const d = Math.abs(this.tops[i] + this.size(i).height / 2 - middle);
+        if (d < distance) {
+          distance = d;
+          best = i;
+        }
+      }
+      return best < 0 ? null : { index: best, distance };
+    }
+
+    applyView() {
+      const rect = this.svg.getBoundingClientRect();
+      const w = Math.max(1, rect.width) / this.view.k;
+      const h = Math.max(1, rect.height) / this.view.k;
+      this.svg.setAttribute('viewBox', `${this.view.x} ${this.view.y} ${w} ${h}`);
+      // Sections out of sight are not drawn (a 20,000-op function has hundreds).
+      for (let i = 0; i < this.sections.length; i++) {
+        const top = this.tops[i];
+        const visible = top < this.view.y + h + 200 && top + this.size(i).height > this.view.y - 200;
+        this.groups[i].style.display = visible ? '' : 'none';
+      }
+    }
+
+    fit() {
+      const rect = this.svg.getBoundingClientRect();
+      const width = Math.max(...this.sections.map((s, i) => this.size(i).width), 100);
+      this.view.k = Math.min(1.2, Math.max(0.15, rect.width / (width + 40)));
+      this.view.x = -20;
+      this.applyView();
+    }
+
+    zoom(factor, cx, cy) {
+      const rect = this.svg.getBoundingClientRect();
+      const px = cx ?? rect.width / 2;
+      const py = cy ?? rect.height / 2;
+      const wx = this.view.x + px / this.view.k;
+      const wy = this.view.y + py / this.view.k;
+      this.view.k = Math.min(4, Math.max(0.05, this.view.k * factor));
+      this.view.x = wx - px / this.view.k;
+      this.view.y = wy - py / this.view.k;
+      this.applyView();
+      pump();
+    }
+
+    position(id) {
+      const s = this.sectionOf.get(id);
+      const p = s === undefined ? undefined : this.places[s]?.get(id);
+      return p ? { x: p.x, y: p.y + this.tops[s], width: p.width, height: p.height } : null;
+    }
+
+    center(id) {
+      const p = this.position(id);
+      if (!p) {
+        this.centerOn = id;
+        pump();
+        return;
+      }
+      this.centerOn = null;
+      const rect = this.svg.getBoundingClientRect();
+      this.view.x = p.x + p.width / 2 - rect.width / this.view.k / 2;
+      this.view.y = p.y + p.height / 2 - rect.height / this.view.k / 2;
+      this.applyView();
+      pump();
+    }
+
+    visible(id) {
+      const p = this.position(id);
+      if (!p) return false;
+      const rect = this.svg.getBoundingClientRect();
+      return p.x >= this.view.x && p.y >= this.view.y && p.x + p.width <= this.view.x + rect.width / this.view.k &&
+        p.y + p.height <= this.view.y + rect.height / this.view.k;
+    }
+
+    mark(id) {
+      const cls = this.selected.includes(id) ? 'selected' : 'linked';
+      this.world.querySelectorAll(`g.node[data-id="${CSS.escape(id)}"]`).forEach((g) => g.classList.add(cls));
+    }
+
+    select(ids, linked, center) {
+      this.world.querySelectorAll('g.node.selected, g.node.linked').forEach((g) => g.classList.remove('selected', 'linked'));
+      this.selected = [...new Set(ids)];
+      this.linked = [...new Set(linked)].filter((id) => !this.selected.includes(id));
+      for (const id of [...this.selected, ...this.linked]) this.mark(id);
+      const first = this.selected[0] ?? this.linked[0];
+      if (center && first && !this.visible(first)) this.center(first);
+    }
+
+    /** The items that show graph nodes `nodes`. */
+    itemsOf(nodes) {
+      return nodes.map((n) => this.shown.itemOf.get(n.id)).filter(Boolean);
+    }
+
+    listen() {
+      let drag = null;
+      this.svg.addEventListener('pointerdown', (e) => {
+        drag = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y, moved: false };
+        this.svg.setPointerCapture(e.pointerId);
+      });
+      this.svg.addEventListener('pointermove', (e) => {
+        if (!drag) return;
+        const dx = e.clientX - drag.x;
+        const dy = e.clientY - drag.y;
+        if (Math.abs(dx) + Math.abs(dy) > 3) {
+          drag.moved = true;
+          this.svg.classList.add('dragging');
+        }
+        this.view.x = drag.vx - dx / this.view.k;
+        this.view.y = drag.vy - dy / this.view.k;
+        this.applyView();
+      });
+      this.svg.addEventListener('pointerup', (e) => {
+        const moved = drag?.moved;
+        drag = null;
+        this.svg.classList.remove('dragging');
+        if (moved) {
+          pump();
+        } else {
+          this.click(e);
+        }
+      });
+      this.svg.addEventListener('wheel', (e) => {
+        e.preventDefault();
+        const rect = this.svg.getBoundingClientRect();
+        if (e.ctrlKey || e.metaKey || !e.shiftKey) {
+          this.zoom(Math.exp(-e.deltaY / 400), e.clientX - rect.left, e.clientY - rect.top);
+        } else {
+          this.view.y += e.deltaY / this.view.k;
+          this.applyView();
+          pump();
+        }
+      }, { passive: false });
+      this.svg.addEventListener('dblclick', (e) => {
+        const g = e.target.closest('g.node.group');
+        if (g) this.toggle(g.dataset.id, true);
+      });
+    }
+
+    toggle(id, open) {
+      if (open) this.state.expanded.add(id);
+      else this.state.expanded.delete(id);
+      this.rebuild(true);
+      this.center(id);
+      status();
+    }
+
+    click(e) {
+      const groupTitle = e.target.closest('.open-group .group-title');
+      if (groupTitle) {
+        this.toggle(groupTitle.closest('.open-group').dataset.id, false);
+        return;
+      }
+      const g = e.target.closest('g.node');
+      if (!g) return;
+      let item = this.items.get(g.dataset.id);
+      if (!item) return;
+      if (item.kind === 'proxy') {
+        // A value from elsewhere: go to the op that defines it.
+        const source = this.items.get(item.members[0]);
+        if (source) {
+          this.select([source.id], [], false);
+          this.center(source.id);
+          item = source;
+        }
+      } else {
+        this.select([item.id], [], false);
+      }
+      linkOthers(this, item);
+      if (item.range) vscode.postMessage({ type: 'reveal', range: item.range });
+    }
+  }
+
+  const panes = [new Pane(0), new Pane(1)];
+
+  /** The other pane marks the ops made from the same source ops as `item`'s. */
+  function linkOthers(from, item) {
+    for (const pane of panes) {
+      if (pane === from || !pane.graph) continue;
+      const nodes = item.members.map((id) => from.graph.nodes.find((n) => n.id === id)).filter(Boolean);
+      const matches = nodes.flatMap((n) => M.originMatches(n, pane.graph));
+      pane.select([], pane.itemsOf(matches), true);
+    }
+  }
+
+  let busy = false;
+  async function pump() {
+    if (busy) return;
+    let best = null;
+    for (const pane of panes) {
+      if (!pane.graph || pane.el.hidden) continue;
+      const next = pane.nextSection();
+      if (next === null) continue;
+      const candidate = typeof next === 'number' ? { pane, index: next, distance: -1 } : { pane, ...next };
+      if (!best || candidate.distance < best.distance) best = candidate;
+    }
+    if (!best) return;
+    busy = true;
+    const { pane, index } = best;
+    const sections = pane.sections;
+    try {
+      const elk = await elkReady;
+      const layout = await elk.layout(M.elkGraph(sections[index]));
+      if (pane.sections === sections) pane.laidOut(index, layout);
+    } catch (e) {
+      showMessage(`layout failed: ${e && e.message ? e.message : e}`);
+    } finally {
+      busy = false;
+    }
+    setTimeout(pump, 0);
+  }
+
+  function status() {
+    const shown = panes.filter((p) => p.graph && !p.el.hidden);
+    const parts = shown.map((p) => {
+      const done = p.layouts.filter(Boolean).length;
+      return `${p.graph.level}: ${p.graph.ops} ops, ${p.shown.items.length} nodes` +
+        (done < p.sections.length ? `, laid out ${done}/${p.sections.length} sections` : '');
+    });
+    if (document.body.dataset.openMs) parts.push(`opened in ${document.body.dataset.openMs} ms`);
+    $('status').textContent = parts.join(' · ');
+    legend();
+  }
+
+  function legend() {
+    const el = $('legend');
+    const graphs = panes.filter((p) => p.graph && !p.el.hidden).map((p) => p.graph);
+    if (overlay === 'dialect') {
+      const dialects = [...new Set(graphs.flatMap((g) => g.nodes.map((n) => n.dialect)).filter(Boolean))];
+      el.innerHTML = dialects.map((d) => `<span><i style="background:var(--fam-${M.dialectFamily(d)})"></i>${M.escapeXml(d)}</span>`).join('');
+    } else if (overlay === 'dispatch') {
+      if (data && data.dispatch_error) {
+        el.textContent = `no dispatches: ${data.dispatch_error}`;
+      } else if (!dispatchInfo.size) {
+        el.textContent = data && data.dispatchesDone ? 'no dispatches' : 'forming dispatches…';
+      } else {
+        const shown = [...dispatchInfo.values()].slice(0, 24);
+        el.innerHTML = `<span>${dispatchInfo.size} dispatches (hover a node: its kernel)</span>` + shown.map((d) =>
+          `<span title="${M.escapeXml(d.ops.join(', '))}"><i style="background:${M.dispatchColour(d.id)}"></i>${M.escapeXml(d.name)}</span>`).join('');
+      }
+    } else if (overlay === 'profile') {
+      const p = data && data.profile;
+      el.textContent = p
+        ? `profile of ${p.device || 'a run'}: ${p.dispatches} dispatches, ${M.formatSeconds(p.seconds)}; darker red: more of the time`
+        : 'no profile: "profile…" reads the dispatches.json of `mlirtext run --trace-dispatches DIR`';
+    } else {
+      el.textContent = '';
+    }
+  }
+
+  function showMessage(text) {
+    const el = $('message');
+    el.hidden = !text;
+    el.textContent = text || '';
+  }
+
+  function levelNamed(name) {
+    return (data.levels || []).find((l) => l.level === name) || null;
+  }
+
+  function fillSelects() {
+    const available = data.available || [];
+    const first = $('level-0');
+    const beside = $('level-1');
+    const keep = [first.value, beside.value];
+    first.innerHTML = available.map((l, i) => `<option value="${l}">${l}${i === 0 ? ' (as written)' : ''}</option>`).join('');
+    beside.innerHTML = '<option value="">none</option>' + available.map((l) => `<option value="${l}">${l}</option>`).join('');
+    const shownFirst = (data.levels || [])[0];
+    first.value = keep[0] && available.includes(keep[0]) ? keep[0] : shownFirst ? shownFirst.level : available[0] || '';
+    beside.value = keep[1] && available.includes(keep[1]) ? keep[1] : '';
+  }
+
+  function showGraph(result) {
+    data = result;
+    showMessage(result.error || '');
+    if (!result.levels || !result.levels.length) {
+      $('status').textContent = '';
+      return;
+    }
+    fillSelects();
+    const wanted = [$('level-0').value, $('level-1').value];
+    wanted.forEach((name, i) => {
+      const graph = name ? levelNamed(name) : null;
+      panes[i].el.hidden = i > 0 && !graph;
+      if (graph && graph !== panes[i].graph) {
+        const same = panes[i].graph && panes[i].graph.level === graph.level;
+        panes[i].setGraph(graph, same);
+      }
+    });
+    status();
+  }
+
+  function askLevels() {
+    const levels = [$('level-0').value, $('level-1').value].filter(Boolean);
+    const missing = levels.filter((l) => !levelNamed(l));
+    if (missing.length) {
+      $('status').textContent = `lowering to ${missing.join(', ')}…`;
+      vscode.postMessage({ type: 'levels', levels: [...new Set(levels)] });
+    } else {
+      showGraph(data);
+    }
+    if (!$('level-1').value) panes[1].el.hidden = true;
+  }
+
+  window.addEventListener('message', (event) => {
+    const m = event.data;
+    if (m.type === 'graph') {
+      openedAt = openedAt || performance.now();
+      dispatchInfo.clear();
+      for (const d of m.result.dispatches || []) if (d.id !== null) dispatchInfo.set(d.id, d);
+      showGraph(m.result);
+    } else if (m.type === 'dispatches' && data) {
+      const result = m.result;
+      data.dispatch_error = result.dispatch_error || result.error || null;
+      data.dispatchesDone = true;
+      for (const d of result.dispatches || []) if (d.id !== null) dispatchInfo.set(d.id, d);
+      for (const pane of panes) {
+        const other = pane.graph && (result.levels || []).find((l) => l.level === pane.graph.level);
+        if (other) M.mergeDispatches(pane.graph, other);
+        if (pane.graph && byDispatch) pane.rebuild(true);
+        else if (pane.graph) pane.drawAll();
+      }
+      document.body.dataset.dispatches = String(dispatchInfo.size);
+      status();
+    } else if (m.type === 'cursor') {
+      for (const pane of panes) {
+        if (!pane.graph || pane.el.hidden) continue;
+        pane.select(pane.itemsOf(M.nodesAt(pane.graph, m.line, m.character)), [], true);
+      }
+    }
+  });
+
+  $('level-0').addEventListener('change', askLevels);
+  $('level-1').addEventListener('change', askLevels);
+  $('overlay').addEventListener('change', (e) => {
+    overlay = e.target.value;
+    panes.forEach((p) => p.graph && p.drawAll());
+    legend();
+  });
+  $('grouping').addEventListener('change', (e) => {
+    byDispatch = e.target.value === 'dispatches';
+    for (const p of panes) {
+      if (!p.graph) continue;
+      p.state.byDispatch = byDispatch;
+      p.rebuild(true);
+    }
+    status();
+  });
+  $('open-all').addEventListener('click', () => panes.forEach((p) => {
+    if (!p.graph) return;
+    p.graph.nodes.forEach((n) => n.children > 0 && p.state.expanded.add(n.id));
+    p.rebuild(true);
+  }));
+  $('close-all').addEventListener('click', () => panes.forEach((p) => {
+    if (!p.graph) return;
+    p.state.expanded.clear();
+    p.rebuild(true);
+  }));
+  $('zoom-in').addEventListener('click', () => panes.forEach((p) => p.graph && p.zoom(1.25)));
+  $('zoom-out').addEventListener('click', () => panes.forEach((p) => p.graph && p.zoom(0.8)));
+  $('fit').addEventListener('click', () => panes.forEach((p) => p.graph && p.fit()));
+  $('profile').addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
+  window.addEventListener('resize', () => panes.forEach((p) => p.graph && p.applyView()));
+  vscode.postMessage({ type: 'ready' });
+})();

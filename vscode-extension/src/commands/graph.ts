@@ -1,0 +1,177 @@
+/**
+ * Show graph: the function under the cursor as a data-flow graph in a webview beside the
+ * editor, linked both ways (the cursor selects the node; a click on a node selects the op),
+ * at any level, two levels side by side, with dispatch and profile overlays.
+ *
+ * The server answers twice: the graph at once, then the same graph with the dispatches formed
+ * (seconds on a large function), which the view folds in for the dispatch overlay.
+ */
+import * as crypto from 'crypto';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import { GraphResult } from '../graph/model';
+import { graphCommandArguments, renderGraphPage } from '../graph/page';
+import { executeServerCommand, serverUri } from '../protocol';
+import { MlirServer } from '../serverProcess';
+import { activeMlirEditor, targetFunction } from './target';
+
+export const GRAPH_SERVER_COMMAND = 'mlirtext.graph';
+
+type ViewMessage =
+  | { type: 'ready' }
+  | { type: 'levels'; levels: string[] }
+  | { type: 'reveal'; range: number[] }
+  | { type: 'profile' };
+
+export class GraphView implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private document: vscode.TextDocument | undefined;
+  private fnName: string | undefined;
+  private levels: string[] = ['source'];
+  private profile: string | null = null;
+  private viewReady = false;
+  /** Messages waiting for the view's script (it posts 'ready' once it listens). */
+  private pending: unknown[] = [];
+  /** The latest request: answers to older ones are dropped. */
+  private current: symbol | undefined;
+  private cursorTimer: NodeJS.Timeout | undefined;
+  private readonly subscriptions: vscode.Disposable[] = [];
+
+  constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer) {
+    this.subscriptions.push(
+      vscode.window.onDidChangeTextEditorSelection((e) => {
+        if (this.panel && e.textEditor.document === this.document) {
+          // A burst of cursor moves (a held arrow key) selects the node once, where it stops.
+          clearTimeout(this.cursorTimer);
+          const at = e.selections[0].active;
+          this.cursorTimer = setTimeout(() => this.post({ type: 'cursor', line: at.line, character: at.character }), 80);
+        }
+      }),
+    );
+  }
+
+  async show(fnName?: string): Promise<GraphResult | undefined> {
+    const editor = activeMlirEditor();
+    if (!editor) return undefined;
+    const fn = await targetFunction(editor, fnName);
+    if (!fn) return undefined;
+    this.document = editor.document;
+    this.fnName = fn.name;
+    this.levels = ['source'];
+    const panel = this.ensurePanel();
+    panel.title = `Graph @${fn.name}`;
+    this.viewReady = false;
+    this.pending = [];
+    panel.webview.html = this.page(panel, fn.name, path.basename(editor.document.fileName));
+    panel.reveal(vscode.ViewColumn.Beside, true);
+    const at = editor.selection.active;
+    const result = await this.request();
+    this.post({ type: 'cursor', line: at.line, character: at.character });
+    return result;
+  }
+
+  /** The graph at `this.levels`, then with its dispatches; each posted to the view as it comes. */
+  private async request(): Promise<GraphResult | undefined> {
+    const client = await this.server.require('show the graph');
+    if (!client || !this.document || !this.fnName) return undefined;
+    const shown = Symbol(this.fnName);
+    this.current = shown;
+    const uri = serverUri(client, this.document);
+    const ask = (dispatches: boolean) =>
+      executeServerCommand<GraphResult | null>(client, GRAPH_SERVER_COMMAND,
+        graphCommandArguments(uri, this.fnName!, this.levels, this.profile, dispatches))
+        .catch((e) => ({ error: String(e) }) as GraphResult)
+        .then((r) => r ?? { error: 'the server did not answer (see its log)' });
+    const graph = await ask(false);
+    if (this.current !== shown) return graph;
+    this.post({ type: 'graph', result: graph });
+    if (!graph.error) {
+      void ask(true).then((withDispatches) => {
+        if (this.current === shown) this.post({ type: 'dispatches', result: withDispatches });
+      });
+    }
+    return graph;
+  }
+
+  private post(message: unknown): void {
+    if (!this.panel) return;
+    if (this.viewReady) {
+      void this.panel.webview.postMessage(message);
+    } else {
+      this.pending.push(message);
+    }
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    clearTimeout(this.cursorTimer);
+    this.subscriptions.forEach((s) => s.dispose());
+  }
+
+  private ensurePanel(): vscode.WebviewPanel {
+    if (this.panel) return this.panel;
+    const panel = vscode.window.createWebviewPanel('mlirtext.graph', 'Graph', vscode.ViewColumn.Beside, {
+      enableScripts: true,
+      retainContextWhenHidden: true,
+      localResourceRoots: [
+        vscode.Uri.joinPath(this.extensionUri, 'media'),
+        vscode.Uri.joinPath(this.extensionUri, 'out', 'src', 'graph'),
+      ],
+    });
+    panel.onDidDispose(() => (this.panel = undefined));
+    panel.webview.onDidReceiveMessage((m: ViewMessage) => {
+      if (m.type === 'ready') {
+        this.viewReady = true;
+        const waiting = this.pending;
+        this.pending = [];
+        waiting.forEach((x) => void panel.webview.postMessage(x));
+      } else if (m.type === 'levels') {
+        this.levels = m.levels;
+        void this.request();
+      } else if (m.type === 'reveal') {
+        void this.reveal(m.range);
+      } else if (m.type === 'profile') {
+        void this.pickProfile();
+      }
+    });
+    this.panel = panel;
+    return panel;
+  }
+
+  private page(panel: vscode.WebviewPanel, fn: string, file: string): string {
+    const uri = (...parts: string[]) => panel.webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, ...parts)).toString();
+    return renderGraphPage({
+      fn,
+      file,
+      cspSource: panel.webview.cspSource,
+      nonce: crypto.randomBytes(16).toString('base64'),
+      styleUri: uri('media', 'graph', 'graph.css'),
+      modelUri: uri('out', 'src', 'graph', 'model.js'),
+      elkUri: uri('media', 'graph', 'elk.bundled.js'),
+      elkWorkerUri: uri('media', 'graph', 'elk-worker.min.js'),
+      scriptUri: uri('media', 'graph', 'graph.js'),
+    });
+  }
+
+  /** A clicked node: select its op (or the source op it came from) in the editor. */
+  private async reveal(range: number[]): Promise<void> {
+    if (!this.document || range.length !== 4) return;
+    const editor = await vscode.window.showTextDocument(this.document, { viewColumn: vscode.ViewColumn.One, preserveFocus: true });
+    const selection = new vscode.Selection(range[0], range[1], range[2], range[3]);
+    editor.selection = selection;
+    editor.revealRange(selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** A dispatch trace (`mlirtext run --trace-dispatches DIR` wrote DIR/dispatches.json) for the time overlay. */
+  private async pickProfile(): Promise<void> {
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: false,
+      openLabel: 'Use this trace',
+      filters: { 'Dispatch trace': ['json'] },
+      title: 'dispatches.json of `mlirtext run --trace-dispatches DIR`',
+    });
+    if (!picked?.length) return;
+    this.profile = path.dirname(picked[0].fsPath);
+    await this.request();
+  }
+}
