@@ -123,7 +123,7 @@ def test_html_page_has_its_sections(json_and_html):
     _, page = json_and_html
     parsed = _Sections()
     parsed.feed(page)
-    assert {"summary", "charts", "journey", "passes", "dispatches", "module", "method"} <= parsed.ids
+    assert {"summary", "charts", "graph", "journey", "passes", "dispatches", "module", "method"} <= parsed.ids
     assert {"level-hlo", "level-tosa", "level-linalg", "level-loops", "level-llvm", "level-llvm-ir"} <= parsed.ids
     assert parsed.tags.count("svg") >= 5 and "style" in parsed.tags
     text = "".join(parsed.text)

@@ -14,7 +14,7 @@ from ..debugging.dispatch_trace import TraceError, read_trace
 from ..ir.core import Operation
 from ..transforms.conversions.levels import LEVELS, level_of
 from ..transforms.lowering_service import Cancelled, LoweringStopped, lower_by_level, origin_span
-from .document import Document
+from .document import ANALYSIS_LOCK, Document
 from .extraction import SourceMap
 from .graph import function_graph
 from .target_code import CompiledSource, TargetCache, compiled_source
@@ -46,10 +46,7 @@ def graph_command(doc: Document, function: str, levels=None, profile: Optional[s
     if chunk is None:
         return {"error": f"no function named @{name} in {doc.filename}"}
     piece, fn = chunk.symbols[name]
-    compiled = compiled_source(doc, chunk, piece, fn)
-    if isinstance(compiled, str):
-        return {"error": compiled}
-    source, where = compiled
+    where = SourceMap(chunk, piece)
     times = {}
     out = {"function": name, "levels": [], "available": [], "dispatches": [], "dispatch_error": None,
            "profile": None, "error": None}
@@ -58,6 +55,17 @@ def graph_command(doc: Document, function: str, levels=None, profile: Optional[s
             out["profile"], times = profile_times(read_trace(profile))
         except TraceError as e:
             return {"error": str(e)}
+    start = level_of(fn) or "linalg"
+    out["available"] = list(LEVELS[LEVELS.index(start):])
+    lowered_levels = [x for x in LEVELS[LEVELS.index(start) + 1:] if x in wanted]
+    # What is compiled (the function with its callees, cloned and printed: the dispatch cache's
+    # key) and a clone to lower cost most of the answer on a large function: only when needed.
+    source = None
+    if dispatches or lowered_levels:
+        compiled = compiled_source(doc, chunk, piece, fn)
+        if isinstance(compiled, str):
+            return {"error": compiled}
+        source, where = compiled
     place_dispatch: dict = {}
     if dispatches:
         report("forming dispatches")
@@ -71,23 +79,26 @@ def graph_command(doc: Document, function: str, levels=None, profile: Optional[s
                 for place in d.places:
                     place_dispatch.setdefault(place, d.index)
     placing = _Placing(doc, where, source, place_dispatch, times)
-    start = level_of(source.module) or "linalg"
-    out["available"] = list(LEVELS[LEVELS.index(start):])
-    asked, shown = set(wanted), set()
+
+    def add(function_op: Operation, level: str, written: bool) -> None:
+        report(f"graph at {level}")
+        graph = function_graph(function_op, level, placing.range, placing.dispatch)
+        fused_dispatches(graph)
+        placing.add_times(graph)
+        out["levels"].append({**graph, "source": written})
+
+    if SOURCE in wanted or start in wanted:
+        with ANALYSIS_LOCK:   # the document's own IR (spans and all), read as it is
+            add(fn, start, True)
+    if not lowered_levels:
+        return out
     try:
-        for i, level in enumerate(lower_by_level(source.module.clone(), start="linalg", cancelled=cancelled,
-                                                 printed=False)):
-            here = {level.level, SOURCE} if i == 0 else {level.level}
-            if here & asked:
-                report(f"graph at {level.level}")
+        for level in lower_by_level(source.module.clone(), start="linalg", cancelled=cancelled, printed=False):
+            if level.level in lowered_levels:
                 lowered = _function_named(level.module, name)
                 if lowered is not None:
-                    graph = function_graph(lowered, level.level, placing.range, placing.dispatch)
-                    fused_dispatches(graph)
-                    placing.add_times(graph)
-                    out["levels"].append({**graph, "source": i == 0})
-            shown |= here
-            if asked <= shown:
+                    add(lowered, level.level, False)
+            if level.level == lowered_levels[-1]:
                 break
             if level.level != LEVELS[-1]:
                 report(f"lowering to {LEVELS[LEVELS.index(level.level) + 1]}")
@@ -143,7 +154,8 @@ class _Placing:
     """Where an op of any level is in the document, and which dispatch it went into: the op's
     own span (source level), else the span of the op it came from."""
 
-    def __init__(self, doc: Document, where: SourceMap, source: CompiledSource, dispatches: dict, times: dict):
+    def __init__(self, doc: Document, where: SourceMap, source: Optional[CompiledSource], dispatches: dict,
+                 times: dict):
         self.doc, self.where, self.source, self.dispatches, self.times = doc, where, source, dispatches, times
 
     def range(self, op) -> Optional[list]:
@@ -157,6 +169,8 @@ class _Placing:
         return [line, char, end_line, end_char]
 
     def dispatch(self, op: Operation) -> Optional[int]:
+        if self.source is None:
+            return None
         span = origin_span(op)
         place = None if span is None else self.source.index.get((span.source, span.start))
         return self.dispatches.get(place)

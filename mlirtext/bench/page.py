@@ -1,7 +1,8 @@
 """The report as one self-contained HTML page: inline CSS and SVG, no script, nothing fetched.
 
-Sections (each an element with an id): summary (the table), charts, journey (the text at every
-level with its op counts per dialect, then the target's LLVM IR), passes (with their times),
+Sections (each an element with an id): summary (the table), charts, graph (the function's data-flow
+graph, an SVG), journey (the text at every level with its op counts per dialect, then the
+target's LLVM IR), passes (with their times),
 dispatches (each dispatch and what its kernel became), module (the module file's sections), and
 method (how the figures were measured). Every piece of text is escaped.
 """
@@ -10,7 +11,10 @@ from __future__ import annotations
 import zlib
 from html import escape
 
+from .. import api
+from ..transforms.conversions.levels import level_of
 from .charts import Bar, bar_chart
+from .graph_svg import graph_svg
 from .journey import module_journey
 from .measure import BASELINE_TARGET
 from .rows import BASELINE, FAILED, MISMATCH, NOT_RUN
@@ -54,6 +58,13 @@ svg.chart .reference { stroke: var(--muted); stroke-dasharray: 4 3; }
 .levels { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; margin: 8px 0; }
 .level { background: var(--panel); border: 1px solid var(--line); border-radius: 4px; padding: 4px 10px; }
 .passbar { display: inline-block; height: 10px; background: var(--bar); border-radius: 2px; }
+.graph-scroll { overflow: auto; max-height: 720px; border: 1px solid var(--line); border-radius: 6px; }
+svg.graph text { font: 11px ui-monospace, monospace; text-anchor: middle; fill: #1d2330; }
+svg.graph .graph-type { font-size: 9.5px; fill: #2d3442; }
+svg.graph .graph-edge { fill: none; stroke: var(--muted); stroke-width: 1.2; }
+svg.graph .graph-node rect { stroke: var(--line); }
+svg.graph .graph-end rect { fill: var(--panel); stroke: var(--ink); stroke-dasharray: 3 2; }
+svg.graph .graph-end text { fill: var(--ink); }
 """
 
 
@@ -207,6 +218,17 @@ def _profiles(report) -> str:
     return "".join(parts)
 
 
+def _graph(report, text: str) -> str:
+    """The benchmarked function's graph at the level it is written at."""
+    result = api.parse_and_verify(text, report.filename)
+    if not result.ok:
+        return f"<p>No graph: {escape(result.diagnostics[0].format())}</p>"
+    fn = next((op for op in result.module.walk() if op.name == "func.func" and op.sym_name == report.function), None)
+    if fn is None:
+        return f"<p>No graph: no function @{escape(report.function)}.</p>"
+    return graph_svg(fn, level_of(result.module), _colour)
+
+
 def _dumps(j) -> str:
     return "".join(f"<details><summary>{escape(target)}: sections (as <code>mlirtext dump</code> prints them)"
                    f"</summary><pre>{escape(text)}</pre></details>" for target, text in j.dumps.items())
@@ -226,6 +248,7 @@ def render_page(report, text: str) -> str:
 <p class="muted">Baseline: {escape(report.baseline.label)} (mlirtext's interpreter: numpy, op by op). Outputs
 compared with the baseline: {escape(report.tolerance)}.</p></section>
 <section id="charts"><h2>Charts</h2>{_charts(report)}</section>
+<section id="graph"><h2>Graph of the function</h2>{_graph(report, text)}</section>
 <section id="journey"><h2>Journey of the module</h2>{_journey(j)}</section>
 <section id="passes"><h2>Passes and their times</h2>{_passes(j)}</section>
 <section id="dispatches"><h2>Dispatches and their kernels</h2>{_dispatches(j)}</section>

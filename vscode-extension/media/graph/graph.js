@@ -40,6 +40,9 @@
       this.selected = [];
       this.linked = [];
       this.centerOn = null;  // an item to center on once its section is laid out
+      this.svg.setAttribute('preserveAspectRatio', 'xMinYMin meet');
+      // The pane's size changes with the legend and the toolbar's wrapping, not only the window's.
+      new ResizeObserver(() => this.graph && this.applyView()).observe(this.svg);
       this.listen();
     }
 
@@ -53,7 +56,7 @@
 
     rebuild(keepView) {
       this.shown = M.shownGraph(this.graph, this.state);
-      this.sections = M.sections(this.shown);
+      this.sections = M.sections(this.shown, M.SECTION_NODES, M.FIRST_SECTION_NODES);
       this.items = new Map();
       this.sectionOf = new Map();
       for (const s of this.sections) {
@@ -462,7 +465,7 @@
       for (const d of result.dispatches || []) if (d.id !== null) dispatchInfo.set(d.id, d);
       for (const pane of panes) {
         const other = pane.graph && (result.levels || []).find((l) => l.level === pane.graph.level);
-        if (other) M.mergeDispatches(pane.graph, other);
+        if (other) M.mergeDispatches(pane.graph, other, [...pane.items.values()]);
         if (pane.graph && byDispatch) pane.rebuild(true);
         else if (pane.graph) pane.drawAll();
       }

@@ -107,7 +107,9 @@ export interface Shown {
 }
 
 /** Most nodes ELK gets at once (proxies and the ops of open groups count). */
-export const SECTION_NODES = 60;
+export const SECTION_NODES = 48;
+/** The first section is smaller: it is what the view waits for when it opens. */
+export const FIRST_SECTION_NODES = 20;
 /** A function with more ops than this opens with its groups closed. */
 export const OPEN_GROUPS_UP_TO = 400;
 
@@ -206,10 +208,10 @@ export interface Section {
 }
 
 /**
- * The shown items cut into sections of at most `limit` nodes (an open group and its ops
- * stay in one section, however many they are), in program order.
+ * The shown items cut into sections of at most `limit` nodes (`first` for the first; an open
+ * group and its ops stay in one section, however many they are), in program order.
  */
-export function sections(shown: Shown, limit = SECTION_NODES): Section[] {
+export function sections(shown: Shown, limit = SECTION_NODES, first = limit): Section[] {
   const out: Section[] = [];
   const topOf = new Map<string, string>();
   const byId = new Map(shown.items.map((i) => [i.id, i]));
@@ -236,7 +238,7 @@ export function sections(shown: Shown, limit = SECTION_NODES): Section[] {
   };
   for (const t of order) {
     const run = runs.get(t)!;
-    if (current.length && current.length + run.length > limit) flush();
+    if (current.length && current.length + run.length > (out.length ? limit : first)) flush();
     current.push(...run);
   }
   flush();
@@ -491,8 +493,11 @@ export function slowestTime(graph: LevelGraph): number {
   return Math.max(0, ...graph.nodes.map((n) => n.seconds ?? 0));
 }
 
-/** The server's second answer (with the dispatches formed) folded into the graph shown. */
-export function mergeDispatches(graph: LevelGraph, withDispatches: LevelGraph): void {
+/**
+ * The server's second answer (with the dispatches formed) folded into the graph shown, and
+ * into the items drawn for it (`items`: the sections' items and proxies; laid out already).
+ */
+export function mergeDispatches(graph: LevelGraph, withDispatches: LevelGraph, items: Item[] = []): void {
   const by = new Map(withDispatches.nodes.map((n) => [n.id, n]));
   for (const n of graph.nodes) {
     const d = by.get(n.id);
@@ -500,5 +505,9 @@ export function mergeDispatches(graph: LevelGraph, withDispatches: LevelGraph): 
       n.dispatch = d.dispatch;
       n.fused = d.fused;
     }
+  }
+  for (const item of items) {
+    const n = by.get(item.members[0]);
+    if (item.kind !== 'dispatch' && n) item.dispatch = n.dispatch;
   }
 }

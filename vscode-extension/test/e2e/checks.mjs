@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { graphChecks } from './graphChecks.mjs';
 import {
   chooseCodeAction,
   clickToken,
@@ -263,6 +264,7 @@ export const checks = [
       return `marked ops per level: ${perLevel}; editor at Ln ${at.line}`;
     },
   },
+  ...graphChecks,
   {
     name: 'pass explorer steps through the passes, each with its diff; unchanged passes hide',
     async run({ page, out }) {

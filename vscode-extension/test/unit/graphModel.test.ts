@@ -109,6 +109,8 @@ test('sections hold at most the limit, keep a group whole, and bring values from
   // %zero, read by the fill and inside the generic, comes in once, to the maximumf.
   assert.deepEqual(withGeneric.edges.filter((e) => e.value === '%zero').map((e) => e.target), ['n10']);
   assert.deepEqual(withGeneric.proxies.map((p) => p.label).sort(), ['%b', '%empty', '%xw', '%zero']);
+  // The first section may be smaller (the view waits for it): 3 here, then runs of up to 6.
+  assert.deepEqual(sections(shown, 6, 3).map((s) => s.items.length), [3, 4, 4, 5]);
   // Every edge lands in exactly one section (as itself or through a proxy).
   assert.equal(cut.reduce((a, s) => a + s.edges.length, 0), shown.edges.length);
 });
@@ -162,11 +164,13 @@ test('the cursor finds the innermost op there; a lowered level links by origin',
     ['linalg.matmul', 'arith.mulf', 'arith.addf', 'linalg.yield']);
 });
 
-test('the second answer folds the dispatches into the graph shown', () => {
+test('the second answer folds the dispatches into the graph shown and the items drawn', () => {
   const first = clone(DENSE);
   first.nodes.forEach((n) => (n.dispatch = null));
-  mergeDispatches(first, DENSE);
+  const drawn = shownGraph(first, initialState(first)).items;
+  mergeDispatches(first, DENSE, drawn);
   assert.deepEqual(first.nodes.map((n) => n.dispatch), DENSE.nodes.map((n) => n.dispatch));
+  assert.deepEqual(drawn.map((i) => i.dispatch), DENSE.nodes.map((n) => n.dispatch));
 });
 
 test('the page loads the model, ELK and the script under its nonce, and allows a blob worker', () => {

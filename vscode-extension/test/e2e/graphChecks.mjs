@@ -1,0 +1,184 @@
+// The graph view's end-to-end checks (checks.mjs runs them after the pipeline view's, while
+// the MLP is still as written): the MLP's graph, the links both ways between nodes and text,
+// the dispatch overlay, and a generated 2,000-op function (its open time is printed).
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { clickToken, cursor, openFile, runCommand, sleep, waitFor } from './workbench.mjs';
+
+const MLP = 'mlp_stablehlo.mlir';
+const BIG = 'generated_2000_ops.mlir';
+
+/** A function @big of 2,001 ops: residual blocks of 10 (as benchmarks/graph_view.py writes it). */
+export function generatedFunction(ops) {
+  const blocks = Math.max(1, Math.floor(ops / 10));
+  const t = 'tensor<8x8xf32>';
+  let body = '';
+  for (let i = 1; i <= blocks; i++) {
+    const p = i - 1;
+    body += `  %d${i} = stablehlo.dot_general %h${p}, %w, contracting_dims = [1] x [0] : (${t}, ${t}) -> ${t}
+  %bb${i} = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> ${t}
+  %a${i} = stablehlo.add %d${i}, %bb${i} : ${t}
+  %m${i} = stablehlo.maximum %a${i}, %zero : ${t}
+  %t${i} = stablehlo.tanh %m${i} : ${t}
+  %s${i} = stablehlo.multiply %t${i}, %h${p} : ${t}
+  %n${i} = stablehlo.negate %s${i} : ${t}
+  %e${i} = stablehlo.exponential %n${i} : ${t}
+  %r${i} = stablehlo.subtract %e${i}, %m${i} : ${t}
+  %h${i} = stablehlo.add %r${i}, %h${p} : ${t}
+`;
+  }
+  return `func.func @big(%h0: ${t}, %w: ${t}, %b: tensor<8xf32>) -> ${t} {
+  %zero = stablehlo.constant dense<0.0> : ${t}
+${body}  return %h${blocks} : ${t}
+}
+`;
+}
+
+/** The graph view's frame once it shows function `fn` with nodes drawn. */
+async function graphFrame(page, fn, timeout = 90_000) {
+  return waitFor(`the graph of @${fn}`, async () => {
+    for (const frame of page.frames()) {
+      try {
+        const name = await frame.$eval('.bar .sym', (e) => e.textContent).catch(() => null);
+        if (name === `@${fn}` && (await frame.$('.pane[data-pane="0"] g.node'))) return frame;
+      } catch {
+        // a frame navigating meanwhile
+      }
+    }
+    return null;
+  }, timeout, 100);
+}
+
+async function selectedIds(frame) {
+  return frame.$$eval('.pane[data-pane="0"] g.node.selected', (els) => els.map((e) => e.dataset.id));
+}
+
+/** Screenshots of the editor area alone, in the dark theme and the light one. */
+async function bothThemes(page, out, name) {
+  await runCommand(page, 'View: Toggle Maximize Editor Group');
+  await sleep(600);
+  await page.screenshot({ path: join(out, `${name}-dark.png`) });
+  await runCommand(page, 'Preferences: Color Theme');
+  await page.locator('.quick-input-widget input').fill('Light Modern');
+  await sleep(500);
+  await page.keyboard.press('Enter');
+  await waitFor('the light theme', async () => (await page.locator('.monaco-workbench.vs').count()) > 0);
+  await sleep(1000);
+  await page.screenshot({ path: join(out, `${name}-light.png`) });
+  await runCommand(page, 'Preferences: Color Theme');
+  await page.locator('.quick-input-widget input').fill('Dark Modern');
+  await sleep(500);
+  await page.keyboard.press('Enter');
+  await waitFor('the dark theme', async () => (await page.locator('.monaco-workbench.vs-dark').count()) > 0);
+  await runCommand(page, 'View: Toggle Maximize Editor Group');
+}
+
+export const graphChecks = [
+  {
+    name: 'graph view of the MLP: a click on a node selects its op, the cursor selects the node',
+    async run({ page, workspace }) {
+      await runCommand(page, 'View: Close All Editors');
+      await openFile(page, MLP);
+      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
+      await runCommand(page, 'mlirtext: Show Graph');
+      const frame = await graphFrame(page, 'mlp');
+      const nodes = await frame.$$eval('.pane[data-pane="0"] g.node', (els) => els.map((e) => e.classList[1]));
+      const count = (k) => nodes.filter((n) => n === k).length;
+      if (count('op') !== 8 || count('input') !== 5 || count('output') !== 1) {
+        throw new Error(`nodes: ${count('op')} ops, ${count('input')} inputs, ${count('output')} outputs`);
+      }
+      // The cursor was on `%2 = stablehlo.add`: that node is selected.
+      const label = async (id) => frame.$eval(`g.node[data-id="${id}"] .label`, (e) => e.textContent);
+      const first = await waitFor('the node at the cursor selected', async () => {
+        const ids = await selectedIds(frame);
+        return ids.length === 1 && (await label(ids[0])) === 'add' ? ids[0] : null;
+      });
+      // A click on the first dot_general selects its line in the editor.
+      const lines = readFileSync(join(workspace, MLP), 'utf8').split('\n');
+      const dotLine = lines.findIndex((l) => l.includes('%0 = stablehlo.dot_general')) + 1;
+      const dot = await frame.$$eval('g.node.op', (els) =>
+        els.filter((e) => e.querySelector('.label').textContent === 'dot_general').map((e) => e.dataset.id));
+      await frame.click(`g.node[data-id="${dot[0]}"] rect`);
+      await sleep(300);
+      await runCommand(page, 'View: Focus First Editor Group');   // (the status bar shows the cursor of a focused editor)
+      await waitFor(`the editor on line ${dotLine}`, async () => (await cursor(page))?.line === dotLine);
+      // Moving the cursor in the text onto the relu selects its node.
+      await clickToken(page, 'stablehlo.maximum', '%h = stablehlo.maximum');
+      const relu = await waitFor('the relu node selected', async () => {
+        const ids = await selectedIds(frame);
+        return ids.length === 1 && (await label(ids[0])) === 'maximum' ? ids[0] : null;
+      });
+      return `${count('op')} ops, ${count('input')} arguments, ${count('output')} result; cursor on the add selected ${first}; ` +
+        `a click on ${dot[0]} put the editor on Ln ${dotLine}; the cursor on the relu selected ${relu}`;
+    },
+  },
+  {
+    name: 'graph view: the dispatch overlay colours each dispatch, its kernel on hover',
+    async run({ page, out }) {
+      const frame = await graphFrame(page, 'mlp');
+      await frame.selectOption('#overlay', 'dispatch');
+      const fills = await waitFor('the ops coloured by dispatch', async () => {
+        const got = await frame.$$eval('.pane[data-pane="0"] g.node.op rect', (els) =>
+          els.map((e) => e.style.fill).filter(Boolean));
+        return new Set(got).size >= 4 ? got : null;
+      }, 90_000);
+      const titles = await frame.$$eval('.pane[data-pane="0"] g.node.op title', (els) => els.map((e) => e.textContent));
+      const kernel = titles.find((t) => /dispatch \d+: kernel mlp_dispatch_\d+/.test(t));
+      if (!kernel) {
+        throw new Error(`no kernel in the tooltips: ${titles.slice(0, 3).join(' | ')}`);
+      }
+      const legend = await frame.$eval('#legend', (e) => e.textContent);
+      // Beside it, the linalg level: a click on the first matmul marks what it became there.
+      await frame.selectOption('#level-1', 'linalg');
+      const linked = await waitFor('the linalg pane', async () => {
+        if (!(await frame.$('.pane[data-pane="1"] g.node'))) return null;
+        const dot = await frame.$$eval('.pane[data-pane="0"] g.node.op', (els) =>
+          els.filter((e) => e.querySelector('.label').textContent === 'dot_general').map((e) => e.dataset.id));
+        await frame.click(`.pane[data-pane="0"] g.node[data-id="${dot[0]}"] rect`);
+        const marked = await frame.$$eval('.pane[data-pane="1"] g.node.linked .label', (els) => els.map((e) => e.textContent));
+        return marked.length ? marked : null;
+      }, 120_000, 1000);
+      await bothThemes(page, out, 'graph-mlp');
+      await frame.selectOption('#level-1', '');
+      return `${new Set(fills).size} dispatch colours; ${kernel.split('\n').find((l) => l.includes('kernel'))}; ` +
+        `legend: ${legend.slice(0, 60)}; the first dot_general became at linalg: ${[...new Set(linked)].join(', ')}`;
+    },
+  },
+  {
+    name: 'graph view of a generated 2,000-op function opens, and the cursor finds a node far down',
+    async run({ page, workspace, out }) {
+      const text = generatedFunction(2000);
+      writeFileSync(join(workspace, BIG), text);
+      await runCommand(page, 'View: Close All Editors');
+      await openFile(page, BIG);
+      await clickToken(page, 'stablehlo.dot_general', '%d1 = stablehlo.dot_general');
+      const t0 = Date.now();
+      await runCommand(page, 'mlirtext: Show Graph');
+      const frame = await graphFrame(page, 'big', 120_000);
+      const seconds = (Date.now() - t0) / 1000;
+      const status = await frame.$eval('#status', (e) => e.textContent);
+      if (!status.includes('2001 ops')) {
+        throw new Error(`status: ${status}`);
+      }
+      const webviewMs = await frame.evaluate(() => document.body.dataset.openMs ?? '?');
+      console.log(`  graph view of a 2,001-op function: first nodes drawn ${seconds.toFixed(2)} s after the command ` +
+        `(${webviewMs} ms of it from the server's answer to the first section laid out and drawn); target < 2 s`);
+      await bothThemes(page, out, 'graph-2000');
+      // The cursor on an op near the end: its node is selected, its section laid out on demand.
+      const lines = text.split('\n');
+      const line = lines.findIndex((l) => l.includes('%t180 = stablehlo.tanh'));
+      await runCommand(page, 'View: Focus First Editor Group');
+      await page.keyboard.press('Control+G');
+      await page.keyboard.type(String(line + 1));
+      await page.keyboard.press('Enter');
+      await clickToken(page, 'stablehlo.tanh', '%t180 = stablehlo.tanh');
+      const far = await waitFor('the node far down selected', async () => {
+        const ids = await selectedIds(frame);
+        if (ids.length !== 1) return null;
+        const box = await frame.$eval(`g.node[data-id="${ids[0]}"] .label`, (e) => e.textContent).catch(() => null);
+        return box === 'tanh' ? ids[0] : null;
+      }, 60_000);
+      return `opened in ${seconds.toFixed(2)} s (webview ${webviewMs} ms); ${status}; the cursor on %t180 selected ${far}`;
+    },
+  },
+];
