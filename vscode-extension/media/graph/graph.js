@@ -244,7 +244,8 @@
     listen() {
       let drag = null;
       this.svg.addEventListener('pointerdown', (e) => {
-        drag = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y, moved: false };
+        // (with the pointer captured, pointerup's target is the svg: the click goes by pointerdown's)
+        drag = { x: e.clientX, y: e.clientY, vx: this.view.x, vy: this.view.y, moved: false, target: e.target };
         this.svg.setPointerCapture(e.pointerId);
       });
       this.svg.addEventListener('pointermove', (e) => {
@@ -259,14 +260,14 @@
         this.view.y = drag.vy - dy / this.view.k;
         this.applyView();
       });
-      this.svg.addEventListener('pointerup', (e) => {
-        const moved = drag?.moved;
+      this.svg.addEventListener('pointerup', () => {
+        const down = drag;
         drag = null;
         this.svg.classList.remove('dragging');
-        if (moved) {
+        if (down && down.moved) {
           pump();
-        } else {
-          this.click(e);
+        } else if (down) {
+          this.click(down.target);
         }
       });
       this.svg.addEventListener('wheel', (e) => {
@@ -280,10 +281,6 @@
           pump();
         }
       }, { passive: false });
-      this.svg.addEventListener('dblclick', (e) => {
-        const g = e.target.closest('g.node.group');
-        if (g) this.toggle(g.dataset.id, true);
-      });
     }
 
     toggle(id, open) {
@@ -294,14 +291,22 @@
       status();
     }
 
-    click(e) {
-      const groupTitle = e.target.closest('.open-group .group-title');
+    click(target) {
+      const groupTitle = target.closest('.open-group .group-title');
       if (groupTitle) {
         this.toggle(groupTitle.closest('.open-group').dataset.id, false);
         return;
       }
-      const g = e.target.closest('g.node');
+      const g = target.closest('g.node');
       if (!g) return;
+      // A second click on a closed group within 400 ms (a double click) opens it.
+      const now = performance.now();
+      const again = this.lastClick && this.lastClick.id === g.dataset.id && now - this.lastClick.at < 400;
+      this.lastClick = { id: g.dataset.id, at: now };
+      if (again && g.classList.contains('group')) {
+        this.toggle(g.dataset.id, true);
+        return;
+      }
       let item = this.items.get(g.dataset.id);
       if (!item) return;
       if (item.kind === 'proxy') {
