@@ -125,7 +125,6 @@
       this.places[i] = M.placements(layout);
       this.stack();
       this.draw(i);
-      if (this.centerOn && this.sectionOf.get(this.centerOn) === i) this.center(this.centerOn);
       if (i === 0 && !this.fitted) {
         this.fitted = true;
         this.fit();
@@ -133,6 +132,11 @@
           const ms = Math.round(performance.now() - openedAt);
           document.body.dataset.openMs = String(ms);
         }
+      }
+      // A node waited for (the cursor's, a proxy's source): brought into sight if it is not.
+      if (this.centerOn && this.sectionOf.get(this.centerOn) === i) {
+        if (this.visible(this.centerOn)) this.centerOn = null;
+        else this.center(this.centerOn);
       }
       this.applyView();
       status();
@@ -433,6 +437,7 @@
     }
     fillSelects();
     const wanted = [$('level-0').value, $('level-1').value];
+    const wasBeside = !panes[1].el.hidden;
     wanted.forEach((name, i) => {
       const graph = name ? levelNamed(name) : null;
       panes[i].el.hidden = i > 0 && !graph;
@@ -441,6 +446,8 @@
         panes[i].setGraph(graph, same);
       }
     });
+    // A pane beside it, or none now: the first pane's width changed, fit the graph to it again.
+    if (wasBeside !== !panes[1].el.hidden && panes[0].graph) panes[0].fit();
     status();
   }
 
@@ -453,7 +460,10 @@
     } else {
       showGraph(data);
     }
-    if (!$('level-1').value) panes[1].el.hidden = true;
+    if (!$('level-1').value && !panes[1].el.hidden) {
+      panes[1].el.hidden = true;
+      if (panes[0].graph) panes[0].fit();
+    }
   }
 
   window.addEventListener('message', (event) => {
