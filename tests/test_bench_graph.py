@@ -48,7 +48,8 @@ def test_an_op_with_regions_is_one_node_with_its_count():
 
 def test_a_large_function_draws_its_first_nodes_with_a_note():
     body = "".join(f"  %v{i + 1} = stablehlo.add %v{i}, %v{i} : tensor<2xf32>\n" for i in range(MAX_NODES + 20))
-    text = f"func.func @f(%v0: tensor<2xf32>) -> tensor<2xf32> {{\n{body}  return %v{MAX_NODES + 20} : tensor<2xf32>\n}}\n"
+    text = (f"func.func @f(%v0: tensor<2xf32>) -> tensor<2xf32> {{\n{body}"
+            f"  return %v{MAX_NODES + 20} : tensor<2xf32>\n}}\n")
     svg = graph_svg(function(text, "f"), "hlo", lambda d: "red")
     assert f"the first {MAX_NODES} of {MAX_NODES + 22} nodes" in svg
     assert svg.count("<rect") == MAX_NODES

@@ -27,11 +27,12 @@ def _noop(message: str) -> None:
 
 
 def graph_command(doc: Document, function: str, levels=None, profile: Optional[str] = None,
-                  dispatches: bool = True, cache: Optional[TargetCache] = None, cancelled: Optional[threading.Event] = None,
-                  report: Callable = _noop) -> dict:
+                  dispatches: bool = True, cache: Optional[TargetCache] = None,
+                  cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """{"function", "levels": [the graph at each level asked, from the top down, with "source":
-    whether it is the level written], "available": [every level the function can be shown at], "dispatches": [{"id", "name", "ops", "lines"}],
-    "dispatch_error", "profile": {"file", "seconds", "dispatches"} or None, "error"}.
+    whether it is the level written], "available": [every level the function can be shown at],
+    "dispatches": [{"id", "name", "ops", "lines"}], "dispatch_error", "profile": {"function",
+    "device", "seconds", "dispatches"} or None, "error"}.
     `levels`: a list of level names (default ["source"]). `dispatches=False` leaves dispatch
     formation out (it takes seconds on a function of thousands of ops: the view asks for the
     graph without it first, then with it)."""
@@ -112,7 +113,7 @@ def graph_command(doc: Document, function: str, levels=None, profile: Optional[s
 
 
 def profile_times(trace: dict) -> tuple[dict, dict]:
-    """({"file", "seconds", "dispatches"}, {(line, column) 1-based: seconds}) of a dispatch trace:
+    """({"function", "device", "seconds", "dispatches"}, {(line, column) 1-based: seconds}) of a trace:
     each dispatch's time shared evenly among the source ops its kernel was made from."""
     times: dict = {}
     total = 0.0

@@ -61,14 +61,17 @@ def graph_svg(fn: Operation, level: Optional[str], colour: Callable[[str], str])
         end = n["kind"] != "op"
         style = "" if end else f' style="fill:{colour(n["dialect"])}"'
         label = n["label"] + (f" (+{n['children']})" if n["children"] else "")
+        middle = x + w / 2
         parts.append(f'<g class="graph-node{" graph-end" if end else ""}"><title>{escape(n["op"] or n["label"])}: '
                      f'{escape(n["type"])}</title><rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{NODE_H}" '
-                     f'rx="{NODE_H / 2 if end else 4}"{style}/><text x="{x + w / 2:.1f}" y="{y + 15}">{escape(label)}</text>'
-                     f'<text class="graph-type" x="{x + w / 2:.1f}" y="{y + 28}">{escape(_clip(n["type"], 30))}</text></g>')
-    return (f'<p class="muted">@{escape(str(graph["function"]))} at the {escape(str(level))} level: {graph["ops"]} ops '
-            f'({len(nodes)} nodes, {len(edges)} edges{"; " + note if note else ""}); an op with regions is one node '
-            f'(+N: the ops inside).</p><div class="graph-scroll"><svg class="graph" xmlns="http://www.w3.org/2000/svg" '
-            f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">{"".join(parts)}</svg></div>')
+                     f'rx="{NODE_H / 2 if end else 4}"{style}/><text x="{middle:.1f}" y="{y + 15}">{escape(label)}'
+                     f'</text><text class="graph-type" x="{middle:.1f}" y="{y + 28}">{escape(_clip(n["type"], 30))}'
+                     '</text></g>')
+    return (f'<p class="muted">@{escape(str(graph["function"]))} at the {escape(str(level))} level: '
+            f'{graph["ops"]} ops ({len(nodes)} nodes, {len(edges)} edges{"; " + note if note else ""}); an op with '
+            f'regions is one node (+N: the ops inside).</p><div class="graph-scroll"><svg class="graph" '
+            f'xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'viewBox="0 0 {width:.0f} {height:.0f}">{"".join(parts)}</svg></div>')
 
 
 def _width(n: dict) -> float:

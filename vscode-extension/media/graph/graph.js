@@ -184,6 +184,12 @@
       this.applyView();
     }
 
+    /** Fit to the pane's width now, or (its first section not laid out yet) once it is. */
+    refit() {
+      if (this.layouts[0]) this.fit();
+      else this.fitted = false;
+    }
+
     zoom(factor, cx, cy) {
       const rect = this.svg.getBoundingClientRect();
       const px = cx ?? rect.width / 2;
@@ -447,7 +453,7 @@
       }
     });
     // A pane beside it, or none now: the first pane's width changed, fit the graph to it again.
-    if (wasBeside !== !panes[1].el.hidden && panes[0].graph) panes[0].fit();
+    if (wasBeside !== !panes[1].el.hidden && panes[0].graph) panes[0].refit();
     status();
   }
 
@@ -462,7 +468,7 @@
     }
     if (!$('level-1').value && !panes[1].el.hidden) {
       panes[1].el.hidden = true;
-      if (panes[0].graph) panes[0].fit();
+      if (panes[0].graph) panes[0].refit();
     }
   }
 
