@@ -234,11 +234,12 @@
 
     mark(id) {
       const cls = this.selected.includes(id) ? 'selected' : 'linked';
-      this.world.querySelectorAll(`g.node[data-id="${CSS.escape(id)}"]`).forEach((g) => g.classList.add(cls));
+      this.world.querySelectorAll(`g.node[data-id="${CSS.escape(id)}"], g.open-group[data-id="${CSS.escape(id)}"]`)
+        .forEach((g) => g.classList.add(cls));
     }
 
     select(ids, linked, center) {
-      this.world.querySelectorAll('g.node.selected, g.node.linked').forEach((g) => g.classList.remove('selected', 'linked'));
+      this.world.querySelectorAll('.selected, .linked').forEach((g) => g.classList.remove('selected', 'linked'));
       this.selected = [...new Set(ids)];
       this.linked = [...new Set(linked)].filter((id) => !this.selected.includes(id));
       for (const id of [...this.selected, ...this.linked]) this.mark(id);

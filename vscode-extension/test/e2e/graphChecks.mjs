@@ -166,6 +166,23 @@ export const graphChecks = [
       console.log(`  graph view of a 2,001-op function: first nodes drawn ${seconds.toFixed(2)} s after the command ` +
         `(${webviewMs} ms of it from the server's answer to the first section laid out and drawn); target < 2 s`);
       await bothThemes(page, out, 'graph-2000');
+      // The first open included the server's first analysis of the new file: again, with the
+      // file analysed (the view's own open time). The old page is marked, to wait for the new one.
+      await frame.evaluate(() => (document.body.dataset.old = '1'));
+      const t1 = Date.now();
+      await runCommand(page, 'mlirtext: Show Graph');
+      const again = await waitFor('the graph of @big again', async () => {
+        for (const f of page.frames()) {
+          const fresh = await f.evaluate(() => !document.body.dataset.old &&
+            document.querySelector('.bar .sym')?.textContent === '@big' &&
+            !!document.querySelector('.pane[data-pane="0"] g.node')).catch(() => false);
+          if (fresh) return f;
+        }
+        return null;
+      }, 120_000, 100);
+      const secondSeconds = (Date.now() - t1) / 1000;
+      const secondMs = await again.evaluate(() => document.body.dataset.openMs ?? '?');
+      console.log(`  again, the file analysed: ${secondSeconds.toFixed(2)} s (${secondMs} ms in the webview)`);
       // The cursor on an op near the end: its node is selected, its section laid out on demand.
       const lines = text.split('\n');
       const line = lines.findIndex((l) => l.includes('%t180 = stablehlo.tanh'));
@@ -175,12 +192,13 @@ export const graphChecks = [
       await page.keyboard.press('Enter');
       await clickToken(page, 'stablehlo.tanh', '%t180 = stablehlo.tanh');
       const far = await waitFor('the node far down selected', async () => {
-        const ids = await selectedIds(frame);
+        const ids = await selectedIds(again);
         if (ids.length !== 1) return null;
-        const box = await frame.$eval(`g.node[data-id="${ids[0]}"] .label`, (e) => e.textContent).catch(() => null);
+        const box = await again.$eval(`g.node[data-id="${ids[0]}"] .label`, (e) => e.textContent).catch(() => null);
         return box === 'tanh' ? ids[0] : null;
       }, 60_000);
-      return `opened in ${seconds.toFixed(2)} s (webview ${webviewMs} ms); ${status}; the cursor on %t180 selected ${far}`;
+      return `opened in ${seconds.toFixed(2)} s (webview ${webviewMs} ms), again ${secondSeconds.toFixed(2)} s ` +
+        `(webview ${secondMs} ms); ${status}; the cursor on %t180 selected ${far}`;
     },
   },
 ];
