@@ -264,7 +264,6 @@ export const checks = [
       return `marked ops per level: ${perLevel}; editor at Ln ${at.line}`;
     },
   },
-  ...graphChecks,
   {
     name: 'pass explorer steps through the passes, each with its diff; unchanged passes hide',
     async run({ page, out }) {
@@ -397,6 +396,7 @@ export const checks = [
       return `marker on stablehlo.maximum: ${pass} diverged`;
     },
   },
+  ...graphChecks,
   {
     name: 'code action lowers the function to the next level',
     async run({ page, workspace, python }) {

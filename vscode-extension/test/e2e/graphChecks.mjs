@@ -1,4 +1,4 @@
-// The graph view's end-to-end checks (checks.mjs runs them after the pipeline view's, while
+// The graph view's end-to-end checks (checks.mjs runs them after the pipeline view's and the bisect's, while
 // the MLP is still as written): the MLP's graph, the links both ways between nodes and text,
 // the dispatch overlay, and a generated 2,000-op function (its open time is printed).
 import { readFileSync, writeFileSync } from 'node:fs';
