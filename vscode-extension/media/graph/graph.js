@@ -42,7 +42,12 @@
       this.centerOn = null;  // an item to center on once its section is laid out
       this.svg.setAttribute('preserveAspectRatio', 'xMinYMin meet');
       // The pane's size changes with the legend and the toolbar's wrapping, not only the window's.
-      new ResizeObserver(() => this.graph && this.applyView()).observe(this.svg);
+      // Fitted and not zoomed or panned since: it stays fitted (a maximized editor, a pane beside).
+      new ResizeObserver(() => {
+        if (!this.graph) return;
+        if (this.fitted && !this.moved && this.layouts[0]) this.fit();
+        else this.applyView();
+      }).observe(this.svg);
       this.listen();
     }
 
@@ -181,6 +186,7 @@
       const width = Math.max(...this.sections.map((s, i) => this.size(i).width), 100);
       this.view.k = Math.min(1.2, Math.max(0.15, rect.width / (width + 40)));
       this.view.x = -20;
+      this.moved = false;
       this.applyView();
     }
 
@@ -197,6 +203,7 @@
       const wx = this.view.x + px / this.view.k;
       const wy = this.view.y + py / this.view.k;
       this.view.k = Math.min(4, Math.max(0.05, this.view.k * factor));
+      this.moved = true;
       this.view.x = wx - px / this.view.k;
       this.view.y = wy - py / this.view.k;
       this.applyView();
@@ -265,6 +272,7 @@
         const dy = e.clientY - drag.y;
         if (Math.abs(dx) + Math.abs(dy) > 3) {
           drag.moved = true;
+          this.moved = true;
           this.svg.classList.add('dragging');
         }
         this.view.x = drag.vx - dx / this.view.k;

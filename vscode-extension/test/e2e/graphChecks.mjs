@@ -55,6 +55,7 @@ async function selectedIds(frame) {
 
 /** Screenshots of the editor area alone, in the dark theme and the light one. */
 async function bothThemes(page, out, name) {
+  await runCommand(page, 'View: Focus Second Editor Group');   // the graph's (a click on a node focuses the text's)
   await runCommand(page, 'View: Toggle Maximize Editor Group');
   await sleep(600);
   await page.screenshot({ path: join(out, `${name}-dark.png`) });
