@@ -306,6 +306,8 @@ export interface ElkEdge {
   sources: string[];
   targets: string[];
   sections?: { startPoint: Point; endPoint: Point; bendPoints?: Point[] }[];
+  /** The node ELK placed it in (the innermost holding both ends): its points are relative to it. */
+  container?: string;
 }
 
 export interface Point {
@@ -432,9 +434,11 @@ export function sectionSvg(section: Section, layout: ElkNode, overlay: Overlay, 
       `<title>${escapeXml(tooltip(item, dispatches, graph))}</title></g>`);
   }
   for (const edge of layout.edges ?? []) {
+    const origin = (edge.container && at.get(edge.container)) || { x: 0, y: 0 };
     for (const s of edge.sections ?? []) {
       const pts = [s.startPoint, ...(s.bendPoints ?? []), s.endPoint];
-      parts.push(`<path class="edge" data-edge="${escapeXml(edge.id)}" d="M${pts.map((q) => `${q.x.toFixed(1)},${q.y.toFixed(1)}`).join('L')}"/>`);
+      const d = pts.map((q) => `${(q.x + origin.x).toFixed(1)},${(q.y + origin.y).toFixed(1)}`).join('L');
+      parts.push(`<path class="edge" data-edge="${escapeXml(edge.id)}" d="M${d}"/>`);
     }
   }
   for (const item of items) {

@@ -55,7 +55,8 @@ async function selectedIds(frame) {
 
 /** Screenshots of the editor area alone, in the dark theme and the light one. */
 async function bothThemes(page, out, name) {
-  await runCommand(page, 'View: Focus Second Editor Group');   // the graph's (a click on a node focuses the text's)
+  // The graph's group (a click on a node may have focused the text's): its tab.
+  await page.locator('.part.editor .tab:has-text("Graph @")').first().click();
   await runCommand(page, 'View: Toggle Maximize Editor Group');
   await sleep(600);
   await page.screenshot({ path: join(out, `${name}-dark.png`) });

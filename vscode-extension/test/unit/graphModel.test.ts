@@ -134,6 +134,11 @@ test('ELK lays a section out: nodes nested in their open group, edges routed, dr
   assert.equal((svg.match(/class="open-group"/g) ?? []).length, 3);
   assert.equal((svg.match(/class="edge"/g) ?? []).length, section.edges.length);
   assert.ok(svg.includes(`style="fill:${dispatchColour(1)}"`));
+  // An edge inside the generic (%s: addf -> maximumf) is drawn inside it: ELK gives its points
+  // relative to the generic, the SVG in the section's coordinates.
+  const s = section.edges.find((e) => e.value === '%s')!;
+  const [x, y] = /data-edge="[^"]*" d="M([\d.]+),([\d.]+)/.exec(svg.slice(svg.indexOf(`data-edge="${s.id}"`) - 40))!.slice(1).map(Number);
+  assert.ok(x >= outer.x && x <= outer.x + outer.width && y >= outer.y && y <= outer.y + outer.height, `${x},${y}`);
   assert.ok(svg.includes('dispatch 1: kernel dense_dispatch_1 (linalg.generic)'));
 });
 
