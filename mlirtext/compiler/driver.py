@@ -22,6 +22,7 @@ from ..dialects.func import function_type
 from ..diagnostics import Diagnostic
 from ..ir import types as T
 from ..ir.attributes import StringAttr
+from ..ir.dense import DenseResourceAttr
 from ..ir.core import Operation
 from ..syntax.printer import print_module
 from ..targets.gpu import GpuCompileError, compile_gpu
@@ -34,6 +35,7 @@ from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import load_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
+from .dispatch_dedup import merge_identical_dispatches
 from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
@@ -70,12 +72,21 @@ class Compiled:
     object_code: bytes = b""            # ELF object of the kernels (llvm-cpu)
     gpu: dict = field(default_factory=dict)  # GPU target -> targets.gpu.GpuExecutable
     timings: dict = field(default_factory=dict)
+    constant_ops: dict = field(default_factory=dict)   # host constant op -> its name in `constants`
 
     # (printed when asked for: a module compiled and run in one process never needs the text)
     @cached_property
     def host_mlir(self) -> str:
-        """The module after dispatch formation, as text (for inspection)."""
-        return print_module(self.dispatched)
+        """The module after dispatch formation, as text (for inspection), each host constant
+        printed as `dense_resource<NAME>`: its bytes are the module file's weights, stored once."""
+        values = {op: op.attributes["value"] for op in self.constant_ops}
+        try:
+            for op, name in self.constant_ops.items():
+                op.attributes["value"] = DenseResourceAttr(name, op.results[0].type)
+            return print_module(self.dispatched)
+        finally:
+            for op, value in values.items():
+                op.attributes["value"] = value
 
     @cached_property
     def reference_mlir(self) -> str:
@@ -181,12 +192,14 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     if cpu_only:   # (the merged kernels are for the CPU micro-kernel)
         fuse_transposed_operands(module)
         fuse_epilogues(module)
+    merge_identical_dispatches(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
+    constant_ops: dict = {}
     programs = []
     try:
         for fn in host_functions(module):
-            prog = build_host_program(fn, constants, sources.get(fn.sym_name))
+            prog = build_host_program(fn, constants, sources.get(fn.sym_name), constant_ops)
             plan_memory(prog)
             programs.append(prog)
         kernels = {}
@@ -201,7 +214,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         raise CompileFailed([Diagnostic("error", "the module has no public function to export", module.span)])
     kernels_mod = kernel_module(module)
     out = Compiled(target, programs, constants, kernels, dispatched=module, reference_kernels=kernels_mod,
-                   timings=timings)
+                   timings=timings, constant_ops=constant_ops)
     for t in targets:   # (GPU code generation works on a copy)
         if t in GPU_TARGET_NAMES and kernels:
             _gpu(kernels_mod, out, t, (gpu_arch or {}).get(t), validate)

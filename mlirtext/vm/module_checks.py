@@ -23,6 +23,9 @@ import numpy as np
 from ..ir import types as T
 from .program import record_dtype
 
+#: The entry that holds the constants' bytes, and the boundary each starts on (the format: vm/modfile.py).
+WEIGHTS = "weights.bin"
+ALIGNMENT = 64
 #: Deeper JSON than this is refused before it is parsed (a host program nests 5 levels).
 MAX_DEPTH = 32
 #: Elements a declared shape may have (2^48: any real buffer; the product stays far from overflow).
@@ -118,9 +121,10 @@ def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
     return (tuple(shape) if shape is not None else None), dtype
 
 
-def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
+def check_manifest(manifest: dict, entries, bookkeeping: set, weights_size: int | None = None) -> None:
     """Every field of the manifest, by type, and every path it names against `entries` (the
-    archive's files; `bookkeeping` the ones the format itself adds, listed nowhere)."""
+    archive's files; `bookkeeping` the ones the format itself adds, listed nowhere); every
+    constant inside the weights entry (`weights_size` bytes: None when the file has none)."""
     for key in ("exports", "kernels", "executables", "constants", "entries"):
         need(key in manifest, f"the manifest has no '{key}'")
     listed = _dict(manifest["entries"], "the manifest's 'entries'")
@@ -130,6 +134,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
         need(isinstance(info.get("sha256"), str), f"entry '{path}' has no sha256")
     extra = set(entries) - set(listed) - bookkeeping
     need(not extra, f"entries not in the manifest: {sorted(extra)}")
+    need(weights_size is not None and WEIGHTS in listed, f"the file has no {WEIGHTS}")
 
     def entry(path, what: str) -> str:
         need(isinstance(path, str) and path in listed, f"{what} names no entry of the file ({path!r})")
@@ -150,15 +155,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
     for name, kernel in _dict(manifest["kernels"], "the manifest's 'kernels'").items():
         check_kernel(name, kernel)
     for name, const in _dict(manifest["constants"], "the manifest's 'constants'").items():
-        _dict(const, f"constant {name}")
-        entry(const.get("path"), f"constant {name}: path")
-        check_shape(const.get("shape"), f"constant {name}")
-        try:
-            np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
-        except TypeError:
-            raise Malformed(f"constant {name}: dtype '{const['dtype']}' is not a numpy dtype") from None
-        need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
-             f"constant {name}: dtype_name is not a string")
+        check_constant(name, const, weights_size)
     executables = _dict(manifest["executables"], "the manifest's 'executables'")
     need("reference" in executables, "the manifest has no reference executable")
     for target, exe in executables.items():
@@ -175,6 +172,27 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
                  "the llvm-cpu executable's features are not strings")
         else:
             check_gpu_executable(target, exe, manifest["kernels"], entry)
+
+
+def check_constant(name: str, const, weights_size: int) -> None:
+    """A constant's record: a plain numpy dtype and a shape whose bytes (its one value, for a
+    splat) lie inside the weights, starting on an ALIGNMENT boundary."""
+    _dict(const, f"constant {name}")
+    shape = check_shape(const.get("shape"), f"constant {name}")
+    try:
+        dtype = np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
+    except TypeError:
+        raise Malformed(f"constant {name}: dtype '{const['dtype'][:40]}' is not a numpy dtype") from None
+    need(dtype.kind in "biufcV" and dtype.names is None and dtype.subdtype is None and dtype.itemsize > 0,
+         f"constant {name}: dtype '{const['dtype'][:40]}' is not a number type")
+    need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
+         f"constant {name}: dtype_name is not a string")
+    need(isinstance(const.get("splat", False), bool), f"constant {name}: splat is not true or false")
+    offset = const.get("offset")
+    nbytes = dtype.itemsize * (1 if const.get("splat") else elements(shape))
+    need(is_int(offset) and offset % ALIGNMENT == 0 and offset + nbytes <= weights_size,
+         f"constant {name}: {nbytes} bytes at offset {offset!r} are not inside the {weights_size}-byte weights "
+         f"on a {ALIGNMENT}-byte boundary")
 
 
 def check_kernel(name: str, kernel) -> None:

@@ -3,7 +3,7 @@ and the type records of the module file (the compiler builds both: compiler/host
 
 Values live in numbered registers; the function's arguments are registers 0..n-1.
 
-    constant  dst name             a constant from the module file (constants/NAME.npy)
+    constant  dst name             a constant of the module file (its bytes in weights.bin)
     alloc     dst shape dtype slot a buffer: from pool slot SLOT (memory plan), or fresh (-1: a result)
     view      dst src shape        a reshape of a contiguous buffer (no copy)
     dispatch  kernel ins outs      run a kernel: reads `ins`, writes `outs` in place
