@@ -16,6 +16,7 @@ import numpy as np
 from .. import __version__
 from ..targets.llvm_cpu import host_target_machine
 from ..vm.modfile import ALIGNMENT, FORMAT, VERSION, WEIGHTS, InMemoryModule
+from ..vm.module_checks import definition_lines
 from ..vm.program import portable_dtype
 from ..vm.signing import INTEGRITY, checksum, seal
 from .driver import Compiled
@@ -106,10 +107,13 @@ def _contents(compiled: Compiled) -> tuple[dict, dict]:
     executables = {"reference": {"format": "mlir", "kernels": REFERENCE_KERNELS}}
     if compiled.object_code:
         executables["llvm-cpu"] = {"format": "elf-object", "object": "executables/llvm-cpu/kernels.o",
-                                   "llvm_ir": "executables/llvm-cpu/kernels.ll", "triple": host_target_machine().triple,
+                                   "llvm_ir": "executables/llvm-cpu/kernels.ll",
+                                   "definitions": "executables/llvm-cpu/kernels.defs",
+                                   "triple": host_target_machine().triple,
                                    "cpu": llvm.get_host_cpu_name(), "features": _enabled_features()}
         entries["executables/llvm-cpu/kernels.o"] = compiled.object_code
         entries["executables/llvm-cpu/kernels.ll"] = compiled.llvm_ir.encode()
+        entries["executables/llvm-cpu/kernels.defs"] = definition_lines(compiled.llvm_ir).encode()
     for target, exe in compiled.gpu.items():
         executables[target] = _gpu_executable(exe, entries)
     manifest = {"format": FORMAT, "version": VERSION, "producer": f"mlirtext {__version__}",

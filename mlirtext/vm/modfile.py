@@ -10,6 +10,8 @@ executables). The compiler writes it (compiler/module_writer.py); the VM reads i
     executables/reference/kernels.mlir  the dispatch functions (linalg on tensors): the reference device
     executables/llvm-cpu/kernels.o    native code for the host CPU (ELF object)
     executables/llvm-cpu/kernels.ll   its optimised LLVM IR, for inspection
+    executables/llvm-cpu/kernels.defs  the IR's `define` lines: each kernel's parameters, which a load
+                                      checks against the manifest (vm/module_checks.check_native_abi)
     executables/<gpu target>/<kernel>.ptx|.o|.spv   one per kernel for cuda (PTX), rocm (AMDGPU ELF
                                       object: `ld.lld -shared` makes the HSA code object), vulkan-spirv
     executables/<gpu target>/<kernel>.s|.spvasm     its assembly, for inspection (rocm, vulkan-spirv)
@@ -123,8 +125,8 @@ class ModuleFile:
         try:
             if info.get("splat"):
                 check_memory(elements(shape) * dtype.itemsize, f"constant {name}")
-                value = np.frombuffer(self._weights, np.uint8, dtype.itemsize, info["offset"])
-                array = np.tile(value, elements(shape)).view(dtype).reshape(shape)
+                array = _splat(np.frombuffer(self._weights, np.uint8, dtype.itemsize, info["offset"]),
+                               elements(shape)).view(dtype).reshape(shape)
             else:
                 array = np.frombuffer(self._weights, dtype, elements(shape), info["offset"]).reshape(shape)
         except MemoryLimitError as e:
@@ -172,6 +174,17 @@ class InMemoryModule(ModuleFile):
         return self.kernels
 
 
+def _splat(value: np.ndarray, count: int) -> np.ndarray:
+    """`count` copies of the bytes `value`, as bytes (zeros, the usual splat, from pages the
+    system hands out zeroed; a value of 1, 2, 4 or 8 bytes filled as an integer)."""
+    if not value.any():
+        return np.zeros(count * value.size, np.uint8)
+    if value.size in (1, 2, 4, 8):
+        word = np.dtype(f"<u{value.size}")
+        return np.full(count, value.view(word)[0], word).view(np.uint8)
+    return np.tile(value, count)
+
+
 def open_module_file(path, trusted_keys: list | None = None, lazy: bool = False) -> ModuleFile:
     """`read_module_file` of the file at `path`, mapped rather than read (ModuleFileError when it
     cannot be opened): its weights stay in the file's pages."""
@@ -214,7 +227,7 @@ def read_module_file(data, trusted_keys: list | None = None, lazy: bool = False)
                 if path != WEIGHTS:
                     entries[path]   # (read and checked)
         if "llvm-cpu" in manifest["executables"]:
-            check_native_abi(entries[manifest["executables"]["llvm-cpu"]["llvm_ir"]], manifest["kernels"])
+            check_native_abi(entries[manifest["executables"]["llvm-cpu"]["definitions"]], manifest["kernels"])
         programs = {}
         for export in manifest["exports"]:
             prog = read_json(entries[export["program"]], f"the host program of @{export['name']}")

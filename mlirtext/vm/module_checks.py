@@ -166,6 +166,7 @@ def check_manifest(manifest: dict, entries, bookkeeping: set, weights_size: int 
         elif target == "llvm-cpu":
             entry(exe.get("object"), "the llvm-cpu executable's object")
             entry(exe.get("llvm_ir"), "the llvm-cpu executable's LLVM IR")
+            entry(exe.get("definitions"), "the llvm-cpu executable's definitions")
             for key in ("triple", "cpu"):
                 _str(exe.get(key), f"the llvm-cpu executable's {key}")
             need(all(isinstance(f, str) for f in _list(exe.get("features"), "the llvm-cpu executable's features")),
@@ -233,18 +234,18 @@ def _symbol_name(m) -> str:
     return re.sub(rb"\\([0-9A-Fa-f]{2})", lambda e: bytes([int(e.group(1), 16)]), m.group(1)).decode(errors="replace")
 
 
+_PARENTHESES = re.compile(rb"\([^()]*\)")
+
+
 def _top_level_parts(params: bytes) -> list[bytes]:
-    """A parameter list split at the commas outside parentheses (`ptr initializes((0, 4)) %out0`)."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(params):
-        if c == ord("("):
-            depth += 1
-        elif c == ord(")"):
-            depth -= 1
-        elif c == ord(",") and depth == 0:
-            parts.append(params[start:i])
-            start = i + 1
-    return parts + [params[start:]]
+    """A parameter list split at the commas outside parentheses (`ptr initializes((0, 4)) %out0`):
+    the parenthesised parts dropped, innermost first, then split (a regex, not a loop over the
+    characters: a model's kernels have tens of kilobytes of parameter lists)."""
+    while b"(" in params:
+        params, dropped = _PARENTHESES.subn(b"", params)
+        if not dropped:   # (unbalanced: what is left is split as it is)
+            break
+    return params.split(b",")
 
 
 def _definitions(llvm_ir: bytes) -> dict:
@@ -262,8 +263,15 @@ def _definitions(llvm_ir: bytes) -> dict:
     return found
 
 
+def definition_lines(llvm_ir: str) -> str:
+    """The `define` lines of LLVM IR: all `check_native_abi` reads (the module file keeps them
+    beside the IR, so a load does not read the IR itself)."""
+    return "".join(line + "\n" for line in llvm_ir.split("\n") if line.startswith("define "))
+
+
 def check_native_abi(llvm_ir: bytes, kernels: dict) -> None:
-    """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them, are the ones
+    """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them (its `define`
+    lines are enough: `definition_lines`), are the ones
     its manifest record makes the VM pass: a pointer per buffer, a value per scalar, the workgroup
     range (two i64) when it is split, and its work-sharing wrapper (`take`) when it names one. (A
     record edited to drop a kernel's range would make the VM call it with too few arguments.)"""

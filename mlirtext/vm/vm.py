@@ -85,7 +85,7 @@ class Function:
             elif op == "view":
                 shape, dtype = recs[ins["src"]]
                 new = tuple(ins["shape"])
-                if int(np.prod(new, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
+                if math.prod(new) != math.prod(shape):
                     raise VMError(f"module file: @{self.name}: a view changes the element count")
                 recs[ins["dst"]] = (new, dtype)
                 if ins["src"] in root:
@@ -129,7 +129,7 @@ class Function:
         workers = getattr(device, "workers", 1)
         self.grains = []
         for kernel, ins, outs, _ in self.dispatches:
-            nbytes = sum(int(np.prod(recs[r][0], dtype=np.int64)) * recs[r][1].itemsize for r in (*ins, *outs))
+            nbytes = sum(math.prod(recs[r][0]) * recs[r][1].itemsize for r in (*ins, *outs))
             shared = getattr(kernel, "shared", None) is not None
             self.grains.append(_grain(kernel.workgroups, workers, nbytes) if shared else 0)
         # (local-task: whether helpers join a call is measured, thread_choice.py)
@@ -298,7 +298,7 @@ class Function:
                     if offset < 0:
                         regs[dst] = np.empty(shape, dtype)
                     else:
-                        count = int(np.prod(shape, dtype=np.int64))
+                        count = math.prod(shape)
                         regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
                 else:
                     regs[dst] = payload
