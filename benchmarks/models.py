@@ -72,7 +72,8 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
         return [{"failed": f"import: {e}"}]
     say(f"  imported in {imported.import_seconds:.1f} s ({len(imported.text) / 1e6:.1f} MB of MLIR)")
     try:
-        stem = os.path.join(workdir, f"{path}-{time.monotonic_ns()}")   # (a new file per case: one loaded stays as it is)
+        # (a new file per case: a module still loaded is never written over)
+        stem = os.path.join(workdir, f"{path}-{time.monotonic_ns()}")
         ours = runners.mlirtext_artifact(imported.text, stem + ".vmpack")
     except CompileFailed as e:
         first, more = e.diagnostics[0].message, len(e.diagnostics) - 1

@@ -4,7 +4,6 @@ first call uses them; identical dispatches compiled once."""
 from __future__ import annotations
 
 import io
-import json
 import mmap
 import struct
 import subprocess

@@ -430,7 +430,7 @@ class LoadedModule:
     def __init__(self, source: "str | os.PathLike | bytes | ModuleFile", device: str = "local-task",
                  trusted_keys: list | None = None):
         try:
-            if isinstance(source, ModuleFile):   # (read already; one compiled in this process is trusted as this process is)
+            if isinstance(source, ModuleFile):   # (read already; one compiled here is trusted as this process is)
                 self.file = source
                 if trusted_keys is not None and not isinstance(source, InMemoryModule):
                     verify_signature(source, trusted_keys)
