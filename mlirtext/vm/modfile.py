@@ -297,6 +297,8 @@ class _Entries(Mapping):
             self.infos = {info.filename: info for info in self.zip.infolist()}
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as e:
             raise ModuleFileError(f"the module file is truncated or corrupted ({e})") from None
+        except Exception as e:  # noqa: BLE001 - a damaged directory (struct errors and friends), never a crash
+            raise ModuleFileError(f"the module file is truncated or corrupted ({type(e).__name__}: {e})") from None
         if "manifest.json" not in self.infos:
             raise ModuleFileError("not a module file: it has no manifest.json")
         unpacked = sum(info.file_size for info in self.infos.values())
