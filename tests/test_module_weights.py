@@ -4,6 +4,7 @@ first call uses them; identical dispatches compiled once."""
 from __future__ import annotations
 
 import io
+import json
 import mmap
 import struct
 import subprocess
@@ -193,3 +194,23 @@ def test_identical_dispatches_are_compiled_once():
     for device in ("local-sync", "reference"):
         got = runtime.load_module(runtime.compile_text(CHAIN), device=device).chain(x, w)
         assert np.allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_a_host_program_that_would_write_into_a_constant_is_refused(layer):
+    """Constants are mapped read-only: a dispatch that names one (or a view of one) as its output would
+    fault in native code, so the file is refused before it loads."""
+    from mlirtext.vm.signing import checksum
+
+    from .test_vm_module_file import rewritten
+    data, _ = layer
+    mf = read_module_file(data)
+    path = mf.manifest["exports"][0]["program"]
+    prog = json.loads(mf.entry(path))
+    splat = next(n for n, c in mf.manifest["constants"].items() if c.get("splat"))
+    register = next(i["dst"] for i in prog["instructions"] if i["op"] == "constant" and i["name"] == splat)
+    last = [i for i in prog["instructions"] if i["op"] == "dispatch"][-1]
+    last["outs"] = [register]   # (the splat has the output's shape and type)
+    body = json.dumps(prog).encode()
+    bad = rewritten(data, lambda m: m["entries"][path].update(sha256=checksum(body), size=len(body)), {path: body})
+    with pytest.raises(runtime.VMError, match="writes a constant"):
+        runtime.load_module(bad, device="local-sync")

@@ -346,6 +346,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
     extent = max((offset + size for size, offset in zip(slots, offsets)), default=0)
     need(plan["pool_bytes"] == extent, f"@{name}: the pool is {plan['pool_bytes']} bytes, its slots end at {extent}")
     values: dict = {}   # register -> (shape, dtype)
+    constant: set = set()   # registers that hold a constant, or a view of one (mapped read-only: never written)
     for i, rec in enumerate(export["inputs"]):
         shape, dtype = check_type_record(rec, f"@{name}: input {i}")
         if "storage" in rec:
@@ -374,6 +375,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             const = constants.get(ins.get("name")) if isinstance(ins.get("name"), str) else None
             need(const is not None, f"@{name}: unknown constant {ins.get('name')!r}")
             define(ins, (tuple(const["shape"]), record_dtype(const)))   # (bf16's stored dtype is V2)
+            constant.add(ins["dst"])
         elif op == "alloc":
             shape, dtype = check_type_record(ins, f"@{name}: instruction {n} (alloc)", False)
             need(shape is not None, f"@{name}: instruction {n} allocates a scalar")
@@ -388,6 +390,8 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             need(elements(check_shape(ins.get("shape"), f"@{name}: a view")) == elements(src_shape),
                  f"@{name}: a view changes the element count")
             define(ins, (tuple(ins["shape"]), dtype))
+            if ins["src"] in constant:
+                constant.add(ins["dst"])
         elif op == "dispatch":
             kernel = kernels.get(ins.get("kernel")) if isinstance(ins.get("kernel"), str) else None
             need(kernel is not None, f"@{name}: unknown kernel {ins.get('kernel')!r}")
@@ -405,6 +409,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
                                         f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
                                         f"{'x'.join(map(str, want[0]))} {want[1]}")
             need(len(set(ins["outs"])) == len(ins["outs"]), f"@{name}: a dispatch writes one buffer twice")
+            need(not constant.intersection(ins["outs"]), f"@{name}: @{ins['kernel']} writes a constant")
         elif op == "return":
             need(n == len(instructions) - 1, f"@{name}: a return before the end of the host program")
             regs = _list(ins.get("values"), f"@{name}: return values")
