@@ -87,7 +87,7 @@ def test_weights_are_stored_once_uncompressed_and_aligned(layer):
     assert size < WEIGHT.nbytes + BIAS.nbytes + 3 * ALIGNMENT   # (the splat: one value)
     # The MLIR kept for inspection names the weights, it does not repeat them.
     source = mf.entry("source/dispatched.mlir").decode()
-    assert source.count("dense_resource<") == 3 and "0x" not in source
+    assert source.count("dense_resource<c") == 3 and "0x" not in source
     assert len(source) < 8192
 
 

@@ -33,7 +33,7 @@ def pack(compiled: Compiled, signing_key=None) -> bytes:
         entries[_program_path(prog)] = json.dumps(prog.to_json(), indent=1).encode()
     weights, manifest["constants"] = _weights(compiled.constants)
     entries[REFERENCE_KERNELS] = compiled.reference_mlir.encode()
-    entries[DISPATCHED] = compiled.host_mlir.encode()
+    entries[DISPATCHED] = (_DISPATCHED_HEADER + compiled.host_mlir).encode()
     entries[WEIGHTS] = weights   # (last: the small entries a load reads come first in the file)
     manifest["entries"] = {path: {"sha256": checksum(data), "size": len(data)} for path, data in entries.items()}
     manifest_bytes = json.dumps(manifest, indent=1).encode()
@@ -50,6 +50,9 @@ def pack(compiled: Compiled, signing_key=None) -> bytes:
             z.writestr(info, data)
     return out.getvalue()
 
+
+_DISPATCHED_HEADER = (f"// The module after dispatch formation. Each `dense_resource<NAME>` is constant NAME: its bytes "
+                      f"are in {WEIGHTS},\n// at the offset manifest.json's constants give.\n")
 
 #: The extra field that pads a zip entry's local header so that its data starts aligned (the ID
 #: Android's zipalign uses; readers skip extra fields they do not know).
