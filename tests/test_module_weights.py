@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import mmap
+import re
 import struct
 import subprocess
 import sys
@@ -184,14 +185,26 @@ CHAIN = """func.func @chain(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> ten
 
 
 def test_identical_dispatches_are_compiled_once():
+    """Each dispatch keeps its kernel (its record, its reference kernel, the source ops it came
+    from); the native code of identical ones is generated once, the others' entry points call it."""
     compiled = compile_source(CHAIN, "chain.mlir")
     calls = [i["kernel"] for i in compiled.programs[0].instructions if i["op"] == "dispatch"]
-    assert len(calls) == 5 and len(set(calls)) == 2 == len(compiled.kernels)
-    assert calls[0] == calls[2] == calls[4] and calls[1] == calls[3]
+    assert len(calls) == len(set(calls)) == len(compiled.kernels) == 5
+    ir = compiled.llvm_ir
+    bodies = {name: re.search(r"^define [^@]*@" + re.escape(name) + r"\(.*?^}$", ir, re.M | re.S).group(0)
+              for name in calls}
+    forwarded = {name: re.findall(r"call void @(\w+)\(", body) for name, body in bodies.items()}
+    assert forwarded[calls[2]] == forwarded[calls[4]] == [calls[0]] and forwarded[calls[3]] == [calls[1]]
+    assert all(len(bodies[name]) < 300 for name in calls[2:])   # (a call, not a copy of the code)
+    for name in calls[2:]:
+        first = calls[0] if name in (calls[2], calls[4]) else calls[1]
+        groups, its_first = (dict(compiled.kernels[n].get("workgroups") or {}) for n in (name, first))
+        assert groups.pop("take", name + ".take") == name + ".take" and its_first.pop("take", None) is not None
+        assert groups == its_first
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((64, 64), dtype=np.float32), rng.standard_normal((64, 64), dtype=np.float32) / 8
     want = np.tanh(np.tanh(x @ w) @ w) @ w
-    for device in ("local-sync", "reference"):
+    for device in ("local-sync", "local-task", "reference"):
         got = runtime.load_module(runtime.compile_text(CHAIN), device=device).chain(x, w)
         assert np.allclose(got, want, rtol=1e-4, atol=1e-5)
 

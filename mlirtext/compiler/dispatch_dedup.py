@@ -1,33 +1,39 @@
 """Identical dispatches compiled once: a model repeats its layers (resnet's blocks, a transformer's
 layers), and dispatch formation outlines each repeat as a dispatch function of its own. Functions
-that differ only in their name are merged into the first, which every call then names, so each
-distinct kernel is lowered, code-generated and stored once."""
+that differ only in their name are lowered and code-generated once, for the first of them; each of
+the others keeps its name, its record and its reference kernel (so a dispatch still names the
+source ops it came from) and gets a native entry point that calls the first one's code."""
 from __future__ import annotations
 
 import hashlib
+import re
 
-from ..ir.attributes import SymbolRefAttr
 from ..ir.core import Operation, Region
-from ..transforms.dispatch import is_dispatch_function
+from ..targets.ir_types import quote_name
 
 
-def merge_identical_dispatches(module: Operation) -> int:
-    """Merge the dispatch functions of `module` (in place) that have the same body, types and
-    attributes; the number of functions removed."""
+def identical_functions(functions: dict[str, Operation]) -> dict[str, str]:
+    """{name: the earlier function it is identical to} for each function of `functions` (name ->
+    func.func, in order) that has the body, types and attributes of an earlier one."""
     first: dict[str, str] = {}
-    merged: dict[str, str] = {}
-    for op in list(module.regions[0].blocks[0].ops):
-        if is_dispatch_function(op):
-            keep = first.setdefault(_fingerprint(op), op.sym_name)
-            if keep != op.sym_name:
-                merged[op.sym_name] = keep
-                op.erase()
-    if merged:
-        for op in module.walk():
-            callee = op.attributes.get("callee") if op.name == "func.call" else None
-            if isinstance(callee, SymbolRefAttr) and callee.root in merged and not callee.nested:
-                op.attributes["callee"] = SymbolRefAttr(merged[callee.root])
-    return len(merged)
+    same: dict[str, str] = {}
+    for name, fn in functions.items():
+        keep = first.setdefault(_fingerprint(fn), name)
+        if keep != name:
+            same[name] = keep
+    return same
+
+
+def forwarding_ir(ir_text: str, name: str, target: str) -> str:
+    """LLVM IR of `@name`, which calls `@target` (defined in `ir_text`) with its own arguments."""
+    m = re.search(r"^define [^@\n]*" + re.escape("@" + quote_name(target)) + r"\(([^)]*)\)", ir_text, re.M)
+    if m is None:
+        raise ValueError(f"no definition of @{target} in the kernels' LLVM IR")
+    types = [p.split()[0] for p in m.group(1).split(",")] if m.group(1).strip() else []
+    params = ", ".join(f"{t} %a{i}" for i, t in enumerate(types))
+    # (noinline: one copy of the code, whichever entry point a dispatch calls)
+    return (f"define void @{quote_name(name)}({params}) {{\nentry:\n"
+            f"  call void @{quote_name(target)}({params}) noinline\n  ret void\n}}\n")
 
 
 def _fingerprint(fn: Operation) -> str:

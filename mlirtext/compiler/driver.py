@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 import time
@@ -35,7 +36,7 @@ from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import load_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
-from .dispatch_dedup import merge_identical_dispatches
+from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
@@ -192,7 +193,6 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     if cpu_only:   # (the merged kernels are for the CPU micro-kernel)
         fuse_transposed_operands(module)
         fuse_epilogues(module)
-    merge_identical_dispatches(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
     constant_ops: dict = {}
@@ -237,6 +237,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     steps = _kernel_pipeline().split(",")
     functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
                  and op.sym_name in out.kernels}
+    same = identical_functions(functions)   # (each compiled once: dispatch_dedup.py)
+    for name in same:
+        functions.pop(name).erase()
     micro, intrinsics = {}, set()
     for name, fn in list(functions.items()):   # a micro-kernel takes the place of the generated loops
         matmul = plan_kernel(fn)
@@ -258,6 +261,10 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
             # (block: the elements at one index of the split axis; the output may be a view of the op's)
             elements = math.prod(out.kernels[name]["outputs"][0]["shape"])
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1], "block": elements // split[1]}
+    for name, first in same.items():   # (the records a kernel lowering gave, each its own copy)
+        for key in ("workgroups", "implementation"):
+            if key in out.kernels[first]:
+                out.kernels[name][key] = copy.deepcopy(out.kernels[first][key])
     for fn in functions.values():
         mark_reassociable_sums(fn)
     _run(kernels_mod, ",".join(steps[2:]), "kernel lowering", instrumentations)
@@ -270,6 +277,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
             from None
     ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
         "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
+    ir_text += "".join(forwarding_ir(ir_text, name, first) for name, first in same.items())
     ir_text += _take_wrappers(ir_text, out.kernels)
     out.timings["translation"] = time.perf_counter() - start
     start = time.perf_counter()
