@@ -23,8 +23,8 @@ from ..dialects.func import function_type
 from ..diagnostics import Diagnostic
 from ..ir import types as T
 from ..ir.attributes import StringAttr
-from ..ir.dense import DenseResourceAttr
 from ..ir.core import Operation
+from ..ir.dense import DenseResourceAttr
 from ..syntax.printer import print_module
 from ..targets.gpu import GpuCompileError, compile_gpu
 from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
@@ -278,7 +278,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
         "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
     ir_text += "".join(forwarding_ir(ir_text, name, first) for name, first in same.items())
-    ir_text += _take_wrappers(ir_text, out.kernels)
+    ir_text += _take_wrappers(ir_text, out.kernels, same)
     out.timings["translation"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
@@ -293,14 +293,16 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     out.object_code = native.object_code
 
 
-def _take_wrappers(ir_text: str, kernels: dict) -> str:
-    """The work-sharing wrapper of every kernel split into workgroups (work_queue.py)."""
+def _take_wrappers(ir_text: str, kernels: dict, same: dict) -> str:
+    """The work-sharing wrapper of every kernel split into workgroups (work_queue.py); a kernel
+    identical to an earlier one (`same`) shares that one's."""
     wrappers = []
     for name, spec in kernels.items():
         groups = spec.get("workgroups")
         if groups:
-            wrappers.append(take_wrapper_ir(ir_text, name, len(spec["inputs"]), groups["count"]))
-            groups["take"] = name + SUFFIX
+            if name not in same:
+                wrappers.append(take_wrapper_ir(ir_text, name, len(spec["inputs"]), groups["count"]))
+            groups["take"] = same.get(name, name) + SUFFIX
     return "".join(wrappers)
 
 
