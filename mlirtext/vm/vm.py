@@ -67,7 +67,6 @@ class Function:
         slot_users: dict = {}
         self.returns = []          # (register, copy?) per result
         fresh = []                 # (bytes, what) of each buffer a call allocates outside the pool
-        made: dict = {}            # kernel name -> its callable
         deps = []
         for ins in self.program["instructions"]:
             op = ins["op"]
@@ -116,9 +115,7 @@ class Function:
                 mine.discard(None)
                 mine.discard(index)
                 deps.append(mine)
-                if ins["kernel"] not in made:   # (a kernel several dispatches call is made once)
-                    made[ins["kernel"]] = device.kernel(ins["kernel"])
-                self.dispatches.append((made[ins["kernel"]], ins["ins"], ins["outs"], ins["kernel"]))
+                self.dispatches.append((device.kernel(ins["kernel"]), ins["ins"], ins["outs"], ins["kernel"]))
                 self.dispatch_outputs.append([recs[r] for r in ins["outs"]])
             elif op == "return":
                 seen = set()
