@@ -10,7 +10,8 @@ Printed per model, path and thread count (one markdown row): the max relative er
 and IREE's outputs against the framework's (max |diff| / max |framework output|), the median
 latency of each runtime, mlirtext's speed relative to each (their time / mlirtext's, the median of
 the per-round ratios: above 1, mlirtext is faster), compile time, module size and load time
-(mlirtext / IREE), and the resident memory each load and first call added (mlirtext / IREE).
+(mlirtext / IREE; each module loaded from its file, mapped: `runtime.load_module(path)`,
+`VmModule.mmap`), and the resident memory each load and first call added (mlirtext / IREE).
 Threads: 1 is mlirtext and IREE local-sync, torch.set_num_threads(1), ORT intra_op_num_threads=1;
 more is local-task (mlirtext: one thread per CPU; IREE: --task_topology_max_group_count) and the
 same number for torch and ORT. The first line gives the machine's load, which the ratios survive
@@ -71,13 +72,15 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
         return [{"failed": f"import: {e}"}]
     say(f"  imported in {imported.import_seconds:.1f} s ({len(imported.text) / 1e6:.1f} MB of MLIR)")
     try:
-        ours = runners.mlirtext_artifact(imported.text)
+        # (a new file per case: a module still loaded is never written over)
+        stem = os.path.join(workdir, f"{path}-{time.monotonic_ns()}")
+        ours = runners.mlirtext_artifact(imported.text, stem + ".vmpack")
     except CompileFailed as e:
         first, more = e.diagnostics[0].message, len(e.diagnostics) - 1
         return [{"failed": f"mlirtext compile: {first}" + (f" (and {more} more)" if more else "")}]
     say(f"  mlirtext compiled in {ours.compile_seconds:.1f} s")
     try:
-        theirs = runners.iree_artifact(imported.text)
+        theirs = runners.iree_artifact(imported.text, stem + ".vmfb")
         say(f"  iree-compile in {theirs.compile_seconds:.1f} s")
     except IreeUnavailable as e:
         theirs = None

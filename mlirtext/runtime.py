@@ -11,8 +11,6 @@ Errors (a bad file, a wrong input) raise `runtime.VMError` with a message for th
 """
 from __future__ import annotations
 
-import os
-
 from .vm.devices import DEVICES
 from .vm.signing import SignatureError, load_public_keys
 from .vm.vm import Function, LoadedModule, VMError
@@ -66,15 +64,7 @@ def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None) ->
             trusted_keys = load_public_keys(trusted_keys)
         except SignatureError as e:
             raise VMError(str(e)) from None
-    if isinstance(path_or_bytes, (str, os.PathLike)):
-        try:
-            with open(path_or_bytes, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise VMError(f"cannot open module file '{path_or_bytes}': {e.strerror}") from None
-    else:
-        data = path_or_bytes
-    return Module(LoadedModule(data, device, trusted_keys))
+    return Module(LoadedModule(path_or_bytes, device, trusted_keys))   # (a path is mapped, not read)
 
 
 def compile_text(text: str, target: str = "llvm-cpu", filename: str = "<string>") -> bytes:

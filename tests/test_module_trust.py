@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from mlirtext import runtime
 from mlirtext.targets.llvm_cpu import compile_llvm_ir
-from mlirtext.vm.modfile import ModuleFileError, read_module_file
+from mlirtext.vm.modfile import VERSION, ModuleFileError, read_module_file
 from mlirtext.vm.signing import INTEGRITY, checksum, generate_key, load_public_keys, seal
 from mlirtext.vm.vm import LoadedModule
 
@@ -279,7 +279,7 @@ EDITS = {
                                                                        for k in m["kernels"].values()]),
     "zip bomb": lambda d: archive({**entries_of(d), "source/dispatched.mlir": b"\n" * (100 << 20)}),
     "manifest not re-hashed": lambda d: resealed(entries_of(d), entries_of(d)["manifest.json"].replace(
-        b'"version": 2', b'"version": 2, "x": 1'), keep_seal=True),
+        b'"version": %d' % VERSION, b'"version": %d, "x": 1' % VERSION), keep_seal=True),
 }
 
 
@@ -393,7 +393,7 @@ import io, json, sys, zipfile
 import numpy as np
 from mlirtext import runtime
 from mlirtext.vm.dump import dump
-from mlirtext.vm.modfile import ModuleFileError, read_module_file
+from mlirtext.vm.modfile import VERSION, ModuleFileError, read_module_file
 from mlirtext.vm.signing import checksum, seal
 DELETE = object()
 VALUES = [DELETE, None, -1, 0, 10 ** 12, "x", [], {}, 1.5, True, [1], "i" + "9" * 5000, [2] * 100]

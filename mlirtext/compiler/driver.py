@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import copy
 import math
 import re
 import time
@@ -23,6 +24,7 @@ from ..diagnostics import Diagnostic
 from ..ir import types as T
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
+from ..ir.dense import DenseResourceAttr
 from ..syntax.printer import print_module
 from ..targets.gpu import GpuCompileError, compile_gpu
 from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
@@ -34,6 +36,7 @@ from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import load_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
+from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .host_program import CompileError, build_host_program, type_record
 from .planner import plan_memory
@@ -70,12 +73,21 @@ class Compiled:
     object_code: bytes = b""            # ELF object of the kernels (llvm-cpu)
     gpu: dict = field(default_factory=dict)  # GPU target -> targets.gpu.GpuExecutable
     timings: dict = field(default_factory=dict)
+    constant_ops: dict = field(default_factory=dict)   # host constant op -> its name in `constants`
 
     # (printed when asked for: a module compiled and run in one process never needs the text)
     @cached_property
     def host_mlir(self) -> str:
-        """The module after dispatch formation, as text (for inspection)."""
-        return print_module(self.dispatched)
+        """The module after dispatch formation, as text (for inspection), each host constant
+        printed as `dense_resource<NAME>`: its bytes are the module file's weights, stored once."""
+        values = {op: op.attributes["value"] for op in self.constant_ops}
+        try:
+            for op, name in self.constant_ops.items():
+                op.attributes["value"] = DenseResourceAttr(name, op.results[0].type)
+            return print_module(self.dispatched)
+        finally:
+            for op, value in values.items():
+                op.attributes["value"] = value
 
     @cached_property
     def reference_mlir(self) -> str:
@@ -183,10 +195,11 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_epilogues(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
+    constant_ops: dict = {}
     programs = []
     try:
         for fn in host_functions(module):
-            prog = build_host_program(fn, constants, sources.get(fn.sym_name))
+            prog = build_host_program(fn, constants, sources.get(fn.sym_name), constant_ops)
             plan_memory(prog)
             programs.append(prog)
         kernels = {}
@@ -201,7 +214,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         raise CompileFailed([Diagnostic("error", "the module has no public function to export", module.span)])
     kernels_mod = kernel_module(module)
     out = Compiled(target, programs, constants, kernels, dispatched=module, reference_kernels=kernels_mod,
-                   timings=timings)
+                   timings=timings, constant_ops=constant_ops)
     for t in targets:   # (GPU code generation works on a copy)
         if t in GPU_TARGET_NAMES and kernels:
             _gpu(kernels_mod, out, t, (gpu_arch or {}).get(t), validate)
@@ -224,6 +237,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     steps = _kernel_pipeline().split(",")
     functions = {op.sym_name: op for op in kernels_mod.regions[0].blocks[0].ops if op.name == "func.func"
                  and op.sym_name in out.kernels}
+    same = identical_functions(functions)   # (each compiled once: dispatch_dedup.py)
+    for name in same:
+        functions.pop(name).erase()
     micro, intrinsics = {}, set()
     for name, fn in list(functions.items()):   # a micro-kernel takes the place of the generated loops
         matmul = plan_kernel(fn)
@@ -245,6 +261,10 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
             # (block: the elements at one index of the split axis; the output may be a view of the op's)
             elements = math.prod(out.kernels[name]["outputs"][0]["shape"])
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1], "block": elements // split[1]}
+    for name, first in same.items():   # (the records a kernel lowering gave, each its own copy)
+        for key in ("workgroups", "implementation"):
+            if key in out.kernels[first]:
+                out.kernels[name][key] = copy.deepcopy(out.kernels[first][key])
     for fn in functions.values():
         mark_reassociable_sums(fn)
     _run(kernels_mod, ",".join(steps[2:]), "kernel lowering", instrumentations)
@@ -257,7 +277,8 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
             from None
     ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
         "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
-    ir_text += _take_wrappers(ir_text, out.kernels)
+    ir_text += "".join(forwarding_ir(ir_text, name, first) for name, first in same.items())
+    ir_text += _take_wrappers(ir_text, out.kernels, same)
     out.timings["translation"] = time.perf_counter() - start
     start = time.perf_counter()
     try:
@@ -272,14 +293,16 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     out.object_code = native.object_code
 
 
-def _take_wrappers(ir_text: str, kernels: dict) -> str:
-    """The work-sharing wrapper of every kernel split into workgroups (work_queue.py)."""
+def _take_wrappers(ir_text: str, kernels: dict, same: dict) -> str:
+    """The work-sharing wrapper of every kernel split into workgroups (work_queue.py); a kernel
+    identical to an earlier one (`same`) shares that one's."""
     wrappers = []
     for name, spec in kernels.items():
         groups = spec.get("workgroups")
         if groups:
-            wrappers.append(take_wrapper_ir(ir_text, name, len(spec["inputs"]), groups["count"]))
-            groups["take"] = name + SUFFIX
+            if name not in same:
+                wrappers.append(take_wrapper_ir(ir_text, name, len(spec["inputs"]), groups["count"]))
+            groups["take"] = same.get(name, name) + SUFFIX
     return "".join(wrappers)
 
 

@@ -44,10 +44,11 @@ def with_storage(source: dict, lowered: dict) -> dict:
 _VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 
 
-def build_host_program(fn, constants: dict, source=None) -> HostProgram:
+def build_host_program(fn, constants: dict, source=None, constant_ops: dict | None = None) -> HostProgram:
     """The host program of host function `fn` (after form-dispatch-regions); tensor constants go
-    into `constants` (name -> array), shared between functions when equal. `source`: the
-    function's type before lowering (unsigned types, 0-d shapes): what callers pass and get."""
+    into `constants` (name -> array), shared between functions when equal, and each constant op
+    into `constant_ops` (op -> name) when given. `source`: the function's type before lowering
+    (unsigned types, 0-d shapes): what callers pass and get."""
     ftype = function_type(fn)
     try:
         inputs = [type_record(t) for t in ftype.inputs]
@@ -77,6 +78,8 @@ def build_host_program(fn, constants: dict, source=None) -> HostProgram:
             except (MemoryLimitError, ValueError) as e:  # (UnsupportedType is a ValueError)
                 raise CompileError(str(e), op.span) from None
             name = _constant_name(array, constants)
+            if constant_ops is not None:
+                constant_ops[op] = name
             prog.instructions.append({"op": "constant", "dst": new(op.results[0]), "name": name})
         elif op.name == "tensor.empty":  # returned or viewed as it is: a buffer, contents undefined
             rec = type_record(op.results[0].type)

@@ -1,12 +1,13 @@
 """Module writing: a `Compiled` as a module file (`pack`: the `.vmpack` bytes, whose layout
 vm/modfile.py describes and checks) or as a module for the VM of this process (`in_memory`:
-the same manifest and executables, with no archive, checksums, JSON, .npy or MLIR text to
+the same manifest and executables, with no archive, checksums, JSON, weights or MLIR text to
 write and read back).
 """
 from __future__ import annotations
 
 import io
 import json
+import struct
 import zipfile
 
 import llvmlite.binding as llvm
@@ -14,7 +15,8 @@ import numpy as np
 
 from .. import __version__
 from ..targets.llvm_cpu import host_target_machine
-from ..vm.modfile import FORMAT, VERSION, InMemoryModule
+from ..vm.modfile import ALIGNMENT, FORMAT, VERSION, WEIGHTS, InMemoryModule
+from ..vm.module_checks import definition_lines
 from ..vm.program import portable_dtype
 from ..vm.signing import INTEGRITY, checksum, seal
 from .driver import Compiled
@@ -29,23 +31,67 @@ def pack(compiled: Compiled, signing_key=None) -> bytes:
     entries, manifest = _contents(compiled)
     for prog in compiled.programs:
         entries[_program_path(prog)] = json.dumps(prog.to_json(), indent=1).encode()
-    for name, array in compiled.constants.items():
-        buf = io.BytesIO()
-        # (bf16 & co are stored as raw bytes: the loader views them back by their dtype_name)
-        np.save(buf, array.view(portable_dtype(array.dtype)), allow_pickle=False)
-        entries[manifest["constants"][name]["path"]] = buf.getvalue()
+    weights, manifest["constants"] = _weights(compiled.constants)
     entries[REFERENCE_KERNELS] = compiled.reference_mlir.encode()
-    entries[DISPATCHED] = compiled.host_mlir.encode()
+    entries[DISPATCHED] = (_DISPATCHED_HEADER + compiled.host_mlir).encode()
+    entries[WEIGHTS] = weights   # (last: the small entries a load reads come first in the file)
     manifest["entries"] = {path: {"sha256": checksum(data), "size": len(data)} for path, data in entries.items()}
     manifest_bytes = json.dumps(manifest, indent=1).encode()
     entries = {"manifest.json": manifest_bytes, INTEGRITY: seal(manifest_bytes, signing_key), **entries}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for path, data in entries.items():   # (fixed dates: the same module gives the same bytes)
-            # Object code and constants are stored uncompressed: they load without inflating.
-            kind = zipfile.ZIP_STORED if path.endswith((".o", ".npy")) else zipfile.ZIP_DEFLATED
-            z.writestr(zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0)), data, compress_type=kind)
+            info = zipfile.ZipInfo(path, (1980, 1, 1, 0, 0, 0))
+            # Object code and weights are stored uncompressed: they load without inflating, and
+            # the weights' bytes start on a cache line of the file, so the VM maps them in place.
+            info.compress_type = zipfile.ZIP_STORED if path.endswith(".o") or path == WEIGHTS else zipfile.ZIP_DEFLATED
+            if path == WEIGHTS:
+                info.extra = _padding(out.tell(), info, len(data))
+            z.writestr(info, data, compresslevel=_compress_level(len(data)))
     return out.getvalue()
+
+
+_DISPATCHED_HEADER = (f"// The module after dispatch formation. Each `dense_resource<NAME>` is constant NAME: its bytes "
+                      f"are in {WEIGHTS},\n// at the offset manifest.json's constants give.\n")
+
+def _compress_level(size: int) -> int:
+    """zlib's level for a text entry: the smallest (9) for the manifest, host programs and MLIR;
+    7 for megabytes of LLVM IR, where 8 and 9 take three times as long for 0.3% of a module."""
+    return 9 if size < 1 << 20 else 7
+
+
+#: The extra field that pads a zip entry's local header so that its data starts aligned (the ID
+#: Android's zipalign uses; readers skip extra fields they do not know).
+_PADDING_ID = 0xD935
+_LOCAL_HEADER = 30
+_ZIP64_EXTRA = 20
+
+
+def _padding(header_offset: int, info: zipfile.ZipInfo, size: int) -> bytes:
+    """The extra field that makes the data of entry `info` (written at `header_offset`) start at
+    a multiple of ALIGNMENT in the file."""
+    zip64 = _ZIP64_EXTRA if size * 1.05 > zipfile.ZIP64_LIMIT else 0   # (as ZipFile decides it)
+    start = header_offset + _LOCAL_HEADER + len(info.filename.encode()) + zip64 + 4
+    pad = -start % ALIGNMENT
+    return struct.pack("<HH", _PADDING_ID, pad) + bytes(pad)
+
+
+def _weights(constants: dict) -> tuple[bytes, dict]:
+    """The weights entry, every constant's bytes once, each at a multiple of ALIGNMENT (a splat
+    constant, one value everywhere, as that value alone), and the manifest's constant records."""
+    parts, records, size = [], {}, 0
+    for name, array in constants.items():
+        raw = np.ascontiguousarray(array).view(portable_dtype(array.dtype))
+        flat = raw.reshape(-1).view(np.uint8).reshape(raw.size, raw.dtype.itemsize)
+        splat = raw.size > 1 and bool((flat == flat[0]).all())
+        data = flat[:1].tobytes() if splat else raw.tobytes()
+        pad = -size % ALIGNMENT
+        parts += [bytes(pad), data]
+        size += pad
+        records[name] = {"offset": size, "shape": list(array.shape), "dtype": raw.dtype.str,
+                         "dtype_name": array.dtype.name, **({"splat": True} if splat else {})}
+        size += len(data)
+    return b"".join(parts), records
 
 
 def in_memory(compiled: Compiled) -> InMemoryModule:
@@ -65,16 +111,18 @@ def _contents(compiled: Compiled) -> tuple[dict, dict]:
     entries: dict[str, bytes] = {}
     exports = [{"name": prog.name, "inputs": prog.inputs, "results": prog.results, "program": _program_path(prog),
                 "peak_bytes": prog.plan["peak_bytes"]} for prog in compiled.programs]
-    constants = {name: {"path": f"constants/{name}.npy", "shape": list(array.shape),
-                        "dtype": portable_dtype(array.dtype).str, "dtype_name": array.dtype.name}
-                 for name, array in compiled.constants.items()}
+    constants = {name: {"shape": list(array.shape), "dtype": portable_dtype(array.dtype).str,
+                        "dtype_name": array.dtype.name} for name, array in compiled.constants.items()}
     executables = {"reference": {"format": "mlir", "kernels": REFERENCE_KERNELS}}
     if compiled.object_code:
         executables["llvm-cpu"] = {"format": "elf-object", "object": "executables/llvm-cpu/kernels.o",
-                                   "llvm_ir": "executables/llvm-cpu/kernels.ll", "triple": host_target_machine().triple,
+                                   "llvm_ir": "executables/llvm-cpu/kernels.ll",
+                                   "definitions": "executables/llvm-cpu/kernels.defs",
+                                   "triple": host_target_machine().triple,
                                    "cpu": llvm.get_host_cpu_name(), "features": _enabled_features()}
         entries["executables/llvm-cpu/kernels.o"] = compiled.object_code
         entries["executables/llvm-cpu/kernels.ll"] = compiled.llvm_ir.encode()
+        entries["executables/llvm-cpu/kernels.defs"] = definition_lines(compiled.llvm_ir).encode()
     for target, exe in compiled.gpu.items():
         executables[target] = _gpu_executable(exe, entries)
     manifest = {"format": FORMAT, "version": VERSION, "producer": f"mlirtext {__version__}",

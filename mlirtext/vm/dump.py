@@ -6,6 +6,7 @@ import re
 import numpy as np
 
 from .modfile import ModuleFile
+from .module_checks import WEIGHTS
 from .program import HostProgram, describe, listing
 
 
@@ -95,8 +96,9 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
         out.append("(none)")
     for name, c in m["constants"].items():
         n = int(np.prod(c["shape"], dtype=np.int64)) * np.dtype(c["dtype"]).itemsize
+        where = f"one value at {c['offset']}" if c.get("splat") else f"at {c['offset']}"
         out.append(f"@{name}: {'x'.join(map(str, c['shape'])) or 'scalar'} {np.dtype(c['dtype']).name}  "
-                   f"{_size(n)}  ({c['path']})")
+                   f"{_size(n)}  ({WEIGHTS} {where})")
     out += ["", "//----- Executables -----"]
     for target, exe in m["executables"].items():
         paths = [v for k, v in exe.items() if isinstance(v, str) and v in mf.entries]

@@ -23,6 +23,9 @@ import numpy as np
 from ..ir import types as T
 from .program import record_dtype
 
+#: The entry that holds the constants' bytes, and the boundary each starts on (the format: vm/modfile.py).
+WEIGHTS = "weights.bin"
+ALIGNMENT = 64
 #: Deeper JSON than this is refused before it is parsed (a host program nests 5 levels).
 MAX_DEPTH = 32
 #: Elements a declared shape may have (2^48: any real buffer; the product stays far from overflow).
@@ -118,9 +121,10 @@ def check_type_record(rec, what: str, storage_allowed: bool = True) -> tuple:
     return (tuple(shape) if shape is not None else None), dtype
 
 
-def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
+def check_manifest(manifest: dict, entries, bookkeeping: set, weights_size: int | None = None) -> None:
     """Every field of the manifest, by type, and every path it names against `entries` (the
-    archive's files; `bookkeeping` the ones the format itself adds, listed nowhere)."""
+    archive's files; `bookkeeping` the ones the format itself adds, listed nowhere); every
+    constant inside the weights entry (`weights_size` bytes: None when the file has none)."""
     for key in ("exports", "kernels", "executables", "constants", "entries"):
         need(key in manifest, f"the manifest has no '{key}'")
     listed = _dict(manifest["entries"], "the manifest's 'entries'")
@@ -130,6 +134,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
         need(isinstance(info.get("sha256"), str), f"entry '{path}' has no sha256")
     extra = set(entries) - set(listed) - bookkeeping
     need(not extra, f"entries not in the manifest: {sorted(extra)}")
+    need(weights_size is not None and WEIGHTS in listed, f"the file has no {WEIGHTS}")
 
     def entry(path, what: str) -> str:
         need(isinstance(path, str) and path in listed, f"{what} names no entry of the file ({path!r})")
@@ -150,15 +155,7 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
     for name, kernel in _dict(manifest["kernels"], "the manifest's 'kernels'").items():
         check_kernel(name, kernel)
     for name, const in _dict(manifest["constants"], "the manifest's 'constants'").items():
-        _dict(const, f"constant {name}")
-        entry(const.get("path"), f"constant {name}: path")
-        check_shape(const.get("shape"), f"constant {name}")
-        try:
-            np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
-        except TypeError:
-            raise Malformed(f"constant {name}: dtype '{const['dtype']}' is not a numpy dtype") from None
-        need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
-             f"constant {name}: dtype_name is not a string")
+        check_constant(name, const, weights_size)
     executables = _dict(manifest["executables"], "the manifest's 'executables'")
     need("reference" in executables, "the manifest has no reference executable")
     for target, exe in executables.items():
@@ -169,12 +166,34 @@ def check_manifest(manifest: dict, entries: dict, bookkeeping: set) -> None:
         elif target == "llvm-cpu":
             entry(exe.get("object"), "the llvm-cpu executable's object")
             entry(exe.get("llvm_ir"), "the llvm-cpu executable's LLVM IR")
+            entry(exe.get("definitions"), "the llvm-cpu executable's definitions")
             for key in ("triple", "cpu"):
                 _str(exe.get(key), f"the llvm-cpu executable's {key}")
             need(all(isinstance(f, str) for f in _list(exe.get("features"), "the llvm-cpu executable's features")),
                  "the llvm-cpu executable's features are not strings")
         else:
             check_gpu_executable(target, exe, manifest["kernels"], entry)
+
+
+def check_constant(name: str, const, weights_size: int) -> None:
+    """A constant's record: a plain numpy dtype and a shape whose bytes (its one value, for a
+    splat) lie inside the weights, starting on an ALIGNMENT boundary."""
+    _dict(const, f"constant {name}")
+    shape = check_shape(const.get("shape"), f"constant {name}")
+    try:
+        dtype = np.dtype(_str(const.get("dtype"), f"constant {name}: dtype"))
+    except TypeError:
+        raise Malformed(f"constant {name}: dtype '{const['dtype'][:40]}' is not a numpy dtype") from None
+    need(dtype.kind in "biufcV" and dtype.names is None and dtype.subdtype is None and dtype.itemsize > 0,
+         f"constant {name}: dtype '{const['dtype'][:40]}' is not a number type")
+    need(const.get("dtype_name") is None or isinstance(const["dtype_name"], str),
+         f"constant {name}: dtype_name is not a string")
+    need(isinstance(const.get("splat", False), bool), f"constant {name}: splat is not true or false")
+    offset = const.get("offset")
+    nbytes = dtype.itemsize * (1 if const.get("splat") else elements(shape))
+    need(is_int(offset) and offset % ALIGNMENT == 0 and offset + nbytes <= weights_size,
+         f"constant {name}: {nbytes} bytes at offset {offset!r} are not inside the {weights_size}-byte weights "
+         f"on a {ALIGNMENT}-byte boundary")
 
 
 def check_kernel(name: str, kernel) -> None:
@@ -215,18 +234,18 @@ def _symbol_name(m) -> str:
     return re.sub(rb"\\([0-9A-Fa-f]{2})", lambda e: bytes([int(e.group(1), 16)]), m.group(1)).decode(errors="replace")
 
 
+_PARENTHESES = re.compile(rb"\([^()]*\)")
+
+
 def _top_level_parts(params: bytes) -> list[bytes]:
-    """A parameter list split at the commas outside parentheses (`ptr initializes((0, 4)) %out0`)."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(params):
-        if c == ord("("):
-            depth += 1
-        elif c == ord(")"):
-            depth -= 1
-        elif c == ord(",") and depth == 0:
-            parts.append(params[start:i])
-            start = i + 1
-    return parts + [params[start:]]
+    """A parameter list split at the commas outside parentheses (`ptr initializes((0, 4)) %out0`):
+    the parenthesised parts dropped, innermost first, then split (a regex, not a loop over the
+    characters: a model's kernels have tens of kilobytes of parameter lists)."""
+    while b"(" in params:
+        params, dropped = _PARENTHESES.subn(b"", params)
+        if not dropped:   # (unbalanced: what is left is split as it is)
+            break
+    return params.split(b",")
 
 
 def _definitions(llvm_ir: bytes) -> dict:
@@ -244,8 +263,15 @@ def _definitions(llvm_ir: bytes) -> dict:
     return found
 
 
+def definition_lines(llvm_ir: str) -> str:
+    """The `define` lines of LLVM IR: all `check_native_abi` reads (the module file keeps them
+    beside the IR, so a load does not read the IR itself)."""
+    return "".join(line + "\n" for line in llvm_ir.split("\n") if line.startswith("define "))
+
+
 def check_native_abi(llvm_ir: bytes, kernels: dict) -> None:
-    """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them, are the ones
+    """Each kernel's parameters, as the llvm-cpu executable's LLVM IR defines them (its `define`
+    lines are enough: `definition_lines`), are the ones
     its manifest record makes the VM pass: a pointer per buffer, a value per scalar, the workgroup
     range (two i64) when it is split, and its work-sharing wrapper (`take`) when it names one. (A
     record edited to drop a kernel's range would make the VM call it with too few arguments.)"""
@@ -320,6 +346,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
     extent = max((offset + size for size, offset in zip(slots, offsets)), default=0)
     need(plan["pool_bytes"] == extent, f"@{name}: the pool is {plan['pool_bytes']} bytes, its slots end at {extent}")
     values: dict = {}   # register -> (shape, dtype)
+    constant: set = set()   # registers that hold a constant, or a view of one (mapped read-only: never written)
     for i, rec in enumerate(export["inputs"]):
         shape, dtype = check_type_record(rec, f"@{name}: input {i}")
         if "storage" in rec:
@@ -348,6 +375,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             const = constants.get(ins.get("name")) if isinstance(ins.get("name"), str) else None
             need(const is not None, f"@{name}: unknown constant {ins.get('name')!r}")
             define(ins, (tuple(const["shape"]), record_dtype(const)))   # (bf16's stored dtype is V2)
+            constant.add(ins["dst"])
         elif op == "alloc":
             shape, dtype = check_type_record(ins, f"@{name}: instruction {n} (alloc)", False)
             need(shape is not None, f"@{name}: instruction {n} allocates a scalar")
@@ -362,6 +390,8 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
             need(elements(check_shape(ins.get("shape"), f"@{name}: a view")) == elements(src_shape),
                  f"@{name}: a view changes the element count")
             define(ins, (tuple(ins["shape"]), dtype))
+            if ins["src"] in constant:
+                constant.add(ins["dst"])
         elif op == "dispatch":
             kernel = kernels.get(ins.get("kernel")) if isinstance(ins.get("kernel"), str) else None
             need(kernel is not None, f"@{name}: unknown kernel {ins.get('kernel')!r}")
@@ -379,6 +409,7 @@ def check_program(prog, export: dict, kernels: dict, constants: dict) -> None:
                                         f"{'x'.join(map(str, got[0]))} {got[1]}, the kernel takes "
                                         f"{'x'.join(map(str, want[0]))} {want[1]}")
             need(len(set(ins["outs"])) == len(ins["outs"]), f"@{name}: a dispatch writes one buffer twice")
+            need(not constant.intersection(ins["outs"]), f"@{name}: @{ins['kernel']} writes a constant")
         elif op == "return":
             need(n == len(instructions) - 1, f"@{name}: a return before the end of the host program")
             regs = _list(ins.get("values"), f"@{name}: return values")

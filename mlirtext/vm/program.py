@@ -3,7 +3,7 @@ and the type records of the module file (the compiler builds both: compiler/host
 
 Values live in numbered registers; the function's arguments are registers 0..n-1.
 
-    constant  dst name             a constant from the module file (constants/NAME.npy)
+    constant  dst name             a constant of the module file (its bytes in weights.bin)
     alloc     dst shape dtype slot a buffer: from pool slot SLOT (memory plan), or fresh (-1: a result)
     view      dst src shape        a reshape of a contiguous buffer (no copy)
     dispatch  kernel ins outs      run a kernel: reads `ins`, writes `outs` in place
@@ -13,6 +13,7 @@ Instructions are plain dicts, stored as JSON in the module file.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,13 +36,25 @@ def portable_dtype(dtype: np.dtype) -> np.dtype:
 def record_dtype(rec: dict) -> np.dtype:
     """The numpy dtype of a record: from its element type (bf16 and friends have no portable
     dtype string), else the stored string."""
-    elt = T.scalar_type_from_name(rec.get("element", "")) if rec.get("element") else None
+    element, dtype = rec.get("element"), rec["dtype"]
+    if isinstance(element, str) and isinstance(dtype, str):
+        return _dtype(element, dtype)   # (a load asks this for every buffer of every dispatch)
+    return _uncached_dtype(element, dtype)
+
+
+@functools.lru_cache(maxsize=256)
+def _dtype(element: str, dtype: str) -> np.dtype:
+    return _uncached_dtype(element, dtype)
+
+
+def _uncached_dtype(element, dtype) -> np.dtype:
+    elt = T.scalar_type_from_name(element) if element else None
     if elt is not None:
         try:
             return dtype_of(elt)
         except ValueError:
             pass
-    return np.dtype(rec["dtype"])
+    return np.dtype(dtype)
 
 
 def storage(rec: dict) -> dict:

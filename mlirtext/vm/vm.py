@@ -10,6 +10,7 @@ device.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .devices import DeviceError, make_device
-from .modfile import InMemoryModule, ModuleFile, ModuleFileError, read_module_file, verify_signature
+from .modfile import InMemoryModule, ModuleFile, ModuleFileError, open_module_file, read_module_file, verify_signature
 from ..ir import types as T
 from ..ir.arrays import narrow_ints_as_storage, wrap_to_width
 from .. import limits
@@ -84,7 +85,7 @@ class Function:
             elif op == "view":
                 shape, dtype = recs[ins["src"]]
                 new = tuple(ins["shape"])
-                if int(np.prod(new, dtype=np.int64)) != int(np.prod(shape, dtype=np.int64)):
+                if math.prod(new) != math.prod(shape):
                     raise VMError(f"module file: @{self.name}: a view changes the element count")
                 recs[ins["dst"]] = (new, dtype)
                 if ins["src"] in root:
@@ -128,7 +129,7 @@ class Function:
         workers = getattr(device, "workers", 1)
         self.grains = []
         for kernel, ins, outs, _ in self.dispatches:
-            nbytes = sum(int(np.prod(recs[r][0], dtype=np.int64)) * recs[r][1].itemsize for r in (*ins, *outs))
+            nbytes = sum(math.prod(recs[r][0]) * recs[r][1].itemsize for r in (*ins, *outs))
             shared = getattr(kernel, "shared", None) is not None
             self.grains.append(_grain(kernel.workgroups, workers, nbytes) if shared else 0)
         # (local-task: whether helpers join a call is measured, thread_choice.py)
@@ -280,6 +281,8 @@ class Function:
 
     def _call(self, args, execute):
         start = time.perf_counter()
+        if not self.module.ready:
+            self.module.verify()
         inputs = self.check_inputs(args)
         regs = [None] * self.registers
         regs[:len(inputs)] = inputs
@@ -295,7 +298,7 @@ class Function:
                     if offset < 0:
                         regs[dst] = np.empty(shape, dtype)
                     else:
-                        count = int(np.prod(shape, dtype=np.int64))
+                        count = math.prod(shape)
                         regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
                 else:
                     regs[dst] = payload
@@ -415,27 +418,36 @@ def _waves(deps: list) -> list:
 
 
 class LoadedModule:
-    """A module loaded for one device; exported functions by name. `source`: the bytes of a
-    module file (checked here), or a module compiled in this process (compiler.in_memory).
-    `trusted_keys` (Ed25519 public keys, vm/signing.load_public_keys): a module file that none of
-    them signed is refused before any of its code is mapped. Without them a module file is
-    trusted as the native code it is."""
+    """A module loaded for one device; exported functions by name. `source`: a module file (its
+    path, which is mapped, or its bytes; checked here), or a module compiled in this process
+    (compiler.in_memory). `trusted_keys` (Ed25519 public keys, vm/signing.load_public_keys): a
+    module file that none of them signed is refused before any of its code is mapped. Without
+    them a module file is trusted as the native code it is.
 
-    def __init__(self, source: "bytes | ModuleFile", device: str = "local-task", trusted_keys: list | None = None):
+    The constants are views of the file's weights, mapped, not read (vm/modfile.py); their
+    checksum is checked before the first call runs (`verify` checks it at once)."""
+
+    def __init__(self, source: "str | os.PathLike | bytes | ModuleFile", device: str = "local-task",
+                 trusted_keys: list | None = None):
         try:
-            if not isinstance(source, ModuleFile):
-                self.file = read_module_file(source, trusted_keys)
-            else:   # (read already; one compiled in this process is trusted as this process is)
+            if isinstance(source, ModuleFile):   # (read already; one compiled here is trusted as this process is)
                 self.file = source
                 if trusted_keys is not None and not isinstance(source, InMemoryModule):
                     verify_signature(source, trusted_keys)
+            elif isinstance(source, (str, os.PathLike)):
+                self.file = open_module_file(source, trusted_keys, lazy=True)
+            else:
+                self.file = read_module_file(source, trusted_keys, lazy=True)
             self.manifest = self.file.manifest
             self.constants = {name: _read_only(self.file.constant(name)) for name in self.manifest["constants"]}
         except ModuleFileError as e:
             raise VMError(str(e)) from None
+        self.ready = self.file.weights_checked
         try:
             self.device = make_device(device, self.file)
         except DeviceError as e:
+            raise VMError(str(e)) from None
+        except ModuleFileError as e:   # (the device's code is read, and checked, when it is made)
             raise VMError(str(e)) from None
         self.functions = {}
         for export in self.manifest["exports"]:
@@ -446,6 +458,14 @@ class LoadedModule:
             except (KeyError, IndexError, TypeError, ValueError) as e:
                 raise VMError(f"module file: the host program of @{export.get('name')} is malformed "
                               f"({type(e).__name__}: {e})") from None
+
+    def verify(self) -> None:
+        """Check the weights against their checksum (once; VMError when they do not match)."""
+        try:
+            self.file.verify_weights()
+        except ModuleFileError as e:
+            raise VMError(str(e)) from None
+        self.ready = True
 
     def function(self, name: str) -> Function:
         f = self.functions.get(name.lstrip("@"))
