@@ -5,6 +5,11 @@ used only here, read with the same identity indexing as it is written) is
 replaced by the producer's own inputs, and the producer's body is cloned in
 front of the consumer's: one loop nest instead of two, and no intermediate
 tensor. Fusing repeats until a whole elementwise chain is one op.
+
+A generic input that is a splat constant (one value broadcast to the whole tensor: the
+coefficients of an expanded erf or tanh, a scale) becomes a scalar constant in the body, as
+MLIR's fold-scalar-or-splat-constant does: the loop then reads one register instead of a
+tensor as big as its output (and the module does not store that tensor).
 """
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from dataclasses import dataclass
 from ..dialects.affine_maps import parse_map
 from ..dialects.linalg import segments
 from ..ir import types as T
+from ..ir.arrays import array_to_attr, dense_to_array, dtype_of
 from ..ir.attributes import ArrayAttr, DenseArrayAttr
+from ..ir.dense import DenseElementsAttr
 from ..ir.core import Block, Operation, Region
 from .driver import GreedyDriver
 from .passes import Pass, register
@@ -69,6 +76,60 @@ class FuseElementwise(RewritePattern):
         return False
 
 
+class FoldSplatInputs(RewritePattern):
+    """A generic's splat-constant inputs become scalar constants in its body."""
+    ops = ("linalg.generic",)
+
+    def match_and_rewrite(self, op: Operation, rw) -> bool:
+        ins, outs = segments(op)
+        splats = {i: _splat_scalar(v) for i, v in enumerate(ins)}
+        splats = {i: c for i, c in splats.items() if c is not None}
+        if not splats:
+            return False
+        body = op.regions[0].blocks[0]
+        keep = [i for i in range(len(ins)) if i not in splats]
+        maps = _maps(op)
+        block = Block([body.arguments[i].type for i in (*keep, *range(len(ins), len(body.arguments)))])
+        mapping = {}
+        for old, new in zip([body.arguments[i] for i in (*keep, *range(len(ins), len(body.arguments)))],
+                            block.arguments):
+            new.name = old.name
+            mapping[old] = new
+        for i, attr in splats.items():   # (the scalars first: every op of the body may read them)
+            const = Operation("arith.constant", (), (body.arguments[i].type,), {"value": attr})
+            block.append(const)
+            mapping[body.arguments[i]] = const.results[0]
+        for inner in body.ops:
+            block.append(inner.clone(mapping))
+        attrs = dict(op.attributes)
+        attrs["indexing_maps"] = ArrayAttr(tuple(maps[i] for i in keep) + tuple(maps[len(ins):]))
+        attrs["operandSegmentSizes"] = DenseArrayAttr(T.i32, (len(keep), len(outs)))
+        folded = Operation("linalg.generic", [*(ins[i] for i in keep), *outs], op.result_types, attrs,
+                           [Region([block])], span=op.span, location=op.location)
+        folded.name_span = op.name_span
+        rw.insert_before(op, folded)
+        rw.replace_op(op, folded.results)
+        return True
+
+
+def _splat_scalar(value):
+    """The scalar attribute of `value` when an `arith.constant` defines it as a splat of an int or
+    float element type; else None."""
+    const = getattr(value, "op", None)
+    if const is None or const.name != "arith.constant" or not isinstance(value.type, T.RankedTensorType):
+        return None
+    attr = const.attributes.get("value")
+    elt = T.element_type(value.type)
+    if not isinstance(attr, DenseElementsAttr) or attr.hex is not None or \
+            not isinstance(elt, (T.FloatType, T.IntegerType)) or \
+            not (attr.splat or len(attr.values) == 1 or value.type.num_elements == 1):
+        return None
+    try:
+        return array_to_attr(dense_to_array(attr, dtype_of(elt), ()), elt)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def fuse(consumer: Operation, index: int, producer: Operation) -> Operation:
     c_ins, c_outs = segments(consumer)
     p_ins, _ = segments(producer)
@@ -105,4 +166,4 @@ class LinalgElementwiseFusion(Pass):
     summary = "Fuse producer-consumer chains of elementwise linalg.generic ops into one"
 
     def run(self, op: Operation) -> None:
-        GreedyDriver([FuseElementwise()], fold=False).run(op)
+        GreedyDriver([FuseElementwise(), FoldSplatInputs()], fold=False).run(op)
