@@ -6,7 +6,8 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.vm.modfile import read_module_file
-from mlirtext.compiler.ukernels import DESCRIPTION, KC, ROW_TILES
+from mlirtext.compiler import ukernels
+from mlirtext.compiler.ukernels import DESCRIPTION, KC, ROW_TILES, WIDE_ROW_TILES, host_tiles
 
 from .test_vm_programs import ROOT
 
@@ -25,10 +26,15 @@ def _ints(rng, *shape):
     return rng.integers(-3, 4, shape).astype(np.float32)
 
 
-@pytest.mark.parametrize("m,n,k", [(3, 32, 5), (13, 48, KC + 44), (ROW_TILES[0] + 1, 16, 2 * KC)])
-def test_unpacked_packed_and_blocked_k_are_exact(m, n, k):
+@pytest.mark.parametrize("m,n,k", [(3, 32, 5), (13, 48, KC + 44), (ROW_TILES[0] + 1, 16, 2 * KC),
+                                   (WIDE_ROW_TILES[0] + 1, 32, KC + 8)])
+@pytest.mark.parametrize("width", [8, 16])
+def test_unpacked_packed_and_blocked_k_are_exact(m, n, k, width, monkeypatch):
     """M up to one row tile reads B in place, more rows pack it; K over KC runs in blocks that
-    carry the sums through C. Integer-valued inputs: every order of summation gives the same bits."""
+    carry the sums through C. Integer-valued inputs: every order of summation gives the same bits.
+    Both kernels, whatever the host: 8-float vectors in 6x16 tiles and 16-float ones in 12x16 (a
+    host without AVX-512 runs them as pairs of 8)."""
+    monkeypatch.setattr(ukernels, "host_vector_floats", lambda: width)
     data = runtime.compile_text(_mm_text(m, n, k, "  return %0 : tensor<{m}x{n}xf32>\n".format(m=m, n=n)))
     rng = np.random.default_rng(1)
     a, b = _ints(rng, m, k), _ints(rng, k, n)
@@ -68,8 +74,11 @@ def test_mlp_bias_and_relu_run_as_the_matmul_epilogue():
         assert np.array_equal(runtime.load_module(data, device=device).main(x, w1, b1, w2, b2), want), device
 
 
-def test_epilogue_keeps_nan_and_constants_as_the_reference_does():
-    """maximumf propagates NaN (a NaN bias stays NaN after the relu); scale and offset constants."""
+@pytest.mark.parametrize("width", [8, 16])
+def test_epilogue_keeps_nan_and_constants_as_the_reference_does(width, monkeypatch):
+    """maximumf propagates NaN (a NaN bias stays NaN after the relu); scale and offset constants;
+    on 8- and 16-float vectors."""
+    monkeypatch.setattr(ukernels, "host_vector_floats", lambda: width)
     m, n, k = 8, 32, 4
     t = f"tensor<{m}x{n}xf32>"
     epilogue = f"""  %half = stablehlo.constant dense<0.5> : tensor<f32>
@@ -174,7 +183,7 @@ def test_a_transposed_b_is_read_in_place_while_packed(batch, m, n, k):
 }}"""
     data = runtime.compile_text(text)
     kernels = _kernels(data)
-    assert [k_.get("implementation", "") for k_ in kernels.values()] == [DESCRIPTION + ", B transposed while packed"]
+    assert [k_.get("implementation", "") for k_ in kernels.values()] == [DESCRIPTION + ", " + host_tiles() + ", B transposed while packed"]
     rng = np.random.default_rng(2)
     a, b = _ints(rng, batch, m, k), _ints(rng, batch, n, k)
     for device in ("local-sync", "local-task"):

@@ -110,7 +110,7 @@ def test_independent_dispatches_share_a_wave():
 @pytest.mark.parametrize("batch,m,n,k", [(0, 13, 32, 7), (3, 10, 48, 16), (1, 9, 16, 1)])
 def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
     from mlirtext.vm.modfile import read_module_file
-    from mlirtext.compiler.ukernels import DESCRIPTION
+    from mlirtext.compiler.ukernels import DESCRIPTION, host_tiles
     if batch:
         a_t, b_t, c_t = f"tensor<{batch}x{m}x{k}xf32>", f"tensor<{batch}x{k}x{n}xf32>", f"tensor<{batch}x{m}x{n}xf32>"
         dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]"
@@ -123,7 +123,7 @@ def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
 }}"""
     data = runtime.compile_text(text)
     kernels = read_module_file(data).manifest["kernels"]
-    assert [k_["implementation"] for k_ in kernels.values() if k_.get("implementation")] == [DESCRIPTION]
+    assert [k_["implementation"] for k_ in kernels.values() if k_.get("implementation")] == [DESCRIPTION + ", " + host_tiles()]
     rng = np.random.default_rng(0)
     a = rng.integers(-3, 4, ([batch] if batch else []) + [m, k]).astype(np.float32)
     b = rng.integers(-3, 4, ([batch] if batch else []) + [k, n]).astype(np.float32)

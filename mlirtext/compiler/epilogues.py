@@ -36,19 +36,21 @@ _INTRINSICS = {"arith.maximumf": "llvm.maximum.v8f32", "arith.minimumf": "llvm.m
 _VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 
 
-def _splat(value: float) -> str:
-    """An <8 x float> constant (LLVM writes floats as the hex of the equal double)."""
+def _splat(value: float, width: int = 8) -> str:
+    """A <width x float> constant (LLVM writes floats as the hex of the equal double)."""
     bits, = struct.unpack("<Q", struct.pack("<d", float(value)))
-    return "<" + ", ".join([f"float 0x{bits:016X}"] * 8) + ">"
+    return "<" + ", ".join([f"float 0x{bits:016X}"] * width) + ">"
 
 
 class Epilogue:
-    """An elementwise generic applied to the accumulated tile, as vector IR."""
+    """An elementwise generic applied to the accumulated tile, as vector IR on vectors of `width`
+    floats (the micro-kernel's: 8, or 16 where the host has AVX-512)."""
 
-    def __init__(self, roles: dict, body: Block):
+    def __init__(self, roles: dict, body: Block, width: int = 8):
         self.roles = roles      # block argument -> "acc" | ("column", kernel input) | ("constant", value)
         self.body = body
         self.ops = [op for op in body.ops if op.name != "linalg.yield"]
+        self.width = width
 
     @property
     def description(self) -> str:
@@ -57,36 +59,41 @@ class Epilogue:
     @property
     def intrinsics(self) -> set[str]:
         """Declarations of the LLVM intrinsics the epilogue calls."""
-        return {f"declare <8 x float> @{_INTRINSICS[op.name]}(<8 x float>, <8 x float>)"
-                for op in self.ops if op.name in _INTRINSICS}
+        vec = f"<{self.width} x float>"
+        return {f"declare {vec} @{self._intrinsic(op)}({vec}, {vec})" for op in self.ops if op.name in _INTRINSICS}
+
+    def _intrinsic(self, op: Operation) -> str:
+        return _INTRINSICS[op.name].replace("v8f32", f"v{self.width}f32")
 
     def column_loads(self, n: str) -> list[str]:
-        """Per workgroup: the 16 floats at column `n` of each row-vector input (two vectors)."""
-        lines = []
+        """Per workgroup: the 16 floats at column `n` of each row-vector input (16 / width vectors)."""
+        lines, w = [], self.width
         for role in {r for r in self.roles.values() if isinstance(r, tuple) and r[0] == "column"}:
             arg = role[1]
-            for j in range(2):
-                lines += [f"  %ecol{arg}.i{j} = add i64 {n}, {8 * j}",
+            for j in range(16 // w):
+                lines += [f"  %ecol{arg}.i{j} = add i64 {n}, {w * j}",
                           f"  %ecol{arg}.p{j} = getelementptr inbounds float, ptr %in{arg}, i64 %ecol{arg}.i{j}",
-                          f"  %ecol{arg}.{j} = load <8 x float>, ptr %ecol{arg}.p{j}, align 4"]
+                          f"  %ecol{arg}.{j} = load <{w} x float>, ptr %ecol{arg}.p{j}, align 4"]
         return lines
 
     def apply(self, prefix: str, acc: str, j: int) -> tuple[list[str], str]:
-        """Lines computing the epilogue of `acc` (columns 8j .. 8j+7 of the tile), and its result."""
+        """Lines computing the epilogue of `acc` (vector j of the tile's 16 columns), and its result."""
         names: dict = {}
+        w, vec = self.width, f"<{self.width} x float>"
         for arg, role in self.roles.items():
-            names[arg] = acc if role == "acc" else f"%ecol{role[1]}.{j}" if role[0] == "column" else _splat(role[1])
+            names[arg] = acc if role == "acc" else f"%ecol{role[1]}.{j}" if role[0] == "column" else \
+                _splat(role[1], w)
         lines = []
         for k, op in enumerate(self.ops):
             if op.name == "arith.constant":
-                names[op.results[0]] = _splat(op.attributes["value"].value)
+                names[op.results[0]] = _splat(op.attributes["value"].value, w)
                 continue
-            a, b = (names[v] if v in names else _splat(v.op.attributes["value"].value) for v in op.operands)
+            a, b = (names[v] if v in names else _splat(v.op.attributes["value"].value, w) for v in op.operands)
             out = f"%{prefix}.{k}"
             if op.name in _BINARY:
-                lines.append(f"  {out} = {_BINARY[op.name]} <8 x float> {a}, {b}")
+                lines.append(f"  {out} = {_BINARY[op.name]} {vec} {a}, {b}")
             else:
-                lines.append(f"  {out} = call <8 x float> @{_INTRINSICS[op.name]}(<8 x float> {a}, <8 x float> {b})")
+                lines.append(f"  {out} = call {vec} @{self._intrinsic(op)}({vec} {a}, {vec} {b})")
             names[op.results[0]] = out
         return lines, names[self.body.ops[-1].operands[0]]
 

@@ -16,7 +16,9 @@ behind the same interface instead, shaped as BLIS/IREE's are:
   never becomes a dispatch and a buffer of its own (epilogues.fuse_transposed_operands);
 - register blocking: a 6x16 tile of C (twelve 8-float registers) accumulates over the block of k,
   with A broadcast one element at a time and B loaded 16 floats at a time (FMA); rows left over
-  use 4-, 2- and 1-row tiles;
+  use 4-, 2- and 1-row tiles. With AVX-512 (32 registers of 16 floats) the tile is 12x16, twelve
+  16-float registers (`WIDE_ROW_TILES`): twice the multiply-adds per instruction, as IREE's and
+  ONNX Runtime's AVX-512 kernels do;
 - epilogue: after the last block of k, the tile goes through the epilogue before it is stored.
 
 Each element still sums its products in `k` order starting from zero (multiply-adds may fuse:
@@ -31,7 +33,7 @@ N a multiple of 16, K >= 1; then views and an epilogue generic, when
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ..dialects.affine_maps import evaluate
@@ -39,16 +41,18 @@ from ..dialects.linalg import segments
 from ..ir import types as T
 from ..ir.core import Operation
 from ..targets.ir_types import quote_name
+from ..targets.llvm_cpu import host_vector_floats
 from ..transforms.conversions.linalg_to_loops import structured
 from .epilogues import Epilogue, epilogue_of
 
 TILE_N = 16
 #: Row tiles, largest first: 6 rows x 16 columns is twelve 8-float accumulators (of 16 AVX registers).
 ROW_TILES = (6, 4, 2, 1)
+#: With 16-float vectors: 12 rows x 16 columns is twelve accumulators (of 32 AVX-512 registers).
+WIDE_ROW_TILES = (12, 8, 4, 2, 1)
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
 KC = 256
-DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel), " \
-    "6x16 register tiles"
+DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
 
 
 @dataclass
@@ -79,14 +83,26 @@ class MatmulPlan:
     #: with dilated columns: each tap is one filter pixel, K = IC); 1: each tap is a whole filter row.
     tap_columns: int = 1
     a_column: int = 0
+    #: Floats per vector register (the host's: 16 with AVX-512, else 8).
+    vec: int = field(default_factory=lambda: host_vector_floats())
+
+    @property
+    def row_tiles(self) -> tuple:
+        return WIDE_ROW_TILES if self.vec == 16 else ROW_TILES
 
     @property
     def description(self) -> str:
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
+        what += f", {self.row_tiles[0]}x16 register tiles"
         what += ", B transposed while packed" if self.b_transposed else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
+
+
+def host_tiles() -> str:
+    """The register tiles of this host's micro-kernels, as their descriptions say them."""
+    return f"{(WIDE_ROW_TILES if host_vector_floats() == 16 else ROW_TILES)[0]}x16 register tiles"
 
 
 def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
@@ -157,6 +173,7 @@ def _epilogue(body, root: Operation, rest: list, N: int):
         epilogue = epilogue_of(rest, root.results[0], list(body.arguments), N)
         if epilogue is None:
             return False
+        epilogue.width = host_vector_floats()
         final = rest[-1].results[0]
     ret = body.ops[-1]
     if len(ret.operands) != 1 or ret.operands[0] is not final:
@@ -265,7 +282,8 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     """The micro-kernel's definition, as LLVM IR text (intrinsics it calls: `plan.epilogue.intrinsics`)."""
     M, N, K = plan.M, plan.N, plan.K
     panels, kc = N // TILE_N, min(K, KC)
-    packed = M > ROW_TILES[0] or plan.b_transposed   # several row tiles reuse each panel
+    tiles = plan.row_tiles
+    packed = M > tiles[0] or plan.b_transposed   # several row tiles reuse each panel
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = K * N if plan.b_batch is None else plan.b_batch
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
@@ -304,16 +322,16 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "  %last = and i1 %t.last, %k.last"]
     if packed:
         pack = _pack_transposed if plan.b_transposed else _pack_panel
-        out += ["  br label %pk"] + pack(f"%in{plan.b_arg}", K if plan.b_transposed else N, f"m{ROW_TILES[0]}.head")
+        out += ["  br label %pk"] + pack(f"%in{plan.b_arg}", K if plan.b_transposed else N, f"m{tiles[0]}.head")
         entry, stride = "pk", TILE_N
     else:   # B in place: the block starts at row k0 of the panel
         out += [f"  %bk = mul i64 %k0, {N}", "  %bk.base = add i64 %b.base, %bk",
                 f"  %panel = getelementptr inbounds float, ptr %in{plan.b_arg}, i64 %bk.base",
-                f"  br label %m{ROW_TILES[0]}.head"]
+                f"  br label %m{tiles[0]}.head"]
         entry, stride = "k0.body", N
-    for index, rows in enumerate(ROW_TILES):   # a big row tile while it fits, then smaller ones
-        after = f"m{ROW_TILES[index + 1]}.pre" if index + 1 < len(ROW_TILES) else "m.done"
-        start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{ROW_TILES[index - 1]}, %m{rows}.pre ]"
+    for index, rows in enumerate(tiles):   # a big row tile while it fits, then smaller ones
+        after = f"m{tiles[index + 1]}.pre" if index + 1 < len(tiles) else "m.done"
+        start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{tiles[index - 1]}, %m{rows}.pre ]"
         out += _row_tiles(rows, index == 0, start, after, plan, stride, packed)
     out += ["m.done:", f"  %k0.next = add i64 %k0, {kc}", "  br label %k0.head",
             "k0.exit:", "  %t.next = add i64 %t, 1", "  br label %t.head",
@@ -379,7 +397,8 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     """Row tiles of R rows over the panel (`stride` floats between its rows): R x 16 floats
     accumulate in registers over the block of k (from zero in the first block, from C after),
     and the last block's sums go through the epilogue."""
-    p, J, N, K = f"m{R}", TILE_N // 8, plan.N, plan.K
+    W = plan.vec
+    p, J, N, K, vec = f"m{R}", TILE_N // W, plan.N, plan.K, f"<{W} x float>"
     panel, align = ("%pack", 32) if packed else ("%panel", 4)
     L = [] if first_tile else [f"{p}.pre:", f"  br label %{p}.head"]
     L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.store ]",
@@ -393,26 +412,26 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
               f"  %{p}.ap{i} = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ak{i}",
               f"  %{p}.cp{i} = getelementptr inbounds float, ptr %C, i64 %{p}.cb{i}"]
         for j in range(J):
-            L += [f"  %{p}.cq{i}{j} = getelementptr inbounds float, ptr %{p}.cp{i}, i64 {8 * j}",
-                  f"  %{p}.old{i}{j} = load <8 x float>, ptr %{p}.cq{i}{j}, align 4",
-                  f"  %{p}.init{i}{j} = select i1 %first, <8 x float> zeroinitializer, <8 x float> %{p}.old{i}{j}"]
+            L += [f"  %{p}.cq{i}{j} = getelementptr inbounds float, ptr %{p}.cp{i}, i64 {W * j}",
+                  f"  %{p}.old{i}{j} = load {vec}, ptr %{p}.cq{i}{j}, align 4",
+                  f"  %{p}.init{i}{j} = select i1 %first, {vec} zeroinitializer, {vec} %{p}.old{i}{j}"]
     L += [f"  br label %{p}.k", f"{p}.k:", f"  %{p}.kk = phi i64 [ 0, %{p}.init ], [ %{p}.kk.next, %{p}.k ]"]
     for i in range(R):
         for j in range(J):
-            L.append(f"  %{p}.acc{i}{j} = phi <8 x float> [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.k ]")
+            L.append(f"  %{p}.acc{i}{j} = phi {vec} [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.k ]")
     L += [f"  %{p}.bo = mul i64 %{p}.kk, {stride}", f"  %{p}.bp0 = getelementptr inbounds float, ptr {panel}, i64 %{p}.bo"]
     for j in range(J):
         if j:
-            L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {8 * j}")
-        L.append(f"  %{p}.bv{j} = load <8 x float>, ptr %{p}.bp{j}, align {align}")
+            L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {W * j}")
+        L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}")
     for i in range(R):
         L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.kk",
               f"  %{p}.as{i} = load float, ptr %{p}.aq{i}, align 4",
-              f"  %{p}.ins{i} = insertelement <8 x float> poison, float %{p}.as{i}, i64 0",
-              f"  %{p}.av{i} = shufflevector <8 x float> %{p}.ins{i}, <8 x float> poison, <8 x i32> zeroinitializer"]
+              f"  %{p}.ins{i} = insertelement {vec} poison, float %{p}.as{i}, i64 0",
+              f"  %{p}.av{i} = shufflevector {vec} %{p}.ins{i}, {vec} poison, <{W} x i32> zeroinitializer"]
         for j in range(J):
-            L += [f"  %{p}.mul{i}{j} = fmul contract <8 x float> %{p}.av{i}, %{p}.bv{j}",
-                  f"  %{p}.new{i}{j} = fadd contract <8 x float> %{p}.acc{i}{j}, %{p}.mul{i}{j}"]
+            L += [f"  %{p}.mul{i}{j} = fmul contract {vec} %{p}.av{i}, %{p}.bv{j}",
+                  f"  %{p}.new{i}{j} = fadd contract {vec} %{p}.acc{i}{j}, %{p}.mul{i}{j}"]
     L += [f"  %{p}.kk.next = add i64 %{p}.kk, 1", f"  %{p}.kmore = icmp slt i64 %{p}.kk.next, %kc",
           f"  br i1 %{p}.kmore, label %{p}.k, label %{p}.store", f"{p}.store:"]
     for i in range(R):
@@ -420,8 +439,8 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
             value = f"%{p}.new{i}{j}"
             if plan.epilogue:
                 lines, done_value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j)
-                L += lines + [f"  %{p}.out{i}{j} = select i1 %last, <8 x float> {done_value}, <8 x float> {value}"]
+                L += lines + [f"  %{p}.out{i}{j} = select i1 %last, {vec} {done_value}, {vec} {value}"]
                 value = f"%{p}.out{i}{j}"
-            L.append(f"  store <8 x float> {value}, ptr %{p}.cq{i}{j}, align 4")
+            L.append(f"  store {vec} {value}, ptr %{p}.cq{i}{j}, align 4")
     L += [f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
     return L

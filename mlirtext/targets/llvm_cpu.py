@@ -168,6 +168,16 @@ def host_target_machine(opt_level: int = 3) -> "llvm.TargetMachine":
                                         opt=opt_level, reloc="static", codemodel="large")
 
 
+def host_vector_floats() -> int:
+    """Floats in the widest vector register of this CPU that hand-shaped kernels use: 16 with
+    AVX-512 (32 zmm registers), else 8 (AVX2's 16 ymm registers)."""
+    width = _state.get("vector_floats")
+    if width is None:
+        _init()
+        width = _state["vector_floats"] = 16 if llvm.get_host_cpu_features().get("avx512f") else 8
+    return width
+
+
 @dataclass
 class NativeObject:
     object_code: bytes            # ELF object for the host
