@@ -164,7 +164,10 @@ def host_target_machine(opt_level: int = 3) -> "llvm.TargetMachine":
     land over 2 GiB apart, and RuntimeDyld aborts the process on the 32-bit relocation between them."""
     _init()
     target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+    features = llvm.get_host_cpu_features().flatten()
+    if host_vector_floats() == 16:   # vectorise loops 16 floats wide (LLVM's tuning stops at 8 by default)
+        features += ",-prefer-256-bit"
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=features,
                                         opt=opt_level, reloc="static", codemodel="large")
 
 
