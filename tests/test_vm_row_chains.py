@@ -69,3 +69,36 @@ def test_a_column_read_is_no_chain():
     x = np.random.default_rng(1).uniform(1, 2, (64, 64)).astype(np.float32)
     got = runtime.load_module(data, device="local-task").main(x)
     assert np.allclose(got, x / x.sum(axis=1)[None, :], rtol=1e-5)
+
+
+LAYER_NORM_BATCH_OF_ONE = """func.func @main(%x: tensor<1x64x256xf32>) -> tensor<1x64x256xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<256.0> : tensor<1x64xf32>
+  %eps = stablehlo.constant dense<1.0e-5> : tensor<1x64xf32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x64x256xf32>, tensor<f32>) -> tensor<1x64xf32>
+  %m = stablehlo.divide %s, %n : tensor<1x64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1] : (tensor<1x64xf32>) -> tensor<1x64x256xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<1x64x256xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<1x64x256xf32>
+  %vs = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x64x256xf32>, tensor<f32>) -> tensor<1x64xf32>
+  %v = stablehlo.divide %vs, %n : tensor<1x64xf32>
+  %ve = stablehlo.add %v, %eps : tensor<1x64xf32>
+  %r = stablehlo.rsqrt %ve : tensor<1x64xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<1x64xf32>) -> tensor<1x64x256xf32>
+  %y = stablehlo.multiply %c, %rb : tensor<1x64x256xf32>
+  return %y : tensor<1x64x256xf32>
+}"""
+
+
+def test_a_layer_norm_over_a_batch_of_one_is_one_dispatch():
+    """Rows on axis 1 after a unit batch axis (ONNX's 1x128x256 activations): the two reductions
+    and the elementwise passes between and after them are one kernel, run whole."""
+    data = runtime.compile_text(LAYER_NORM_BATCH_OF_ONE)
+    kernels = read_module_file(data).manifest["kernels"]
+    assert len(kernels) == 1, list(kernels)
+    x = np.random.default_rng(2).standard_normal((1, 64, 256)).astype(np.float32) * 3 + 1
+    c = x.astype(np.float64) - x.mean(axis=2, keepdims=True)
+    want = c / np.sqrt((c * c).mean(axis=2, keepdims=True) + 1e-5)
+    for device in ("local-sync", "local-task", "reference"):
+        got = runtime.load_module(data, device=device).main(x)
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-5), device

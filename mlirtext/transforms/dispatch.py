@@ -20,7 +20,10 @@ same rows (softmax's max-reduce, exp(x - max), sum-reduce, divide) become one di
 IREE fuses them: every op's outer loop is the same parallel axis 0 of its output, and each op
 reads what an earlier member wrote only at its own row (directly, or through a view that keeps
 axis 0). Split into row ranges (targets/workgroups.py), one thread runs all the passes over its rows
-while they are in cache, instead of one dispatch a pass over the whole tensor. Contractions and
+while they are in cache, instead of one dispatch a pass over the whole tensor. The rows may also be
+the first axis after leading axes of one element (1x128x256: a batch of one sequence, as ONNX models
+give a layer norm); such a chain is one dispatch whose passes run one after the other
+(workgroups.py splits and interleaves rows on axis 0 only). Contractions and
 convolutions never join a chain (they have micro-kernels and epilogues of their own), and the
 chain starts at a reduction, so an elementwise producer before it stays with its matmul.
 """
@@ -120,9 +123,10 @@ def _groups(block: Block) -> list[Group]:
 ROW_CHAIN_OPS = frozenset({"linalg.generic", "linalg.reduce", "linalg.fill", "linalg.map", "linalg.broadcast"})
 
 
-def _row_extent(op: Operation) -> int | None:
-    """N when loop 0 of structured `op` is parallel and walks axis 0 (extent N >= 2) of its one
-    output, else None."""
+def _row_extent(op: Operation) -> tuple | None:
+    """(p, N) when loops 0..p of structured `op` are parallel and walk axes 0..p of its one output,
+    axis p the first with more than one element (N >= 2; the axes before it have one: a batch of
+    one, as importers give a single sequence), else None."""
     from .conversions.linalg_to_loops import structured
     if op.name not in ROW_CHAIN_OPS:
         return None
@@ -132,20 +136,25 @@ def _row_extent(op: Operation) -> int | None:
     except Exception:  # noqa: BLE001 - an op the loop lowering cannot describe joins no chain
         return None
     if len(outs) != 1 or not isinstance(outs[0].type, T.ShapedType) or outs[0].type.rank == 0 \
-            or not outs[0].type.has_static_shape or outs[0].type.shape[0] < 2:
+            or not outs[0].type.has_static_shape:
         return None
-    if not s.maps[-1].results or s.maps[-1].results[0] != ("dim", 0) or 0 in s.reductions:
+    shape = outs[0].type.shape
+    p = next((i for i, d in enumerate(shape) if d != 1), None)
+    if p is None or shape[p] < 2:
         return None
-    return outs[0].type.shape[0]
+    if any(i >= len(s.maps[-1].results) or s.maps[-1].results[i] != ("dim", i) or i in s.reductions
+           for i in range(p + 1)):
+        return None
+    return p, shape[p]
 
 
-def _reads_rows_only(op: Operation, values: set) -> bool:
-    """Every operand of `op` in `values` is read at row d0 only (its map's first result is d0)."""
+def _reads_rows_only(op: Operation, values: set, p: int) -> bool:
+    """Every operand of `op` in `values` is read at row d<p> only (its map's result p is d<p>)."""
     from ..dialects.linalg import segments
     from .conversions.linalg_to_loops import structured
     s = structured(op)
     ins, outs = segments(op)
-    return all(m.results and m.results[0] == ("dim", 0) for v, m in zip((*ins, *outs), s.maps)
+    return all(len(m.results) > p and m.results[p] == ("dim", p) for v, m in zip((*ins, *outs), s.maps)
                if id(v) in values)
 
 
@@ -168,7 +177,7 @@ def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
             op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"]))
             for op in chain.ops):
         return None
-    rows = extents.pop()
+    p, rows = extents.pop()
     ops = list(block.ops)
     start, end = ops.index(chain.ops[-1]), ops.index(g.ops[0])
     inside = {id(r) for op in chain.ops for r in op.results}
@@ -180,8 +189,8 @@ def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
     read = [v for op in g.ops for v in op.operands if id(v) in inside]
     if not read:
         return None                         # independent of the chain: a dispatch of its own
-    if any(not (isinstance(v.type, T.ShapedType) and v.type.rank and v.type.shape[0] == rows) for v in read) \
-            or not all(_reads_rows_only(op, inside) for op in g.ops):
+    if any(not (isinstance(v.type, T.ShapedType) and v.type.rank > p and v.type.shape[p] == rows) for v in read) \
+            or not all(_reads_rows_only(op, inside, p) for op in g.ops):
         return None
     return Group([*chain.ops, *views, *g.ops])
 
