@@ -4,7 +4,7 @@ at each thread count on mlirtext's VM, IREE, torch eager and ONNX Runtime, calls
 by round on the same staged inputs.
 
     PYTHONPATH=. python benchmarks/models.py [--models resnet18,bert] [--paths torch,onnx,jax]
-                                             [--threads 1,2] [--rounds 5] [--list]
+                                             [--threads 1,2] [--rounds 5] [--clock cpu] [--list]
 
 Printed per model, path and thread count (one markdown row): the max relative error of mlirtext's
 and IREE's outputs against the framework's (max |diff| / max |framework output|), the median
@@ -15,7 +15,10 @@ the per-round ratios: above 1, mlirtext is faster), compile time, module size an
 Threads: 1 is mlirtext and IREE local-sync, torch.set_num_threads(1), ORT intra_op_num_threads=1;
 more is local-task (mlirtext: one thread per CPU; IREE: --task_topology_max_group_count) and the
 same number for torch and ORT. The first line gives the machine's load, which the ratios survive
-better than the latencies.
+better than the latencies. `--clock cpu` times the 1-thread rows by the process's CPU time instead
+of the wall clock: on a shared machine whose load is well above its cores, wall times are mostly
+time spent waiting for a core, while CPU time is each runtime's own work (rows at more threads keep
+the wall clock, since their CPU time adds the threads up).
 """
 from __future__ import annotations
 
@@ -42,26 +45,26 @@ COLUMNS = ["model", "path", "threads", "max rel error (mlirtext / IREE)", "mlirt
            "load s (mlirtext / IREE)", "memory MB (mlirtext / IREE)"]
 
 
-def timed_rounds(runs: list, rounds: int) -> dict:
-    """Seconds per call of each runner, per round: every round times each runner in turn (about
-    0.2 s of calls each), the first runner rotating."""
-    once = max(min(_seconds(r.call, 1) for r in runs), 1e-6)
+def timed_rounds(runs: list, rounds: int, clock=time.perf_counter) -> dict:
+    """Seconds per call of each runner by `clock`, per round: every round times each runner in turn
+    (about 0.2 s of calls each), the first runner rotating."""
+    once = max(min(_seconds(r.call, 1, clock) for r in runs), 1e-6)
     repeat = max(1, min(50, int(0.2 / once)))
     times = {id(r): [] for r in runs}
     for i in range(rounds):
         for r in runs[i % len(runs):] + runs[:i % len(runs)]:
-            times[id(r)].append(_seconds(r.call, repeat))
+            times[id(r)].append(_seconds(r.call, repeat, clock))
     return times
 
 
-def _seconds(call, repeat: int) -> float:
-    start = time.perf_counter()
+def _seconds(call, repeat: int, clock=time.perf_counter) -> float:
+    start = clock()
     for _ in range(repeat):
         call()
-    return (time.perf_counter() - start) / repeat
+    return (clock() - start) / repeat
 
 
-def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str, say) -> list[dict]:
+def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str, say, cpu_clock: bool = False) -> list[dict]:
     """The rows of one model through one import path; a failing step gives one row saying which."""
     from mlirtext.bench.iree import IreeUnavailable
     from mlirtext.compiler.driver import CompileFailed
@@ -95,7 +98,7 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
         if imported.onnx_path is not None:
             runs.append(runners.ort_runner(imported.onnx_path, imported.inputs, t))
         errors = {r.runtime: runners.max_relative_error(r.outputs(), imported.want) for r in runs[:2]}
-        times = timed_rounds(runs, rounds)
+        times = timed_rounds(runs, rounds, time.process_time if cpu_clock and t == 1 else time.perf_counter)
         by = {r.runtime: r for r in runs}
         ms = {r.runtime: statistics.median(times[id(r)]) * 1e3 for r in runs}
         ratio = {r.runtime: statistics.median(a / b for a, b in zip(times[id(r)], times[id(runs[0])]))
@@ -129,6 +132,8 @@ def main(argv=None) -> int:
     ap.add_argument("--paths", help="comma-separated import paths: torch, onnx, jax (default: each model's)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: time 1-thread rows by the process's CPU time (a machine loaded beyond its cores)")
     ap.add_argument("--list", action="store_true", help="list the zoo and exit")
     args = ap.parse_args(argv)
     models = zoo()
@@ -144,7 +149,8 @@ def main(argv=None) -> int:
     wanted_paths = set(args.paths.split(",")) if args.paths else None
     threads = [int(t) for t in args.threads.split(",")]
     say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start; {args.rounds} rounds")
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start; {args.rounds} rounds; "
+          f"1-thread rows timed by {'CPU time' if args.clock == 'cpu' else 'the wall clock'}")
     print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS), flush=True)
     workdir = paths.new_workdir()
     for name in chosen:
@@ -159,7 +165,7 @@ def main(argv=None) -> int:
                 continue
             say(f"{name} via {path}")
             try:
-                rows = run_case(model, inputs, path, threads, args.rounds, workdir, say)
+                rows = run_case(model, inputs, path, threads, args.rounds, workdir, say, args.clock == "cpu")
             except Exception as e:  # noqa: BLE001 - one failing runtime is a row, the zoo goes on
                 rows = [{"failed": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"}]
             for row in rows:
