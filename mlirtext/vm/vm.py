@@ -140,6 +140,36 @@ class Function:
         self._input_types = [(tuple(r["shape"]) if r["shape"] is not None else None, record_dtype(r))
                              for r in self.inputs]
         self.out_views = [_result_view(r) for r in self.results]
+        self._split_setup()
+
+    def _split_setup(self) -> None:
+        """Which setup entries give the same array at every call that uses the held pool (constants,
+        the pool's views, views of those: `_fixed`, kept from one such call to the next) and which
+        are per call (`_call_setup`: views of the caller's inputs, buffers returned to the caller)."""
+        self._fixed: set = set()
+        self._call_setup = []
+        for kind, dst, payload in self.setup:
+            if kind == "constant" or (kind == "alloc" and payload[2] >= 0) or \
+                    (kind == "view" and payload[0] in self._fixed):
+                self._fixed.add(dst)
+            else:
+                self._call_setup.append((kind, dst, payload))
+        self._fixed_regs = None
+
+    @staticmethod
+    def _run_setup(entries, regs: list, arena: np.ndarray) -> None:
+        for kind, dst, payload in entries:
+            if kind == "view":
+                regs[dst] = regs[payload[0]].reshape(payload[1])
+            elif kind == "alloc":
+                shape, dtype, offset, _slot = payload
+                if offset < 0:
+                    regs[dst] = np.empty(shape, dtype)
+                else:
+                    count = math.prod(shape)
+                    regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
+            else:
+                regs[dst] = payload
 
     def _slot_of(self, alloc_reg: int) -> int:
         return self._slots.get(alloc_reg, -1)
@@ -290,18 +320,13 @@ class Function:
             _check_memory(*self.largest_fresh)
         arena, held = self._take_arena()
         try:
-            for kind, dst, payload in self.setup:
-                if kind == "view":
-                    regs[dst] = regs[payload[0]].reshape(payload[1])
-                elif kind == "alloc":
-                    shape, dtype, offset, _slot = payload
-                    if offset < 0:
-                        regs[dst] = np.empty(shape, dtype)
-                    else:
-                        count = math.prod(shape)
-                        regs[dst] = arena[offset:offset + count * dtype.itemsize].view(dtype).reshape(shape)
-                else:
-                    regs[dst] = payload
+            if held and self._fixed_regs is not None:   # the pool's views and the constants: as last call
+                regs[len(inputs):] = self._fixed_regs[len(inputs):]
+                self._run_setup(self._call_setup, regs, arena)
+            else:
+                self._run_setup(self.setup, regs, arena)
+                if held:
+                    self._fixed_regs = [regs[r] if r in self._fixed else None for r in range(self.registers)]
             steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], grain)
                      for (k, ins, outs, _), grain in zip(self.dispatches, self.grains)]
             execute(steps, regs)
