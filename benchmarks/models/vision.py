@@ -27,6 +27,11 @@ def _vit():
     torch.manual_seed(0)
     vit = torchvision_models().vision_transformer.VisionTransformer(
         image_size=224, patch_size=16, num_layers=2, num_heads=12, hidden_dim=768, mlp_dim=3072)
+    # torchvision starts the classifier at zero (weights and bias): every output would be 0 and the
+    # error column 0 whatever the encoder computed. Random ones make the logits depend on it.
+    with torch.no_grad():
+        torch.nn.init.normal_(vit.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(vit.heads.head.bias, std=0.02)
     return vit.eval(), [_image()]
 
 
