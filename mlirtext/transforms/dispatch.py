@@ -29,6 +29,7 @@ chain starts at a reduction, so an elementwise producer before it stays with its
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..ir import types as T
@@ -145,7 +146,22 @@ def _row_extent(op: Operation) -> tuple | None:
     if any(i >= len(s.maps[-1].results) or s.maps[-1].results[i] != ("dim", i) or i in s.reductions
            for i in range(p + 1)):
         return None
+    if _contracts(op, s.reductions):
+        return None
     return p, shape[p]
+
+
+def _contracts(op: Operation, reductions) -> bool:
+    """A contraction or convolution (two or more inputs indexed by a reduction loop): it has a
+    micro-kernel and epilogues of its own and joins no row chain (a convolution over a batch of
+    one has its rows after a unit axis, as a layer norm's do)."""
+    from ..dialects.linalg import segments
+    if op.name != "linalg.generic" or not reductions:
+        return False
+    ins = segments(op)[0]
+    maps = list(op.attributes["indexing_maps"].items)[:len(ins)]
+    reduced = [re.compile(rf"\bd{r}\b") for r in reductions]
+    return sum(any(r.search(str(m).split("->", 1)[-1]) for r in reduced) for m in maps) >= 2
 
 
 def _reads_rows_only(op: Operation, values: set, p: int) -> bool:
