@@ -192,7 +192,7 @@ async def test_profile_command_gives_each_dispatch_and_source_op_its_share(clien
     result = await client.workspace_execute_command_async(T.ExecuteCommandParams(
         command="mlirtext.profile", arguments=["file:///tmp/mlp.mlir", "mlp", None, 0, "local-sync"]))
     assert "error" not in result, result
-    assert result["device"] == "local-sync" and result["calls"] >= 1 and len(result["rows"]) == 3
+    assert result["device"] == "local-sync" and result["calls"] >= 1 and len(result["rows"]) == 2   # (two matmuls)
     assert sum(r["share"] for r in result["rows"]) + result["host_share"] == pytest.approx(1.0)
     assert result["ops"] and all(op["dispatches"] and 0 < op["share"] <= 1 for op in result["ops"])
     bad = await client.workspace_execute_command_async(T.ExecuteCommandParams(

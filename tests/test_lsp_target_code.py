@@ -88,10 +88,10 @@ async def test_pipeline_takes_a_list_of_targets(client: LanguageClient):
         "error": 'targets must be a list of target names, e.g. ["llvm-cpu", "cuda"]'}
     # The whole module (no function): the same kernels, lines in the document.
     whole = await pipeline(client, None, 0, ["llvm-cpu"])
-    assert [k["name"] for k in whole["targets"][0]["kernels"]] == ["mlp_dispatch_0", "mlp_dispatch_2",
-                                                                     "mlp_dispatch_3"]
+    assert [k["name"] for k in whole["targets"][0]["kernels"]] == ["mlp_dispatch_0", "mlp_dispatch_2"]
+    # (the last add is the second matmul's epilogue)
     last_add = next(i for i, l in enumerate(MLP.split("\n")) if "%y = stablehlo.add" in l)
-    assert whole["targets"][0]["kernels"][2]["lines"] == [last_add]
+    assert last_add in whole["targets"][0]["kernels"][1]["lines"]
 
 
 async def test_target_code_command_alone_and_a_pipeline_without_targets(client: LanguageClient):

@@ -115,7 +115,7 @@ def test_small_nchw_cnn_matches_the_interpreter(cnn):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * float(np.max(np.abs(want))))
 
 
-def test_every_dense_convolution_and_the_matmul_get_the_micro_kernel(cnn):
+def test_every_convolution_and_the_matmul_get_a_hand_written_kernel(cnn):
     _, compiled = cnn
     kernels = _kernels(compiled)
     dense = {name for name, kinds in kernels.items() if any(k == "conv" for k, _ in kinds)}
@@ -129,9 +129,10 @@ def test_every_dense_convolution_and_the_matmul_get_the_micro_kernel(cnn):
     dilated = [compiled.kernels[n]["implementation"] for n in dense if "9 filter pixels" in
                compiled.kernels[n].get("implementation", "")]
     assert len(dilated) == 1   # the dilated 3x3: one tap per filter pixel
-    # Depthwise and grouped convolutions have no micro-kernel yet: generated loops, channels innermost.
-    # (the depthwise 3x3 and the grouped 1x1)
-    assert len(grouped) == 2 and all("implementation" not in compiled.kernels[n] for n in grouped)
+    # The depthwise 3x3 and the grouped 1x1 run on the direct kernel (grouped_conv.py).
+    assert len(grouped) == 2
+    assert sorted(compiled.kernels[n]["implementation"].split(" convolution")[0] for n in grouped) == \
+        ["direct kernel: depthwise", "direct kernel: grouped (2 groups)"]
 
 
 def test_transposes_cancel_between_convolutions_and_fold_into_the_filters(cnn):

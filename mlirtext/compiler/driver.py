@@ -38,11 +38,13 @@ from ..transforms.passes import load_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
+from .host_folding import fold_host_dispatches
 from .host_program import CompileError, build_host_program, type_record
+from .pads import fuse_pads
 from .planner import plan_memory
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
-from .ukernels import TILE_N, matmul_ir, plan_kernel, workgroup_count
+from .ukernels import kernel_ir, plan_kernel
 from .work_queue import SUFFIX, take_wrapper_ir
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
@@ -190,8 +192,11 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     sources = {op.sym_name: function_type(op) for op in host_functions(module)}  # before lowering
     cpu_only = not any(t in GPU_TARGET_NAMES for t in targets)   # (the GPU kernels tile any layout)
     form_dispatches(module, fold, channels_last=cpu_only, instrumentations=instrumentations)
+    # (fold=False: test programs keep their kernels; GPU kernels are tested on input-less programs)
+    fold_host_dispatches(module, evaluate=fold and cpu_only)
     if cpu_only:   # (the merged kernels are for the CPU micro-kernel)
         fuse_transposed_operands(module)
+        fuse_pads(module)
         fuse_epilogues(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
@@ -242,15 +247,14 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
         functions.pop(name).erase()
     micro, intrinsics = {}, set()
     for name, fn in list(functions.items()):   # a micro-kernel takes the place of the generated loops
-        matmul = plan_kernel(fn)
-        if matmul is not None:
-            micro[name] = matmul_ir(name, matmul)
+        chosen = plan_kernel(fn)
+        if chosen is not None:
+            micro[name] = kernel_ir(name, chosen)
             rank = len(out.kernels[name]["outputs"][0]["shape"])
-            # (block: the output elements one workgroup writes, M rows of a 16-column panel)
-            out.kernels[name]["workgroups"] = {"axis": rank - 1, "count": workgroup_count(matmul),
-                                               "block": matmul.M * TILE_N}
-            out.kernels[name]["implementation"] = matmul.description
-            intrinsics |= matmul.epilogue.intrinsics if matmul.epilogue else set()
+            count, block = chosen.workgroups   # (block: the output elements one workgroup writes)
+            out.kernels[name]["workgroups"] = {"axis": chosen.workgroup_axis % rank, "count": count, "block": block}
+            out.kernels[name]["implementation"] = chosen.description
+            intrinsics |= chosen.intrinsics
             del functions[name]
             fn.erase()
     _run(kernels_mod, steps[0], "kernel lowering", instrumentations)

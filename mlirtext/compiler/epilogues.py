@@ -11,22 +11,22 @@ Two halves:
   runs as the micro-kernel on llvm-cpu; the reference device interprets the merged kernel.
 - `epilogue_of` / `Epilogue`: reading such a generic as vector IR on a 16-column tile: its inputs
   are the matmul result (identity map), function arguments read as row vectors by column (a bias:
-  all-unit shape but the last axis, N), and splat constants; its body uses only the ops in
+  all-unit shape but the last axis, N), function arguments read element for element with the
+  result (a residual: the result's shape, identity map), and splat constants; its body uses only the ops in
   `_BINARY` / `_INTRINSICS`, on f32.
 """
 from __future__ import annotations
 
 import struct
-from typing import Optional
+from typing import Optional, Sequence
 
-from ..dialects.func import function_type
 from ..dialects.linalg import segments
 from ..ir import types as T
 from ..ir.arrays import attr_to_array
-from ..ir.attributes import StringAttr, TypeAttr
-from ..ir.core import Block, Operation, Region, Value
+from ..ir.core import Block, Operation, Value
 from ..transforms.conversions.linalg_to_loops import structured
-from ..transforms.dispatch import is_dispatch_function
+from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .vector_ir import load
 
 #: arith ops and the LLVM instruction of each (exact IEEE operations, as the reference computes).
 _BINARY = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv"}
@@ -44,10 +44,11 @@ def _splat(value: float, width: int = 8) -> str:
 
 class Epilogue:
     """An elementwise generic applied to the accumulated tile, as vector IR on vectors of `width`
-    floats (the micro-kernel's: 8, or 16 where the host has AVX-512)."""
+    floats (8; the micro-kernel's 16 where the host has AVX-512)."""
 
     def __init__(self, roles: dict, body: Block, width: int = 8):
-        self.roles = roles      # block argument -> "acc" | ("column", kernel input) | ("constant", value)
+        # block argument -> "acc" | ("column", kernel input) | ("tile", kernel input) | ("constant", value)
+        self.roles = roles
         self.body = body
         self.ops = [op for op in body.ops if op.name != "linalg.yield"]
         self.width = width
@@ -65,24 +66,39 @@ class Epilogue:
     def _intrinsic(self, op: Operation) -> str:
         return _INTRINSICS[op.name].replace("v8f32", f"v{self.width}f32")
 
-    def column_loads(self, n: str) -> list[str]:
-        """Per workgroup: the 16 floats at column `n` of each row-vector input (16 / width vectors)."""
+    def column_loads(self, n: str, masks: Sequence = (None, None)) -> list[str]:
+        """Per workgroup: the 16 floats at column `n` of each row-vector input (16 / width vectors,
+        each under its lane mask, if any)."""
         lines, w = [], self.width
-        for role in {r for r in self.roles.values() if isinstance(r, tuple) and r[0] == "column"}:
-            arg = role[1]
+        for arg in self.column_inputs:
             for j in range(16 // w):
                 lines += [f"  %ecol{arg}.i{j} = add i64 {n}, {w * j}",
                           f"  %ecol{arg}.p{j} = getelementptr inbounds float, ptr %in{arg}, i64 %ecol{arg}.i{j}",
-                          f"  %ecol{arg}.{j} = load <{w} x float>, ptr %ecol{arg}.p{j}, align 4"]
+                          load(f"%ecol{arg}.{j}", f"%ecol{arg}.p{j}", masks[j], w)]
         return lines
 
-    def apply(self, prefix: str, acc: str, j: int) -> tuple[list[str], str]:
-        """Lines computing the epilogue of `acc` (vector j of the tile's 16 columns), and its result."""
+    @property
+    def column_inputs(self) -> list[int]:
+        """The kernel inputs read as row vectors by column (a bias), in order."""
+        return self._inputs("column")
+
+    @property
+    def tile_inputs(self) -> list[int]:
+        """The kernel inputs read element for element with the result (a residual), in order."""
+        return self._inputs("tile")
+
+    def _inputs(self, kind: str) -> list[int]:
+        return sorted({r[1] for r in self.roles.values() if isinstance(r, tuple) and r[0] == kind})
+
+    def apply(self, prefix: str, acc: str, j: int, inputs: Optional[dict] = None) -> tuple[list[str], str]:
+        """Lines computing the epilogue of `acc` (vector j of the tile's 16 columns), and its result;
+        `inputs` names the 8 floats of each tile input at `acc`'s place, and of each row-vector
+        input if not `column_loads`' names."""
         names: dict = {}
         w, vec = self.width, f"<{self.width} x float>"
         for arg, role in self.roles.items():
-            names[arg] = acc if role == "acc" else f"%ecol{role[1]}.{j}" if role[0] == "column" else \
-                _splat(role[1], w)
+            names[arg] = acc if role == "acc" else _splat(role[1], w) if role[0] == "constant" else \
+                inputs[role[1]] if role[0] == "tile" else (inputs or {}).get(role[1], f"%ecol{role[1]}.{j}")
         lines = []
         for k, op in enumerate(self.ops):
             if op.name == "arith.constant":
@@ -96,6 +112,21 @@ class Epilogue:
                 lines.append(f"  {out} = call {vec} @{self._intrinsic(op)}({vec} {a}, {vec} {b})")
             names[op.results[0]] = out
         return lines, names[self.body.ops[-1].operands[0]]
+
+
+def trailing_epilogue(body: Block, root: Operation, rest: list, N: int):
+    """The epilogue of `rest`, the ops after a kernel's `root` op (None when there are none);
+    False when `rest` is not one or the kernel does not return its result."""
+    epilogue, final = None, root.results[0]
+    if rest:
+        epilogue = epilogue_of(rest, root.results[0], list(body.arguments), N)
+        if epilogue is None:
+            return False
+        final = rest[-1].results[0]
+    ret = body.ops[-1]
+    if len(ret.operands) != 1 or ret.operands[0] is not final:
+        return False
+    return epilogue
 
 
 def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Optional[Epilogue]:
@@ -136,10 +167,13 @@ def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Opti
                 return None
             roles[barg] = "acc"
         elif index is not None:   # a row vector, read by column (its other axes have one element)
-            if not mp.results or mp.results[-1] != ("dim", rank - 1) or x.type.shape[-1] != N or \
-                    any(d != 1 for d in x.type.shape[:-1]):
+            if mp.results and mp.results[-1] == ("dim", rank - 1) and x.type.shape[-1] == N and \
+                    all(d == 1 for d in x.type.shape[:-1]):
+                roles[barg] = ("column", index)
+            elif tuple(mp.results) == identity and tuple(x.type.shape) == tuple(out_t.shape):
+                roles[barg] = ("tile", index)   # (the result's elements in the same order)
+            else:
                 return None
-            roles[barg] = ("column", index)
         else:                     # a splat constant
             const = getattr(x, "op", None)
             if const is None or const.name != "arith.constant":
@@ -172,8 +206,10 @@ def _scalar_constant(op: Optional[Operation]) -> bool:
 def fuse_epilogues(module: Operation) -> None:
     """Merge each matmul or convolution dispatch with its elementwise consumer where the micro-kernel takes both."""
     from .ukernels import plan_kernel   # (here: ukernels imports this module's Epilogue)
-    body, kernels, calls = _dispatches_and_calls(module)
+    body, kernels, calls = dispatches_and_calls(module)
     for name, producer in list(kernels.items()):
+        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
+            continue
         sites = calls.get(name, [])
         if len(sites) != 1 or len(sites[0].results) != 1:
             continue
@@ -185,15 +221,14 @@ def fuse_epilogues(module: Operation) -> None:
         while len(v.uses) == 1 and v.uses[0].op.name in _VIEWS:
             views.append(v.uses[0].op)
             v = views[-1].results[0]
-        consumer_call, consumer = _sole_consumer(v, kernels, calls)
+        consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None:
             continue
-        merged = _merge(producer, call, views, consumer, consumer_call, v.uses[0].index)
+        merged = merge(producer, call, views, consumer, consumer_call, v.uses[0].index)
         merged_plan = plan_kernel(merged)
         if merged_plan is None or merged_plan.epilogue is None:
             continue
-        _replace(body, producer, call, views, consumer, consumer_call, v.uses[0].index, merged)
-        kernels.pop(consumer.sym_name)
+        apply_merge(body, kernels, calls, producer, call, views, consumer, consumer_call, v.uses[0].index, merged)
 
 
 def fuse_transposed_operands(module: Operation) -> None:
@@ -201,96 +236,21 @@ def fuse_transposed_operands(module: Operation) -> None:
     result as B, where the micro-kernel then reads B^T in place (it transposes while it packs B:
     ukernels.py), so the transposed copy is never written (attention's K^T)."""
     from .ukernels import plan_kernel
-    body, kernels, calls = _dispatches_and_calls(module)
+    body, kernels, calls = dispatches_and_calls(module)
     for name, producer in list(kernels.items()):
+        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
+            continue
         sites = calls.get(name, [])
         ops = [op.name for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
         if ops != ["linalg.transpose"] or len(sites) != 1 or len(sites[0].results) != 1:
             continue
         call = sites[0]
         v = call.results[0]
-        consumer_call, consumer = _sole_consumer(v, kernels, calls)
+        consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None:
             continue
-        merged = _merge(producer, call, [], consumer, consumer_call, v.uses[0].index)
+        merged = merge(producer, call, [], consumer, consumer_call, v.uses[0].index)
         plan = plan_kernel(merged)
         if plan is None or not plan.b_transposed:
             continue
-        _replace(body, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)
-        kernels.pop(consumer.sym_name)
-
-
-def _dispatches_and_calls(module: Operation):
-    """(the module's body, {name: dispatch function}, {callee: [func.call]})."""
-    body = module.regions[0].blocks[0]
-    kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
-    calls: dict = {}
-    for op in module.walk():
-        if op.name == "func.call":
-            calls.setdefault(_callee(op), []).append(op)
-    return body, kernels, calls
-
-
-def _sole_consumer(value, kernels: dict, calls: dict):
-    """(call, dispatch) when `value`'s one use is the only call of a dispatch with one result,
-    else (None, None)."""
-    if len(value.uses) != 1 or value.uses[0].op.name != "func.call":
-        return None, None
-    call = value.uses[0].op
-    consumer = kernels.get(_callee(call))
-    if consumer is None or len(calls.get(consumer.sym_name, [])) != 1 or len(call.results) != 1:
-        return None, None
-    return call, consumer
-
-
-def _callee(call: Operation) -> str:
-    return str(call.attributes.get("callee", "")).lstrip("@")
-
-
-def _merge(producer, call, views, consumer, consumer_call, position) -> Operation:
-    """A new kernel: the producer's body, the views, the consumer's body (taking the views' result
-    in place of its input `position`); its inputs: the producer's, then the consumer's others."""
-    p_args = producer.regions[0].blocks[0].arguments
-    c_args = consumer.regions[0].blocks[0].arguments
-    others = [a for i, a in enumerate(c_args) if i != position]
-    entry = Block([a.type for a in (*p_args, *others)])
-    mapping: dict = {}
-    for old, new in zip((*p_args, *others), entry.arguments):
-        mapping[old] = new
-        new.name = old.name
-    p_body = producer.regions[0].blocks[0]
-    for op in p_body.ops[:-1]:
-        entry.append(op.clone(mapping))
-    mapping[call.results[0]] = mapping[p_body.ops[-1].operands[0]]
-    for view in views:
-        entry.append(view.clone(mapping))
-    mapping[c_args[position]] = mapping[views[-1].results[0] if views else call.results[0]]
-    c_body = consumer.regions[0].blocks[0]
-    for op in c_body.ops:
-        entry.append(op.clone(mapping))
-    ftype = T.FunctionType(tuple(a.type for a in entry.arguments), function_type(consumer).results)
-    merged = Operation("func.func", (), (), {"sym_name": StringAttr(producer.sym_name), "function_type": TypeAttr(ftype),
-                                             "sym_visibility": StringAttr("private")},
-                       [Region([entry])], span=producer.span, location=producer.location)
-    merged.name_span = producer.name_span
-    return merged
-
-
-def _replace(body, producer, call, views, consumer, consumer_call, position, merged) -> None:
-    """Put `merged` in place of the two kernels, and one call to it in place of their calls."""
-    host = consumer_call.parent
-    operands = list(call.operands) + [x for i, x in enumerate(consumer_call.operands) if i != position]
-    new_call = Operation("func.call", operands, consumer_call.result_types, dict(call.attributes),
-                         span=call.span, location=call.location)
-    new_call.name_span = call.name_span
-    host.insert_before(consumer_call, new_call)
-    for old, new in zip(consumer_call.results, new_call.results):
-        new.name = old.name
-        old.replace_all_uses_with(new)
-    consumer_call.erase()
-    for view in reversed(views):
-        view.erase()
-    call.erase()
-    body.insert_before(producer, merged)
-    producer.erase()
-    consumer.erase()
+        apply_merge(body, kernels, calls, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)

@@ -19,15 +19,19 @@ behind the same interface instead, shaped as BLIS/IREE's are:
   use 4-, 2- and 1-row tiles. With AVX-512 (32 registers of 16 floats) the tile is 12x16, twelve
   16-float registers (`WIDE_ROW_TILES`): twice the multiply-adds per instruction, as IREE's and
   ONNX Runtime's AVX-512 kernels do;
-- epilogue: after the last block of k, the tile goes through the epilogue before it is stored.
+- epilogue: after the last block of k, the tile goes through the epilogue before it is stored;
+- N not a multiple of 16: the last panel is narrower. Its columns past N are neither read nor
+  written: B is packed (or, with one row tile, read in place) and C loaded and stored under lane
+  masks, zeros past N in the registers. With several batches (a convolution's output rows) each
+  workgroup then takes every panel of its batch, so workgroups write equal blocks.
 
 Each element still sums its products in `k` order starting from zero (multiply-adds may fuse:
 `contract`), so results differ from the reference only by FMA rounding.
 
 Eligible (`plan_kernel`): a zero `linalg.fill` and a `linalg.matmul` / `linalg.batch_matmul` with
 the standard maps, or a convolution generic (`plan_conv`), f32 throughout, both inputs function
-arguments (or B a `linalg.transpose` of one that swaps its last two axes, with K a multiple of 8),
-N a multiple of 16, K >= 1; then views and an epilogue generic, when
+arguments (or B a `linalg.transpose` of one that swaps its last two axes, with K and N multiples
+of 8 and 16), K >= 1; then views and an epilogue generic, when
 `epilogues.epilogue_of` accepts them. ABI: the kernel's inputs in order, the workgroup range
 `[lo, hi)`, the output.
 """
@@ -36,20 +40,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..dialects.affine_maps import evaluate
 from ..dialects.linalg import segments
 from ..ir import types as T
 from ..ir.core import Operation
 from ..targets.ir_types import quote_name
 from ..targets.llvm_cpu import host_vector_floats
 from ..transforms.conversions.linalg_to_loops import structured
-from .epilogues import Epilogue, epilogue_of
+from . import vector_ir as V
+from .conv_patterns import match_conv, zero_fill
+from .epilogues import Epilogue, trailing_epilogue
+from .grouped_conv import GroupedConvPlan, grouped_conv_ir, plan_grouped_conv
 
 TILE_N = 16
 #: Row tiles, largest first: 6 rows x 16 columns is twelve 8-float accumulators (of 16 AVX registers).
 ROW_TILES = (6, 4, 2, 1)
 #: With 16-float vectors: 12 rows x 16 columns is twelve accumulators (of 32 AVX-512 registers).
 WIDE_ROW_TILES = (12, 8, 4, 2, 1)
+#: A convolution's output rows are merged into GEMMs of at least this many rows where they can be.
+MERGED_ROWS = 48
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
 KC = 256
 DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
@@ -83,6 +91,8 @@ class MatmulPlan:
     #: with dilated columns: each tap is one filter pixel, K = IC); 1: each tap is a whole filter row.
     tap_columns: int = 1
     a_column: int = 0
+
+    workgroup_axis: int = -1            # (panels of columns)
     #: Floats per vector register (the host's: 16 with AVX-512, else 8).
     vec: int = field(default_factory=lambda: host_vector_floats())
 
@@ -91,12 +101,43 @@ class MatmulPlan:
         return WIDE_ROW_TILES if self.vec == 16 else ROW_TILES
 
     @property
+    def intrinsics(self) -> set[str]:
+        """Declarations of the LLVM intrinsics the kernel calls."""
+        out = self.epilogue.intrinsics if self.epilogue else set()
+        return out | V.declarations(self.vec) if self.edge else out
+
+    @property
+    def panels(self) -> int:
+        """16-column panels of C per batch (the last one narrower when N is not a multiple of 16)."""
+        return -(-self.N // TILE_N)
+
+    @property
+    def edge(self) -> bool:
+        """The last panel is narrower: its columns past N are neither read nor written (lane masks)."""
+        return self.N % TILE_N != 0
+
+    @property
+    def panels_per_workgroup(self) -> int:
+        """1, or every panel of a batch when the last panel is narrower and there are several
+        batches (the workgroups then write whole batches: equal blocks of the output)."""
+        return self.panels if self.edge and self.batch > 1 else 1
+
+    @property
+    def workgroups(self) -> tuple[int, int]:
+        """(count, output elements each writes, the last one's fewer): M rows of a panel each, or of
+        every panel of a batch (`panels_per_workgroup`)."""
+        if self.panels_per_workgroup > 1:
+            return self.batch, self.M * self.N
+        return self.batch * self.panels, min(self.M * TILE_N, self.M * self.N)
+
+    @property
     def description(self) -> str:
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += f", {self.row_tiles[0]}x16 register tiles"
         what += ", B transposed while packed" if self.b_transposed else ""
+        what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
 
 
@@ -105,18 +146,22 @@ def host_tiles() -> str:
     return f"{(WIDE_ROW_TILES if host_vector_floats() == 16 else ROW_TILES)[0]}x16 register tiles"
 
 
+def _vector_epilogue(epilogue):
+    """The micro-kernel's epilogue works on its vectors (the host's width); False and None pass."""
+    if epilogue:
+        epilogue.width = host_vector_floats()
+    return epilogue
+
+
 def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     """How kernel `fn` (linalg on tensors) runs as the micro-kernel, or None when it cannot."""
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
     transpose = ops[0] if ops and ops[0].name == "linalg.transpose" else None
     ops = ops[1:] if transpose else ops
-    if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
+    if len(ops) < 2 or not zero_fill(ops[0]) or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
         return None
     fill, mm, rest = ops[0], ops[1], ops[2:]
-    value = getattr(fill.operands[0], "op", None)
-    if value is None or value.name != "arith.constant" or getattr(value.attributes.get("value"), "value", None) != 0.0:
-        return None
     ins, outs = segments(mm)
     if outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1:
         return None
@@ -142,9 +187,9 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     shape_c = outs[0].type.shape
     batch, M, N = (shape_c if batched else (1, *shape_c))
     K = ins[0].type.shape[-1]
-    if N % TILE_N or K < 1 or M < 1 or (transpose is not None and K % 8):
+    if K < 1 or M < 1 or (transpose is not None and (K % 8 or N % TILE_N)):
         return None
-    epilogue = _epilogue(body, mm, rest, N)
+    epilogue = _vector_epilogue(trailing_epilogue(body, mm, rest, N))
     if epilogue is False:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
@@ -160,140 +205,61 @@ def _swaps_last_two(transpose: Operation, b, args: list) -> bool:
         len(b.uses) == 1 and any(transpose.operands[0] is a for a in args)
 
 
-def plan_kernel(fn: Operation) -> Optional[MatmulPlan]:
-    """The micro-kernel plan of a matmul or convolution kernel, or None."""
-    return plan_matmul(fn) or plan_conv(fn)
+def plan_kernel(fn: Operation) -> Optional[MatmulPlan | GroupedConvPlan]:
+    """The plan of a matmul or convolution kernel's hand-written kernel (the micro-kernel, or the
+    direct kernel of a grouped convolution), or None."""
+    return plan_matmul(fn) or plan_conv(fn) or plan_grouped_conv(fn)
 
 
-def _epilogue(body, root: Operation, rest: list, N: int):
-    """The epilogue of `rest` (None when empty); False when `rest` is not one or the kernel does not
-    return its result."""
-    epilogue, final = None, root.results[0]
-    if rest:
-        epilogue = epilogue_of(rest, root.results[0], list(body.arguments), N)
-        if epilogue is None:
-            return False
-        epilogue.width = host_vector_floats()
-        final = rest[-1].results[0]
-    ret = body.ops[-1]
-    if len(ret.operands) != 1 or ret.operands[0] is not final:
-        return False
-    return epilogue
+def kernel_ir(name: str, plan: MatmulPlan | GroupedConvPlan) -> str:
+    """The LLVM IR definition of `plan`'s kernel."""
+    return grouped_conv_ir(name, plan) if isinstance(plan, GroupedConvPlan) else matmul_ir(name, plan)
 
 
 def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
-    """An NHWC x HWCF convolution, no padding (a pad is a kernel of its own), zero-filled:
-    `out[n, oh, ow, oc] += x[n, oh*sh + kh*dh, ow*sw + kw*dw, ic] * w[kh, kw, ic, oc]`, with any
-    strides and dilations."""
-    body = fn.regions[0].blocks[0]
-    ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
-    if len(ops) < 2 or ops[0].name != "linalg.fill" or ops[1].name != "linalg.generic":
+    """A dense convolution (conv_patterns.py: one group), as an implicit GEMM over its filter rows."""
+    conv = match_conv(fn)
+    if conv is None or conv.groups != 1 or conv.padding != ((0, 0), (0, 0)):
         return None
-    fill, conv, rest = ops[0], ops[1], ops[2:]
-    value = getattr(fill.operands[0], "op", None)
-    if value is None or value.name != "arith.constant" or getattr(value.attributes.get("value"), "value", None) != 0.0:
-        return None
-    ins, outs = segments(conv)
-    args = list(body.arguments)
-    if len(ins) != 2 or outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1 or \
-            not all(any(v is a for a in args) for v in ins) or \
-            any(not isinstance(v.type, T.ShapedType) or v.type.rank != 4 or T.element_type(v.type) != T.f32
-                for v in (*ins, *outs)):
-        return None
-    try:
-        s = structured(conv)
-    except Exception:  # noqa: BLE001
-        return None
-    if s.num_dims != 7 or s.reductions != {4, 5, 6} or not _is_conv_body(s.body):
-        return None
-    window = _conv_window(s.maps[0])
-    if window is None:
-        return None
-    sh, dh, sw, dw = window
-    want = (lambda d: (d[0], d[1] * sh + d[5] * dh, d[2] * sw + d[6] * dw, d[4]),
-            lambda d: (d[5], d[6], d[4], d[3]), lambda d: (d[0], d[1], d[2], d[3]))
-    if not all(_same_affine(mp, f, 7) for mp, f in zip(s.maps, want)):
-        return None
-    (nb, H, W, IC), (KH, KW, IC2, OC), (nb2, OH, OW, OC2) = (v.type.shape for v in (*ins, *outs))
-    if (nb, IC, OC) != (nb2, IC2, OC2) or H < (OH - 1) * sh + (KH - 1) * dh + 1 or \
-            W < (OW - 1) * sw + (KW - 1) * dw + 1 or OC % TILE_N:
-        return None
-    epilogue = _epilogue(body, conv, rest, OC)
+    (nb, H, W, IC), (KH, KW, _, OC), (_, OH, OW, _) = conv.input, conv.filter, conv.output
+    (sh, sw), (dh, dw) = conv.strides, conv.dilations
+    epilogue = _vector_epilogue(trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, OC))
     if epilogue is False:
         return None
-    index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
     # A filter row's window is one run of KW x IC floats when its columns are adjacent; with
     # dilated columns every filter pixel is a tap of its own (IC floats).
     per_row = dw == 1 or KW == 1
-    return MatmulPlan(nb * OH, OW, OC, KW * IC if per_row else IC, index[0], index[1], len(args), epilogue,
-                      taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
-                      b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH, H * W * IC, sh * W * IC), b_batch=0,
-                      kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC)
-
-
-def _conv_window(m) -> Optional[tuple]:
-    """(row stride, row dilation, column stride, column dilation) of a convolution's input map
-    `(n, oh*sh + kh*dh, ow*sw + kw*dw, ic)` over loops (n, oh, ow, oc, ic, kh, kw): its second and
-    third results' coefficients, read off at unit vectors (`_same_affine` then checks the whole map)."""
-    if len(m.results) != 4:
-        return None
-    coefficients = []
-    for j in (1, 5, 2, 6):
-        point = [int(i == j) for i in range(7)]
-        kind, value = m.results[1 if j in (1, 5) else 2]
-        got = point[value] if kind == "dim" else None if kind == "const" else \
-            evaluate(m, value, dict(enumerate(point)))
-        if not isinstance(got, int) or got < 1:
-            return None
-        coefficients.append(got)
-    return tuple(coefficients)
-
-
-def _is_conv_body(block) -> bool:
-    """`yield out + in * filter` (either order of the sum), f32."""
-    x, w, o = block.arguments
-    if len(block.ops) != 3:
-        return False
-    mul, add, ret = block.ops
-    return mul.name == "arith.mulf" and set(map(id, mul.operands)) == {id(x), id(w)} and \
-        add.name == "arith.addf" and set(map(id, add.operands)) == {id(o), id(mul.results[0])} and \
-        ret.name == "linalg.yield" and ret.operands[0] is add.results[0]
-
-
-def _same_affine(m, f, num_dims: int) -> bool:
-    """Whether indexing map `m` is the affine function `f` (checked at 0 and each unit vector,
-    which determine an affine function)."""
-    for point in [[0] * num_dims] + [[int(i == j) for i in range(num_dims)] for j in range(num_dims)]:
-        got = []
-        for kind, value in m.results:
-            got.append(point[value] if kind == "dim" else value if kind == "const" else
-                       evaluate(m, value, dict(enumerate(point))))
-        if tuple(got) != tuple(f(point)):
-            return False
-    return True
-
-
-def workgroup_count(plan: MatmulPlan) -> int:
-    """The micro-kernel's workgroups: one per (batch, 16-column panel of C)."""
-    return plan.batch * (plan.N // TILE_N)
+    # Output rows whose input pixels continue each other (sh * W == sw * OW: a 1x1 convolution)
+    # are one GEMM of several rows: a small image's rows fill whole row tiles, and each panel of
+    # B is packed once for all of them.
+    rows = 1
+    if sh * W == sw * OW:
+        rows = next((g for g in range(1, OH + 1) if OH % g == 0 and g * OW >= MERGED_ROWS), OH)
+    return MatmulPlan(nb * OH // rows, rows * OW, OC, KW * IC if per_row else IC, conv.x_arg, conv.w_arg,
+                      conv.num_inputs, epilogue, taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
+                      b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH // rows, H * W * IC, rows * sh * W * IC),
+                      b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC)
 
 
 def matmul_ir(name: str, plan: MatmulPlan) -> str:
     """The micro-kernel's definition, as LLVM IR text (intrinsics it calls: `plan.epilogue.intrinsics`)."""
     M, N, K = plan.M, plan.N, plan.K
-    panels, kc = N // TILE_N, min(K, KC)
-    tiles = plan.row_tiles
-    packed = M > tiles[0] or plan.b_transposed   # several row tiles reuse each panel
+    panels, kc = plan.panels, min(K, KC)
+    # (several row tiles reuse each panel; read in place, a narrower last panel is read under the masks)
+    tiles, W = plan.row_tiles, plan.vec
+    packed = M > tiles[0] or plan.b_transposed
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = K * N if plan.b_batch is None else plan.b_batch
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
     out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     if packed:
         out.append(f"  %pack = alloca float, i64 {kc * TILE_N}, align 64")
-    # The range is clamped to [0, count): no caller can make the kernel touch other panels.
-    count = workgroup_count(plan)
-    out += ["  %lo.neg = icmp slt i64 %lo, 0", "  %lo.c = select i1 %lo.neg, i64 0, i64 %lo",
-            f"  %hi.big = icmp sgt i64 %hi, {count}", f"  %hi.c = select i1 %hi.big, i64 {count}, i64 %hi",
+    # The range, in (batch, panel) pairs, is clamped to [0, count): no caller can make the kernel
+    # touch other panels.
+    count, per = plan.batch * panels, plan.panels_per_workgroup
+    out += [f"  %lo.p = mul i64 %lo, {per}", f"  %hi.p = mul i64 %hi, {per}",
+            "  %lo.neg = icmp slt i64 %lo.p, 0", "  %lo.c = select i1 %lo.neg, i64 0, i64 %lo.p",
+            f"  %hi.big = icmp sgt i64 %hi.p, {count}", f"  %hi.c = select i1 %hi.big, i64 {count}, i64 %hi.p",
             "  br label %w.head",
             "w.head:", "  %w = phi i64 [ %lo.c, %entry ], [ %w.next, %t.exit ]",
             "  %w.more = icmp slt i64 %w, %hi.c", "  br i1 %w.more, label %w.body, label %exit",
@@ -303,8 +269,12 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             f"  %b.base0 = mul i64 %bat, {b_batch}", f"  %b.col = mul i64 %n, {K if plan.b_transposed else 1}",
             "  %b.base1 = add i64 %b.base0, %b.col",
             f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
+    masks = [f"%cm{j}" for j in range(TILE_N // W)] if plan.edge else [None] * (TILE_N // W)
+    if plan.edge:   # (the panel's lanes inside the row; all of them but in the last panel)
+        for j, mask in enumerate(masks):
+            out += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
     if plan.epilogue:
-        out += plan.epilogue.column_loads("%n")
+        out += plan.epilogue.column_loads("%n", masks)
     out += ["  br label %t.head",
             # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
             "t.head:", "  %t = phi i64 [ 0, %w.body ], [ %t.next, %k0.exit ]",
@@ -321,8 +291,9 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "  %first = and i1 %t.first, %k.first", "  %k.last = icmp eq i64 %kc, %left",
             "  %last = and i1 %t.last, %k.last"]
     if packed:
-        pack = _pack_transposed if plan.b_transposed else _pack_panel
-        out += ["  br label %pk"] + pack(f"%in{plan.b_arg}", K if plan.b_transposed else N, f"m{tiles[0]}.head")
+        out += ["  br label %pk"] + (_pack_transposed(f"%in{plan.b_arg}", K, f"m{tiles[0]}.head")
+                                     if plan.b_transposed else
+                                     _pack_panel(f"%in{plan.b_arg}", N, f"m{tiles[0]}.head", masks, W))
         entry, stride = "pk", TILE_N
     else:   # B in place: the block starts at row k0 of the panel
         out += [f"  %bk = mul i64 %k0, {N}", "  %bk.base = add i64 %b.base, %bk",
@@ -332,7 +303,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     for index, rows in enumerate(tiles):   # a big row tile while it fits, then smaller ones
         after = f"m{tiles[index + 1]}.pre" if index + 1 < len(tiles) else "m.done"
         start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{tiles[index - 1]}, %m{rows}.pre ]"
-        out += _row_tiles(rows, index == 0, start, after, plan, stride, packed)
+        out += _row_tiles(rows, index == 0, start, after, plan, stride, packed, masks)
     out += ["m.done:", f"  %k0.next = add i64 %k0, {kc}", "  br label %k0.head",
             "k0.exit:", "  %t.next = add i64 %t, 1", "  br label %t.head",
             "t.exit:", "  %w.next = add i64 %w, 1", "  br label %w.head", "exit:", "  ret void", "}",
@@ -340,18 +311,18 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     return "\n".join(out) + "\n"
 
 
-def _pack_panel(B: str, N: int, done: str) -> list[str]:
-    """Copy rows k0 .. k0+kc of the panel (16 floats each, N apart in B) next to each other."""
+def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8) -> list[str]:
+    """Copy rows k0 .. k0+kc of the panel (16 floats each, N apart in B) next to each other
+    (under `masks`: zeros past the row's end)."""
     lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
              f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
              f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
              f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
-    for j in range(TILE_N // 8):
+    for j in range(TILE_N // W):   # (vectors of the micro-kernel's width, as its masks are)
         if j:
-            lines += [f"  %pk.s{j} = getelementptr inbounds float, ptr %pk.s0, i64 {8 * j}",
-                      f"  %pk.d{j} = getelementptr inbounds float, ptr %pk.d0, i64 {8 * j}"]
-        lines += [f"  %pk.v{j} = load <8 x float>, ptr %pk.s{j}, align 4",
-                  f"  store <8 x float> %pk.v{j}, ptr %pk.d{j}, align 32"]
+            lines += [f"  %pk.s{j} = getelementptr inbounds float, ptr %pk.s0, i64 {W * j}",
+                      f"  %pk.d{j} = getelementptr inbounds float, ptr %pk.d0, i64 {W * j}"]
+        lines += [V.load(f"%pk.v{j}", f"%pk.s{j}", masks[j], W), f"  store <{W} x float> %pk.v{j}, ptr %pk.d{j}, align 32"]
     return lines + ["  %pk.next = add i64 %pk.i, 1", "  %pk.more = icmp slt i64 %pk.next, %kc",
                     f"  br i1 %pk.more, label %pk, label %{done}"]
 
@@ -393,10 +364,10 @@ def _pack_transposed(Bt: str, K: int, done: str) -> list[str]:
 
 
 def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan, stride: int,
-               packed: bool) -> list[str]:
+               packed: bool, masks: list) -> list[str]:
     """Row tiles of R rows over the panel (`stride` floats between its rows): R x 16 floats
     accumulate in registers over the block of k (from zero in the first block, from C after),
-    and the last block's sums go through the epilogue."""
+    and the last block's sums go through the epilogue; C is read and written under `masks`."""
     W = plan.vec
     p, J, N, K, vec = f"m{R}", TILE_N // W, plan.N, plan.K, f"<{W} x float>"
     panel, align = ("%pack", 32) if packed else ("%panel", 4)
@@ -413,7 +384,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
               f"  %{p}.cp{i} = getelementptr inbounds float, ptr %C, i64 %{p}.cb{i}"]
         for j in range(J):
             L += [f"  %{p}.cq{i}{j} = getelementptr inbounds float, ptr %{p}.cp{i}, i64 {W * j}",
-                  f"  %{p}.old{i}{j} = load {vec}, ptr %{p}.cq{i}{j}, align 4",
+                  V.load(f"%{p}.old{i}{j}", f"%{p}.cq{i}{j}", masks[j], W),
                   f"  %{p}.init{i}{j} = select i1 %first, {vec} zeroinitializer, {vec} %{p}.old{i}{j}"]
     L += [f"  br label %{p}.k", f"{p}.k:", f"  %{p}.kk = phi i64 [ 0, %{p}.init ], [ %{p}.kk.next, %{p}.k ]"]
     for i in range(R):
@@ -423,7 +394,8 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     for j in range(J):
         if j:
             L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {W * j}")
-        L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}")
+        L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}" if packed else
+                 V.load(f"%{p}.bv{j}", f"%{p}.bp{j}", masks[j], W))
     for i in range(R):
         L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.kk",
               f"  %{p}.as{i} = load float, ptr %{p}.aq{i}, align 4",
@@ -438,9 +410,15 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
         for j in range(J):
             value = f"%{p}.new{i}{j}"
             if plan.epilogue:
-                lines, done_value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j)
+                tiles = {}
+                for arg in plan.epilogue.tile_inputs:   # (the same place as C's tile)
+                    tiles[arg] = f"%{p}.r{arg}.{i}{j}"
+                    L += [f"  %{p}.rp{arg}.{i}{j} = getelementptr inbounds float, ptr %in{arg}, i64 %{p}.cb{i}",
+                          f"  %{p}.rq{arg}.{i}{j} = getelementptr inbounds float, ptr %{p}.rp{arg}.{i}{j}, i64 {W * j}",
+                          V.load(tiles[arg], f"%{p}.rq{arg}.{i}{j}", masks[j], W)]
+                lines, done_value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j, tiles)
                 L += lines + [f"  %{p}.out{i}{j} = select i1 %last, {vec} {done_value}, {vec} {value}"]
                 value = f"%{p}.out{i}{j}"
-            L.append(f"  store {vec} {value}, ptr %{p}.cq{i}{j}, align 4")
+            L.append(V.store(value, f"%{p}.cq{i}{j}", masks[j], W))
     L += [f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
     return L

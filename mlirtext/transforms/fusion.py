@@ -41,16 +41,20 @@ def _is_identity(map_attr, rank: int) -> bool:
 
 
 def _fusable_producer(consumer: Operation, index: int):
-    """The producer generic of consumer input `index`, when fusing it keeps the meaning."""
+    """The producer generic of consumer input `index`, when fusing it keeps the meaning: the
+    consumer is its only user (at one input or several, as `x * relu6(x + 3)` reads x twice),
+    reading it with the identity map wherever it does."""
     value = consumer.operands[index]
     producer = getattr(value, "op", None)
     if producer is None or producer.name != "linalg.generic" or not _all_parallel(producer):
         return None
     p_ins, p_outs = segments(producer)
-    if len(p_outs) != 1 or len(producer.results) != 1 or len(value.uses) != 1:
+    if len(p_outs) != 1 or len(producer.results) != 1 or any(u.op is not consumer for u in value.uses):
         return None
     rank = producer.results[0].type.rank
-    if not _is_identity(_maps(producer)[-1], rank) or not _is_identity(_maps(consumer)[index], rank):
+    c_ins, _ = segments(consumer)
+    if len(value.uses) != sum(v is value for v in c_ins) or not _is_identity(_maps(producer)[-1], rank) or \
+            not all(_is_identity(_maps(consumer)[i], rank) for i, v in enumerate(c_ins) if v is value):
         return None
     body = producer.regions[0].blocks[0]
     if body.arguments[len(p_ins)].uses:  # the producer reads its init: not purely elementwise
@@ -131,14 +135,20 @@ def _splat_scalar(value):
 
 
 def fuse(consumer: Operation, index: int, producer: Operation) -> Operation:
+    """The consumer with the producer's body in place of its input `index` (and of every other
+    input that is the same value)."""
     c_ins, c_outs = segments(consumer)
     p_ins, _ = segments(producer)
     c_maps, p_maps = _maps(consumer), _maps(producer)
-    inputs = c_ins[:index] + p_ins + c_ins[index + 1:]
-    maps = c_maps[:index] + p_maps[:len(p_ins)] + c_maps[index + 1:len(c_ins)] + c_maps[len(c_ins):]
+    same = {i for i, v in enumerate(c_ins) if v is c_ins[index]}
+    before = [i for i in range(index) if i not in same]
+    after = [i for i in range(index + 1, len(c_ins)) if i not in same]
+    inputs = [c_ins[i] for i in before] + p_ins + [c_ins[i] for i in after]
+    maps = [c_maps[i] for i in before] + p_maps[:len(p_ins)] + [c_maps[i] for i in after] + c_maps[len(c_ins):]
     c_body, p_body = consumer.regions[0].blocks[0], producer.regions[0].blocks[0]
     c_args, p_args = c_body.arguments, p_body.arguments
-    new_args = c_args[:index] + p_args[:len(p_ins)] + c_args[index + 1:]
+    new_args = [c_args[i] for i in before] + p_args[:len(p_ins)] + [c_args[i] for i in after] + \
+        list(c_args[len(c_ins):])
     block = Block([a.type for a in new_args])
     mapping = {}
     for old, new in zip(new_args, block.arguments):
@@ -147,7 +157,8 @@ def fuse(consumer: Operation, index: int, producer: Operation) -> Operation:
     for op in p_body.ops[:-1]:
         block.append(op.clone(mapping))
     produced = p_body.ops[-1].operands[0]
-    mapping[c_args[index]] = mapping.get(produced, produced)
+    for i in same:
+        mapping[c_args[i]] = mapping.get(produced, produced)
     for op in c_body.ops:
         block.append(op.clone(mapping))
     attrs = dict(consumer.attributes)

@@ -197,9 +197,10 @@ def check_constant(name: str, const, weights_size: int) -> None:
 
 
 def check_kernel(name: str, kernel) -> None:
-    """A kernel's bindings, and its workgroups: `count` of them, each writing `block` elements of
-    its one output, together exactly that output (so the range [0, count) the VM launches is the
-    one the kernel was compiled for)."""
+    """A kernel's bindings, and its workgroups: `count` of them, each writing at most `block`
+    elements of its one output, together exactly that output: count = ceil(elements / block), with
+    block <= elements (so the range [0, count) the VM launches is the one the kernel was compiled
+    for; a matmul whose last 16-column panel is narrower has a last workgroup that writes less)."""
     _dict(kernel, f"kernel @{name}")
     for key in ("inputs", "outputs"):
         for j, rec in enumerate(_list(kernel.get(key), f"kernel @{name}: {key}")):
@@ -215,8 +216,9 @@ def check_kernel(name: str, kernel) -> None:
     need(is_int(groups.get("axis"), 0, max(len(shape) - 1, 0)), f"kernel @{name}: workgroup axis is not an axis of its output")
     need(is_int(count, 1) and is_int(block, 1), f"kernel @{name}: workgroup count {count!r} or block {block!r} "
          "is not a positive size")
-    need(count * block == elements(shape), f"kernel @{name}: {count} workgroups of {block} elements do not cover "
-         f"its output ({'x'.join(map(str, shape))}, {elements(shape)} elements)")
+    size = elements(shape)
+    need(block <= size and count == -(-size // block), f"kernel @{name}: {count} workgroups of {block} elements do "
+         f"not cover its output ({'x'.join(map(str, shape))}, {size} elements)")
     need(groups.get("take") is None or isinstance(groups["take"], str), f"kernel @{name}: take is not a name")
 
 

@@ -1,0 +1,238 @@
+"""Convolution dispatches as the CPU kernels read them: a zero `linalg.fill`, then the 7-loop
+convolution generic that hlo_contraction_to_linalg makes (and channels_last lays out): NHWC input,
+HWCF filter, NHWC output, any strides and dilations, no padding (a pad is a dispatch of its own),
+dense or grouped; whatever follows it is the kernel's epilogue (epilogues.py).
+
+    out[n, oh, ow, oc] += x[n, oh*sh + kh*dh, ow*sw + kw*dw, (oc floordiv OCg) * ICg + ic] * w[kh, kw, ic, oc]
+
+(a dense convolution has one group: its input channel is `ic`). Shared by the implicit-GEMM
+micro-kernel (ukernels.py, one group) and the grouped kernel (grouped_conv.py, depthwise included).
+
+The image may come through a zero pad in the same kernel (compiler/pads.py merges a pad dispatch into
+the grouped convolution that reads it): `Conv.padding` then says how many zero rows and columns
+surround the kernel's input (`zero_pad`: a generic that only moves data, checked on a probe).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..dialects.affine_maps import evaluate
+from ..dialects.linalg import segments
+from ..interpreter import Interpreter
+from ..interpreter.machine import InterpreterError
+from ..ir import types as T
+from ..ir.arrays import attr_to_array
+from ..ir.core import Operation
+from ..transforms.conversions.linalg_to_loops import structured
+from ..transforms.extract import op_module, outside_values
+
+
+@dataclass(frozen=True)
+class Conv:
+    """A convolution dispatch's shapes and where its operands are."""
+    conv: Operation
+    rest: list                  # the ops after the convolution (its epilogue, if any)
+    x_arg: int                  # kernel inputs: the image, the filter
+    w_arg: int
+    num_inputs: int
+    input: tuple                # (N, H, W, IC)
+    filter: tuple               # (KH, KW, ICg, OC)
+    output: tuple               # (N, OH, OW, OC)
+    strides: tuple              # (sh, sw)
+    dilations: tuple            # (dh, dw)
+    groups: int
+    padding: tuple = ((0, 0), (0, 0))   # zero rows (top, bottom) and columns (left, right) around `input`
+
+    @property
+    def oc_per_group(self) -> int:
+        return self.output[3] // self.groups
+
+
+def zero_fill(op: Operation) -> bool:
+    """`op` is a `linalg.fill` of the constant 0.0."""
+    value = getattr(op.operands[0], "op", None) if op.name == "linalg.fill" else None
+    return value is not None and value.name == "arith.constant" and \
+        getattr(value.attributes.get("value"), "value", None) == 0.0
+
+
+def match_conv(fn: Operation) -> Optional[Conv]:
+    """Kernel `fn` (linalg on tensors) as a zero-filled f32 convolution, or None."""
+    body = fn.regions[0].blocks[0]
+    ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
+    pad = ops.pop(0) if len(ops) > 2 and ops[0].name == "linalg.generic" and zero_fill(ops[1]) else None
+    if len(ops) < 2 or not zero_fill(ops[0]) or ops[1].name != "linalg.generic":
+        return None
+    fill, conv, rest = ops[0], ops[1], ops[2:]
+    ins, outs = segments(conv)
+    args = list(body.arguments)
+    padding, source = ((0, 0), (0, 0)), None
+    if pad is not None:   # the image through a zero pad of a kernel argument
+        padded = zero_pad(pad, args)
+        if padded is None or len(ins) != 2 or ins[0] is not pad.results[0] or len(pad.results[0].uses) != 1:
+            return None
+        source, padding = padded
+        ins = [args[source], ins[1]]
+    if len(ins) != 2 or outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1 or \
+            not all(any(v is a for a in args) for v in ins) or \
+            any(not isinstance(v.type, T.ShapedType) or v.type.rank != 4 or T.element_type(v.type) != T.f32
+                for v in (*ins, *outs)):
+        return None
+    try:
+        s = structured(conv)
+    except Exception:  # noqa: BLE001
+        return None
+    if s.num_dims != 7 or s.reductions != {4, 5, 6} or not is_multiply_add(s.body):
+        return None
+    window = conv_window(s.maps[0])
+    if window is None:
+        return None
+    sh, dh, sw, dw = window
+    (nb, H, W, IC), (KH, KW, ICg, OC), (nb2, OH, OW, OC2) = (v.type.shape for v in (*ins, *outs))
+    (pt, pb), (pl, pr) = padding
+    H, W = H + pt + pb, W + pl + pr   # (the window reads the padded image)
+    groups = _groups(s.maps[0], IC, ICg, OC)
+    if groups is None:
+        return None
+    spatial = lambda d: (d[0], d[1] * sh + d[5] * dh, d[2] * sw + d[6] * dw)  # noqa: E731
+    if not same_affine(s.maps[0], spatial, 7, results=3) or \
+            not same_affine(s.maps[1], lambda d: (d[5], d[6], d[4], d[3]), 7) or \
+            not same_affine(s.maps[2], lambda d: (d[0], d[1], d[2], d[3]), 7):
+        return None
+    if (nb, OC) != (nb2, OC2) or H < (OH - 1) * sh + (KH - 1) * dh + 1 or W < (OW - 1) * sw + (KW - 1) * dw + 1:
+        return None
+    index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
+    return Conv(conv, rest, index[0], index[1], len(args), (nb, H - pt - pb, W - pl - pr, IC), (KH, KW, ICg, OC),
+                (nb, OH, OW, OC), (sh, sw), (dh, dw), groups, padding)
+
+
+#: Ops a pure data movement's body may hold: index arithmetic and comparisons, then the element
+#: read (`tensor.extract`) and the choice between it and the pad value.
+_MOVEMENT = {"linalg.index", "linalg.yield", "arith.constant", "arith.addi", "arith.subi", "arith.muli",
+             "arith.divsi", "arith.remsi", "arith.floordivsi", "arith.maxsi", "arith.minsi", "arith.cmpi",
+             "arith.andi", "arith.ori", "arith.select", "tensor.extract"}
+#: The largest image checked on a probe (its values, 1, 2, 3, ..., must be exact in f32).
+_PROBE_ELEMENTS = 1 << 24
+
+
+def zero_pad(op: Operation, args: list) -> Optional[tuple]:
+    """(the kernel argument, ((top, bottom), (left, right))) when generic `op` is an NHWC image
+    (a kernel argument) padded with zero rows and columns, else None. The body may only move data
+    (no float arithmetic: which element lands where cannot depend on the values), so one run of it
+    on a probe whose elements are all different (+-1, 2, 3, ...) shows every element's place."""
+    ins, outs = segments(op)
+    t = op.results[0].type
+    if ins or len(outs) != 1 or not isinstance(t, T.RankedTensorType) or t.rank != 4 or T.element_type(t) != T.f32:
+        return None
+    block = op.regions[0].blocks[0]
+    if block.arguments[0].uses or any(inner.name not in _MOVEMENT or (
+            inner.name not in ("tensor.extract", "arith.select", "linalg.yield", "arith.constant") and
+            any(T.is_float(x) for x in (*inner.operand_types, *inner.result_types))) for inner in block.ops):
+        return None
+    outside = outside_values(op)
+    sources = [v for v in outside if any(v is a for a in args)]
+    if len(sources) != 1 or not isinstance(sources[0].type, T.RankedTensorType) or \
+            sources[0].type.rank != 4 or sources[0].type.num_elements > _PROBE_ELEMENTS:
+        return None
+    x = sources[0].type
+    low = [0, 0, 0, 0]
+    high = [a - b for a, b in zip(t.shape, x.shape)]
+    if high[0] or high[3] or min(high) < 0:
+        return None
+    probe = np.arange(1, x.num_elements + 1, dtype=np.float32).reshape(x.shape)
+    probe[..., 1::2] *= -1
+    values = []
+    for v in outside:
+        if v is sources[0]:
+            values.append(probe)
+        elif getattr(v, "op", None) is not None and v.op.name == "tensor.empty":
+            values.append(np.zeros(v.type.shape, np.float32))
+        elif getattr(v, "op", None) is not None and v.op.name == "arith.constant":
+            values.append(attr_to_array(v.op.attributes["value"], v.type))
+        else:
+            return None
+    module = op_module(op)
+    try:
+        got = np.asarray(Interpreter(module).call(module.regions[0].blocks[0].ops[0].sym_name, values,
+                                                  reflect=False)[0])
+    except (InterpreterError, ValueError, TypeError, IndexError):
+        return None
+    first = np.argwhere(got == 1.0)
+    if len(first) != 1:
+        return None
+    low = [int(i) for i in first[0]]
+    high = [h - lo for h, lo in zip(high, low)]
+    if low[0] or low[3] or min(high) < 0:
+        return None
+    inner = got[:, low[1]:low[1] + x.shape[1], low[2]:low[2] + x.shape[2], :]   # (+0.0 around it)
+    expected = np.zeros_like(got)
+    expected[:, low[1]:low[1] + x.shape[1], low[2]:low[2] + x.shape[2], :] = probe
+    if not np.array_equal(inner, probe) or not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
+        return None
+    index = next(i for i, a in enumerate(args) if a is sources[0])
+    return index, ((low[1], high[1]), (low[2], high[2]))
+
+
+def _groups(m, IC: int, ICg: int, OC: int) -> Optional[int]:
+    """How many groups the input map's channel result makes: 1 for `ic` itself (IC == ICg), G for
+    `(oc floordiv OC/G) * ICg + ic` with IC == G * ICg; None for anything else."""
+    if len(m.results) != 4:
+        return None
+    kind, value = m.results[3]
+    if kind == "dim":
+        return 1 if value == 4 and IC == ICg else None
+    if kind != "expr":
+        return None
+    oc, ic = (re.escape(m.dims[i]) for i in (3, 4))
+    found = re.fullmatch(rf"\(\s*{oc}\s+floordiv\s+(\d+)\s*\)\s*\*\s*(\d+)\s*\+\s*{ic}", value.strip())
+    if found is None:
+        return None
+    per_group, stride = int(found.group(1)), int(found.group(2))
+    groups = OC // per_group if per_group else 0
+    return groups if groups >= 1 and groups * per_group == OC and stride == ICg and groups * ICg == IC else None
+
+
+def conv_window(m) -> Optional[tuple]:
+    """(row stride, row dilation, column stride, column dilation) of a convolution's input map
+    `(n, oh*sh + kh*dh, ow*sw + kw*dw, ...)` over loops (n, oh, ow, oc, ic, kh, kw): its second and
+    third results' coefficients, read off at unit vectors (`same_affine` then checks the whole map)."""
+    if len(m.results) != 4:
+        return None
+    coefficients = []
+    for j in (1, 5, 2, 6):
+        point = [int(i == j) for i in range(7)]
+        kind, value = m.results[1 if j in (1, 5) else 2]
+        got = point[value] if kind == "dim" else None if kind == "const" else \
+            evaluate(m, value, dict(enumerate(point)))
+        if not isinstance(got, int) or got < 1:
+            return None
+        coefficients.append(got)
+    return tuple(coefficients)
+
+
+def is_multiply_add(block) -> bool:
+    """`yield out + in * filter` (either order of the sum), f32."""
+    x, w, o = block.arguments
+    if len(block.ops) != 3:
+        return False
+    mul, add, ret = block.ops
+    return mul.name == "arith.mulf" and set(map(id, mul.operands)) == {id(x), id(w)} and \
+        add.name == "arith.addf" and set(map(id, add.operands)) == {id(o), id(mul.results[0])} and \
+        ret.name == "linalg.yield" and ret.operands[0] is add.results[0]
+
+
+def same_affine(m, f, num_dims: int, results: Optional[int] = None) -> bool:
+    """Whether indexing map `m` (its first `results` results: all by default) is the affine function
+    `f` (checked at 0 and each unit vector, which determine an affine function)."""
+    chosen = m.results if results is None else m.results[:results]
+    for point in [[0] * num_dims] + [[int(i == j) for i in range(num_dims)] for j in range(num_dims)]:
+        got = []
+        for kind, value in chosen:
+            got.append(point[value] if kind == "dim" else value if kind == "const" else
+                       evaluate(m, value, dict(enumerate(point))))
+        if tuple(got) != tuple(f(point)):
+            return False
+    return True
