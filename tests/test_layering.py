@@ -73,12 +73,16 @@ LAYER_OF = {
     "mlirtext.transforms": "transforms",
     "mlirtext.targets": "targets",
     "mlirtext.vm": "vm",
+    # The Ray connection (stdlib, and ray imported when a sweep or remote run starts): used by the
+    # remote runs of `runtime` and by the sweeps.
+    "mlirtext.cluster": "vm",
     "mlirtext.runtime": "compiler",  # the iree.runtime-like API: compiles a module, then runs it on the vm
     "mlirtext.compiler": "compiler",
     "mlirtext.importers": "front ends",
     "mlirtext.bench": "front ends",
     "mlirtext.analysis": "front ends",
-    "mlirtext.debugging": "front ends",  # bisect, injected faults, repros: over the lowering and the interpreter
+    "mlirtext.debugging": "front ends",
+    "mlirtext.sweeps": "front ends",  # `mlirtext sweep`: suites over the importers, compiler and interpreter  # bisect, injected faults, repros: over the lowering and the interpreter
     "mlirtext.cli": "interfaces",
     "mlirtext.__main__": "interfaces",  # `python -m mlirtext`: the command line
 }

@@ -27,7 +27,7 @@ from ..vm.devices import DEVICES
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
 HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
             "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp",
-            "bisect": "bisect", "compare": "compare", "reduce": "reduce"}
+            "bisect": "bisect", "compare": "compare", "reduce": "reduce", "sweep": "sweep", "worker": "worker"}
 
 #: The forms of GPU processor names. LLVM only warns about a processor it does not know and then
 #: generates code for a generic one, so a misspelt name is refused here instead.
@@ -60,6 +60,8 @@ def build_argparser(pass_flags: bool = True) -> argparse.ArgumentParser:
     _add_opt(sub, pass_flags)
     _add_run(sub)
     _add_compile(sub)
+    _add_sweep(sub)
+    _add_worker(sub)
     _add_dump(sub)
     _add_keygen(sub)
     _add_check(sub)
@@ -212,6 +214,59 @@ def _add_run(sub) -> None:
     run.add_argument("--profile-calls", type=_count, default=1, metavar="N",
                      help="with --profile: profile N calls (default 1), after one call that is not profiled "
                           "(it makes the buffer pool and starts the threads) and whose outputs are printed")
+
+
+SWEEP_HELP = """Run a suite's tests, each one Ray task with a time and memory limit, on a Ray instance started
+in this process (one CPU per core) or on the cluster at --cluster / RAY_ADDRESS. SUITE: onnx (the ONNX
+node tests), check, lowering, native, vm (the corpus runs), bench (the benchmark workloads), a directory
+of .mlir or .onnx files, or `report` (the latest run against the previous one and the best ever).
+Results go to an SQLite database (--db); with --expect, a test worse than expected fails the sweep
+(exit status 1) and tests better than expected are listed."""
+
+
+def _add_sweep(sub) -> None:
+    sw = sub.add_parser("sweep", help="run a conformance suite on Ray, checked against expected statuses",
+                        description=SWEEP_HELP)
+    sw.add_argument("suite", metavar="SUITE", help="onnx, check, lowering, native, vm, bench, a directory, "
+                                                   "or report")
+    sw.add_argument("--cluster", metavar="ADDRESS", help="a Ray cluster's HOST:PORT (default: RAY_ADDRESS, "
+                                                          "else a local Ray instance)")
+    sw.add_argument("--targets", type=_names, metavar="T1,T2", help="compile targets, where a suite has them")
+    sw.add_argument("--devices", type=_names, metavar="D1,D2",
+                    help="devices to run on (onnx: reference,local-task; vm: local-sync; files: local-task); "
+                         "on a cluster, tasks go to nodes that advertise them (`mlirtext worker --devices`)")
+    sw.add_argument("--expect", metavar="FILE", help="expected status per test (.json, or TSV: test, status, "
+                                                     "reason); a test worse than expected fails the sweep")
+    sw.add_argument("--write-expected", metavar="FILE", help="write this run's statuses as an expected file")
+    sw.add_argument("--db", metavar="FILE", help="the results database (default: ~/.cache/mlirtext/sweeps.sqlite)")
+    sw.add_argument("--filter", default="", metavar="SUBSTR", help="only tests whose name contains this")
+    sw.add_argument("--limit", type=int, default=0, metavar="N", help="only the first N tests")
+    sw.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per test (default 120)")
+    sw.add_argument("--memory", type=int, default=4096, metavar="MB",
+                    help="memory one test may take, in MiB (default 4096)")
+    sw.add_argument("--budget", type=float, default=0.0, metavar="S",
+                    help="start no test after this many seconds (0: none); the summary says how many were left")
+    sw.add_argument("--num-cpus", type=int, default=0, metavar="N",
+                    help="CPUs of the local Ray instance (default: every core)")
+    sw.add_argument("--corpus", metavar="DIR", help="the corpus for check/lowering/native/vm (default: "
+                                                    "MLIRTEXT_CORPUS, else ../shared/corpus beside the checkout)")
+    sw.add_argument("--tsv", metavar="FILE", help="write one line per result: test, status, error, ...")
+    sw.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    sw.add_argument("--html", metavar="FILE", help="(report) also write the report as an HTML page")
+    sw.add_argument("--suite", dest="only_suite", metavar="NAME", help="(report) the suite to report on "
+                                                                        "(default: that of the latest run)")
+
+
+def _add_worker(sub) -> None:
+    wk = sub.add_parser("worker", help="join a Ray cluster as a worker node that runs modules on its devices",
+                        description="Start a Ray worker node (`ray start`) that advertises one resource per "
+                                    "device kind it runs (device:vulkan, ...), so that `run --cluster ADDRESS "
+                                    "--device D` and sweeps send work for D to it. Stays in the foreground.")
+    wk.add_argument("--address", required=True, metavar="HOST:PORT", help="the cluster's head")
+    wk.add_argument("--devices", type=_names, default=["local-sync", "local-task", "reference"], metavar="D1,D2",
+                    help=f"device kinds this node runs (default local-sync,local-task,reference; known: "
+                         f"{','.join(DEVICES)})")
+    wk.add_argument("--num-cpus", type=int, default=0, metavar="N", help="CPUs to offer (default: every core)")
 
 
 def _add_compile(sub) -> None:

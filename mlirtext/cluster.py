@@ -1,0 +1,77 @@
+"""The Ray connection a sweep or a remote run uses: a cluster when an address is given (`--cluster`, or
+`RAY_ADDRESS`), else a Ray instance started in this process with one CPU per core, no dashboard and
+quiet logs. Failures to reach a cluster are one-line `ClusterError`s, never Ray's traceback.
+
+ray is imported here, when a sweep or remote run starts, not at module import: the rest of mlirtext
+(and its start-up time) does not need it, and it is an optional extra (`pip install 'mlirtext[cluster]'`).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+#: Seconds to wait for a cluster's address to answer before saying it is unreachable.
+CONNECT_TIMEOUT = 5.0
+
+
+class ClusterError(Exception):
+    """A one-line reason no sweep or remote run can start."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ClusterError("ray is not installed: pip install 'mlirtext[cluster]'") from None
+    return ray
+
+
+def check_reachable(address: str) -> None:
+    """A TCP connection to the head's GCS port, with a short timeout: Ray itself retries for a minute."""
+    if address == "auto":
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"cluster address {address!r} is not HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as e:
+        raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
+
+
+def connect(address: str | None = None, num_cpus: int | None = None):
+    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally."""
+    ray = import_ray()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if ray.is_initialized():
+        return ray
+    options = dict(logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
+    if address:
+        check_reachable(address)
+        try:
+            ray.init(address=address, **options)
+        except Exception as e:  # noqa: BLE001 - Ray's many connection errors, as one line
+            raise ClusterError(f"cannot join the Ray cluster at {address}: "
+                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+    else:
+        os.environ.pop("RAY_ADDRESS", None)   # (an empty one would send ray.init looking for a cluster)
+        ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **options)
+    return ray
+
+
+def device_resource(device: str) -> str:
+    """The custom resource a worker node advertises for a device kind it can run."""
+    return f"device:{device}"
+
+
+def cluster_devices(ray) -> list[str]:
+    """The device kinds some node of the cluster advertises."""
+    return sorted(name.partition(":")[2] for name in ray.cluster_resources() if name.startswith("device:"))
+
+
+def node_info() -> dict:
+    """Where the calling Ray task runs."""
+    import ray
+    return {"node_id": ray.get_runtime_context().get_node_id(), "hostname": socket.gethostname(),
+            "pid": os.getpid()}
