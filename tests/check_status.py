@@ -12,66 +12,36 @@ checked counts as one errored function, and each function has a time limit.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fnmatch
-import io
 import time
 from collections import Counter
 from dataclasses import dataclass
 
-from mlirtext.checking import ERROR, FunctionResult, check_text, reason_key
+from mlirtext.checking import reason_key
+from mlirtext.sweeps import check_suite
+from mlirtext.sweeps import corpus_files as files
+from mlirtext.sweeps.corpus_files import GROUPS, group_of, needs_split  # noqa: F401 - the figures' groups
 
 from . import corpus
 
-#: The groups the issue's figures are about: (name, glob relative to the corpus).
-GROUPS = (
-    ("stablehlo interpret", "stablehlo/stablehlo__tests__interpret__*.mlir"),
-    ("stablehlo testdata", "stablehlo/stablehlo__testdata__*.mlir"),
-    ("iree e2e", "iree/tests__e2e__*"),
-)
-
 #: Seconds a single function may run in a status run.
-TIME_LIMIT = 20.0
+TIME_LIMIT = check_suite.FUNCTION_TIME_LIMIT
 
 
 @dataclass
 class Entry:
     group: str
     file: str
-    result: FunctionResult
-
-
-def group_of(rel: str) -> str:
-    for name, pattern in GROUPS:
-        if fnmatch.fnmatch(rel, pattern):
-            return name
-    return "other"
+    result: object   # mlirtext.checking.FunctionResult
 
 
 def corpus_files(globs=None) -> list[str]:
     """Corpus files (paths relative to the corpus) in the groups, or matching any of `globs`."""
-    if not corpus.available():
-        return []
-    everything = sorted(str(p.relative_to(corpus.CORPUS)) for p in corpus.CORPUS.rglob("*.mlir"))
-    patterns = list(globs) if globs else [p for _, p in GROUPS]
-    return [f for f in everything if any(fnmatch.fnmatch(f, p) for p in patterns)]
+    return files.corpus_files(str(corpus.CORPUS), globs)
 
 
-def needs_split(text: str) -> bool:
-    return any(line.strip() == "// -----" for line in text.splitlines())
-
-
-def check_corpus_file(rel: str, time_limit: float = TIME_LIMIT) -> list[FunctionResult]:
+def check_corpus_file(rel: str, time_limit: float = TIME_LIMIT) -> list:
     """The results of one corpus file; never raises."""
-    try:
-        text = corpus.file_text(rel)
-        with contextlib.redirect_stdout(io.StringIO()):  # what `interpreter.print` prints
-            report = check_text(text, rel, needs_split(text), time_limit)
-        return report.results
-    except BaseException as e:  # noqa: BLE001 - counted, never hidden
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return [FunctionResult("<file>", None, ERROR, f"internal error: {type(e).__name__}: {e}")]
+    return check_suite.check_corpus_file(str(corpus.CORPUS), rel, time_limit)
 
 
 def upstream_disabled(rel: str) -> bool:

@@ -16,76 +16,8 @@ import argparse
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 
-import numpy as np
-
-from mlirtext.api import parse_and_verify
-
-
-@dataclass
-class VMOutcome:
-    file: str
-    function: str
-    ok: bool
-    why: str = ""
-    dispatches: int = 0
-
-
-def _same(got, want) -> str:
-    try:
-        return _compare(np.asarray(got), np.asarray(want))
-    except (TypeError, ValueError) as e:
-        return f"cannot compare ({type(e).__name__}: {e})"
-
-
-def _compare(got, want) -> str:
-    if got.dtype != want.dtype:
-        return f"element type {got.dtype} != {want.dtype}"
-    if got.shape != want.shape:
-        return f"shape {got.shape} != {want.shape}"
-    if want.dtype.kind == "f" or "float" in want.dtype.name:  # (ml_dtypes' bfloat16 & co have kind 'V')
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            bad = ~((np.isnan(g) & np.isnan(w)) | (g == w) | (np.abs(g - w) <= 1e-6 + 1e-5 * np.abs(w)))
-        return f"{int(bad.sum())} elements differ (max |diff| {np.nanmax(np.abs(g - w)):.3g})" if bad.any() else ""
-    if not np.array_equal(got, want):
-        return f"{int((got != want).sum())} elements differ"
-    return ""
-
-
-def check_function(rel: str, name: str, source_text: str, device: str) -> VMOutcome:
-    from mlirtext.interpreter import Interpreter
-    from mlirtext.compiler.driver import CompileFailed, compile_module
-    from mlirtext.compiler.module_writer import pack
-    from mlirtext.vm.vm import LoadedModule, VMError
-    out = VMOutcome(rel, name, False)
-    try:
-        want = Interpreter(parse_and_verify(source_text, rel).module).call(name, [])
-        result = parse_and_verify(source_text, rel)
-        compiled = compile_module(result.module, "llvm-cpu", fold=False)
-        out.dispatches = sum(1 for p in compiled.programs for i in p.instructions if i["op"] == "dispatch")
-        module = LoadedModule(pack(compiled), device)
-        got = module.function(name)()
-    except CompileFailed as e:
-        out.why = f"compile: {e.diagnostics[0].message}"
-        return out
-    except VMError as e:
-        out.why = f"vm: {e}"
-        return out
-    except Exception as e:  # noqa: BLE001 - a bug is a reason, never a crash of the tool
-        out.why = f"internal error: {type(e).__name__}: {e}"
-        return out
-    if len(got) != len(want):
-        out.why = f"{len(got)} results, expected {len(want)}"
-        return out
-    for i, (g, w) in enumerate(zip(got, want)):
-        why = _same(g, w)
-        if why:
-            out.why = f"result {i}: {why}"
-            return out
-    out.ok = True
-    return out
+from mlirtext.sweeps.vm_suite import VMOutcome, check_function  # noqa: F401 - shared with the tests
 
 
 def lowered_functions(globs=None, cache=None, progress=None) -> list:

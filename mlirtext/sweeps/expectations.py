@@ -83,9 +83,21 @@ def dumps(path: str, suite: str, results: list[Result]) -> str:
     return text
 
 
+def whole_file(results: list[Result], expected: dict) -> list[Result]:
+    """The results, with a whole file's result (`FILE@<file>`: the task ran over its limit or crashed
+    before it could name the file's functions) standing for each function of the file that `expected`
+    names."""
+    out = []
+    for r in results:
+        prefix = r.test[:-len("<file>")] if r.test.endswith("@<file>") else None
+        named = [t for t in expected if prefix and t.startswith(prefix)] if prefix else []
+        out += [Result(t, r.status, r.error, seconds=r.seconds, node=r.node) for t in named] or [r]
+    return out
+
+
 def compare(results: list[Result], expected: dict) -> Comparison:
     out = Comparison()
-    for r in sorted(results, key=lambda r: r.test):
+    for r in sorted(whole_file(results, expected), key=lambda r: r.test):
         if r.test not in expected:
             out.new.append(r)
             continue
