@@ -8,7 +8,7 @@ EXAMPLE := examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
-.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps onnx-status bytecode-status hostile
+.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps cluster-deps onnx-status bytecode-status hostile sweep-report
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,15 +63,27 @@ $(VENV)/.installed-import: pyproject.toml | $(BIN)/python
 	touch $@
 import-deps: $(VENV)/.installed-import
 
-test: $(VENV)/.installed-dev gpu-deps import-deps
+# Sweeps and remote devices on Ray (README "Sweeps"): the `cluster` extra (ray).
+$(VENV)/.installed-cluster: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[cluster]'
+	touch $@
+cluster-deps: $(VENV)/.installed-cluster
+
+test: $(VENV)/.installed-dev gpu-deps import-deps cluster-deps
 	$(BIN)/python -m pytest tests -q
 
-# ONNX conformance (README "Importing models"): every ONNX node test through torch-mlir to
-# StableHLO, run on the reference and local-task devices; prints converted / ran / matched.
+# ONNX conformance (README "Importing models", "Sweeps"): every ONNX node test through torch-mlir to
+# StableHLO, one Ray task each (`mlirtext sweep onnx`), run on the reference and local-task devices;
+# prints converted / ran / matched and fails on any test worse than tests/expected/onnx.tsv says.
 # ONNX_BUDGET=SECONDS starts no test after that (CI bounds its time so; the summary says so).
 ONNX_BUDGET ?= 0
-onnx-status: $(VENV)/.installed-dev import-deps
-	$(BIN)/python -m tests.onnx_status --budget $(ONNX_BUDGET) --tsv $(VENV)/onnx_status.tsv
+onnx-status: $(VENV)/.installed-dev import-deps cluster-deps
+	$(BIN)/python -m tests.onnx_status --budget $(ONNX_BUDGET) --tsv $(VENV)/onnx_status.tsv \
+	  --expect tests/expected/onnx.tsv
+
+# The latest sweep against the previous one and the best ever (README "Sweeps").
+sweep-report: $(VENV)/.installed-cluster
+	$(BIN)/mlirtext sweep report --html $(VENV)/sweep-report.html
 
 # MLIR bytecode: every corpus case iree-opt accepts, written as bytecode by iree-opt and read by
 # mlirtext, compared in generic form (tests/bytecode_status.py); CI runs a sample (test_bytecode.py).

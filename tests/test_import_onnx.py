@@ -1,5 +1,5 @@
-"""`mlirtext import onnx` through torch-mlir, its messages, and the ONNX conformance runner
-(`python -m tests.onnx_status`) on a few of the ONNX node tests."""
+"""`mlirtext import onnx` through torch-mlir, its messages, and the ONNX conformance suite
+(`mlirtext sweep onnx`, mlirtext/sweeps/onnx_suite.py) on a few of the ONNX node tests."""
 from __future__ import annotations
 
 import os
@@ -17,6 +17,8 @@ from mlirtext.cli import main  # noqa: E402
 from mlirtext.importers.common import ImportFailed, parse_imported  # noqa: E402
 from mlirtext.importers.onnx import convert, import_model  # noqa: E402
 from mlirtext.interpreter import Interpreter  # noqa: E402
+from mlirtext.sweeps import onnx_suite  # noqa: E402
+from mlirtext.sweeps.runner import SweepOptions, run_test  # noqa: E402
 from tests import onnx_status  # noqa: E402
 
 W = np.arange(12, dtype=np.float32).reshape(4, 3) / 10 - 0.5
@@ -49,7 +51,7 @@ def test_the_command_writes_stablehlo(tmp_path):
 
 
 def test_an_op_torch_mlir_cannot_convert_is_named_with_its_node(tmp_path):
-    model = onnx.load(os.path.join(onnx_status.node_tests_dir(), "test_affine_grid_2d", "model.onnx"))
+    model = onnx.load(os.path.join(onnx_suite.node_tests_dir(), "test_affine_grid_2d", "model.onnx"))
     for node in model.graph.node:
         node.name = "grid_" + node.op_type
     onnx.save(model, tmp_path / "grid.onnx")
@@ -71,22 +73,28 @@ def test_unreadable_model_files_are_one_clear_error(tmp_path, capsys, content, m
 
 def test_a_crash_inside_torch_mlir_is_an_error_not_the_end_of_the_process(capsys):
     # torch-mlir 20261001 dies with SIGSEGV on this node test (torch-mlir-opt does too).
-    model = os.path.join(onnx_status.node_tests_dir(), "test_averagepool_3d_default", "model.onnx")
+    model = os.path.join(onnx_suite.node_tests_dir(), "test_averagepool_3d_default", "model.onnx")
     assert main(["import", "onnx", model]) == 1
     assert "torch-mlir crashed (SIGSEGV) converting" in capsys.readouterr().err
 
 
-def test_the_conformance_runner_converts_runs_and_compares_node_tests():
-    root = onnx_status.node_tests_dir()
-    record = onnx_status.run_one(os.path.join(root, "test_add_bcast"))
-    assert record["converted"] and record["reference"] == "matched" and record["local-task"] == "matched"
-    record = onnx_status.run_one(os.path.join(root, "test_affine_grid_2d"), ("reference",))
+def _statuses(test, devices=onnx_suite.DEVICES):
+    results = onnx_suite.run(test, SweepOptions("onnx", devices=devices))
+    return {r.test: r.status for r in results}, results
+
+
+def test_the_conformance_suite_converts_runs_and_compares_node_tests():
+    statuses, _ = _statuses("test_add_bcast")
+    assert statuses == {"test_add_bcast [reference]": "pass", "test_add_bcast [local-task]": "pass"}
+    statuses, results = _statuses("test_affine_grid_2d", ("reference",))
     # AffineGrid is an ONNX function; its body's If (on a value known only at run time) is not converted.
-    assert not record["converted"] and "expanded and constants folded: the ONNX op If" in record["why"]
+    assert statuses == {"test_affine_grid_2d [reference]": "fail-compile"}
+    assert not results[0].details["converted"]
+    assert "expanded and constants folded: the ONNX op If" in results[0].error
 
 
 def test_inputs_bound_as_constants_give_torch_mlir_the_static_shape_it_needs(tmp_path):
-    root = onnx_status.node_tests_dir()
+    root = onnx_suite.node_tests_dir()
     model = os.path.join(root, "test_reduce_l1_keep_dims_example", "model.onnx")   # ReduceL1(data, axes)
     with pytest.raises(ImportFailed, match="sum.dim_IntList"):   # the axes are a runtime input
         convert(model)
@@ -98,39 +106,38 @@ def test_inputs_bound_as_constants_give_torch_mlir_the_static_shape_it_needs(tmp
         convert(model, constants={"axis": np.array([2])})
 
 
-def test_the_runner_binds_shape_inputs_only_when_torch_mlir_needs_them():
-    root = onnx_status.node_tests_dir()
-    record = onnx_status.run_one(os.path.join(root, "test_top_k"), ("reference",))   # TopK(X, K)
-    assert record["converted"] and record["bound"] == "k" and record["reference"] == "matched"
-    assert "of which 1 only with their scalar and integer-vector inputs" in onnx_status.summary([record], ("reference",))
-    record = onnx_status.run_one(os.path.join(root, "test_gather_0"), ("reference",))   # indices: an input
-    assert record["converted"] and "bound" not in record and record["reference"] == "matched"
+def test_the_suite_binds_shape_inputs_only_when_torch_mlir_needs_them():
+    statuses, results = _statuses("test_top_k", ("reference",))   # TopK(X, K)
+    assert results[0].details == {"converted": True, "bound": "k"} and results[0].status == "pass"
+    assert "of which 1 only with their scalar and integer-vector inputs" in onnx_status.summary(results, ("reference",))
+    statuses, results = _statuses("test_gather_0", ("reference",))   # indices: an input
+    assert results[0].details == {"converted": True, "bound": ""} and results[0].status == "pass"
 
 
 def test_low_precision_floats_are_compared_as_values_nan_included():
     ml_dtypes = pytest.importorskip("ml_dtypes")
     want = [np.array([np.nan, 448, 0.5], ml_dtypes.float8_e4m3fn)]
-    assert onnx_status.outputs_match([np.array([np.nan, 448, 0.5], ml_dtypes.float8_e4m3fn)], want) == ""
-    assert onnx_status.outputs_match([np.array([np.nan, np.nan, 0.5], ml_dtypes.float8_e4m3fn)], want) == \
+    match = onnx_suite.outputs_match
+    assert match([np.array([np.nan, 448, 0.5], ml_dtypes.float8_e4m3fn)], want) == ("", None)
+    assert match([np.array([np.nan, np.nan, 0.5], ml_dtypes.float8_e4m3fn)], want)[0] == \
         "result 0: 1 elements differ, max abs error nan"
-    assert onnx_status.outputs_match([np.array([np.nan, 1, 2], ml_dtypes.bfloat16)],   # one bf16 ulp apart
-                                     [np.array([np.nan, 1, 2.015625], ml_dtypes.bfloat16)]) == \
-        "result 0: 1 elements differ, max abs error 0.0156"
+    assert match([np.array([np.nan, 1, 2], ml_dtypes.bfloat16)],   # one bf16 ulp apart
+                 [np.array([np.nan, 1, 2.015625], ml_dtypes.bfloat16)]) == \
+        ("result 0: 1 elements differ, max abs error 0.0156", 0.015625)
 
 
-def test_the_runner_reports_a_wrong_result_and_a_test_over_its_time_limit():
+def test_a_sweep_task_reports_a_wrong_result_a_test_over_its_time_limit_and_a_crash():
     want = [np.array([1.0, 2.0], np.float32)]
-    assert onnx_status.outputs_match([np.array([1.0, 2.0001], np.float32)], want) == ""
-    assert "max abs error 0.5" in onnx_status.outputs_match([np.array([1.0, 2.5], np.float32)], want)
-    assert "shape" in onnx_status.outputs_match([np.zeros(3, np.float32)], want)
-    root = onnx_status.node_tests_dir()
-    records = onnx_status.run_all([os.path.join(root, "test_abs")], jobs=1, time_limit=0.01,
-                                  devices=("reference",))
-    assert records[0]["why"] == "over the 0.01 s time limit" and not records[0]["converted"]
-    assert "converted to StableHLO by torch-mlir: 0" in onnx_status.summary(records, ("reference",))
-    crash = onnx_status.run_all([os.path.join(root, "test_averagepool_3d_default")], jobs=1, time_limit=60,
-                                devices=("reference",))[0]   # torch-mlir segfaults converting it
-    assert crash["why"] == "crashed" and not crash["converted"]
+    assert onnx_suite.outputs_match([np.array([1.0, 2.0001], np.float32)], want) == ("", None)
+    assert onnx_suite.outputs_match([np.array([1.0, 2.5], np.float32)], want) == \
+        ("result 0: 1 elements differ, max abs error 0.5", 0.5)
+    assert "shape" in onnx_suite.outputs_match([np.zeros(3, np.float32)], want)[0]
+    # The Ray task's body, called here: the test runs in a child process held to the limit.
+    (over,) = run_test("test_abs", SweepOptions("onnx", devices=("reference",), time_limit=0.01))
+    assert over["status"] == "timeout" and over["error"] == "over the 0.01 s time limit"
+    assert over["test"] == "test_abs [reference]"
+    (crash,) = run_test("test_averagepool_3d_default", SweepOptions("onnx", devices=("reference",)))
+    assert crash["status"] == "crash" and crash["error"] == "killed by signal SIGSEGV"   # torch-mlir segfaults
 
 
 def _save(tmp_path, nodes, inputs, outputs, opset, initializers=()):
@@ -201,7 +208,7 @@ def test_folding_keeps_inputs_overridable_initializers_and_random_ops_as_they_ar
 
 def test_a_model_the_rewrite_does_not_help_names_what_torch_mlir_left_and_what_the_rewrite_left():
     # ReduceL1 with its axes a graph input: no function of it converts without them.
-    model = os.path.join(onnx_status.node_tests_dir(), "test_reduce_l1_keep_dims_example", "model.onnx")
+    model = os.path.join(onnx_suite.node_tests_dir(), "test_reduce_l1_keep_dims_example", "model.onnx")
     with pytest.raises(ImportFailed, match="(?s)sum.dim_IntList.*and with function ops expanded and constants "
                                            "folded: failed to legalize operation 'torch.aten.sum.dim_IntList'"):
         convert(model)

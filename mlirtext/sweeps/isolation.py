@@ -11,6 +11,7 @@ rather than a kill.
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import resource
@@ -41,6 +42,7 @@ def run_isolated(body, args: tuple, time_limit: float, memory_mb: int):
     pid = os.fork()
     if pid == 0:   # the child: never returns into the worker's code
         os.close(read_end)
+        faulthandler.disable()   # a crash is the parent's to report, as a status, not a C traceback
         code = 0
         try:
             os.environ["MLIRTEXT_MAX_MEMORY"] = str(allowance)
