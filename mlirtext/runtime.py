@@ -11,6 +11,8 @@ Errors (a bad file, a wrong input) raise `runtime.VMError` with a message for th
 """
 from __future__ import annotations
 
+import os
+
 from .vm.devices import DEVICES
 from .vm.signing import SignatureError, load_public_keys
 from .vm.vm import Function, LoadedModule, VMError
@@ -51,19 +53,32 @@ class Module:
         return self.vm_module.device.name
 
 
-def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None) -> Module:
+def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None, cluster: str | None = None):
     """Load a module file (a path or its bytes), or a module compiled in this process
     (`mlirtext.compiler.module_writer.in_memory`), for `device`.
 
     A module file is native code: loading one runs what whoever made it put in it. With
     `trusted_keys` (a public key file, a list of them, or cryptography Ed25519PublicKey objects),
     a file that none of them signed (`mlirtext compile --sign KEY`) is refused with VMError before
-    any of its code is mapped. Without keys, an unsigned file is trusted."""
+    any of its code is mapped. Without keys, an unsigned file is trusted.
+
+    With `cluster` (a Ray cluster's HOST:PORT), the module runs on a node of that cluster that offers
+    `device` (`mlirtext worker --devices ...`): a `remote.RemoteModule`, whose calls ship the inputs
+    there and bring the outputs back (`last_call` says where it ran and how long it took)."""
     if trusted_keys is not None:
         try:
             trusted_keys = load_public_keys(trusted_keys)
         except SignatureError as e:
             raise VMError(str(e)) from None
+    if cluster:   # (ray only when a cluster is asked for; the file's bytes are shipped)
+        from .remote import RemoteModule
+        if isinstance(path_or_bytes, (str, os.PathLike)):
+            try:
+                with open(path_or_bytes, "rb") as f:
+                    path_or_bytes = f.read()
+            except OSError as e:
+                raise VMError(f"cannot open module file '{path_or_bytes}': {e.strerror}") from None
+        return RemoteModule(path_or_bytes, device, cluster, trusted_keys)
     return Module(LoadedModule(path_or_bytes, device, trusted_keys))   # (a path is mapped, not read)
 
 

@@ -76,7 +76,8 @@ LAYER_OF = {
     # The Ray connection (stdlib, and ray imported when a sweep or remote run starts): used by the
     # remote runs of `runtime` and by the sweeps.
     "mlirtext.cluster": "vm",
-    "mlirtext.runtime": "compiler",  # the iree.runtime-like API: compiles a module, then runs it on the vm
+    "mlirtext.runtime": "compiler",
+    "mlirtext.remote": "compiler",  # runtime's modules run on a device of a Ray cluster  # the iree.runtime-like API: compiles a module, then runs it on the vm
     "mlirtext.compiler": "compiler",
     "mlirtext.importers": "front ends",
     "mlirtext.bench": "front ends",

@@ -193,6 +193,9 @@ def _add_run(sub) -> None:
                           "lavapipe and opencl on pocl's CPU driver)")
     run.add_argument("--print-statistics", action="store_true",
                      help="report dispatches, time and peak memory of the run on stderr (VM devices)")
+    run.add_argument("--cluster", metavar="ADDRESS",
+                     help="run on a node of this Ray cluster (HOST:PORT) that offers --device (`mlirtext worker "
+                          "--devices ...`); the module file and inputs go there, outputs and timings come back")
     run.add_argument("--trusted-keys", type=_names, default=None, metavar="KEY.pub[,KEY.pub...]",
                      help="Ed25519 public keys (PEM or OpenSSH): run a module file only if one of them signed it "
                           "(a module compiled in memory from an .mlir needs no signature)")
@@ -252,6 +255,7 @@ def _add_sweep(sub) -> None:
                                                     "MLIRTEXT_CORPUS, else ../shared/corpus beside the checkout)")
     sw.add_argument("--tsv", metavar="FILE", help="write one line per result: test, status, error, ...")
     sw.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    _add_faults(sw)
     sw.add_argument("--html", metavar="FILE", help="(report) also write the report as an HTML page")
     sw.add_argument("--suite", dest="only_suite", metavar="NAME", help="(report) the suite to report on "
                                                                         "(default: that of the latest run)")

@@ -16,7 +16,8 @@ from ..diagnostics import Diagnostic, report
 from ..interpreter import Interpreter, InterpreterError
 from ..interpreter.abi import ABI_ATTR, signature
 from ..interpreter.llvm import builtin_signature
-from ..compiler.module_writer import in_memory
+from ..compiler.module_writer import in_memory, pack
+from ..remote import RemoteModule
 from ..values import ValueError_
 from ..vm.devices import GPU_DEVICES
 from ..vm.profile import Profile
@@ -37,6 +38,8 @@ def main(args) -> int:
     if got is None:
         return 1
     data, name = got
+    if args.cluster:
+        return _run_remote(args, data, name)
     if args.input.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC):
         if args.debug_miscompile or args.debug_crash or args.debug_unverifiable:
             report([Diagnostic("error", f"{name}: a --debug-* fault strikes in the compiler's passes: a module file "
@@ -137,6 +140,43 @@ def _run_module(args, source, compile_seconds, device=None) -> int:
         _print_statistics(module, fn, device, seconds, compile_seconds)
     return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results],
                          args.output_max_element_count)
+
+
+def _run_remote(args, data: bytes, name: str) -> int:
+    """Run on a node of the Ray cluster at --cluster that offers --device: an .mlir is compiled here for
+    the device's target, the module file and the inputs go there, the outputs come back."""
+    device = args.device or "local-task"
+    if args.trace_dispatches or args.debug_miscompile or args.debug_crash or args.debug_unverifiable:
+        report([Diagnostic("error", "--cluster runs a module as it is: no --trace-dispatches or --debug-* faults")])
+        return 1
+    compile_seconds = None
+    if not (args.input.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC)):
+        text = decode_text(data, name)
+        done = None if text is None else compile_text(text, name, GPU_DEVICES.get(
+            device, "reference" if device == "reference" else "llvm-cpu"))
+        if done is None:
+            return 1
+        data, compile_seconds = pack(done[0]), done[1]
+    try:
+        keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
+        module = RemoteModule(data, device, args.cluster, keys)
+        fn = module.entry_function(args.function)
+    except (SignatureError, VMError) as e:
+        report([Diagnostic("error", str(e))])
+        return 1
+    inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])
+    if inputs is None:
+        return 1
+    print(f"EXEC @{fn.name}", flush=True)
+    try:
+        outputs = fn.call(*inputs)
+    except (VMError, ValueError_) as e:
+        report([Diagnostic("error", str(e))])
+        return 1
+    where = module.last_call
+    sys.stderr.write(f"// ran on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']}), device "
+                     f"{device}: load {where['load_seconds'] * 1e3:.3f} ms, call {where['seconds'] * 1e3:.3f} ms\n")
+    return print_outputs(args.outputs, outputs, [record_type(r) for r in fn.results], args.output_max_element_count)
 
 
 def _traced(directory: str, module, fn, device: str, inputs) -> list:

@@ -13,6 +13,7 @@ from ..sweeps import expectations, report, store
 from ..sweeps.progress import StatusLine
 from ..sweeps.results import STATUSES
 from ..sweeps.runner import SUITES, SweepOptions, run_sweep
+from .debug_switches import make_faults
 from .io import write_output
 
 #: Where the benchmark workloads are, beside the package in a checkout.
@@ -46,8 +47,14 @@ def main(args) -> int:
         db = store.open_db(args.db)
     except (expectations.ExpectationError, store.StoreError) as e:
         return _fail(str(e))
+    faults = make_faults(args)
+    if faults is None:
+        return 1
+    if faults and suite != "files":
+        return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
     options = SweepOptions(suite, path, tuple(args.targets or ()), tuple(args.devices or ()), args.filter,
-                           args.limit, args.timeout, args.memory)
+                           args.limit, args.timeout, args.memory,
+                           {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]})
     started = time.monotonic()
     try:
         results, not_run = run_sweep(options, args.cluster, args.num_cpus or None, args.budget,

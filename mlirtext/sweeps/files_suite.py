@@ -49,6 +49,14 @@ def warm(options) -> None:
         pass
 
 
+def faults(options) -> list:
+    """The faults `mlirtext sweep --debug-miscompile PASS:OP` (and the other --debug-* switches) ask the
+    compiler to suffer: a sweep with an expected-status file then shows which tests catch them."""
+    from ..debugging.faults import FAULTS, FaultSpec
+    from ..transforms.passes import load_passes
+    return [FAULTS[switch](FaultSpec.parse(spec, load_passes())) for switch, spec in options.extra.get("faults", ())]
+
+
 def _source(path: str) -> str:
     if path.endswith(".onnx"):
         from ..importers.onnx import convert
@@ -65,10 +73,11 @@ def run(test: str, options) -> list[Result]:
     from ..analysis.commands import random_input
     from ..api import parse_and_verify
     from ..bench.measure import device_target
-    from ..compiler.driver import CompileFailed
+    from ..compiler.driver import CompileFailed, compile_source
+    from ..compiler.module_writer import pack
     from ..importers.common import ImportFailed
     from ..interpreter import Interpreter
-    from ..runtime import compile_text, load_module
+    from ..runtime import load_module
     from ..vm.program import record_type
     from .onnx_suite import outputs_match
     names = result_names(test, options)
@@ -83,7 +92,7 @@ def run(test: str, options) -> list[Result]:
     for name, device in zip(names, devices(options)):
         started = time.monotonic()
         try:
-            data = compile_text(text, device_target(device), test)
+            data = pack(compile_source(text, test, device_target(device), instrumentations=faults(options)))
         except CompileFailed as e:
             results.append(Result(name, "fail-compile", f"compile: {e.diagnostics[0].message[:160]}"))
             continue

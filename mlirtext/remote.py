@@ -1,0 +1,106 @@
+"""Modules run on a device of a Ray cluster: the module file and the inputs go to a Ray task that
+needs the device's resource (`device:KIND`, which nodes advertise when they join with `mlirtext
+worker --devices ...`); the outputs, the time of the call and where it ran come back.
+
+    m = runtime.load_module("mlp.vmpack", device="vulkan", cluster="head:6379")
+    y = m.main(x, w1, b1, w2, b2)
+    m.last_call   # {"seconds": ..., "load_seconds": ..., "node_id": ..., "hostname": ..., "pid": ...}
+
+The module file is checked here (and its signature, with trusted keys) before it is shipped; the
+worker loads it for the device and answers a VMError's message as one line, as a local load would.
+"""
+from __future__ import annotations
+
+from . import cluster
+from .vm.modfile import ModuleFileError, read_module_file
+from .vm.vm import VMError
+
+
+def _call_on_device(data: bytes, device: str, function: str, inputs: list) -> dict:
+    """The Ray task: load the module for `device` on this node, call `function`, report."""
+    import time
+
+    from .vm.vm import LoadedModule
+    started = time.perf_counter()
+    try:
+        module = LoadedModule(data, device)
+        fn = module.function(function)
+        loaded = time.perf_counter()
+        outputs = fn(*inputs)
+    except VMError as e:
+        return {"error": str(e), **cluster.node_info()}
+    done = time.perf_counter()
+    return {"outputs": outputs, "load_seconds": loaded - started, "seconds": done - loaded, **cluster.node_info()}
+
+
+def connect_for(device: str, address: str):
+    """Ray, on the cluster at `address`, where some node offers `device` (else a one-line VMError)."""
+    try:
+        ray = cluster.connect(address)
+        offered = cluster.cluster_devices(ray)
+    except cluster.ClusterError as e:
+        raise VMError(str(e)) from None
+    if device not in offered:
+        raise VMError(f"no node of the cluster at {address} offers device '{device}' "
+                      f"(offered: {', '.join(offered) or 'none'}; start one with `mlirtext worker --devices {device}`)")
+    return ray
+
+
+class RemoteFunction:
+    def __init__(self, module: "RemoteModule", name: str, program: dict):
+        self.module, self.name = module, name
+        self.inputs, self.results = program["inputs"], program["results"]
+        self.__name__ = name
+
+    def call(self, *args) -> list:
+        """The results (a list), as LoadedModule's functions give them; `module.last_call` says where
+        and how long."""
+        ray, m = self.module.ray, self.module
+        task = ray.remote(_call_on_device).options(num_cpus=1, resources={cluster.device_resource(m.device): 1},
+                                                   max_retries=2)
+        answer = ray.get(task.remote(m.data_ref, m.device, self.name, list(args)))
+        outputs = answer.pop("outputs", None)
+        m.last_call = answer
+        if "error" in answer:
+            raise VMError(answer["error"])
+        return outputs
+
+    def __call__(self, *args):
+        results = self.call(*args)
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+class RemoteModule:
+    """A module file run on `device` of the cluster at `address`; exported functions as attributes."""
+
+    def __init__(self, data: bytes, device: str, address: str, trusted_keys=None):
+        try:
+            file = read_module_file(bytes(data), trusted_keys)
+        except ModuleFileError as e:
+            raise VMError(str(e)) from None
+        self.device, self.address, self.last_call = device, address, None
+        self.ray = connect_for(device, address)
+        self.data_ref = self.ray.put(bytes(data))
+        self.functions = {e["name"]: RemoteFunction(self, e["name"], file.json(e["program"]))
+                          for e in file.manifest["exports"]}
+        for name, fn in self.functions.items():
+            setattr(self, name, fn)
+
+    @property
+    def exports(self) -> list[str]:
+        return list(self.functions)
+
+    def function(self, name: str) -> RemoteFunction:
+        fn = self.functions.get(name.lstrip("@"))
+        if fn is None:
+            raise VMError(f"the module has no exported function @{name.lstrip('@')} "
+                          f"(exports: {', '.join('@' + n for n in self.functions) or 'none'})")
+        return fn
+
+    def entry_function(self, name: str | None) -> RemoteFunction:
+        if name is not None:
+            return self.function(name)
+        if len(self.functions) != 1:
+            raise VMError(f"--function is needed: the module exports {len(self.functions)} functions "
+                          f"({', '.join('@' + n for n in self.functions) or 'none'})")
+        return next(iter(self.functions.values()))
