@@ -1,5 +1,6 @@
 """The progress of a sweep on stderr: tests done of all and the count of each status, redrawn in
-place on a terminal, a plain line every few seconds otherwise (logs keep no control characters)."""
+place on a terminal; otherwise a plain line at the first result and then every LOG_EVERY seconds
+(logs keep no control characters)."""
 from __future__ import annotations
 
 import sys
@@ -18,7 +19,8 @@ class StatusLine:
         self.terminal = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.counts: Counter = Counter()
         self.tests = self.done = 0
-        self.last = self.started = 0.0
+        self.started = 0.0
+        self.last = -LOG_EVERY
 
     def start(self, tests: int) -> None:
         self.tests, self.started = tests, time.monotonic()

@@ -47,10 +47,10 @@ def build(db, suite: str | None = None) -> Report:
                 report.fixed.append((test, r.status, b.status))
             if r.seconds > SLOWDOWN_RATIO * b.seconds and r.seconds - b.seconds > SLOWDOWN_SECONDS:
                 report.slower.append((test, r.seconds, b.seconds))
-    best: dict = {}
+    best: dict = {}   # test -> (best status, the latest run that gave it)
     for run in reversed(history[1:]):
         for test, r in store.results_of(db, run["id"]).items():
-            if test not in best or better(r.status, best[test][0]):
+            if test not in best or not worse(r.status, best[test][0]):
                 best[test] = (r.status, run["id"])
     for test, r in sorted(now.items()):
         if test in best and worse(r.status, best[test][0]):
