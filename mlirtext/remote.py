@@ -33,17 +33,38 @@ def _call_on_device(data: bytes, device: str, function: str, inputs: list) -> di
     return {"outputs": outputs, "load_seconds": loaded - started, "seconds": done - loaded, **cluster.node_info()}
 
 
-def connect_for(device: str, address: str):
-    """Ray, on the cluster at `address`, where some node offers `device` (else a one-line VMError)."""
+def connect_for(devices, address: str):
+    """Ray, on the cluster at `address`, where nodes offer every one of `devices` (a name or several;
+    else a one-line VMError)."""
     try:
         ray = cluster.connect(address)
         offered = cluster.cluster_devices(ray)
     except cluster.ClusterError as e:
         raise VMError(str(e)) from None
-    if device not in offered:
-        raise VMError(f"no node of the cluster at {address} offers device '{device}' "
-                      f"(offered: {', '.join(offered) or 'none'}; start one with `mlirtext worker --devices {device}`)")
+    for device in [devices] if isinstance(devices, str) else devices:
+        if device not in offered:
+            raise VMError(f"no node of the cluster at {address} offers device '{device}' (offered: "
+                          f"{', '.join(offered) or 'none'}; start one with `mlirtext worker --devices {device}`)")
     return ray
+
+
+def _call_with_node_info(fn, args: tuple):
+    try:
+        return fn(*args), None, cluster.node_info()
+    except Exception as e:  # noqa: BLE001 - the caller's to handle, as if raised here
+        return None, e, cluster.node_info()
+
+
+def call_on_node_with(devices: list, address: str, fn, *args):
+    """(fn(*args), where it ran) on one node of the cluster that offers every device of `devices`;
+    what fn raises there is raised here."""
+    ray = connect_for(devices, address)
+    task = ray.remote(_call_with_node_info).options(
+        num_cpus=1, resources={cluster.device_resource(d): 1 for d in devices}, max_retries=2)
+    value, raised, where = ray.get(task.remote(fn, args))
+    if raised is not None:
+        raise raised
+    return value, where
 
 
 class RemoteFunction:

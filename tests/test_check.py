@@ -4,6 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -373,23 +374,18 @@ def test_householder_product_is_lapack_orgqr():
 
 
 # ---- the corpus figures ----------------------------------------------------------------------------
-#: passed/total per group must not slide below these (measured figures minus a small margin; the lead
-#: raises them as semantics land). Measure with `PYTHONPATH=. python -m tests.check_status`.
-FLOORS = {
-    "stablehlo interpret": 516,   # measured 522/522 (07:05 UTC)
-    "stablehlo testdata": 112,    # measured 114/117 (the 3 others are RUN-DISABLED upstream)
-    "iree e2e": 368,              # measured 372/374
-}
+#: Every corpus test function's expected status (`mlirtext sweep check --write-expected`, from the run that
+#: measured stablehlo interpret 522/522, testdata 114/117, IREE e2e 372/374): a function worse than its
+#: entry fails, named, where an aggregate floor let one regression hide behind another's fix.
+EXPECTED = Path(__file__).parent / "expected" / "check.tsv"
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not corpus.available(), reason="no ../shared/corpus")
-def test_corpus_figures_do_not_slide_back():
-    from .check_status import collect, figures, histogram
-    entries = collect(time_limit=20.0)
-    figs = figures(entries)
-    top = ", ".join(f"{k}: {n}" for k, n in histogram(entries).most_common(5))
-    for group, floor in FLOORS.items():
-        passed, total = figs.get(group, (0, 0))
-        assert total > 0, f"no test functions found for {group}"
-        assert passed >= floor, f"{group}: {passed}/{total} passed, below the floor {floor} (top reasons: {top})"
+def test_no_corpus_test_function_is_worse_than_expected():
+    from mlirtext.sweeps import check_suite, expectations
+    from mlirtext.sweeps.runner import SweepOptions
+    options = SweepOptions("check", str(corpus.CORPUS))
+    results = [r for rel in check_suite.tests(options) for r in check_suite.run(rel, options)]
+    comparison = expectations.compare(results, expectations.read(str(EXPECTED)))
+    assert not comparison.worse, expectations.describe(comparison, str(EXPECTED))

@@ -1,5 +1,6 @@
-"""A worker process, the pipe to it and the task it is on: the status runners (gpu_status,
-onnx_status) hand tasks to a few of these and replace one that crashed or ran over its time limit."""
+"""A worker process, the pipe to it and the task it is on: gpu_status hands tasks to a few of these and
+replaces one that crashed or ran over its time limit. (The other status runs are `mlirtext sweep`
+suites on Ray; the GPU run has not moved yet.)"""
 from __future__ import annotations
 
 import os

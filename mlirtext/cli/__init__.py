@@ -234,7 +234,6 @@ def _add_sweep(sub) -> None:
                                                    "or report")
     sw.add_argument("--cluster", metavar="ADDRESS", help="a Ray cluster's HOST:PORT (default: RAY_ADDRESS, "
                                                           "else a local Ray instance)")
-    sw.add_argument("--targets", type=_names, metavar="T1,T2", help="compile targets, where a suite has them")
     sw.add_argument("--devices", type=_names, metavar="D1,D2",
                     help="devices to run on (onnx: reference,local-task; vm: local-sync; files: local-task); "
                          "on a cluster, tasks go to nodes that advertise them (`mlirtext worker --devices`)")
@@ -379,6 +378,9 @@ def _add_bench(sub) -> None:
                        help="add IREE's figures for the same file, measured in the same run (needs "
                             "iree-base-compiler and iree-base-runtime)")
     bench.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    bench.add_argument("--cluster", metavar="ADDRESS",
+                       help="measure on a node of this Ray cluster (HOST:PORT) that offers every device of --devices "
+                            "(`mlirtext worker --devices ...`); the report comes back")
     _add_max_memory(bench)
 
 

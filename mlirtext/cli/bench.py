@@ -11,7 +11,9 @@ from ..bench.rows import FAILED, MISMATCH
 from ..bench.table import format_report, report_json
 from ..diagnostics import Diagnostic, report
 from ..compiler.target_names import TARGETS
+from ..remote import call_on_node_with
 from ..vm.profile import merged_trace
+from ..vm.vm import VMError
 from .io import read_input, write_output
 
 
@@ -24,30 +26,47 @@ def main(args) -> int:
         return 1
     text, name = got
     try:
-        measured = run_bench(text, name, settings, Progress(enabled=not args.no_progress))
+        if args.cluster:   # the whole measurement on one node that has every device asked for
+            got, where = call_on_node_with(sorted(set(settings.devices)), args.cluster, measure, text, name, settings,
+                                           bool(args.html))
+            sys.stderr.write(f"// measured on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']})\n")
+        else:
+            got = measure(text, name, settings, bool(args.html), Progress(enabled=not args.no_progress))
     except BenchError as e:
         report(e.diagnostics)
         return 1
-    if args.json:
-        sys.stdout.write(json.dumps(report_json(measured), indent=2) + "\n")
-    else:
-        sys.stdout.write(format_report(measured))
+    except VMError as e:   # (the cluster: unreachable, or no node with the devices)
+        report([Diagnostic("error", str(e))])
+        return 1
+    sys.stdout.write(json.dumps(got["json"], indent=2) + "\n" if args.json else got["table"])
     if args.html:
-        problem = write_output(args.html, render_page(measured, text))
+        problem = write_output(args.html, got["page"])
         if problem is not None:
             report([problem])
             return 1
     if args.profile:
-        problem = write_output(args.profile, json.dumps(merged_trace(measured.profiles)) + "\n")
+        problem = write_output(args.profile, json.dumps(got["trace"]) + "\n")
         if problem is not None:
             report([problem])
             return 1
-        for profile in measured.profiles:
-            sys.stderr.write(profile.table())
+        for table in got["profile_tables"]:
+            sys.stderr.write(table)
     # Wrong or broken numbers fail the command; so does a target named in --targets that does not
     # compile (with the default, every target, one that does not compile is only reported).
-    bad = [r for r in measured.rows
-           if r.status == MISMATCH or r.status == FAILED and (r.device != "-" or args.targets is not None)]
-    for r in bad:
-        report([Diagnostic("error", f"{r.label}: {r.status}: {r.message}")])
+    bad = [(label, status, message) for label, status, message, device in got["failed"]
+           if status == MISMATCH or device != "-" or args.targets is not None]
+    for label, status, message in bad:
+        report([Diagnostic("error", f"{label}: {status}: {message}")])
     return 1 if bad else 0
+
+
+def measure(text: str, name: str, settings: Settings, page: bool, progress=None) -> dict:
+    """The bench's report as the command prints it: the table, the JSON, the HTML page (with `page`), the
+    profile (with settings.profile) and the rows that mismatched or failed. Plain data: it comes back
+    whole from a cluster node."""
+    measured = run_bench(text, name, settings, progress)
+    return {"table": format_report(measured), "json": report_json(measured),
+            "page": render_page(measured, text) if page else None,
+            "trace": merged_trace(measured.profiles) if settings.profile else None,
+            "profile_tables": [p.table() for p in measured.profiles] if settings.profile else [],
+            "failed": [(r.label, r.status, r.message, r.device) for r in measured.rows if r.status in (MISMATCH, FAILED)]}

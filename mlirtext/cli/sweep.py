@@ -52,8 +52,7 @@ def main(args) -> int:
         return 1
     if faults and suite != "files":
         return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
-    options = SweepOptions(suite, path, tuple(args.targets or ()), tuple(args.devices or ()), args.filter,
-                           args.limit, args.timeout, args.memory,
+    options = SweepOptions(suite, path, tuple(args.devices or ()), args.filter, args.limit, args.timeout, args.memory,
                            {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]})
     started = time.monotonic()
     try:

@@ -5,6 +5,7 @@ fail-run (the interpreter could not run it: an op without semantics, the time li
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 
 from .corpus_files import file_text, needs_split, suite_files, unique_names
@@ -24,8 +25,16 @@ def result_names(test: str, options) -> list[str]:
 
 
 def warm(options) -> None:
+    """Once per worker: the parser's tables and the interpreter, and the optional numerics packages
+    (bf16 and f8 through ml_dtypes, chlo's special functions through scipy), which a forked test would
+    otherwise import inside its own time limit."""
     from ..checking import check_text
     check_text("func.func @main() { return }", "warm.mlir", False, FUNCTION_TIME_LIMIT)
+    for package in ("ml_dtypes", "scipy.special"):
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            pass
 
 
 def check_corpus_file(root: str, rel: str, time_limit: float = FUNCTION_TIME_LIMIT) -> list:

@@ -39,7 +39,6 @@ class SweepOptions:
     of models (files suite); `filter`: only tests whose name contains it."""
     suite: str
     path: str = ""
-    targets: tuple = ()
     devices: tuple = ()
     filter: str = ""
     limit: int = 0
