@@ -58,12 +58,12 @@ def _python(code: str, *args, timeout=300) -> str:
     return done.stdout
 
 
+#: Waits until the cluster at argv[1] has argv[2] CPUs, then prints its live nodes.
 WAIT_FOR_NODES = """
 import json, sys, time, ray
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 deadline = time.time() + 240   # (node start-up takes seconds on a quiet machine, minutes on a loaded one)
-while time.time() < deadline and (ray.cluster_resources().get("CPU", 0) < 2
-                                  or "device:local-sync" not in ray.cluster_resources()):
+while time.time() < deadline and ray.cluster_resources().get("CPU", 0) < int(sys.argv[2]):
     time.sleep(0.5)
 print("NODES", json.dumps([{"id": n["NodeID"], "resources": n["Resources"]} for n in ray.nodes() if n["Alive"]]))
 """
@@ -84,12 +84,16 @@ def cluster():
                 break
             except OSError:
                 time.sleep(0.5)
+        # One node after the other: two nodes of one machine that join at the same moment can take the
+        # same socket names in the session directory, and the second one's raylet aborts.
         device_node = _start([sys.executable, "-m", "mlirtext", "worker", "--address", address,
                               "--devices", "local-sync", "--num-cpus", "1"])
+        nodes.append(device_node)
+        _python(WAIT_FOR_NODES, address, "1")
         plain_node = _start(RAY + ["start", "--address", address, "--num-cpus", "1", "--block",
                                    "--disable-usage-stats"])
-        nodes += [device_node, plain_node]
-        said = _python(WAIT_FOR_NODES, address).splitlines()   # (Ray's own log lines may come first)
+        nodes.append(plain_node)
+        said = _python(WAIT_FOR_NODES, address, "2").splitlines()   # (Ray's own log lines may come first)
         alive = json.loads(next(line for line in said if line.startswith("NODES "))[len("NODES "):])
         device_id = next((n["id"] for n in alive if "device:local-sync" in n["resources"]), None)
         assert device_id, f"the `mlirtext worker` node did not join: {alive}"

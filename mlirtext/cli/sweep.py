@@ -50,7 +50,7 @@ def main(args) -> int:
     faults = make_faults(args)
     if faults is None:
         return 1
-    if faults and suite != "files":
+    if faults and suite not in ("files", "bench"):
         return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
     options = SweepOptions(suite, path, tuple(args.devices or ()), args.filter, args.limit, args.timeout, args.memory,
                            {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]})
