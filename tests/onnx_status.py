@@ -15,7 +15,7 @@ import sys
 import time
 
 from mlirtext.cluster import ClusterError
-from mlirtext.sweeps import expectations
+from mlirtext.sweeps import expectations, store
 from mlirtext.sweeps.onnx_suite import DEVICES
 from mlirtext.sweeps.progress import StatusLine
 from mlirtext.sweeps.runner import SweepOptions, run_sweep
@@ -55,7 +55,8 @@ def main(argv=None) -> int:
                    help="start no test after this many seconds (0: no budget); the summary says how many ran")
     p.add_argument("--tsv", help="write one line per result: test [device], status, error, ...")
     p.add_argument("--expect", help="expected statuses (tests/expected/onnx.tsv): a test worse fails the run")
-    p.add_argument("--db", help="the sweep database (default: mlirtext sweep's)")
+    p.add_argument("--db", help="the sweep database the results go to (default: mlirtext sweep's, "
+                                "~/.cache/mlirtext/sweeps.sqlite; `mlirtext sweep report` reads it)")
     args = p.parse_args(argv)
     devices = tuple(d for d in args.devices.split(",") if d)
     unknown = [d for d in devices if d not in DEVICES]
@@ -67,10 +68,12 @@ def main(argv=None) -> int:
     options = SweepOptions("onnx", devices=devices, filter=args.filter, limit=args.limit, time_limit=args.time_limit)
     try:
         expected = expectations.read(args.expect) if args.expect else None
+        db = store.open_db(args.db)
         results, not_run = run_sweep(options, num_cpus=args.jobs or None, budget=args.budget, progress=StatusLine())
-    except (ClusterError, ValueError, expectations.ExpectationError) as e:
+    except (ClusterError, ValueError, expectations.ExpectationError, store.StoreError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    store.save_run(db, "onnx", results, time.monotonic() - started, vars(args))
     if args.tsv:
         with open(args.tsv, "w", encoding="utf-8") as f:
             f.write("test\tstatus\terror\tmax_error\tseconds\tsize\tnode\n")
