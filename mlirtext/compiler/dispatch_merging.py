@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..dialects.func import function_type
 from ..ir import types as T
-from ..ir.attributes import StringAttr, TypeAttr
+from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region
 from ..transforms.dispatch import is_dispatch_function
 
@@ -35,7 +35,9 @@ def sole_consumer(value, kernels: dict, calls: dict):
 
 
 def callee(call: Operation) -> str:
-    return str(call.attributes.get("callee", "")).lstrip("@")
+    """The called function's name, unquoted (`@"my fn-1_dispatch_0"` calls `my fn-1_dispatch_0`)."""
+    ref = call.attributes.get("callee")
+    return ref.root if isinstance(ref, SymbolRefAttr) else ""
 
 
 def merge(producer, call, views, consumer, consumer_call, position) -> Operation:

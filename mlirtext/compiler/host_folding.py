@@ -20,6 +20,7 @@ from ..ir.arrays import array_to_attr
 from ..ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr
 from ..ir.core import Operation
 from ..transforms.dispatch import is_dispatch_function
+from .dispatch_merging import callee
 
 #: Results up to this many elements are folded (a constant is stored in the module file).
 FOLD_ELEMENTS = 1 << 16
@@ -32,7 +33,7 @@ def fold_host_dispatches(module: Operation, evaluate: bool = True) -> None:
     kernels = {op.sym_name: op for op in body.ops if is_dispatch_function(op)}
     interpreter = None
     for call in [op for op in module.walk() if op.name == "func.call"]:
-        kernel = kernels.get(str(call.attributes.get("callee", "")).lstrip("@"))
+        kernel = kernels.get(callee(call))
         if kernel is None or len(call.results) != 1:
             continue
         if _unit_axis_transpose(kernel):
@@ -45,7 +46,7 @@ def fold_host_dispatches(module: Operation, evaluate: bool = True) -> None:
             except (InterpreterError, ValueError, NotImplementedError):
                 continue
             _replace_with_constant(call, np.asarray(value))
-    called = {str(op.attributes.get("callee", "")).lstrip("@") for op in module.walk() if op.name == "func.call"}
+    called = {callee(op) for op in module.walk() if op.name == "func.call"}
     for name, kernel in kernels.items():
         if name not in called:
             kernel.erase()
