@@ -214,6 +214,20 @@ class _Reader:
         self.expect(">")
         return T.VectorType(tuple(shape), element, tuple(scalable) if any(scalable) else ())
 
+    def legacy_vector(self) -> T.Type:
+        """`vec<?x4 x i32>` (removed upstream) inside an LLVM type: kept verbatim, as it is at the
+        top level, so that `!llvm.func<vec<...> ()>` (how a function returning one prints) reads back."""
+        self.skip()
+        start, depth = self.pos, 0
+        for end in range(start, len(self.text)):
+            depth += {"<": 1, ">": -1}.get(self.text[end], 0)
+            if depth == 0:
+                break
+        if self.pos == len(self.text) or self.text[start] != "<" or depth:
+            raise _Unreadable("expected '<' ... '>' after vec")
+        self.pos = end + 1
+        return T.DialectType("llvm.vec" + self.text[start:self.pos])
+
     def keyword_type(self, word: str) -> T.Type:
         if word == "ptr":
             if self.eat("<"):
@@ -253,6 +267,8 @@ class _Reader:
             return LLVMFunctionType(result, params, vararg)
         if word == "struct":
             return self.struct()
+        if word == "vec":
+            return self.legacy_vector()
         if word == "target":
             self.expect("<")
             name = self.string()
