@@ -189,12 +189,14 @@ class _Reader:
             word = self.match(_WORD)
             if word is None or not word.startswith("llvm."):
                 raise _Unreadable("non-LLVM dialect type inside an LLVM type")
-            return self.keyword_type(word[5:])
+            return self.legacy_vector() if word == "llvm.vec" else self.keyword_type(word[5:])
         word = self.match(_WORD)
         if word is None:
             raise _Unreadable("expected a type")
         if word == "vector":
             return self.vector()
+        if word == "vec":
+            return self.legacy_vector()
         builtin = T.scalar_type_from_name(word)
         if builtin is not None:
             return builtin
@@ -267,8 +269,6 @@ class _Reader:
             return LLVMFunctionType(result, params, vararg)
         if word == "struct":
             return self.struct()
-        if word == "vec":
-            return self.legacy_vector()
         if word == "target":
             self.expect("<")
             name = self.string()
