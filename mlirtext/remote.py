@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import cluster
 from .vm.modfile import ModuleFileError, read_module_file
-from .vm.vm import VMError
+from .vm.vm import VMError, entry_function, exported_function
 
 
 def _call_on_device(data: bytes, device: str, function: str, inputs: list) -> dict:
@@ -112,16 +112,7 @@ class RemoteModule:
         return list(self.functions)
 
     def function(self, name: str) -> RemoteFunction:
-        fn = self.functions.get(name.lstrip("@"))
-        if fn is None:
-            raise VMError(f"the module has no exported function @{name.lstrip('@')} "
-                          f"(exports: {', '.join('@' + n for n in self.functions) or 'none'})")
-        return fn
+        return exported_function(self.functions, name)
 
     def entry_function(self, name: str | None) -> RemoteFunction:
-        if name is not None:
-            return self.function(name)
-        if len(self.functions) != 1:
-            raise VMError(f"--function is needed: the module exports {len(self.functions)} functions "
-                          f"({', '.join('@' + n for n in self.functions) or 'none'})")
-        return next(iter(self.functions.values()))
+        return entry_function(self.functions, name)

@@ -140,6 +140,18 @@ def _timed_fields(run: device_run.Timed) -> dict:
             "compile_seconds": run.compile_seconds}
 
 
+def _prepare_unless_cancelled(doc: Document, function: str, inputs, seed: int,
+                              cancelled: Optional[threading.Event], report: Callable):
+    """`_prepare`'s function to run, or {"error": why not} (cancelled included)."""
+    report("parsing")
+    prepared = _prepare(doc, function, inputs, seed)
+    if isinstance(prepared, str):
+        return {"error": prepared}
+    if cancelled is not None and cancelled.is_set():
+        return {"error": "cancelled"}
+    return prepared
+
+
 def run_function(doc: Document, function: str, inputs=None, seed: int = 0, device: str = "reference",
                  cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """{"function", "device", "inputs", "outputs", "text", "seconds" (median), "calls", "timing",
@@ -147,12 +159,9 @@ def run_function(doc: Document, function: str, inputs=None, seed: int = 0, devic
     from ..values import format_results
     if device not in device_run.DEVICES:
         return {"error": f"unknown device '{device}' (devices: {', '.join(device_run.DEVICES)})"}
-    report("parsing")
-    prepared = _prepare(doc, function, inputs, seed)
-    if isinstance(prepared, str):
-        return {"error": prepared}
-    if cancelled is not None and cancelled.is_set():
-        return {"error": "cancelled"}
+    prepared = _prepare_unless_cancelled(doc, function, inputs, seed, cancelled, report)
+    if isinstance(prepared, dict):
+        return prepared
     report(f"running @{prepared.name} on {device}")
     run = _run_one(doc, prepared, device)
     if isinstance(run, str):
@@ -209,12 +218,9 @@ def profile_run(doc: Document, function: str, inputs=None, seed: int = 0, device
     from ..interpreter import InterpreterError
     from ..values import ValueError_
     from ..vm.vm import VMError
-    report("parsing")
-    prepared = _prepare(doc, function, inputs, seed)
-    if isinstance(prepared, str):
-        return {"error": prepared}
-    if cancelled is not None and cancelled.is_set():
-        return {"error": "cancelled"}
+    prepared = _prepare_unless_cancelled(doc, function, inputs, seed, cancelled, report)
+    if isinstance(prepared, dict):
+        return prepared
     report(f"profiling @{prepared.name} on {device}")
     try:
         return profile_function(prepared.text, prepared.name, prepared.args, device, prepared.module,

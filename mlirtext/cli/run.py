@@ -108,18 +108,10 @@ def _run_module(args, source, compile_seconds, device=None) -> int:
     """Run a function of a module file (its bytes) or of a module compiled in memory (then
     `compile_seconds` is its compile time) on the VM."""
     device = device or args.device or "local-task"
-    try:
-        # (a module compiled here from the .mlir given has no signature to check)
-        keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
-        module = LoadedModule(source, device, keys)
-        fn = module.entry_function(args.function)
-    except (SignatureError, VMError) as e:
-        report([Diagnostic("error", str(e))])
+    ready = _ready_to_call(args, lambda keys: LoadedModule(source, device, keys), compile_seconds)
+    if ready is None:
         return 1
-    inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])
-    if inputs is None:
-        return 1
-    print(f"EXEC @{fn.name}", flush=True)
+    module, fn, inputs = ready
     try:
         start = time.perf_counter()
         if args.profile:
@@ -142,6 +134,24 @@ def _run_module(args, source, compile_seconds, device=None) -> int:
                          args.output_max_element_count)
 
 
+def _ready_to_call(args, load, compile_seconds):
+    """(module, its function to call, the inputs), with EXEC printed, or None once the reason is
+    reported. `load(trusted_keys)` loads the module; one compiled here from the .mlir given has no
+    signature to check."""
+    try:
+        keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
+        module = load(keys)
+        fn = module.entry_function(args.function)
+    except (SignatureError, VMError) as e:
+        report([Diagnostic("error", str(e))])
+        return None
+    inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])
+    if inputs is None:
+        return None
+    print(f"EXEC @{fn.name}", flush=True)
+    return module, fn, inputs
+
+
 def _run_remote(args, data: bytes, name: str) -> int:
     """Run on a node of the Ray cluster at --cluster that offers --device: an .mlir is compiled here for
     the device's target, the module file and the inputs go there, the outputs come back."""
@@ -157,17 +167,10 @@ def _run_remote(args, data: bytes, name: str) -> int:
         if done is None:
             return 1
         data, compile_seconds = pack(done[0]), done[1]
-    try:
-        keys = load_public_keys(args.trusted_keys) if args.trusted_keys and compile_seconds is None else None
-        module = RemoteModule(data, device, args.cluster, keys)
-        fn = module.entry_function(args.function)
-    except (SignatureError, VMError) as e:
-        report([Diagnostic("error", str(e))])
+    ready = _ready_to_call(args, lambda keys: RemoteModule(data, device, args.cluster, keys), compile_seconds)
+    if ready is None:
         return 1
-    inputs = parse_inputs(args.inputs, fn.name, [record_type(r) for r in fn.inputs])
-    if inputs is None:
-        return 1
-    print(f"EXEC @{fn.name}", flush=True)
+    module, fn, inputs = ready
     try:
         outputs = fn.call(*inputs)
     except (VMError, ValueError_) as e:

@@ -30,6 +30,25 @@ class VMError(Exception):
     """A call or a load that cannot proceed, with a message for the user."""
 
 
+def exported_function(functions: dict, name: str):
+    """`functions[name]` (`@name` too), or a VMError listing the exports."""
+    f = functions.get(name.lstrip("@"))
+    if f is None:
+        raise VMError(f"the module has no exported function @{name.lstrip('@')} "
+                      f"(exports: {', '.join('@' + n for n in functions) or 'none'})")
+    return f
+
+
+def entry_function(functions: dict, name: str | None):
+    """The function `name`, or with no name the module's only export (VMError when it has several)."""
+    if name is not None:
+        return exported_function(functions, name)
+    if len(functions) != 1:
+        raise VMError(f"--function is needed: the module exports {len(functions)} functions "
+                      f"({', '.join('@' + n for n in functions) or 'none'})")
+    return next(iter(functions.values()))
+
+
 @dataclass
 class Statistics:
     calls: int = 0
@@ -493,17 +512,8 @@ class LoadedModule:
         self.ready = True
 
     def function(self, name: str) -> Function:
-        f = self.functions.get(name.lstrip("@"))
-        if f is None:
-            raise VMError(f"the module has no exported function @{name.lstrip('@')} "
-                          f"(exports: {', '.join('@' + n for n in self.functions) or 'none'})")
-        return f
+        return exported_function(self.functions, name)
 
     def entry_function(self, name: str | None) -> Function:
         """The function `name`, or with no name the module's only export (VMError when it has several)."""
-        if name is not None:
-            return self.function(name)
-        if len(self.functions) != 1:
-            raise VMError(f"--function is needed: the module exports {len(self.functions)} functions "
-                          f"({', '.join('@' + n for n in self.functions) or 'none'})")
-        return next(iter(self.functions.values()))
+        return entry_function(self.functions, name)
