@@ -8,9 +8,8 @@ import { ProfileResult } from '../pipeline/model';
 import { ProfileLenses } from '../profileLens';
 import { MlirServer } from '../serverProcess';
 import { lastInputs } from '../debugging/results';
-import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { PROFILE_SERVER_COMMAND } from './pipeline';
-import { activeMlirEditor, targetFunction } from './target';
+import { runTarget } from './target';
 
 export const RUN_SERVER_COMMAND = 'mlirtext.run';
 
@@ -27,22 +26,11 @@ export async function runCommand(
   device?: string,
   lenses?: ProfileLenses,
 ): Promise<RunResult | undefined> {
-  if (!vscode.workspace.isTrusted) {
-    void vscode.window.showErrorMessage(UNTRUSTED_RUN_MESSAGE);
+  const target = await runTarget(server, fnName, 'run a function');
+  if (!target) {
     return undefined;
   }
-  const editor = activeMlirEditor();
-  if (!editor) {
-    return undefined;
-  }
-  const fn = await targetFunction(editor, fnName);
-  if (!fn) {
-    return undefined;
-  }
-  const client = await server.require('run a function');
-  if (!client) {
-    return undefined;
-  }
+  const { editor, fn, client } = target;
   let given = inputs && inputs.length > 0 ? inputs : undefined;
   if (inputs === undefined) {
     const template = inputTemplate(fn.argTypes);

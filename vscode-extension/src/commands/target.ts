@@ -1,6 +1,9 @@
 /** Which document and function a command works on: the active `.mlir` editor and the function at its cursor. */
 import * as vscode from 'vscode';
+import { LanguageClient } from 'vscode-languageclient/node';
 import { FunctionInfo, findFunctions, functionAtLine } from '../functions';
+import { MlirServer } from '../serverProcess';
+import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 
 export interface Target {
   editor: vscode.TextEditor;
@@ -55,4 +58,30 @@ export function positionIn(fn: FunctionInfo, editor: vscode.TextEditor): vscode.
     return active;
   }
   return new vscode.Position(fn.line, 0);
+}
+
+/**
+ * The function a command runs (the one named, or the one at the cursor of the active `.mlir` editor)
+ * and the server's client; undefined once the user is told why not (an untrusted workspace runs
+ * nothing, no `.mlir` editor, no such function, no server to `what`).
+ */
+export async function runTarget(
+  server: MlirServer,
+  fnName: string | undefined,
+  what: string,
+): Promise<(Target & { client: LanguageClient }) | undefined> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showErrorMessage(UNTRUSTED_RUN_MESSAGE);
+    return undefined;
+  }
+  const editor = activeMlirEditor();
+  if (!editor) {
+    return undefined;
+  }
+  const fn = await targetFunction(editor, fnName);
+  if (!fn) {
+    return undefined;
+  }
+  const client = await server.require(what);
+  return client ? { editor, fn, client } : undefined;
 }

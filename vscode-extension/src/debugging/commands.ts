@@ -8,8 +8,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { executeServerCommand, serverUri } from '../protocol';
 import { MlirServer } from '../serverProcess';
-import { UNTRUSTED_RUN_MESSAGE } from '../trust';
-import { activeMlirEditor, targetFunction } from '../commands/target';
+import { runTarget } from '../commands/target';
 import {
   BisectResult,
   Marker,
@@ -110,20 +109,8 @@ export class DebuggingCommands implements vscode.Disposable {
   }
 
   private async target(fnName: string | undefined, what: string) {
-    if (!vscode.workspace.isTrusted) {
-      void vscode.window.showErrorMessage(UNTRUSTED_RUN_MESSAGE);
-      return undefined;
-    }
-    const editor = activeMlirEditor();
-    if (!editor) {
-      return undefined;
-    }
-    const fn = await targetFunction(editor, fnName);
-    if (!fn) {
-      return undefined;
-    }
-    const client = await this.server.require(what);
-    return client ? { editor, name: fn.name, client } : undefined;
+    const target = await runTarget(this.server, fnName, what);
+    return target ? { editor: target.editor, name: target.fn.name, client: target.client } : undefined;
   }
 }
 
