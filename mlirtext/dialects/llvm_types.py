@@ -329,6 +329,27 @@ def parse_llvm_type(text: str) -> Optional[T.Type]:
         return None
 
 
+def check_text(text: str) -> Optional[tuple]:
+    """The parse-time check of `!llvm.*` text: (message, offset in the text) where MLIR's LLVM
+    type parser would stop, or None. The removed `!llvm.vec<...>` stays readable verbatim (the
+    verifier reports it) so that its error lands where MLIR's tests expect it."""
+    if text.startswith("llvm.vec") or parse_llvm_type(text) is not None:
+        return None
+    reader = _Reader(text)
+    reader.pos = 5
+    try:
+        word = reader.match(_WORD)
+        if word is None:
+            return "expected an LLVM type", 5
+        reader.keyword_type(word)
+    except _Unreadable as e:
+        return str(e), reader.pos
+    except ValueError as e:
+        return str(e), reader.pos
+    reader.skip()
+    return "unexpected text after the LLVM type", reader.pos
+
+
 def llvm_type(text: str) -> T.Type:
     """The llvm type `text` spells (`llvm.ptr`, `llvm.array<4 x f32>`), for code that builds llvm IR."""
     t = parse_llvm_type(text)
