@@ -10,6 +10,8 @@ A handler that raises is answered with an InternalError and one line on stderr
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import functools
 import gc
 import json
@@ -25,8 +27,8 @@ from lsprotocol import types as T
 from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
-from mlirtext.analysis import (actions, commands, completion, debug_commands, inlay, lowered_forms, navigation,
-                               outline, signature, target_code, tokens)
+from mlirtext.analysis import (actions, bytecode_documents, commands, completion, debug_commands, inlay,
+                               lowered_forms, navigation, outline, signature, target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.graph_request import graph_command as function_graph_answer
 from mlirtext.analysis.hover import hover as hover_at
@@ -36,6 +38,7 @@ from mlirtext.analysis.workspace import Workspace, uri_to_path
 from mlirtext.irdl_dialects import irdl_files, registry_with
 from mlirtext.syntax.gc_pause import gc_paused
 
+from .bytecode_requests import DECODE_BYTECODE, ENCODE_BYTECODE, bytecode_request
 from .convert import COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, workspace_edit
 from .log_format import OneLineFormatter
 from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, one_line
@@ -619,6 +622,41 @@ async def graph_command(ls: MlirServer, *args):
         return {"error": f"unknown document '{uri}'"}
     return await _long_command(ls, f"Graph of @{function}", function_graph_answer, doc, function, levels, profile,
                                dispatches is not False, ls.targets)
+
+
+# -- .mlirbc files edited as text (the extension's file system for them) ---------------------------
+@server.feature(DECODE_BYTECODE)
+async def decode_bytecode(ls: MlirServer, params):
+    """{uri, data: the file's bytes in base64} -> {text: what the editor shows} or {error: one line}."""
+    got = bytecode_request(params, "data")
+    if "error" in got:
+        return got
+    name, data = got["name"], got["data"]
+    try:
+        data = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return {"error": f"{name}: 'data' is not base64"}
+    return await _off_loop(ls, lambda: {"text": bytecode_documents.decode(data, name, ls.ws.registry)})
+
+
+@server.feature(ENCODE_BYTECODE)
+async def encode_bytecode(ls: MlirServer, params):
+    """{uri, text} -> {data: the bytecode in base64} or {error: one line (the first diagnostic)}."""
+    got = bytecode_request(params, "text")
+    if "error" in got:
+        return got
+    name, text = got["name"], got["text"]
+    return await _off_loop(ls, lambda: {
+        "data": base64.b64encode(bytecode_documents.encode(text, name, ls.ws.registry)).decode("ascii")})
+
+
+async def _off_loop(ls: MlirServer, answer) -> dict:
+    """`answer()` on the work pool (a large module takes seconds); its one-line failure as {error}."""
+    loop = asyncio.get_running_loop()
+    try:
+        return await loop.run_in_executor(ls.work_pool, answer)
+    except bytecode_documents.BytecodeDocumentError as e:
+        return {"error": str(e)}
 
 
 def main(open_worker: bool = True) -> int:
