@@ -8,6 +8,7 @@ from ..ir.core import BlockArgument, Operation, OpResult
 from ..ir.types import ShapedType
 from .document import Document
 from .index import ALIAS, ATTR, BLOCK, OP, SYMBOL, TYPE, VALUE, Target, piece_index, target_at
+from .source_links import location_aliases
 
 
 def hover(doc: Document, offset: int, sections: Sequence[str] = ()) -> Optional[tuple[str, int, int]]:
@@ -45,13 +46,7 @@ def _origin(doc: Document, t: Target, op: Operation) -> str:
     if op.location is None:
         return ""
     from ..ir.locations import describe
-    aliases = doc.chunk_of(t.piece).aliases
-
-    def alias_text(name: str):
-        found = aliases.get(name)
-        value = found[0].parsed.attr_aliases.get(name) if found else None
-        return None if value is None else str(value)
-    return describe(str(op.location), alias_text)
+    return describe(str(op.location), location_aliases(doc, t.piece))
 
 
 def _value(doc: Document, t: Target, sections) -> str:

@@ -1,4 +1,5 @@
-"""Go to definition, find references and rename: values, blocks, symbols, aliases.
+"""Go to definition, find references and rename: values, blocks, symbols, aliases; definition
+also on a `loc(...)` (the source file it names: `source_links`).
 
 Values and blocks live in one piece (functions are isolated from above); aliases
 in one chunk; symbols in the chunk's symbol table and, for a symbol a chunk uses
@@ -13,6 +14,7 @@ from typing import Optional, Union
 from ..ir.attributes import format_symbol
 from .document import Chunk, Document, Piece
 from .index import ALIAS, BLOCK, SYMBOL, VALUE, piece_index, target_at
+from .source_links import FileLocation, location_alias_at, source_locations
 from .workspace import Workspace
 
 
@@ -23,22 +25,32 @@ class Location:
     end: int
 
 
-def definition(ws: Workspace, doc: Document, offset: int) -> list[Location]:
+def definition(ws: Workspace, doc: Document, offset: int) -> list[Union[Location, FileLocation]]:
+    """Where the thing at `offset` is defined; in a `loc(...)`, the source lines it names (when
+    none of its files is there, an alias in it still leads to the alias's definition)."""
+    found = source_locations(ws.roots, doc, offset)
+    if found:
+        return found
     target = target_at(doc, offset)
     if target is None:
-        return []
+        alias, piece = location_alias_at(doc.text, offset), doc.piece_at(offset)
+        return _alias_definition(doc, piece, alias) if alias and piece else []
     if target.kind in (VALUE, BLOCK):
         return [Location(doc, *r) for r in _piece_ranges(target.piece, target.kind, target.obj, defs=True)]
     if target.kind == ALIAS:
-        found = doc.chunk_of(target.piece).aliases.get(target.obj)
-        if found is None:
-            return []
-        piece, span = found
-        return [Location(doc, piece.base + span.start, piece.base + span.end)]
+        return _alias_definition(doc, target.piece, target.obj)
     if target.kind == SYMBOL:
         found = symbol_definition(ws, doc, doc.chunk_of(target.piece), target.obj)
         return [found] if found is not None else []
     return []
+
+
+def _alias_definition(doc: Document, piece: Piece, name: str) -> list[Location]:
+    found = doc.chunk_of(piece).aliases.get(name)
+    if found is None:
+        return []
+    home, span = found
+    return [Location(doc, home.base + span.start, home.base + span.end)]
 
 
 def symbol_definition(ws: Workspace, doc: Document, chunk: Chunk, name: str) -> Optional[Location]:

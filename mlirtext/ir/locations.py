@@ -3,7 +3,8 @@
 Importers record the framework's source: JAX writes `loc(#loc30)` with
 `#loc30 = loc("jit(f)/dot_general"(#loc23))`, `#loc23 = loc(callsite(#loc15 at #loc16))`,
 `#loc15 = loc("f"(#loc6))`, `#loc6 = loc("model.py":3:20 to :26)`. `source_frames` follows the
-aliases and gives the Python frames, innermost first, for the editor's hover.
+aliases and gives the Python frames, innermost first, for the editor's hover; `file_locations`
+gives every file location a location names (each of a fused list too), for go to definition.
 """
 from __future__ import annotations
 
@@ -34,14 +35,26 @@ class Origin:
     label: str = ""     # the outermost name (JAX: `jit(f)/dot_general`, the primitive)
 
 
-def source_frames(text: str, alias: Callable[[str], Optional[str]], depth: int = 0) -> Origin:
-    """The frames a location text names; `alias("#loc3")` gives an alias's text (`loc(...)`) or None."""
+def source_frames(text: str, alias: Callable[[str], Optional[str]], depth: int = 0,
+                  every_fused: bool = False) -> Origin:
+    """The frames a location text names; `alias("#loc3")` gives an alias's text (`loc(...)`) or None.
+    A fused location stands for its first location, unless `every_fused`."""
     tokens = _tokens(text)
     if tokens[:2] == ["loc", "("] and tokens[-1:] == [")"]:
         tokens = tokens[2:-1]
     origin = Origin([])
-    _Reader(tokens, alias, depth).location(origin)
+    _Reader(tokens, alias, depth, every_fused).location(origin)
     return origin
+
+
+def file_locations(text: str, alias: Callable[[str], Optional[str]]) -> list[Frame]:
+    """Every file location that a location text names, once each, in order: a callsite's callee
+    then its caller, each location of a fused one, through aliases and names."""
+    found: list[Frame] = []
+    for frame in source_frames(text, alias, every_fused=True).frames:
+        if all((f.file, f.line, f.column) != (frame.file, frame.line, frame.column) for f in found):
+            found.append(frame)
+    return found
 
 
 def _tokens(text: str) -> list[str]:
@@ -49,8 +62,8 @@ def _tokens(text: str) -> list[str]:
 
 
 class _Reader:
-    def __init__(self, tokens: list[str], alias, depth: int):
-        self.tokens, self.pos, self.alias, self.depth = tokens, 0, alias, depth
+    def __init__(self, tokens: list[str], alias, depth: int, every_fused: bool):
+        self.tokens, self.pos, self.alias, self.depth, self.every_fused = tokens, 0, alias, depth, every_fused
 
     def peek(self, ahead: int = 0) -> str:
         i = self.pos + ahead
@@ -66,7 +79,7 @@ class _Reader:
         if tok.startswith("#"):
             text = self.alias(tok) if self.depth < _MAX_DEPTH else None
             if text:
-                inner = source_frames(text, self.alias, self.depth + 1)
+                inner = source_frames(text, self.alias, self.depth + 1, self.every_fused)
                 origin.frames.extend(inner.frames)
                 origin.label = origin.label or inner.label
         elif tok == "callsite" and self.peek() == "(":
@@ -81,7 +94,10 @@ class _Reader:
                 self._skip_to(">")
             if self.peek() == "[":
                 self.take()
-                self.location(origin)       # the first fused location stands for all
+                self.location(origin)       # the first fused location stands for all ...
+                while self.every_fused and self.peek() == ",":   # ... unless each is wanted
+                    self.take()
+                    self.location(origin)
                 self._skip_to("]")
         elif tok.startswith('"'):
             name = tok[1:-1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 from lsprotocol import types as T
 
 from mlirtext.analysis.document import DocDiagnostic, Document
+from mlirtext.analysis.source_links import FileLocation
+from mlirtext.analysis.workspace import path_to_uri
 
 _SEVERITY = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning,
              "note": T.DiagnosticSeverity.Information, "remark": T.DiagnosticSeverity.Hint}
@@ -19,6 +21,9 @@ def lsp_range(doc: Document, start: int, end: int) -> T.Range:
 
 
 def lsp_location(loc) -> T.Location:
+    if isinstance(loc, FileLocation):   # a line of a file that is not an MLIR document (a loc's source)
+        at = T.Position(line=max(loc.line - 1, 0), character=max(loc.column - 1, 0))
+        return T.Location(uri=path_to_uri(loc.path), range=T.Range(start=at, end=at))
     return T.Location(uri=loc.doc.uri, range=lsp_range(loc.doc, loc.start, loc.end))
 
 
