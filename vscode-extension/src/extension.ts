@@ -4,6 +4,8 @@
  * built on the server's code actions and `workspace/executeCommand` commands.
  */
 import * as vscode from 'vscode';
+import { BytecodeEditor, BytecodeFileSystem } from './bytecode/fileSystem';
+import { BYTECODE_SCHEME } from './bytecode/uris';
 import { lowerCommand } from './commands/lower';
 import { GraphView } from './commands/graph';
 import { PipelineView } from './commands/pipeline';
@@ -32,6 +34,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     vscode.languages.registerCodeLensProvider({ language: 'mlir' }, lenses),
     debugging,
     graph,
+    // `.mlirbc` files open as MLIR text (an `mlirbc:` document) and save as bytecode.
+    vscode.workspace.registerFileSystemProvider(BYTECODE_SCHEME, new BytecodeFileSystem(s), { isCaseSensitive: true }),
+    vscode.window.registerCustomEditorProvider(BytecodeEditor.viewType, new BytecodeEditor()),
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),
