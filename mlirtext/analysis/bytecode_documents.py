@@ -47,7 +47,7 @@ def encode(text: str, name: str, registry: Optional[Registry] = None) -> bytes:
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if errors or result.module is None:
         first = errors[0].format().splitlines()[0] if errors else f"{name}: no module"
-        more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+        more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         raise BytecodeDocumentError(f"not saved as bytecode: {first}{more}")
     try:
         return from_module(result.module)

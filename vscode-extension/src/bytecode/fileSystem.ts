@@ -109,14 +109,20 @@ export class BytecodeEditor implements vscode.CustomReadonlyEditorProvider {
     return { uri, dispose: () => {} };
   }
 
-  async resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): Promise<void> {
+  resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): void {
     panel.webview.html = page('Opening the bytecode as MLIR text…');
-    try {
-      await vscode.window.showTextDocument(textView(document.uri), { viewColumn: panel.viewColumn, preview: false });
-      panel.dispose();
-    } catch (e) {
-      panel.webview.html = page(`mlirtext: cannot open ${document.uri.fsPath} as text: ${(e as Error).message}`);
-    }
+    // Not awaited: the editor group opens one editor at a time, so the text view can open only
+    // once this one is resolved.
+    void openAsText(document.uri, panel);
+  }
+}
+
+async function openAsText(file: vscode.Uri, panel: vscode.WebviewPanel): Promise<void> {
+  try {
+    await vscode.window.showTextDocument(textView(file), { viewColumn: panel.viewColumn, preview: false });
+    panel.dispose();
+  } catch (e) {
+    panel.webview.html = page(`mlirtext: cannot open ${file.fsPath} as text: ${(e as Error).message}`);
   }
 }
 

@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { bytecodeChecks } from './bytecodeChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
 import {
   chooseCodeAction,
@@ -456,6 +457,7 @@ export const checks = [
       return `the file verifies (mlirtext opt): ${(saved.match(/scf\.for/g) ?? []).length} scf.for, ${(saved.match(/memref\.\w+/g) ?? []).length} memref ops`;
     },
   },
+  ...bytecodeChecks,
   {
     name: 'server without mlirtext gives the install command',
     async run({ page, run, settings }) {

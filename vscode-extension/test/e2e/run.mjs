@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, installExtension, startCodeServer, stopCodeServer } from './codeServer.mjs';
 import { checks } from './checks.mjs';
+import { writeBytecodeFiles } from './bytecodeChecks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../../..');
@@ -54,6 +55,7 @@ for (const f of readdirSync(examples).filter((f) => f.endsWith('.mlir'))) {
 // The interpreter by its real path: code-server runs with HOME moved into .e2e, where
 // a pyenv shim (or anything else found through HOME) would pick another Python.
 const python = execFileSync(opts.python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+writeBytecodeFiles(python, REPO, workspace);
 const settingsFile = join(dirs.userData, 'User/settings.json');
 const baseSettings = {
   'mlirtext.server.path': python,
