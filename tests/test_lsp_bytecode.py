@@ -107,3 +107,6 @@ async def test_bad_params_are_an_error_field(client: LanguageClient):
     assert answer == {"error": "/x.mlirbc: 'data' is not base64"}
     answer = await request(client, "mlirtext/encodeBytecode", {"uri": 3})
     assert answer == {"error": "expected params {uri: string, text: string}"}
+    for params in ([1, 2], None, "x"):
+        answer = await request(client, "mlirtext/decodeBytecode", params)
+        assert answer == {"error": "expected params {uri: string, data: string}"}

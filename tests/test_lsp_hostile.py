@@ -4,6 +4,7 @@ nothing, stderr has one line per problem and no traceback, and a 10 MB document 
 answered in time."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -182,7 +183,10 @@ GOOD = {**{m: {"textDocument": DOC, "position": HERE, **extra} for m, extra in P
                                     "context": {"diagnostics": []}},
         "textDocument/inlayHint": {"textDocument": DOC, "range": {"start": HERE, "end": HERE}},
         "workspace/symbol": {"query": "m"},
-        "workspace/executeCommand": {"command": "mlirtext.targetCode", "arguments": [URI, "mlp", 0, []]}}
+        "workspace/executeCommand": {"command": "mlirtext.targetCode", "arguments": [URI, "mlp", 0, []]},
+        # The bytes of a .mlirbc file (here: text MLIR, which a .mlirbc may also hold) and a text to encode.
+        "mlirtext/decodeBytecode": {"uri": URI, "data": base64.b64encode(b"module {}\n").decode()},
+        "mlirtext/encodeBytecode": {"uri": URI, "text": "module {}\n"}}
 
 
 def damaged(params, path: list, value):
