@@ -82,6 +82,11 @@ async def test_an_edit_is_saved_into_the_bytecode(client: LanguageClient):
     assert '"arith.mulf"' in _iree_generic_of_bytecode(written)
 
 
+async def test_text_mlir_in_a_mlirbc_file_is_shown_as_it_is(client: LanguageClient):
+    text = "// kept as written\nfunc.func @f(%a: i32) -> i32 {\n  return %a : i32\n}\n"
+    assert (await decode(client, text.encode()))["text"] == text
+
+
 async def test_damaged_bytecode_is_one_line(client: LanguageClient):
     [data] = iree_bytecode(["func.func @f(%a: i32) -> i32 {\n  return %a : i32\n}\n"])
     answer = await decode(client, data[:len(data) // 2])
