@@ -116,9 +116,14 @@ def _name(fn) -> str:
 
 def test_functions(module) -> list:
     """The functions of one module (chunk) that are tests, in source order."""
+    return tests_among(_top_functions(module))
+
+
+def tests_among(functions) -> list:
+    """Which of a chunk's top-level `func.func` ops are tests, in source order."""
     from .dialects.func import function_type
     out = []
-    for f in _top_functions(module):
+    for f in functions:
         if not (f.regions and f.regions[0].blocks and _is_public(f)):
             continue
         try:
@@ -128,6 +133,27 @@ def test_functions(module) -> list:
             continue
     mains = [f for f in out if _name(f) == "main"]
     return mains or out
+
+
+def uses_checks(fn, functions: dict, seen=None) -> bool:
+    """Whether `fn` or a function it calls (`functions`: name -> func op) asserts with a `check.*`
+    op or JAX's `custom_call @check.expect_*`: what makes a function a test and not a program."""
+    from .interpreter.check import call_target
+    from .ir.attributes import SymbolRefAttr
+    seen = set() if seen is None else seen
+    if id(fn) in seen:
+        return False
+    seen.add(id(fn))
+    for op in fn.walk():
+        if op.name.startswith("check.") or (op.name.endswith(".custom_call")
+                                            and call_target(op).startswith("check.")):
+            return True
+        if op.name == "func.call":
+            callee = op.attributes.get("callee")
+            target = functions.get(callee.root) if isinstance(callee, SymbolRefAttr) else None
+            if target is not None and target is not fn and uses_checks(target, functions, seen):
+                return True
+    return False
 
 
 def _ops_used(interp, fn, seen=None) -> list:
@@ -201,32 +227,40 @@ def run_function(interp, fn, time_limit: Optional[float] = DEFAULT_TIME_LIMIT) -
 def check_text(text: str, filename: str, split: bool,
                time_limit: Optional[float] = DEFAULT_TIME_LIMIT) -> CheckReport:
     from . import api
-    from .interpreter import Interpreter, InterpreterError
     report = CheckReport(filename)
     for chunk in api.parse_chunks(text, filename, split):
-        if has_errors(chunk.diagnostics) or chunk.module is None:
-            report.diagnostics.extend(chunk.diagnostics)
-            first = next((d for d in chunk.diagnostics if d.severity == "error"), None)
-            line = text.count("\n", 0, chunk.start) + 1 if getattr(chunk, "start", None) is not None else None
-            # the tests it would have had (public functions without arguments), each an error
-            body = text[chunk.start:chunk.end] if chunk.end > chunk.start else text
-            names = re.findall(r"func\.func\s+(?:public\s+)?@([\w$.-]+)\s*\(\s*\)", body)
-            if "main" in names:
-                names = ["main"]
-            for label in names or [f"<chunk at line {line}>"]:
-                report.results.append(FunctionResult(
-                    label, line, ERROR, f"does not parse/verify: {first.message if first else 'no module'}",
-                    error_line=_line(first.span) if first else None))
-            continue
-        report.diagnostics.extend(chunk.diagnostics)  # warnings
-        try:
-            interp = Interpreter(chunk.module)
-        except (InterpreterError, Exception) as e:
-            report.results.append(FunctionResult("<module>", None, ERROR, f"cannot load: {e}"))
-            continue
-        for fn in test_functions(chunk.module):
-            report.results.append(run_function(interp, fn, time_limit))
+        diagnostics, results = check_chunk(chunk, text, time_limit)
+        report.diagnostics.extend(diagnostics)
+        report.results.extend(results)
     return report
+
+
+def check_chunk(chunk, text: str, time_limit: Optional[float] = DEFAULT_TIME_LIMIT,
+                names: Optional[set] = None) -> tuple[list, list]:
+    """(diagnostics, FunctionResult per test function) of one parsed and verified chunk of `text`;
+    with `names`, only the test functions of those names run."""
+    from .interpreter import Interpreter, InterpreterError
+    if has_errors(chunk.diagnostics) or chunk.module is None:
+        first = next((d for d in chunk.diagnostics if d.severity == "error"), None)
+        line = text.count("\n", 0, chunk.start) + 1 if getattr(chunk, "start", None) is not None else None
+        # the tests it would have had (public functions without arguments), each an error
+        body = text[chunk.start:chunk.end] if chunk.end > chunk.start else text
+        found = re.findall(r"func\.func\s+(?:public\s+)?@([\w$.-]+)\s*\(\s*\)", body)
+        if "main" in found:
+            found = ["main"]
+        if names is not None:
+            found = [n for n in found if n in names]
+        results = [FunctionResult(
+            label, line, ERROR, f"does not parse/verify: {first.message if first else 'no module'}",
+            error_line=_line(first.span) if first else None)
+            for label in (found or ([f"<chunk at line {line}>"] if names is None else sorted(names)))]
+        return list(chunk.diagnostics), results
+    try:
+        interp = Interpreter(chunk.module)
+    except (InterpreterError, Exception) as e:
+        return list(chunk.diagnostics), [FunctionResult("<module>", None, ERROR, f"cannot load: {e}")]
+    return list(chunk.diagnostics), [run_function(interp, fn, time_limit) for fn in test_functions(chunk.module)
+                                     if names is None or _name(fn) in names]
 
 
 def check_file(path: str, split: bool, time_limit: Optional[float] = DEFAULT_TIME_LIMIT) -> CheckReport:
@@ -280,5 +314,5 @@ def summary(report: CheckReport) -> str:
     return f"{report.filename}: {n} function{'s' if n != 1 else ''}: " + ", ".join(parts)
 
 
-__all__ = ["CheckReport", "FunctionResult", "check_file", "check_text", "format_result", "reason_key",
-           "run_function", "summary", "test_functions", "Diagnostic"]
+__all__ = ["CheckReport", "FunctionResult", "check_chunk", "check_file", "check_text", "format_result",
+           "reason_key", "run_function", "summary", "test_functions", "tests_among", "uses_checks", "Diagnostic"]

@@ -10,7 +10,7 @@ Every produced diagnostic must be expected and every expectation met.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .diagnostics import Diagnostic
@@ -73,14 +73,30 @@ def expectations(source: SourceFile, start: int, end: int) -> list[Expectation]:
     return out
 
 
-def check(source: SourceFile, start: int, end: int, produced: list[Diagnostic]) -> list[Diagnostic]:
-    """The mismatches between annotations in source[start:end] and `produced`."""
+@dataclass
+class Mismatch:
+    """One way the diagnostics and the annotations disagree: an annotation no diagnostic met
+    (`expected` set; `actual`: the unexpected diagnostics of its line, which are taken as its wrong
+    answers), a diagnostic no annotation expected (`expected` empty), or an `-re` annotation whose
+    text is no regular expression (`invalid`). `line`: the line the annotation or diagnostic is
+    about; `span`: where to show it (the annotation, or the diagnostic)."""
+
+    line: int
+    span: Optional[Span]
+    expected: str = ""            # "error: text" of an unmet annotation
+    actual: list = field(default_factory=list)   # ["error: message"] produced there, not expected
+    message: str = ""             # as --verify-diagnostics reports it
+
+
+def mismatches(source: SourceFile, start: int, end: int, produced: list[Diagnostic]) -> list[Mismatch]:
+    """How the annotations in source[start:end] and `produced` disagree, in the order
+    --verify-diagnostics reports them: unexpected diagnostics, then unmet annotations."""
     expected = expectations(source, start, end)
-    problems = []
     flat = []
     for d in produced:
         flat.append(d)
         flat.extend(d.notes)
+    unexpected = []
     for d in flat:
         line = d.span.line_col[0] if d.span is not None else 0
         for e in expected:
@@ -90,11 +106,19 @@ def check(source: SourceFile, start: int, end: int, produced: list[Diagnostic]) 
                 break
         else:
             if d.severity != "note":
-                problems.append(Diagnostic("error", f"unexpected {d.severity}: {d.message}", d.span))
+                unexpected.append(Mismatch(line, d.span, actual=[f"{d.severity}: {d.message}"],
+                                           message=f"unexpected {d.severity}: {d.message}"))
+    out = list(unexpected)
     for e in expected:
         if e.invalid:
-            problems.append(Diagnostic("error", e.invalid, e.span))
+            out.append(Mismatch(e.line, e.span, message=e.invalid))
         elif not e.matched:
-            problems.append(Diagnostic("error", f"expected {e.severity} \"{e.text}\" was not produced",
-                                       e.span))
-    return problems
+            actual = [a for u in unexpected if u.line == e.line for a in u.actual]
+            out.append(Mismatch(e.line, e.span, expected=f"{e.severity}: {e.text}", actual=actual,
+                                message=f"expected {e.severity} \"{e.text}\" was not produced"))
+    return out
+
+
+def check(source: SourceFile, start: int, end: int, produced: list[Diagnostic]) -> list[Diagnostic]:
+    """The mismatches between annotations in source[start:end] and `produced`, as errors."""
+    return [Diagnostic("error", m.message, m.span) for m in mismatches(source, start, end, produced)]

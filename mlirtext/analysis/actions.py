@@ -19,6 +19,7 @@ from ..transforms.pass_manager import PassManager
 from ..transforms.pipeline import parse_pipeline
 from .document import Chunk, Document, Piece
 from .extraction import SourceMap, chunk_module, function_module_of, problem
+from .file_tests import expectation_fixes
 
 REWRITE = "refactor.rewrite"
 _FUNCS = ("func.func",)
@@ -143,7 +144,8 @@ _INFERRED = re.compile(r"inferred type\(s\) '([^']+)' are incompatible with retu
 
 
 def quick_fixes(doc: Document, start: int, end: int) -> list[tuple[str, list]]:
-    """(title, edits) for diagnostics in the range that have one obvious repair."""
+    """(title, edits) for diagnostics in the range that have one obvious repair, then "Insert
+    expected-error for this diagnostic" for each (`file_tests.py`)."""
     from .index import OP, target_at
     out = []
     for d in doc.diagnostics:
@@ -162,4 +164,4 @@ def quick_fixes(doc: Document, start: int, end: int) -> list[tuple[str, list]]:
         if at != -1:
             out.append((f"Change the result type to '{inferred}' (the type the op infers)",
                         [(at, at + len(written), inferred)]))
-    return out
+    return out + expectation_fixes(doc, start, end)

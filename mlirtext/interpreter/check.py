@@ -63,6 +63,10 @@ class CheckFailure:
     index: Optional[tuple] = None   # first mismatching element
     got: object = None
     expected: object = None
+    #: the two sides as the message writes them (an element's values, two shapes); empty when the
+    #: message names no two sides (a truth check, a missing probe)
+    got_text: str = ""
+    expected_text: str = ""
 
     @property
     def line(self) -> Optional[int]:
@@ -94,8 +98,9 @@ def _index_text(index: tuple) -> str:
     return "[" + ", ".join(map(str, index)) + "]"
 
 
-def _fail(interp, op, check: str, message: str, index=None, got=None, expected=None) -> None:
-    interp.failures.append(CheckFailure(check, op.name_span or op.span, message, index, got, expected))
+def _fail(interp, op, check: str, message: str, index=None, got=None, expected=None, texts=("", "")) -> None:
+    """`texts`: (got, expected) as the message writes them."""
+    interp.failures.append(CheckFailure(check, op.name_span or op.span, message, index, got, expected, *texts))
 
 
 def _compare(interp, op, check: str, got: np.ndarray, expected: np.ndarray, ok: np.ndarray,
@@ -110,14 +115,16 @@ def _compare(interp, op, check: str, got: np.ndarray, expected: np.ndarray, ok: 
     where = f"element {_index_text(first)}" if first else "value"
     count = f" ({bad} of {ok.size} elements differ)" if ok.size > 1 else ""
     _fail(interp, op, check, f"{where}: got {_fmt(g)}, expected {_fmt(e)}{extra}{count}",
-          first, g.item() if hasattr(g, "item") else g, e.item() if hasattr(e, "item") else e)
+          first, g.item() if hasattr(g, "item") else g, e.item() if hasattr(e, "item") else e,
+          (f"{where}: {_fmt(g)}", f"{where}: {_fmt(e)}"))
     return False
 
 
 def _same_shape(interp, op, check: str, got: np.ndarray, expected: np.ndarray) -> bool:
     if got.shape != expected.shape:
-        _fail(interp, op, check, f"shapes differ: got {'x'.join(map(str, got.shape)) or 'scalar'}, "
-              f"expected {'x'.join(map(str, expected.shape)) or 'scalar'}")
+        shapes = ["x".join(map(str, a.shape)) or "scalar" for a in (got, expected)]
+        _fail(interp, op, check, f"shapes differ: got {shapes[0]}, expected {shapes[1]}",
+              texts=(f"shape {shapes[0]}", f"shape {shapes[1]}"))
         return False
     return True
 

@@ -27,8 +27,9 @@ from lsprotocol import types as T
 from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
-from mlirtext.analysis import (actions, bytecode_documents, commands, completion, debug_commands, inlay,
-                               lowered_forms, navigation, outline, signature, target_code, tokens)
+from mlirtext.analysis import (actions, bytecode_documents, commands, completion, debug_commands,
+                               file_tests, inlay, lowered_forms, navigation, outline, signature,
+                               target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.graph_request import graph_command as function_graph_answer
 from mlirtext.analysis.hover import hover as hover_at
@@ -657,6 +658,45 @@ async def _off_loop(ls: MlirServer, answer) -> dict:
         return await loop.run_in_executor(ls.work_pool, answer)
     except bytecode_documents.BytecodeDocumentError as e:
         return {"error": str(e)}
+
+
+async def _test_document(ls: MlirServer, uri: str) -> Optional[Document]:
+    """An open document, else the workspace file of `uri` as it is on disk (the Testing panel lists
+    the workspace's files before they are opened)."""
+    if uri in ls.workspace.text_documents:
+        return await ls.document(uri)
+    path = uri_to_path(uri)
+    if path is None:
+        return None
+    return await asyncio.get_running_loop().run_in_executor(ls.work_pool, ls.ws.file_document, path)
+
+
+@server.command("mlirtext.testItems")
+@safe(lambda: {"items": [], "error": "internal error (see the server log)"})
+async def test_items_command(ls: MlirServer, *args):
+    """[uri]: the document's tests for the Testing panel: its `// -----` chunks with expected-*
+    annotations and its functions that assert with check.expect_*."""
+    uri = (list(args) + [None])[0]
+    doc = await _test_document(ls, uri) if isinstance(uri, str) else None
+    if doc is None:
+        return {"items": [], "error": f"unknown document '{uri}'"}
+    return file_tests.items_answer(doc)
+
+
+@server.command("mlirtext.runTests")
+@safe(lambda: {"results": [], "error": "internal error (see the server log)"})
+async def run_tests_command(ls: MlirServer, *args):
+    """[uri, test ids (as mlirtext.testItems gives them) or None (every test of the document)]: each
+    chunk run as --verify-diagnostics, each function as `mlirtext check`; what failed, where, and the
+    expected and actual text."""
+    uri, ids = (list(args) + [None] * 2)[:2]
+    doc = await _test_document(ls, uri) if isinstance(uri, str) else None
+    if doc is None:
+        return {"results": [], "error": f"unknown document '{uri}'"}
+    if ids is not None and not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+        return {"results": [], "error": "the test ids are a list of strings, or null for every test"}
+    return await _long_command(ls, f"Testing {os.path.basename(doc.filename)}", file_tests.run_answer, doc, ids,
+                               doc.registry)
 
 
 def main(open_worker: bool = True) -> int:
