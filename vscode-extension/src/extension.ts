@@ -1,7 +1,8 @@
 /**
  * The mlirtext extension: the `mlir` language (grammar and configuration come from
  * package.json), the language server client, and the commands and pipeline view
- * built on the server's code actions and `workspace/executeCommand` commands.
+ * built on the server's code actions and `workspace/executeCommand` commands, and the
+ * Testing panel's tests (src/testing/).
  */
 import * as vscode from 'vscode';
 import { BytecodeEditor, BytecodeFileSystem } from './bytecode/fileSystem';
@@ -13,6 +14,7 @@ import { runCommand } from './commands/run';
 import { ProfileLenses } from './profileLens';
 import { DebuggingCommands } from './debugging/commands';
 import { MlirServer } from './serverProcess';
+import { MlirTestController } from './testing/controller';
 
 let server: MlirServer | undefined;
 
@@ -37,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     // `.mlirbc` files open as MLIR text (an `mlirbc:` document) and save as bytecode.
     vscode.workspace.registerFileSystemProvider(BYTECODE_SCHEME, new BytecodeFileSystem(s), { isCaseSensitive: true }),
     vscode.window.registerCustomEditorProvider(BytecodeEditor.viewType, new BytecodeEditor()),
+    new MlirTestController(server),
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),

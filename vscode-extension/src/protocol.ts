@@ -18,9 +18,14 @@ export async function codeActionsAt(
   return (answer ?? []).filter((a): a is CodeActionLike => 'title' in a && typeof a.title === 'string');
 }
 
-/** `workspace/executeCommand` to the server, with its answer. */
-export function executeServerCommand<T>(client: LanguageClient, command: string, args: unknown[]): Promise<T> {
-  return client.sendRequest<T>('workspace/executeCommand', { command, arguments: args });
+/** `workspace/executeCommand` to the server, with its answer; `token` cancels it (the server stops at its next check). */
+export function executeServerCommand<T>(
+  client: LanguageClient,
+  command: string,
+  args: unknown[],
+  token?: vscode.CancellationToken,
+): Promise<T> {
+  return client.sendRequest<T>('workspace/executeCommand', { command, arguments: args }, token);
 }
 
 /** The document's URI as the server knows it (the client's spelling, from didOpen). */

@@ -58,6 +58,14 @@ export class MlirServer implements vscode.Disposable {
     return undefined;
   }
 
+  /** The running client once the start is over, or undefined, without telling the user (for work in the background). */
+  async ready(): Promise<LanguageClient | undefined> {
+    if (this.starting) {
+      await this.starting;
+    }
+    return this.client && this._state === 'running' ? this.client : undefined;
+  }
+
   start(): Promise<void> {
     this.starting = this.doStart().finally(() => (this.starting = undefined));
     return this.starting;
