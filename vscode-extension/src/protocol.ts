@@ -25,7 +25,11 @@ export function executeServerCommand<T>(
   args: unknown[],
   token?: vscode.CancellationToken,
 ): Promise<T> {
-  return client.sendRequest<T>('workspace/executeCommand', { command, arguments: args }, token);
+  const params = { command, arguments: args };
+  // Not `sendRequest(method, params, undefined)`: without a token there, the library sends [params, null] as the params.
+  return token
+    ? client.sendRequest<T>('workspace/executeCommand', params, token)
+    : client.sendRequest<T>('workspace/executeCommand', params);
 }
 
 /** The document's URI as the server knows it (the client's spelling, from didOpen). */

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytecodeChecks } from './bytecodeChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
+import { testingChecks } from './testingChecks.mjs';
 import {
   chooseCodeAction,
   clickToken,
@@ -458,6 +459,7 @@ export const checks = [
     },
   },
   ...bytecodeChecks,
+  ...testingChecks,
   {
     name: 'server without mlirtext gives the install command',
     async run({ page, run, settings }) {

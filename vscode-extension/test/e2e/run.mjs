@@ -76,6 +76,8 @@ const baseSettings = {
   'editor.autoClosingQuotes': 'never',
   'editor.autoIndent': 'none',
   'window.restoreWindows': 'none',
+  // A failed test's peek (expected and actual side by side) opens at its line by itself.
+  'testing.automaticallyOpenPeekView': 'failureInVisibleDocument',
 };
 writeFileSync(settingsFile, JSON.stringify(baseSettings, null, 2));
 
