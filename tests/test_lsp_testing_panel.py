@@ -5,12 +5,15 @@ and `mlirtext check` on the same file."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import LanguageClient
 
+from mlirtext.analysis.document import Document
+from mlirtext.analysis.file_tests import run
 from mlirtext.checking import check_text
 from tests.lsp_support import SERVER, initialize_in, open_and_wait, position_of, range_text
 from tests.test_diagnostics import run_cli
@@ -169,3 +172,16 @@ async def test_code_action_inserts_the_expectation_above_the_line(client: Langua
 
 def _range(r: list) -> T.Range:
     return T.Range(start=T.Position(line=r[0], character=r[1]), end=T.Position(line=r[2], character=r[3]))
+
+
+async def test_a_cancelled_run_stops_before_the_next_test():
+    """`mlirtext.runTests` honours $/cancelRequest through this event (as the other long commands do)."""
+    doc = Document("file:///t.mlir", TESTS)
+    said = []
+    stop = threading.Event()
+
+    def report(label):
+        said.append(label)
+        stop.set()   # cancelled while the first test runs
+    outcomes = run(doc, None, cancelled=stop, report=report)
+    assert said == ["chunk 1 (line 1): 1 expected diagnostic"] and [o.id for o in outcomes] == ["chunk:0"]
