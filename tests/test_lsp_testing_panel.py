@@ -143,6 +143,10 @@ async def test_one_item_runs_alone_and_a_workspace_file_runs_unopened(client: La
 async def test_bad_requests_get_an_error(client: LanguageClient):
     missing = (client.root / "missing.mlir").as_uri()
     assert (await command(client, "mlirtext.testItems", missing))["error"] == f"unknown document '{missing}'"
+    (client.root / "notes.txt").write_text(TESTS)   # only .mlir files are read from disk
+    other = (client.root / "notes.txt").as_uri()
+    assert (await command(client, "mlirtext.testItems", other))["error"] == f"unknown document '{other}'"
+    assert (await command(client, "mlirtext.runTests", 42))["error"] == "unknown document '42'"
     uri = (client.root / "on_disk.mlir").as_uri()
     assert (await command(client, "mlirtext.runTests", uri, "chunk:0"))["error"] == \
         "the test ids are a list of strings, or null for every test"

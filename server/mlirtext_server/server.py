@@ -661,12 +661,12 @@ async def _off_loop(ls: MlirServer, answer) -> dict:
 
 
 async def _test_document(ls: MlirServer, uri: str) -> Optional[Document]:
-    """An open document, else the workspace file of `uri` as it is on disk (the Testing panel lists
-    the workspace's files before they are opened)."""
+    """An open document, else the `.mlir` file of `uri` as it is on disk (the Testing panel lists
+    the workspace's files before they are opened); None for any other file."""
     if uri in ls.workspace.text_documents:
         return await ls.document(uri)
     path = uri_to_path(uri)
-    if path is None:
+    if path is None or not path.endswith(".mlir"):
         return None
     return await asyncio.get_running_loop().run_in_executor(ls.work_pool, ls.ws.file_document, path)
 
