@@ -116,10 +116,10 @@ def _name(fn) -> str:
 
 def test_functions(module) -> list:
     """The functions of one module (chunk) that are tests, in source order."""
-    return tests_among(_top_functions(module))
+    return pick_tests(_top_functions(module))
 
 
-def tests_among(functions) -> list:
+def pick_tests(functions) -> list:
     """Which of a chunk's top-level `func.func` ops are tests, in source order."""
     from .dialects.func import function_type
     out = []
@@ -315,4 +315,4 @@ def summary(report: CheckReport) -> str:
 
 
 __all__ = ["CheckReport", "FunctionResult", "check_chunk", "check_file", "check_text", "format_result",
-           "reason_key", "run_function", "summary", "test_functions", "tests_among", "uses_checks", "Diagnostic"]
+           "reason_key", "run_function", "summary", "test_functions", "pick_tests", "uses_checks", "Diagnostic"]

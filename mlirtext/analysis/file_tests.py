@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..api import verified
-from ..checking import ERROR, PASSED, check_chunk, tests_among, uses_checks
+from ..checking import ERROR, PASSED, check_chunk, pick_tests, uses_checks
 from ..dialects.registry import Registry
 from ..ir.source import SourceFile
 from ..syntax.parser import parse
@@ -86,7 +86,7 @@ def _function_items(chunk: Chunk, index: int) -> list[PanelItem]:
     by_name = {name: op for name, (_, op) in chunk.symbols.items() if op.name == "func.func"}
     placed = {id(op): piece for piece, op in functions}
     out = []
-    for fn in tests_among([op for _, op in functions]):
+    for fn in pick_tests([op for _, op in functions]):
         if fn.span is None or not uses_checks(fn, by_name):
             continue
         base = placed[id(fn)].base
