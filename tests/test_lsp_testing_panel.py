@@ -189,3 +189,19 @@ async def test_a_cancelled_run_stops_before_the_next_test():
         stop.set()   # cancelled while the first test runs
     outcomes = run(doc, None, cancelled=stop, report=report)
     assert said == ["chunk 1 (line 1): 1 expected diagnostic"] and [o.id for o in outcomes] == ["chunk:0"]
+
+
+async def test_unknown_dialects_pass_when_the_run_line_allows_them():
+    """As mlir-opt: an op of an unknown dialect is an error unless -allow-unregistered-dialect."""
+    text = """// RUN: mlir-opt %s -verify-diagnostics -allow-unregistered-dialect
+func.func @f(%a: i32) -> f32 {
+  "foo.bar"() : () -> ()
+  // expected-error@+1 {{doesn't match function result type}}
+  return %a : i32
+}
+"""
+    assert [o.status for o in run(Document("file:///u.mlir", text))] == ["passed"]
+    strict = text.replace(" -allow-unregistered-dialect", "")
+    [outcome] = run(Document("file:///u.mlir", strict))
+    assert outcome.status == "failed" and "unexpected error: operation being parsed with an unregistered dialect" \
+        in outcome.message

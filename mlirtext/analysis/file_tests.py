@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..api import verified
-from ..checking import ERROR, PASSED, check_chunk, pick_tests, uses_checks
+from ..checking import ERROR, FAILED, PASSED, check_chunk, pick_tests, uses_checks
 from ..dialects.registry import Registry
 from ..ir.source import SourceFile
 from ..syntax.parser import parse
@@ -24,7 +24,6 @@ from ..verify_diagnostics import expectations, mismatches
 from .document import Chunk, Document
 
 CHUNK, FUNCTION = "chunk", "function"
-FAILED = "failed"
 
 #: A RUN line that lets ops of unknown dialects through (mlir-opt's error otherwise, as on the
 #: command line).
