@@ -61,7 +61,11 @@ async function explorerRows(page) {
       .map((row) => {
         const icon = row.querySelector('.computed-state')?.className ?? '';
         return {
-          label: (row.querySelector('.label')?.textContent ?? row.textContent).replace(/\u00a0/g, ' ').trim(),
+          // A row that has run also shows its duration ("1.2s", "13ms") after the label.
+          label: (row.querySelector('.label')?.textContent ?? row.textContent)
+            .replace(/\u00a0/g, ' ')
+            .trim()
+            .replace(/\s*[0-9.]+m?s$/, ''),
           state: /testing-(passed|failed|error|queued|running|skipped|unset)-icon/.exec(icon)?.[1] ?? '',
           expanded: row.getAttribute('aria-expanded'),
           level: Number(row.getAttribute('aria-level') ?? 1),
