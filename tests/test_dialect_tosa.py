@@ -43,19 +43,19 @@ NEW_FORM = [
     _func("%a: tensor<13x21x3xf32>",
           "  %0 = tosa.clamp %a min_val(0.000000e+00 : f32) max_val(1.000000e+00 : f32) nan_mode<IGNORE> : "
           "(tensor<13x21x3xf32>) -> tensor<13x21x3xf32>\n"
-          "  %1 = tosa.cast %a  : (tensor<13x21x3xf32>) -> tensor<13x21x3xi32>\n  return"),
+          "  %1 = tosa.cast %a : (tensor<13x21x3xf32>) -> tensor<13x21x3xi32>\n  return"),
     # reductions, data layout
     _func("%a: tensor<13x21x3xf32>",
           "  %0 = tosa.reduce_max %a axis(0) : (tensor<13x21x3xf32>) -> tensor<1x21x3xf32>\n"
           "  %1 = tosa.argmax %a axis(1) : (tensor<13x21x3xf32>) -> tensor<13x3xi32>\n"
           "  %2 = tosa.transpose %a perms([2, 0, 1]) : (tensor<13x21x3xf32>) -> tensor<3x13x21xf32>\n"
           "  %3 = tosa.concat %a, %a axis(0) : (tensor<13x21x3xf32>, tensor<13x21x3xf32>) -> tensor<26x21x3xf32>\n"
-          "  %4 = tosa.const_shape  values(dense<[21, 39]> : tensor<2xindex>) : () -> !tosa.shape<2>\n"
+          "  %4 = tosa.const_shape values(dense<[21, 39]> : tensor<2xindex>) : () -> !tosa.shape<2>\n"
           "  %5 = tosa.reshape %a, %4 : (tensor<13x21x3xf32>, !tosa.shape<2>) -> tensor<21x39xf32>\n"
           "  return"),
     # tensor ops with zero points
     _func("%a: tensor<1x4x4x4xf32>, %w: tensor<8x1x1x4xf32>, %b: tensor<8xf32>",
-          "  %zp = tosa.const  values(dense<0.000000e+00> : tensor<1xf32>) : () -> tensor<1xf32>\n"
+          "  %zp = tosa.const values(dense<0.000000e+00> : tensor<1xf32>) : () -> tensor<1xf32>\n"
           "  %0 = tosa.conv2d %a, %w, %b, %zp, %zp pad([0, 0, 0, 0]) stride([1, 1]) dilation([1, 1]) "
           "acc_type(f32) local_bound(true) : (tensor<1x4x4x4xf32>, tensor<8x1x1x4xf32>, tensor<8xf32>, "
           "tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4x8xf32>\n"
@@ -90,9 +90,9 @@ def test_prints_exactly_the_keyword_form():
     ("%0 = tosa.argmax %a {axis = 1 : i32} : (tensor<13x21x3xf32>) -> tensor<13x3xi32>",
      "tosa.argmax %a axis(1) : "),
     ('%0 = "tosa.const"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<2xf32>',
-     "tosa.const  values(dense<1.0> : tensor<2xf32>) : () -> tensor<2xf32>"),
+     "tosa.const values(dense<1.0> : tensor<2xf32>) : () -> tensor<2xf32>"),
     ("%0 = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>",
-     "tosa.const_shape  values(dense<[1, 2]> : tensor<2xindex>) : () -> !tosa.shape<2>"),
+     "tosa.const_shape values(dense<[1, 2]> : tensor<2xindex>) : () -> !tosa.shape<2>"),
     ("%0 = tosa.clamp %a {min_val = 0.0 : f32, max_val = 1.0: f32, nan_mode = PROPAGATE} : "
      "(tensor<13x21x3xf32>) -> tensor<13x21x3xf32>",
      "tosa.clamp %a min_val(0.0 : f32) max_val(1.0 : f32) : "),

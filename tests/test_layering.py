@@ -54,6 +54,10 @@ LAYER_OF = {
     "mlirtext.syntax.core_rules": "syntax",  # core grammar callbacks: check dialect types and attributes
     "mlirtext.syntax.parser": "syntax",  # text to IR with every dialect's rules
     "mlirtext.syntax.printer": "syntax",  # IR to text with every dialect's printers
+    "mlirtext.syntax.comments": "syntax",  # where a text's comments are (stdlib only; used by the formatter)
+    "mlirtext.syntax.comment_placement": "syntax",  # the source's comments written where the printer is
+    "mlirtext.syntax.wrapping": "syntax",  # long printed lines wrapped at a width (stdlib only)
+    "mlirtext.syntax.formatter": "syntax",  # `mlirtext format`: parse, print with comments, wrap, check
     "mlirtext.syntax.bytecode": "syntax",  # MLIR bytecode read as generic-form text (op property names)
     "mlirtext.syntax.bytecode_properties": "syntax",  # which inherent attributes bytecode holds as required
     "mlirtext.syntax.bytecode_encoding": "syntax",  # bytecode primitives: varints, sections, errors

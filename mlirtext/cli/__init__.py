@@ -1,5 +1,5 @@
 """The `mlirtext` command: the argument tree and `main`. Each subcommand's work is in its own module
-(`opt.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `keygen.py`, `translate.py`, `import_.py`,
+(`opt.py`, `format.py`, `run.py`, `check.py`, `compile.py`, `dump.py`, `keygen.py`, `translate.py`, `import_.py`,
 `bench.py`, `lsp.py`, `bisect.py`, `compare.py`, `reduce.py`, each with `main(args)`); `io.py` reads inputs and writes
 outputs for all of them.
 
@@ -20,12 +20,13 @@ from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import PASS_MODULES, load_passes
 from ..transforms.semantics_check import RELATIVE_BOUND, ULP_BOUND
 from ..compiler.target_names import TARGETS
+from ..syntax.wrapping import DEFAULT_WIDTH
 from ..vm.devices import DEVICES
 
 #: subcommand -> the module that runs it. Only the one asked for is imported: importing them all (the
 #: VM, llvmlite, the benchmark's tables) costs 0.04 s more CPU at start-up, a fifth of what
 #: `mlirtext opt` on a small file costs (measured with /usr/bin/time, 3 runs each).
-HANDLERS = {"opt": "opt", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
+HANDLERS = {"opt": "opt", "format": "format", "run": "run", "check": "check", "compile": "compile", "dump": "dump",
             "keygen": "keygen", "translate": "translate", "import": "import_", "bench": "bench", "lsp": "lsp",
             "bisect": "bisect", "compare": "compare", "reduce": "reduce", "sweep": "sweep", "worker": "worker"}
 
@@ -58,6 +59,7 @@ def build_argparser(pass_flags: bool = True) -> argparse.ArgumentParser:
     parser = _Parser(prog="mlirtext", description="Read, check, print and lower MLIR text.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_opt(sub, pass_flags)
+    _add_format(sub)
     _add_run(sub)
     _add_compile(sub)
     _add_sweep(sub)
@@ -313,6 +315,30 @@ def _add_keygen(sub) -> None:
                                         "key to KEY.pub (PEM). Sign with `mlirtext compile --sign KEY`, check with "
                                         "`mlirtext run --trusted-keys KEY.pub`. Existing files are never overwritten.")
     keygen.add_argument("output", metavar="KEY", help="the private key file to write (KEY.pub gets the public key)")
+
+
+def _add_format(sub) -> None:
+    fmt = sub.add_parser("format", help="print MLIR in one layout, comments kept (or rewrite the file with -i)",
+                         description="Print each '// -----' chunk in its custom form: 2-space indentation, long "
+                                     "attribute dictionaries and operand lists wrapped, comments, SSA names, block "
+                                     "labels, locations and aliases kept. A file that does not parse is not "
+                                     "formatted (its diagnostics, exit status 1).")
+    fmt.add_argument("input", nargs="?", default="-", help="an .mlir file, or - for standard input (default)")
+    where = fmt.add_mutually_exclusive_group()
+    where.add_argument("-i", "--in-place", action="store_true", help="rewrite the file (only when it changes)")
+    where.add_argument("-o", dest="output", metavar="OUT", help="write here instead of standard output")
+    fmt.add_argument("--width", type=_width, default=DEFAULT_WIDTH, metavar="N",
+                     help=f"wrap lines longer than this (default {DEFAULT_WIDTH})")
+
+
+def _width(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 20:
+        raise argparse.ArgumentTypeError(f"expected a width of at least 20 columns, got '{text}'")
+    return value
 
 
 def _add_check(sub) -> None:

@@ -54,7 +54,6 @@ class Attr:
     name: str
     kind: str
     required: bool = True
-    spaced: bool = False   # an optional group MLIR prints as a blank when absent
 
 
 @dataclass
@@ -63,7 +62,6 @@ class Spec:
     results: int = 1
     attrs: tuple = ()
     verify: Optional[Callable] = None
-    blank: bool = False       # iree-opt prints an extra blank before the type (tosa.cast)
     pure: bool = True
 
 
@@ -848,11 +846,11 @@ def _v_conv_block_scaled(op) -> None:
 
 # ---- the op table ------------------------------------------------------------------
 _NAN = Attr("nan_mode", ENUM, required=False)
-_LOCAL_BOUND = Attr("local_bound", BOOL, required=False, spaced=True)
+_LOCAL_BOUND = Attr("local_bound", BOOL, required=False)
 
 _declare(("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt",
           "sin", "sigmoid", "tanh", "erf"), lambda: Spec((1, 1), verify=_v_elementwise_unary))
-_declare(("cast",), lambda: Spec((1, 1), verify=_v_elementwise_unary, blank=True))
+_declare(("cast",), lambda: Spec((1, 1), verify=_v_elementwise_unary))
 _declare(("logical_not",), lambda: Spec((1, 1), verify=_v_logical))
 _declare(("negate",), lambda: Spec((3, 3), verify=_v_zp_unary))
 _declare(("add", "sub", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
@@ -1132,7 +1130,11 @@ def _keyword_text(kind: str, attr) -> Optional[str]:
 
 def _print_simple(p, op) -> None:
     spec = SPECS[op.name]
-    p.write(op.name, " ", p.values(op.operands))
+    # One blank between the pieces: iree-opt writes two where an optional group is absent
+    # (`tosa.const  values(`, `tosa.cast %a  :`), an artefact not copied.
+    p.write(op.name)
+    if op.operands:
+        p.write(" ", p.values(op.operands))
     printed = set()
     for a in spec.attrs:
         attr = op.attributes.get(a.name)
@@ -1140,8 +1142,6 @@ def _print_simple(p, op) -> None:
             attr = op.attributes["value"]  # the old name (generic form), printed as the new one
             printed.add("value")
         if attr is None:
-            if a.spaced:
-                p.write(" ")
             continue
         if a.kind == ENUM:
             case = enum_case(attr)
@@ -1159,8 +1159,6 @@ def _print_simple(p, op) -> None:
             text = p.attr(attr)
         printed.add(a.name)
         p.write(f" {a.name}({text})")
-    if spec.blank:
-        p.write(" ")
     p.write(p.attr_dict(op.attributes, elide=printed))
     p.write(" : ", p.function_type(op.operand_types, op.result_types))
 

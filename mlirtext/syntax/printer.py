@@ -21,8 +21,11 @@ _VALID_NAME = re.compile(r"[A-Za-z0-9_$.\-]+\Z")
 
 class Printer:
     def __init__(self, generic: bool = False, aliases=(), print_locations: bool = False,
-                 registry: Optional[Registry] = None):
+                 registry: Optional[Registry] = None, comments=None):
         self.generic = generic
+        # The formatter's CommentPlacer (syntax/comment_placement.py): told where each op, block
+        # label, region and alias is printed, it writes the source's comments there. None: no comments.
+        self.comments = comments
         self.registry = registry or builtin_registry()  # whose custom forms the printer uses
         self.lookup = self.registry.lookup
         self.print_locations = print_locations
@@ -43,11 +46,24 @@ class Printer:
     # -- entry points ------------------------------------------------------------
     def print_top(self, op: Operation) -> str:
         """A whole top-level op (a module), with the alias definitions it may use."""
-        for name, value in self.aliases:
-            self.out.append(f"{name} = {value}\n")
-        self._assign_names(op, {}, [0], [0])
+        self.alias_definitions()
+        self.assign_names(op)
         self.operation(op)
         return "".join(self.out)
+
+    def alias_definitions(self) -> None:
+        """`#name = value` / `!name = value`, one a line, in source order."""
+        for i, (name, value) in enumerate(self.aliases):
+            if self.comments is not None:
+                self.comments.before_alias(self, i)
+            self.out.append(f"{name} = {value}")
+            if self.comments is not None:
+                self.comments.after_alias(self, i)
+            self.out.append("\n")
+
+    def assign_names(self, op: Operation) -> None:
+        """Name every value and block label in `op` (before printing it, or its body's ops)."""
+        self._assign_names(op, {}, [0], [0])
 
     # -- pieces for custom printers ------------------------------------------------
     def write(self, *parts: str) -> None:
@@ -114,7 +130,10 @@ class Printer:
         generic form prints (`{}` alone would be a region without blocks).
         `print_terminators=False` leaves out each block's last op when it is a
         terminator (for ops whose parser adds an implicit terminator back)."""
-        self.out.append("{\n")
+        self.out.append("{")
+        if self.comments is not None:
+            self.comments.region_open(self, region)
+        self.out.append("\n")
         self.level += 1
         for i, block in enumerate(region.blocks):
             if i > 0 or (print_entry_args and block.arguments) or (print_empty_block and not block.ops):
@@ -126,11 +145,15 @@ class Printer:
                     ops = ops[:-1]
             for op in ops:
                 self.operation(op)
+        if self.comments is not None:
+            self.comments.region_close(self, region)
         self.level -= 1
         self.out.append("  " * self.level + "}")
 
     # -- operations ---------------------------------------------------------------
     def operation(self, op: Operation) -> None:
+        if self.comments is not None:
+            self.comments.before_op(self, op)
         self.out.append("  " * self.level)
         if op.results:
             self.out.append(self._result_defs(op) + " = ")
@@ -138,16 +161,21 @@ class Printer:
         if not self.generic and definition is not None and definition.print is not None \
                 and definition.count_problem(op) is None:
             mark, level = len(self.out), self.level
+            placed = self.comments.state() if self.comments is not None else None
             try:
                 definition.print(self, op)
             except Exception:  # IR the custom form cannot show (it does not verify): generic form
                 del self.out[mark:]
                 self.level = level
+                if self.comments is not None:  # the comments written inside are written again
+                    self.comments.restore(placed)
                 self.generic_op(op)
         else:
             self.generic_op(op)
         if self.print_locations and op.location is not None:
             self.out.append(f" {op.location}")
+        if self.comments is not None:
+            self.comments.after_op(self, op)
         self.out.append("\n")
 
     def generic_op(self, op: Operation) -> None:
@@ -185,10 +213,15 @@ class Printer:
         return ", ".join(parts)
 
     def _block_header(self, block: Block) -> None:
+        if self.comments is not None:
+            self.comments.before_block(self, block)
         line = "  " * (self.level - 1) + self.block(block)
         if block.arguments:
             line += "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")"
-        self.out.append(line + ":\n")
+        self.out.append(line + ":")
+        if self.comments is not None:
+            self.comments.after_block(self, block)
+        self.out.append("\n")
 
     def _fresh(self, used: dict, wanted: Optional[str], counter: list, prefix: str = "") -> str:
         """`wanted`, else `wanted_K` with the smallest K free, else PREFIX and the counter. `used` maps
