@@ -49,6 +49,7 @@ class CommentPlacer:
     unit_block: Optional[Block]     # the block whose ops are units (the module's body)
     alias_starts: list = field(default_factory=list)   # offset of each alias definition, or None
     alias_limits: list = field(default_factory=list)   # where the next definition or op starts
+    body_start: int = -1            # where the first op starts (aliases defined after it move up alone)
     units: list[Unit] = field(default_factory=list)
     #: each op being printed: (op, where its text starts in the printer's pieces, the pieces that
     #: hold the comments written before it from inside its text)
@@ -97,13 +98,15 @@ class CommentPlacer:
             p.out.append("\n" + indent + self._take().text)
             tail = True
         self.cursor = max(self.cursor, span.end)
+        end = span.end
         trailing = self._peek(self.end)
         if trailing is not None and not trailing.own_line \
                 and "\n" not in self.source.text[span.end:trailing.start]:
             p.out.append(("\n" + indent if tail else "  ") + self._take().text)
+            end = trailing.end
         if self.units and self.units[-1].op is op:
             self.units[-1].out_end = len(p.out)
-            self.units[-1].source_end = self.cursor
+            self.units[-1].source_end = end
         self.fresh = False
 
     def region_open(self, p, region: Region) -> None:
@@ -139,7 +142,7 @@ class CommentPlacer:
         self.fresh = True
 
     def before_alias(self, p, i: int) -> None:
-        start = self.alias_starts[i] if i < len(self.alias_starts) else None
+        start = self._alias_start(i)
         if start is None:
             return
         self._own_lines(p, start, "")
@@ -148,7 +151,7 @@ class CommentPlacer:
         self.fresh = False
 
     def after_alias(self, p, i: int) -> None:
-        limit = self.alias_limits[i] if i < len(self.alias_limits) else None
+        limit = self.alias_limits[i] if self._alias_start(i) is not None else None
         c = self._peek(limit) if limit is not None else None
         if c is not None and not c.own_line:
             p.out.append("  " + self._take().text)
@@ -160,6 +163,13 @@ class CommentPlacer:
         self._own_lines(p, self.end if limit is None else limit, "")
 
     # -- pieces ------------------------------------------------------------------------------------
+    def _alias_start(self, i: int) -> Optional[int]:
+        """Where alias definition `i` starts, when it comes before the ops (one written further
+        down is printed at the top without the comments around it: they stay where they are)."""
+        start = self.alias_starts[i] if i < len(self.alias_starts) else None
+        return start if start is not None and start >= self.cursor and \
+            (self.body_start < 0 or start < self.body_start) else None
+
     def _span(self, op: Operation):
         span = op.span
         if span is None or span.source is not self.source or not self.start <= span.start <= self.end:

@@ -125,7 +125,7 @@ def _format_chunk(result: ParseResult, comments: list[Comment], skeleton: str, w
         (op.span.start for op in (body.ops if body else []) if op.span is not None), e)
     items = sorted({a for a in alias_starts if a is not None} | {first_op, e})
     alias_limits = [None if a is None else next((x for x in items if x > a), e) for a in alias_starts]
-    placer = CommentPlacer(result.source, skeleton, comments, s, e, body, alias_starts, alias_limits)
+    placer = CommentPlacer(result.source, skeleton, comments, s, e, body, alias_starts, alias_limits, first_op)
     p = Printer(aliases=result.aliases, print_locations=True, registry=registry, comments=placer)
     p.alias_definitions()
     p.assign_names(module)
@@ -175,48 +175,72 @@ def _alias_starts(aliases, skeleton: str, start: int, end: int) -> list:
 def _checked(result: ParseResult, formatted: str, units: list, skeleton: str, registry: Optional[Registry],
              diagnostics: list) -> tuple[str, list]:
     """`formatted` if it reads back to the chunk's IR; else with each top-level op that does not
-    kept as written (a warning each), if that reads back; else the chunk as written (a warning)."""
+    (or where the formatted text stops parsing) kept as written, a warning each, until it does;
+    else the chunk as written, with a warning."""
     text = result.source.text
-    if _reads_back(result, formatted, skeleton, registry):
-        return formatted, units
-    again = parse(formatted, result.source.name, registry=registry)
-    pieces, kept, at = [], [], 0
-    if again.ok and len(_body(again.module)) == len(units):
-        for (op, u), formatted_op in zip(units, _body(again.module)):
-            begin, end = _whole_lines(text, u.source_start, u.source_end)
-            if _ir_lines(op) == _ir_lines(formatted_op) and skeleton.count("loc(", u.source_start, u.source_end) \
-                    == scan(formatted[u.out_start:u.out_end])[1].count("loc("):
-                continue
-            if begin is None or end is None:
-                kept = []
-                break
-            as_written = text[begin:end] if text[begin:end].endswith("\n") else text[begin:end] + "\n"
-            pieces.extend((formatted[at:u.out_start], as_written))
-            at = u.out_end
-            kept.append(op)
-    if kept:
-        rebuilt = "".join(pieces) + formatted[at:]
-        if _reads_back(result, rebuilt, skeleton, registry):
-            for op in kept:
+    kept: set = set()
+    current, current_units = formatted, units
+    for _ in range(len(units) + 1):
+        again = parse(current, result.source.name, registry=registry)
+        if again.ok and same_ir(result, again) \
+                and skeleton.count("loc(", result.start, result.end) == scan(current)[1].count("loc("):
+            for i in sorted(kept):
+                op = units[i][0]
                 where = (op.name_span or op.span).start
                 diagnostics.append(Diagnostic("warning", _KEPT_OP, Span(result.source, where, where)))
-            return rebuilt, []
+            return current, current_units
+        more = _unreadable_units(again, current, current_units, skeleton) - kept
+        if not more:
+            break
+        kept |= more
+        current, current_units = _with_kept(text, formatted, units, kept)
+        if current is None:
+            break
     where = result.start + len(_LEADING_BLANK_LINES.match(text, result.start).group())
     diagnostics.append(Diagnostic("warning", _KEPT, Span(result.source, where, where)))
     return _as_written(text, result.start, result.end), []
 
 
+def _unreadable_units(again: ParseResult, current: str, units: list, skeleton: str) -> set:
+    """The indexes of the units whose formatted text stops the parse, or reads back to other IR."""
+    if not again.ok:
+        error = next(d for d in again.diagnostics if d.severity == "error")
+        at = error.span.start if error.span is not None else -1
+        return {i for i, (_, u) in enumerate(units) if u.out_start <= at < u.out_end}
+    body = _body(again.module)
+    if len(body) != len(units):
+        return set()
+    return {i for i, ((op, u), formatted_op) in enumerate(zip(units, body))
+            if _ir_lines(op) != _ir_lines(formatted_op)
+            or skeleton.count("loc(", u.source_start, u.source_end)
+            != scan(current[u.out_start:u.out_end])[1].count("loc(")}
+
+
+def _with_kept(text: str, formatted: str, units: list, kept: set) -> tuple[Optional[str], list]:
+    """`formatted` with the units in `kept` as written in `text`, and every unit's new extent;
+    (None, []) when one of them shares a line with something else."""
+    pieces, moved, at, length = [], [], 0, 0
+    for i, (op, u) in enumerate(units):
+        pieces.append(formatted[at:u.out_start])
+        length += len(pieces[-1])
+        if i in kept:
+            begin, end = _whole_lines(text, u.source_start, u.source_end)
+            if begin is None or end is None:
+                return None, []
+            piece = text[begin:end] if text[begin:end].endswith("\n") else text[begin:end] + "\n"
+        else:
+            piece = formatted[u.out_start:u.out_end]
+        pieces.append(piece)
+        moved.append((op, Extent(u.source_start, u.source_end, length, length + len(piece))))
+        length += len(piece)
+        at = u.out_end
+    pieces.append(formatted[at:])
+    return "".join(pieces), moved
+
+
 def _body(module) -> list:
     """The ops of a chunk's module's body: its top-level ops, or those inside its `module { ... }`."""
     return module.regions[0].blocks[0].ops if module.regions and module.regions[0].blocks else []
-
-
-def _reads_back(result: ParseResult, formatted: str, skeleton: str, registry: Optional[Registry]) -> bool:
-    """Does `formatted` parse to the IR of `result` (`same_ir`), with as many `loc(...)` as the
-    source (a block argument's location is not in the IR)?"""
-    again = parse(formatted, result.source.name, registry=registry)
-    return again.ok and same_ir(result, again) \
-        and skeleton.count("loc(", result.start, result.end) == scan(formatted)[1].count("loc(")
 
 
 def same_ir(a: ParseResult, b: ParseResult) -> bool:

@@ -106,7 +106,7 @@ def _group_to_break(code: str, room: int):
                     or (best is not None and m.start() - start <= best[1] - best[0]):
                 continue
             bounds = [start, *commas, m.start()]
-            if all(b - a <= room for a, b in zip(bounds, bounds[1:])):
+            if all(len(code[a + 1:b].strip()) + 1 <= room for a, b in zip(bounds, bounds[1:])):   # (its comma)
                 best = (start, m.start(), commas)
         # a closer without its opener on this line (a region's `}`) is not a group
     if best is None:

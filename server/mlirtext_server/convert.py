@@ -1,9 +1,12 @@
 """mlirtext.analysis results (document offsets) as LSP types (UTF-16 positions)."""
 from __future__ import annotations
 
+from typing import Optional
+
 from lsprotocol import types as T
 
 from mlirtext.analysis.document import DocDiagnostic, Document
+from mlirtext.analysis.positions import LineIndex
 from mlirtext.analysis.source_links import FileLocation
 from mlirtext.analysis.workspace import path_to_uri
 
@@ -38,6 +41,13 @@ def lsp_diagnostic(doc: Document, d: DocDiagnostic) -> T.Diagnostic:
 
 def text_edits(doc: Document, edits) -> list[T.TextEdit]:
     return [T.TextEdit(range=lsp_range(doc, s, e), new_text=clean(text)) for s, e, text in edits]
+
+
+def text_edits_in(text: str, edits, lines: Optional[LineIndex] = None) -> list[T.TextEdit]:
+    """Edits in offsets of `text` (a document's text that is not analysed) as LSP edits."""
+    lines = lines or LineIndex(text)
+    return [T.TextEdit(range=T.Range(start=T.Position(*lines.position(s)), end=T.Position(*lines.position(e))),
+                       new_text=clean(new)) for s, e, new in edits]
 
 
 def workspace_edit(ws, edits_by_uri: dict) -> T.WorkspaceEdit:

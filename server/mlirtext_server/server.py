@@ -28,7 +28,7 @@ from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
 from mlirtext.analysis import (actions, bytecode_documents, commands, completion, debug_commands,
-                               file_tests, inlay, lowered_forms, navigation, outline, signature,
+                               file_tests, formatting, inlay, lowered_forms, navigation, outline, signature,
                                target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.graph_request import graph_command as function_graph_answer
@@ -40,7 +40,8 @@ from mlirtext.irdl_dialects import irdl_files, registry_with
 from mlirtext.syntax.gc_pause import gc_paused
 
 from .bytecode_requests import DECODE_BYTECODE, ENCODE_BYTECODE, bytecode_request
-from .convert import COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, workspace_edit
+from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, text_edits_in,
+                      workspace_edit)
 from .log_format import OneLineFormatter
 from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, one_line
 from .whole_document import WholeDocumentAnswers
@@ -431,6 +432,42 @@ async def signature_help(ls: MlirServer, params: T.SignatureHelpParams):
     return T.SignatureHelp(signatures=[T.SignatureInformation(
         label=clean(label), parameters=[T.ParameterInformation(label=clean(p)) for p in params_labels])],
         active_signature=0, active_parameter=active)
+
+
+# -- formatting ------------------------------------------------------------------------------------
+@server.feature(T.TEXT_DOCUMENT_FORMATTING)
+async def formatting_document(ls: MlirServer, params: T.DocumentFormattingParams):
+    """The document as `mlirtext format` prints it; no edits when it does not parse."""
+    text = _current_text(ls, params.text_document.uri)
+    if text is None:
+        return []
+    loop = asyncio.get_running_loop()
+    edits = await loop.run_in_executor(ls.work_pool, formatting.document_edits, text,
+                                       ls.ws.filename(params.text_document.uri), ls.ws.registry)
+    return text_edits_in(text, edits)
+
+
+@server.feature(T.TEXT_DOCUMENT_RANGE_FORMATTING)
+async def formatting_range(ls: MlirServer, params: T.DocumentRangeFormattingParams):
+    """The whole top-level ops (or functions) the range touches, formatted; one edit over them."""
+    text = _current_text(ls, params.text_document.uri)
+    if text is None:
+        return []
+    lines = LineIndex(text)
+    start = lines.offset(params.range.start.line, params.range.start.character)
+    end = lines.offset(params.range.end.line, params.range.end.character)
+    loop = asyncio.get_running_loop()
+    edits = await loop.run_in_executor(ls.work_pool, formatting.range_edits, text, start, end,
+                                       ls.ws.filename(params.text_document.uri), ls.ws.registry)
+    return text_edits_in(text, edits, lines)
+
+
+def _current_text(ls: MlirServer, uri: str) -> Optional[str]:
+    """The editor's text of `uri` as it is now (formatting answers for this version, not the
+    last analysed one), or None when the document is not open."""
+    if uri not in ls.workspace.text_documents:
+        return None
+    return ls.workspace.get_text_document(uri).source
 
 
 # -- code actions and commands -----------------------------------------------------------------
