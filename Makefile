@@ -8,7 +8,7 @@ EXAMPLE := examples/mlp_stablehlo.mlir
 LOWERED := .venv/mlp.llvm.mlir
 INPUTS  := --input=4x8xf32=0.5 --input=8x16xf32=0.25 --input=16xf32=-0.5 --input=16x4xf32=0.125 --input=4xf32=1
 
-.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps cluster-deps onnx-status bytecode-status hostile sweep-report
+.PHONY: demo test bench clean ext-test e2e gpu-deps import-deps cluster-deps onnx-status bytecode-status format-status hostile sweep-report
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +89,11 @@ sweep-report: $(VENV)/.installed-cluster
 # mlirtext, compared in generic form (tests/bytecode_status.py); CI runs a sample (test_bytecode.py).
 bytecode-status: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bytecode_status
+
+# The formatter over every corpus chunk that parses: same IR, formats to itself, every comment kept
+# (tests/format_status.py); tests/test_format.py runs the same over the whole corpus in CI.
+format-status: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.format_status -v
 
 # The hostile-input suite (README "Hostile input"; tests/hostile_suite.py): 300 cases of each
 # family, each in a child process with a 30 s limit; fails on any traceback, signal, hang,

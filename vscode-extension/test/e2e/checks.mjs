@@ -1,7 +1,7 @@
 // The end-to-end checks, in order; each returns a short detail or throws.
 // They share one workbench: the MLP example stays open from the first check on.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytecodeChecks } from './bytecodeChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
@@ -36,6 +36,27 @@ const TARGET_CODE = {
   'vulkan-spirv': 'OpEntryPoint GLCompute %main "mlp_dispatch_',
   'opencl-spirv': 'OpEntryPoint Kernel %',
 };
+
+// A file as someone typed it, and lines of it as `mlirtext format` lays it out (tests/test_format.py).
+const MESSY = `!vec = tensor<4xf32>
+// the function
+func.func @f(%a: !vec,%b :!vec) -> !vec {   // signature
+        // before the add
+  %sum = arith.addf %a,%b : !vec      // the sum
+  cf.br ^next(%sum : !vec)
+^next(%q: !vec):   // the block
+      return %q : !vec
+      // last in the region
+}
+`;
+const FORMATTED_LINES = [
+  'func.func @f(%a: !vec, %b: !vec) -> !vec {  // signature',
+  '  // before the add',
+  '  %sum = arith.addf %a, %b : !vec  // the sum',
+  '^next(%q: !vec):  // the block',
+  '  return %q : !vec',
+  '  // last in the region',
+];
 
 export const checks = [
   {
@@ -460,6 +481,32 @@ export const checks = [
   },
   ...bytecodeChecks,
   ...testingChecks,
+  {
+    name: 'Format Document lays a messy file out, its comments kept where they were',
+    async run({ page, workspace }) {
+      writeFileSync(join(workspace, 'messy_format.mlir'), MESSY);
+      // Quick open finds a file made a moment ago only once the file watcher has seen it: ask again.
+      await waitFor('messy_format.mlir opened through quick open', async () => {
+        try {
+          await openFile(page, 'messy_format.mlir');
+          return true;
+        } catch {
+          await page.keyboard.press('Escape');
+          return false;
+        }
+      }, 100_000, 1000);
+      await runCommand(page, 'Format Document');
+      const lines = await waitFor('the formatted text in the editor', async () => {
+        const shown = await editorLines(page);
+        return shown.includes('  %sum = arith.addf %a, %b : !vec  // the sum') ? shown : null;
+      }, 60_000);
+      const missing = FORMATTED_LINES.filter((l) => !lines.includes(l));
+      if (missing.length) {
+        throw new Error(`not in the editor: ${JSON.stringify(missing)}; it shows ${JSON.stringify(lines)}`);
+      }
+      return `${lines.length} lines formatted, the 5 comments where they were`;
+    },
+  },
   {
     name: 'server without mlirtext gives the install command',
     async run({ page, run, settings }) {
