@@ -91,7 +91,7 @@ bytecode-status: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.bytecode_status
 
 # The formatter over every corpus chunk that parses: same IR, formats to itself, every comment kept
-# (tests/format_status.py); tests/test_format.py runs the same over the whole corpus in CI.
+# (tests/format_status.py); tests/test_format.py runs every second file in CI.
 format-status: $(VENV)/.installed-dev
 	$(BIN)/python -m tests.format_status -v
 

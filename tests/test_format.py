@@ -274,8 +274,10 @@ async def test_server_formats_documents_and_ranges(client: LanguageClient):
 
 # -- the corpus -------------------------------------------------------------------------------------
 @pytest.mark.skipif(not format_status.corpus.CORPUS.exists(), reason="no ../shared/corpus next to the clone")
-def test_every_corpus_chunk_that_parses_formats_to_the_same_ir():
-    counts = format_status.run(format_status.corpus_files())
+def test_corpus_chunks_that_parse_format_to_the_same_ir():
+    """Every second corpus file (`make format-status` runs them all: 3,454 chunks parse alone, every
+    one reads back to the same IR, formats to itself and keeps its comments; 38 ops kept as written)."""
+    counts = format_status.run(format_status.corpus_files(every=2))
     assert counts.failures == [], counts.failures[:5]
     parsed = counts.chunks["formatted"] + counts.chunks["kept whole"]
-    assert parsed >= 3400 and counts.chunks["kept whole"] <= 2 and counts.kept_ops <= 40, counts
+    assert parsed >= 1090 and counts.chunks["kept whole"] == 0 and counts.kept_ops <= 25, counts

@@ -3,9 +3,10 @@ parsed alone and printed back in its custom form (2-space indentation, one op a 
 wrapped at a width), with the source's comments where they were (`comment_placement.py`), its
 SSA names and block labels, its `loc(...)`s, and its alias definitions at the top of the chunk.
 
-Text that does not parse is not formatted (the parse errors are the answer). A chunk whose
-formatted text would not read back to the same IR (the same generic print, locations included)
-is kept as written, with a warning: formatting never changes what a file means.
+Text that does not parse is not formatted (the parse errors are the answer). Each chunk's
+formatted text is parsed again and compared with the original (`same_ir`): a top-level op whose
+formatted text would not read back to the same IR is kept as written, with a warning (the whole
+chunk, when that is not enough): formatting never changes what a file means.
 """
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from .parser import ParseResult, parse, split_input
 from .printer import Printer
 from .wrapping import DEFAULT_WIDTH, wrap_text
 
-#: Blank lines at the start of a chunk, and blanks at its end.
+#: Blank lines at the start of a chunk.
 _LEADING_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+#: Blanks an attribute kept verbatim may have, which mean nothing.
 _SPACE_AT_PUNCTUATION = re.compile(r"\s*([<>\[\](){},=:])\s*")
 _SPACE = re.compile(r"\s+")
 _KEPT = ("this chunk is kept as written: its formatted form does not read back to the same IR "
