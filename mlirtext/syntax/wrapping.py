@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 
 #: What the wrapper looks at in a line: string literals (skipped whole), `->` (not a bracket),
-#: brackets and commas.
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[()\[\]{}<>,]')
+#: ` : ` (operands from their types), brackets and commas.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->| : |[()\[\]{}<>,]')
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _CLOSER = {")": "(", "]": "[", "}": "{", ">": "<"}
 #: The width `mlirtext format` and the editor wrap at, unless told another.
@@ -87,22 +87,27 @@ def _wrap_code(code: str, width: int) -> list[str]:
 def _group_to_break(code: str, room: int):
     """(open, close, the offsets of its own commas) of the longest `(...)`, `[...]` or `{...}`
     of the line with at least two entries, none longer than `room` (a group around one long
-    literal is left alone), inside no other such group nor in `<...>`; None when there is none,
+    literal is left alone), inside no other such group nor in `<...>`, and no `(%a, %b : t1, t2)`
+    (its commas separate operands and then types: one a line would mix them); None when there is none,
     or when breaking it would leave the line too long and it is under a third of the line."""
-    stack: list[list] = []    # [bracket, offset, commas]
+    stack: list[list] = []    # [bracket, offset, commas, whether a ` : ` is directly inside]
     best = None
     for m in _TOKEN.finditer(code):
         tok = m.group()
         if tok[0] == '"' or tok == "->":
             continue
+        if tok == " : ":
+            if stack:
+                stack[-1][3] = True
+            continue
         if tok in "([{<":
-            stack.append([tok, m.start(), []])
+            stack.append([tok, m.start(), [], False])
         elif tok == ",":
             if stack:
                 stack[-1][2].append(m.start())
         elif stack and stack[-1][0] == _CLOSER[tok]:
-            bracket, start, commas = stack.pop()
-            if bracket == "<" or not commas or any(b in "([{<" for b, _, _ in stack) \
+            bracket, start, commas, typed = stack.pop()
+            if bracket == "<" or not commas or (bracket == "(" and typed) or any(b[0] in "([{<" for b in stack) \
                     or (best is not None and m.start() - start <= best[1] - best[0]):
                 continue
             bounds = [start, *commas, m.start()]
