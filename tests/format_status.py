@@ -6,8 +6,8 @@ warning): those are counted, not failures.
 
     PYTHONPATH=. python -m tests.format_status [--files GLOB] [--every N] [-v]      (make format-status)
 
-tests/test_format.py runs every second file (`--every 2`): the whole corpus takes 1.5-3.5 min on
-the shared 2-core machine, about 25 s of CPU.
+tests/test_format.py runs every second file (`--every 2`): the whole corpus takes 1-3.5 min on
+the shared 2-core machine, 15-25 s of CPU.
 """
 from __future__ import annotations
 
