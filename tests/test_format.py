@@ -228,6 +228,14 @@ def test_cli_parse_error_exit_1_and_the_file_untouched(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.mlir"]   # no temporary left behind
     assert _mlirtext("-", "-i", stdin=bad).returncode == 1
     assert _mlirtext(str(path), "--width", "3").returncode == 1
+    # bytecode is not rewritten as text, and a file that is not UTF-8 gets one line
+    (tmp_path / "m.mlirbc").write_bytes(b"ML\xefR\x06\x00")
+    refused = _mlirtext(str(tmp_path / "m.mlirbc"), "-i")
+    assert refused.returncode == 1 and "is MLIR bytecode" in refused.stderr
+    assert (tmp_path / "m.mlirbc").read_bytes() == b"ML\xefR\x06\x00"
+    (tmp_path / "latin1.mlir").write_bytes(b"// caf\xe9\n")
+    refused = _mlirtext(str(tmp_path / "latin1.mlir"))
+    assert refused.returncode == 1 and "is not UTF-8" in refused.stderr and "Traceback" not in refused.stderr
 
 
 # -- the language server ---------------------------------------------------------------------------
