@@ -182,6 +182,9 @@ GOOD = {**{m: {"textDocument": DOC, "position": HERE, **extra} for m, extra in P
         "textDocument/codeAction": {"textDocument": DOC, "range": {"start": HERE, "end": HERE},
                                     "context": {"diagnostics": []}},
         "textDocument/inlayHint": {"textDocument": DOC, "range": {"start": HERE, "end": HERE}},
+        "textDocument/formatting": {"textDocument": DOC, "options": {"tabSize": 2, "insertSpaces": True}},
+        "textDocument/rangeFormatting": {"textDocument": DOC, "range": {"start": HERE, "end": HERE},
+                                         "options": {"tabSize": 2, "insertSpaces": True}},
         "workspace/symbol": {"query": "m"},
         "workspace/executeCommand": {"command": "mlirtext.targetCode", "arguments": [URI, "mlp", 0, []]},
         # The bytes of a .mlirbc file (here: text MLIR, which a .mlirbc may also hold) and a text to encode.
