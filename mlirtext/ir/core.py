@@ -87,7 +87,7 @@ class BlockArgument(Value):
 class Operation:
     """A generic MLIR operation; its dialect declaration (`op.definition`) gives it meaning."""
 
-    __slots__ = ("name", "operands", "results", "attributes", "property_names", "regions",
+    __slots__ = ("name", "operands", "operand_uses", "results", "attributes", "property_names", "regions",
                  "successors", "parent", "span", "name_span", "location", "form")
 
     def __init__(self, name: str, operands=(), result_types=(), attributes=None,
@@ -95,8 +95,12 @@ class Operation:
                  property_names: frozenset = frozenset(), location=None):
         self.name = name
         self.operands: list[Value] = list(operands)
-        for i, v in enumerate(self.operands):
-            v.uses.append(Use(self, i))
+        # The Use of each operand (None once dropped): dropping one removes that very object
+        # from its value's use list, a scan in C, not a filter in Python (a value such as a
+        # shared tensor.empty has thousands of uses).
+        self.operand_uses: list[Optional[Use]] = [Use(self, i) for i in range(len(self.operands))]
+        for v, use in zip(self.operands, self.operand_uses):
+            v.uses.append(use)
         self.results: list[OpResult] = [OpResult(t, self, i) for i, t in enumerate(result_types)]
         self.attributes: dict[str, Attribute] = attributes if attributes is not None else {}
         self.property_names = property_names  # attributes the source wrote in `<{...}>`
@@ -195,25 +199,30 @@ class Operation:
 
     # -- mutation that keeps use lists right -------------------------------
     def set_operand(self, index: int, value: Value) -> None:
-        old = self.operands[index]
-        old.uses = [u for u in old.uses if not (u.op is self and u.index == index)]
+        old = self.operand_uses[index]
+        if old is not None:
+            self.operands[index].uses.remove(old)
         self.operands[index] = value
-        value.uses.append(Use(self, index))
+        self.operand_uses[index] = use = Use(self, index)
+        value.uses.append(use)
 
     def set_operands(self, values) -> None:
         self.drop_operand_uses()
         self.operands = list(values)
-        for i, v in enumerate(self.operands):
-            v.uses.append(Use(self, i))
+        self.operand_uses = [Use(self, i) for i in range(len(self.operands))]
+        for v, use in zip(self.operands, self.operand_uses):
+            v.uses.append(use)
 
     def drop_operand_uses(self) -> None:
-        for i, v in enumerate(self.operands):
-            v.uses = [u for u in v.uses if not (u.op is self and u.index == i)]
+        for v, use in zip(self.operands, self.operand_uses):
+            if use is not None:
+                v.uses.remove(use)
+        self.operand_uses = [None] * len(self.operands)
 
     def detach(self) -> "Operation":
         """Remove from the parent block, keeping the op (and its uses) intact."""
         if self.parent is not None:
-            self.parent.ops.remove(self)
+            self.parent.remove(self)
             self.parent = None
         return self
 
@@ -264,7 +273,7 @@ class Operation:
 
 
 class Block:
-    __slots__ = ("arguments", "ops", "parent", "label", "span")
+    __slots__ = ("arguments", "ops", "parent", "label", "span", "hint")
 
     def __init__(self, arg_types=(), label: Optional[str] = None, span: Optional[Span] = None):
         self.arguments: list[BlockArgument] = [BlockArgument(t, self, i) for i, t in enumerate(arg_types)]
@@ -272,6 +281,7 @@ class Block:
         self.parent: Optional[Region] = None
         self.label = label  # without '^'
         self.span = span    # the label's span
+        self.hint = 0       # where the last op looked for was (see `position`)
 
     def add_argument(self, type: Type, name=None, span=None) -> BlockArgument:
         arg = BlockArgument(type, self, len(self.arguments), name, span)
@@ -283,15 +293,36 @@ class Block:
         self.ops.append(op)
         return op
 
+    def position(self, op: Operation) -> int:
+        """The index of `op` in `ops`. A rewrite inserts before one op again and again and then
+        erases it, and the next op it works on is beside it: the place of the last op looked for
+        (and its neighbours) is tried before a scan of the block, which is what kept rewriting a
+        function of thousands of ops quadratic."""
+        ops, at = self.ops, self.hint
+        for i in (at, at - 1, at + 1, at - 2, at + 2):
+            if 0 <= i < len(ops) and ops[i] is op:
+                self.hint = i
+                return i
+        self.hint = i = ops.index(op)
+        return i
+
     def insert_before(self, anchor: Operation, op: Operation) -> Operation:
         op.parent = self
-        self.ops.insert(self.ops.index(anchor), op)
+        at = self.position(anchor)
+        self.ops.insert(at, op)
+        self.hint = at + 1     # the anchor's place now
         return op
 
     def insert_after(self, anchor: Operation, op: Operation) -> Operation:
         op.parent = self
-        self.ops.insert(self.ops.index(anchor) + 1, op)
+        self.ops.insert(self.position(anchor) + 1, op)
         return op
+
+    def remove(self, op: Operation) -> None:
+        """Take `op` out of `ops` (its `parent` is the caller's to clear)."""
+        at = self.position(op)
+        del self.ops[at]
+        self.hint = at         # the op that followed it
 
     @property
     def terminator(self) -> Optional[Operation]:

@@ -15,6 +15,7 @@ from ..diagnostics import Diagnostic
 from ..dialects.registry import Registry
 from ..ir.core import Operation
 from ..limits import MemoryLimitError
+from ..syntax.gc_pause import rare_full_collections
 from ..syntax.printer import print_module
 from ..verifier import verify
 from .driver import DidNotConverge
@@ -44,7 +45,8 @@ class PassManager:
     def run(self, root: Operation) -> list[Diagnostic]:
         """Run the pipeline on `root` (a `builtin.module`); the diagnostics of the first failure."""
         try:
-            self._run_items(self.items, root)
+            with rare_full_collections():
+                self._run_items(self.items, root)
         except PassFailure as e:
             return e.diagnostics
         except DidNotConverge as e:
