@@ -1,7 +1,9 @@
 """Every pass of a lowering as a step: the module after it, printed with each op line's origin.
 
 `StepRecorder` watches the pass manager: after each pass it prints the module (with each op
-line's origin, as the pipeline view's levels are printed), counts its ops and times the pass.
+line's origin, as the pipeline view's levels are printed), counts its ops and times the pass;
+after a pass that replaced no object of the IR it repeats the step before, and a level's text is
+its last step's (`printed`).
 `explore` lowers a module with one, and names each step's level; `search_steps` finds text
 across the steps. What a step changed is `pass_explorer.py`'s.
 """
@@ -98,6 +100,7 @@ class StepRecorder(Instrumentation):
         self.steps: list[Step] = []
         self.started = 0.0
         self.root: Optional[Operation] = None
+        self.state: Optional[list] = None    # `ir_state` of the module at the last step
 
     def start(self, module: Operation) -> None:
         """A step with no pass: the module before its first pass."""
@@ -115,16 +118,71 @@ class StepRecorder(Instrumentation):
         self.record(p.name, _root(op), seconds)
 
     def record(self, name: Optional[str], module: Operation, seconds: float = 0.0) -> Step:
-        """A step for `module` as it is now, after the pass `name` (None: a starting point)."""
-        text, origins = print_with_origins(module)
-        ops = op_lines(text, origins)
+        """A step for `module` as it is now, after the pass `name` (None: a starting point). A
+        pass that left every object the text is made of as it was (canonicalize with nothing to
+        fold: a third of a lowering's passes) repeats the step before it, unprinted."""
         previous = self.steps[-1] if self.steps and name is not None else None
-        count = sum(1 for o in module.walk() if o is not module)
-        step = Step(len(self.steps), name, level_of(module), seconds,
-                    previous.ops_after if previous else count, count,
-                    previous is not None and previous.text != text, text, origins, ops)
+        state = ir_state(module)
+        if previous is not None and same_state(state, self.state):
+            step = Step(len(self.steps), name, previous.level, seconds, previous.ops_after, previous.ops_after,
+                        False, previous.text, previous.origins, previous.ops)
+        else:
+            text, origins = print_with_origins(module)
+            count = sum(1 for o in module.walk() if o is not module)
+            step = Step(len(self.steps), name, level_of(module), seconds,
+                        previous.ops_after if previous else count, count,
+                        previous is not None and previous.text != text, text, origins, op_lines(text, origins))
+        self.state = state
         self.steps.append(step)
         return step
+
+    def printed(self, module: Operation) -> tuple[str, list]:
+        """`print_with_origins(module)`, taken from the last step when nothing changed since (a
+        level's text is its last pass's step: the pipeline view's levels are not printed twice)."""
+        if not self.steps:
+            self.start(module)
+        if self.root is module and same_state(ir_state(module), self.state):
+            return self.steps[-1].text, self.steps[-1].origins
+        return print_with_origins(module)
+
+
+def ir_state(module: Operation) -> list:
+    """Every object the module's text is made of, in order: its ops (name, span, operands,
+    results, attributes), blocks, block arguments and successors, and their types and names.
+    IR objects are replaced, not edited, when a pass rewrites them, so two states with the same
+    objects print the same (the list holds them: no id is reused meanwhile)."""
+    out: list = []
+    add = out.append
+    for op in module.walk():
+        add(op)
+        add(op.name)
+        add(op.span)
+        add(op.form)
+        out.extend(op.operands)
+        for r in op.results:
+            add(r)
+            add(r.type)
+            add(r.name)
+        for key, value in op.attributes.items():
+            add(key)
+            add(value)
+        out.extend(op.successors)
+        for region in op.regions:
+            add(region)
+            for block in region.blocks:
+                add(block)
+                for arg in block.arguments:
+                    add(arg)
+                    add(arg.type)
+                    add(arg.name)
+        add(None)   # the end of the op's own objects (an operand moved to the next op shows)
+    return out
+
+
+def same_state(a: Optional[list], b: Optional[list]) -> bool:
+    """Whether two `ir_state`s hold the same objects (a name made again compares unequal: it
+    is printed again, which is only slower)."""
+    return a is not None and b is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _root(op: Operation) -> Operation:
@@ -147,7 +205,8 @@ def explore_levels(module: Operation, target: str, recorder: StepRecorder, *, st
     steps in `recorder.steps` by then, each step's `level` the level its pass lowers to (the
     first step's: the module's own)."""
     named = 0
-    for level in lower_by_level(module, target, start=start, cancelled=cancelled, instrumentations=[recorder]):
+    for level in lower_by_level(module, target, start=start, cancelled=cancelled, instrumentations=[recorder],
+                                print_level=recorder.printed):
         if not recorder.steps:
             recorder.start(module)
         for step in recorder.steps[named:]:

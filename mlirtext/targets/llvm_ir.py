@@ -316,6 +316,9 @@ class _FunctionWriter:
         self.names: dict = {}           # Value -> '%name'
         self.constants: dict = {}       # Value -> constant text (folded into uses)
         self.used: set = set()
+        # base -> the suffix the next name made from it tries first: names are only added, so
+        # the smallest free suffix never goes down (without it, N unnamed values cost O(N^2)).
+        self.next_suffix: dict = {}
         self.labels: dict = {}          # Block -> label
         self.lines: list[str] = []
 
@@ -323,10 +326,12 @@ class _FunctionWriter:
     def fresh(self, hint: str | None) -> str:
         base = hint if hint and (hint[0].isalpha() or hint[0] == "_") and \
             all(c.isalnum() or c in "_." for c in hint) and hint.isascii() else "v"
-        name, n = base, 0
+        n = self.next_suffix.get(base, 0)
+        name = base if n == 0 else f"{base}.{n}"
         while name in self.used:
             n += 1
             name = f"{base}.{n}"
+        self.next_suffix[base] = n
         self.used.add(name)
         return name
 

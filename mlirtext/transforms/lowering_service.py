@@ -21,7 +21,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from ..diagnostics import Diagnostic
 from ..ir.core import Operation
@@ -61,9 +61,12 @@ class Cancelled(Exception):
 
 def lower_by_level(module: Operation, target: str = LEVELS[-1], *, start: Optional[str] = None,
                    cancelled: Optional[threading.Event] = None, instrumentations: Sequence[Instrumentation] = (),
-                   printed: bool = True) -> Iterator[Level]:
+                   printed: bool = True,
+                   print_level: Optional[Callable[[Operation], tuple[str, list]]] = None) -> Iterator[Level]:
     """The levels of `module` from its own down to `target`, each yielded as soon as it is done
     (for one function of a module, lower `extract.function_module` of it).
+    `print_level`: how a level's text and origins are made (default `print_with_origins`; a
+    caller that printed the module after its last pass already hands that text back).
 
     ValueError (raised here, before any work) says why the module cannot go down to `target`;
     a failed step raises LoweringStopped, a cancel Cancelled (both from the iteration). A
@@ -71,11 +74,12 @@ def lower_by_level(module: Operation, target: str = LEVELS[-1], *, start: Option
     taken to be at: it then shows at each level below, unchanged. `instrumentations` watch
     every pass (the clock that times them runs innermost)."""
     steps = lowering_steps(module, target, start)
-    return _levels(module, steps, level_of(module) or start, cancelled, list(instrumentations), printed)
+    return _levels(module, steps, level_of(module) or start, cancelled, list(instrumentations),
+                   (print_level or print_with_origins) if printed else None)
 
 
 def _levels(module: Operation, steps: list, first: Optional[str], cancelled, instrumentations: list,
-            printed: bool) -> Iterator[Level]:
+            printed: Optional[Callable]) -> Iterator[Level]:
     yield _level(first, module, [], printed)
     for level, pipeline_text in steps:
         if cancelled is not None and cancelled.is_set():
@@ -91,10 +95,10 @@ def _levels(module: Operation, steps: list, first: Optional[str], cancelled, ins
         yield _level(level, module, clock.timing, printed)
 
 
-def _level(level: Optional[str], module: Operation, passes: list, printed: bool) -> Level:
-    if not printed:
+def _level(level: Optional[str], module: Operation, passes: list, printed: Optional[Callable]) -> Level:
+    if printed is None:
         return Level(level, module, passes)
-    text, origins = print_with_origins(module)
+    text, origins = printed(module)
     return Level(level, module, passes, text, origins, op_counts(module))
 
 
