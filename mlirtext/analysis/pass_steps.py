@@ -101,6 +101,7 @@ class StepRecorder(Instrumentation):
         self.started = 0.0
         self.root: Optional[Operation] = None
         self.state: Optional[list] = None    # `ir_state` of the module at the last step
+        self.running = False                 # a pass started and not recorded yet
 
     def start(self, module: Operation) -> None:
         """A step with no pass: the module before its first pass."""
@@ -111,6 +112,7 @@ class StepRecorder(Instrumentation):
         root = _root(op)
         if root is not self.root:   # the first pass, or the next chunk of a split input
             self.start(root)
+        self.running = True
         self.started = time.perf_counter()
 
     def after(self, p, op) -> None:
@@ -132,16 +134,16 @@ class StepRecorder(Instrumentation):
             step = Step(len(self.steps), name, level_of(module), seconds,
                         previous.ops_after if previous else count, count,
                         previous is not None and previous.text != text, text, origins, op_lines(text, origins))
-        self.state = state
+        self.state, self.running = state, False
         self.steps.append(step)
         return step
 
     def printed(self, module: Operation) -> tuple[str, list]:
-        """`print_with_origins(module)`, taken from the last step when nothing changed since (a
+        """`print_with_origins(module)`, taken from the last step when no pass has run since (a
         level's text is its last pass's step: the pipeline view's levels are not printed twice)."""
         if not self.steps:
             self.start(module)
-        if self.root is module and same_state(ir_state(module), self.state):
+        if self.root is module and not self.running:
             return self.steps[-1].text, self.steps[-1].origins
         return print_with_origins(module)
 

@@ -511,7 +511,10 @@ async def apply_action(ls: MlirServer, *args):
 
 
 async def _long_command(ls: MlirServer, title: str, fn, *args):
-    """Run `fn(*args, cancelled=event, report=callback)` on the work pool with $/progress."""
+    """Run `fn(*args, cancelled=event, report=callback)` on the work pool with $/progress.
+    The work starts at once; the progress is asked of the client meanwhile (a round trip to an
+    extension host that may be busy, e.g. opening the webview that asked) and opened before
+    the answer goes back, so the answer waits for the longer of the two, not for both."""
     token = str(uuid.uuid4())
     cancelled = threading.Event()
     request = CURRENT_REQUEST.get()
@@ -519,19 +522,22 @@ async def _long_command(ls: MlirServer, title: str, fn, *args):
     if request is not None:
         ls.cancel_events[request] = cancelled
     loop = asyncio.get_running_loop()
-    try:
-        await asyncio.wait_for(ls.work_done_progress.create_async(token), 2)
-        progress = True
-        ls.work_done_progress.begin(token, T.WorkDoneProgressBegin(title=title, cancellable=True))
-    except Exception:  # noqa: BLE001 - a client without progress support still gets the answer
-        progress = False
+    progress = False
+
+    def send(message: str) -> None:
+        if progress:   # (a report before the progress is open is dropped)
+            ls.work_done_progress.report(token, T.WorkDoneProgressReport(message=clean(message)))
 
     def report(message: str) -> None:
-        if progress:
-            loop.call_soon_threadsafe(ls.work_done_progress.report, token,
-                                      T.WorkDoneProgressReport(message=clean(message)))
+        loop.call_soon_threadsafe(send, message)
     future = loop.run_in_executor(ls.work_pool, functools.partial(fn, *args, cancelled=cancelled, report=report))
     try:
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), 2)
+            ls.work_done_progress.begin(token, T.WorkDoneProgressBegin(title=title, cancellable=True))
+            progress = True
+        except Exception:  # noqa: BLE001 - a client without progress support still gets the answer
+            pass
         return await asyncio.shield(future)
     except asyncio.CancelledError:
         cancelled.set()  # the worker stops at its next check

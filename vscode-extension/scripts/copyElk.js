@@ -6,6 +6,6 @@ const path = require('path');
 const from = path.join(__dirname, '..', 'node_modules', 'elkjs', 'lib');
 const to = path.join(__dirname, '..', 'media', 'graph');
 fs.mkdirSync(to, { recursive: true });
-for (const file of ['elk.bundled.js', 'elk-worker.min.js']) {
+for (const file of ['elk-api.js', 'elk-worker.min.js', 'elk.bundled.js']) {
   fs.copyFileSync(path.join(from, file), path.join(to, file));
 }

@@ -13,10 +13,13 @@
   let overlay = 'dialect';
   let byDispatch = false;
   let openedAt = 0;          // when the graph message came (the open time's start)
+  let drawnSent = true;      // whether the extension knows the latest graph is drawn
   const dispatchInfo = new Map();
 
   // ELK in a worker (a blob of the bundled worker: a webview cannot start one from its
-  // resource URL), else in this thread.
+  // resource URL), else in this thread. The page loads only ELK's API (the whole of ELK is
+  // 1.6 MB to parse before the page could take the server's answer): the whole is loaded here
+  // only where no worker starts.
   const elkReady = (async () => {
     try {
       const code = await (await fetch(boot.elkWorker)).text();
@@ -25,6 +28,14 @@
       await elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
       return elk;
     } catch (e) {
+      await new Promise((resolve, reject) => {
+        const script = document.createElement('script');
+        script.nonce = document.getElementById('boot').nonce;
+        script.src = boot.elkBundled;
+        script.onload = resolve;
+        script.onerror = () => reject(new Error('ELK did not load'));
+        document.head.appendChild(script);
+      });
       return new ELK();
     }
   })();
@@ -130,6 +141,10 @@
       this.places[i] = M.placements(layout);
       this.stack();
       this.draw(i);
+      if (!drawnSent) {
+        drawnSent = true;
+        vscode.postMessage({ type: 'drawn' });   // (the extension asks for the dispatches now)
+      }
       if (i === 0 && !this.fitted) {
         this.fitted = true;
         this.fit();
@@ -485,6 +500,8 @@
     const m = event.data;
     if (m.type === 'graph') {
       openedAt = openedAt || performance.now();
+      if (m.serverMs !== undefined) document.body.dataset.serverMs = String(m.serverMs);
+      drawnSent = false;
       dispatchInfo.clear();
       for (const d of m.result.dispatches || []) if (d.id !== null) dispatchInfo.set(d.id, d);
       showGraph(m.result);

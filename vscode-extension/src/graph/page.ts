@@ -10,10 +10,13 @@ export interface PageContext {
   cspSource: string;
   nonce: string;
   styleUri: string;
-  /** The model (out/src/graph/model.js), ELK (in this thread) and ELK's worker, and the view's script. */
+  /** The model (out/src/graph/model.js), ELK's API (elk-api.js: 10 KB, it lays out in the
+   * worker), ELK's worker, the whole of ELK (1.6 MB, loaded only where no worker starts), and
+   * the view's script. */
   modelUri: string;
-  elkUri: string;
+  elkApiUri: string;
   elkWorkerUri: string;
+  elkBundledUri: string;
   scriptUri: string;
 }
 
@@ -24,7 +27,7 @@ export function graphCommandArguments(uri: string, fn: string, levels: string[],
 }
 
 export function renderGraphPage(ctx: PageContext): string {
-  const boot = JSON.stringify({ elkWorker: ctx.elkWorkerUri }).replace(/</g, '\\u003c');
+  const boot = JSON.stringify({ elkWorker: ctx.elkWorkerUri, elkBundled: ctx.elkBundledUri }).replace(/</g, '\\u003c');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -68,7 +71,7 @@ export function renderGraphPage(ctx: PageContext): string {
 <script nonce="${ctx.nonce}" id="boot" type="application/json">${boot}</script>
 <script nonce="${ctx.nonce}">window.exports = {};</script>
 <script nonce="${ctx.nonce}" src="${escapeXml(ctx.modelUri)}"></script>
-<script nonce="${ctx.nonce}" src="${escapeXml(ctx.elkUri)}"></script>
+<script nonce="${ctx.nonce}" src="${escapeXml(ctx.elkApiUri)}"></script>
 <script nonce="${ctx.nonce}" src="${escapeXml(ctx.scriptUri)}"></script>
 </body>
 </html>`;

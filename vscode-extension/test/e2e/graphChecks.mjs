@@ -165,8 +165,10 @@ export const graphChecks = [
         throw new Error(`status: ${status}`);
       }
       const webviewMs = await frame.evaluate(() => document.body.dataset.openMs ?? '?');
+      const serverMs = await frame.evaluate(() => document.body.dataset.serverMs ?? '?');
       console.log(`  graph view of a 2,001-op function: first nodes drawn ${seconds.toFixed(2)} s after the command ` +
-        `(${webviewMs} ms of it from the server's answer to the first section laid out and drawn); target < 2 s`);
+        `(the server's answer ${serverMs} ms after the extension asked; ${webviewMs} ms from the answer to the ` +
+        `first section laid out and drawn); target < 2 s`);
       await bothThemes(page, out, 'graph-2000');
       // The first open included the server's first analysis of the new file: again, with the
       // file analysed (the view's own open time). The old page is marked, to wait for the new one.
@@ -185,7 +187,9 @@ export const graphChecks = [
       }, 120_000, 100);
       const secondSeconds = (Date.now() - t1) / 1000;
       const secondMs = await again.evaluate(() => document.body.dataset.openMs ?? '?');
-      console.log(`  again, the file analysed: ${secondSeconds.toFixed(2)} s (${secondMs} ms in the webview)`);
+      const secondServerMs = await again.evaluate(() => document.body.dataset.serverMs ?? '?');
+      console.log(`  again, the file analysed: ${secondSeconds.toFixed(2)} s (server ${secondServerMs} ms, ` +
+        `${secondMs} ms in the webview)`);
       // The cursor on an op near the end: its node is selected, its section laid out on demand.
       const lines = text.split('\n');
       const line = lines.findIndex((l) => l.includes('%t180 = stablehlo.tanh'));
@@ -200,8 +204,9 @@ export const graphChecks = [
         const box = await again.$eval(`g.node[data-id="${ids[0]}"] .label`, (e) => e.textContent).catch(() => null);
         return box === 'tanh' ? ids[0] : null;
       }, 60_000);
-      return `opened in ${seconds.toFixed(2)} s (webview ${webviewMs} ms), again ${secondSeconds.toFixed(2)} s ` +
-        `(webview ${secondMs} ms); ${status}; the cursor on %t180 selected ${far}`;
+      return `opened in ${seconds.toFixed(2)} s (server ${serverMs} ms, webview ${webviewMs} ms), again ` +
+        `${secondSeconds.toFixed(2)} s (server ${secondServerMs} ms, webview ${secondMs} ms); ${status}; ` +
+        `the cursor on %t180 selected ${far}`;
     },
   },
 ];

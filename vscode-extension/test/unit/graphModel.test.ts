@@ -178,16 +178,20 @@ test('the second answer folds the dispatches into the graph shown and the items 
   assert.deepEqual(drawn.map((i) => i.dispatch), DENSE.nodes.map((n) => n.dispatch));
 });
 
-test('the page loads the model, ELK and the script under its nonce, and allows a blob worker', () => {
+test('the page loads the model, ELK\'s API and the script under its nonce, and allows a blob worker', () => {
   const html = renderGraphPage({
     fn: 'dense', file: 'dense_linalg.mlir', cspSource: 'vscode-resource:', nonce: 'N0NCE', styleUri: 'g.css',
-    modelUri: 'model.js', elkUri: 'elk.bundled.js', elkWorkerUri: 'elk-worker.min.js', scriptUri: 'graph.js',
+    modelUri: 'model.js', elkApiUri: 'elk-api.js', elkWorkerUri: 'elk-worker.min.js', elkBundledUri: 'elk.bundled.js',
+    scriptUri: 'graph.js',
   });
   assert.ok(html.includes("script-src 'nonce-N0NCE'; worker-src blob:"));
-  for (const src of ['model.js', 'elk.bundled.js', 'graph.js']) {
+  for (const src of ['model.js', 'elk-api.js', 'graph.js']) {
     assert.ok(html.includes(`<script nonce="N0NCE" src="${src}"></script>`), src);
   }
+  // The whole of ELK (1.6 MB) is not parsed before the page takes the server's answer: only a
+  // view whose worker does not start loads it.
+  assert.ok(!html.includes('src="elk.bundled.js"'));
   assert.ok(html.indexOf('model.js') < html.indexOf('graph.js'));
-  assert.ok(html.includes('"elkWorker":"elk-worker.min.js"'));
+  assert.ok(html.includes('"elkWorker":"elk-worker.min.js","elkBundled":"elk.bundled.js"'));
   assert.deepEqual(graphCommandArguments('file:///a.mlir', 'f', ['source'], null, false), ['file:///a.mlir', 'f', ['source'], null, false]);
 });
