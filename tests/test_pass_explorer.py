@@ -11,6 +11,7 @@ from mlirtext.analysis.pass_explorer import diff_steps, explain_table, inline_di
 from mlirtext.analysis.pass_steps import StepRecorder, explore, search_steps
 from mlirtext.api import parse_and_verify
 from mlirtext.cli import main
+from mlirtext.ir.attributes import StringAttr
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.pipeline import parse_pipeline
 
@@ -215,3 +216,21 @@ def test_an_operand_that_now_comes_from_another_op_is_a_change_a_renumbering_is_
     # cse drops the second addf: the mulf now takes the first twice (a change); the subf, which
     # the printer may renumber, and the return are not changes
     assert sorted((c.kind, c.name) for c in diff.changes) == [("changed", "arith.mulf"), ("removed", "arith.addf")]
+
+
+def test_a_pass_that_replaced_nothing_repeats_the_step_before_and_an_edit_in_place_does_not():
+    recorder = StepRecorder()
+    module = _module(DUPLICATES)
+    recorder.start(module)
+    cse = PassManager(parse_pipeline("cse"), instrumentations=[recorder])
+    assert cse.run(module) == [] and recorder.steps[-1].changed
+    assert PassManager(parse_pipeline("canonicalize"), instrumentations=[recorder]).run(module) == []
+    unchanged = recorder.steps[-1]
+    assert not unchanged.changed and unchanged.text is recorder.steps[-2].text   # not printed again
+    # A level's text is the last step's while no pass has run since.
+    assert recorder.printed(module)[0] is unchanged.text
+    # An attribute replaced in place (no op replaced) is a change.
+    add = next(op for op in module.walk() if op.name == "arith.addf")
+    add.attributes["fastmath"] = StringAttr("fast")
+    recorder.record("edit", module)
+    assert recorder.steps[-1].changed and "fast" in recorder.steps[-1].text

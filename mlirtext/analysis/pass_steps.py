@@ -149,8 +149,9 @@ class StepRecorder(Instrumentation):
 
 
 def ir_state(module: Operation) -> list:
-    """Every object the module's text is made of, in order: its ops (name, span, operands,
-    results, attributes), blocks, block arguments and successors, and their types and names.
+    """Every object the module's text is made of, in order: its ops (name, span, location,
+    operands, results, attributes and which are properties), blocks (and their labels), block
+    arguments and successors, and their types and names.
     IR objects are replaced, not edited, when a pass rewrites them, so two states with the same
     objects print the same (the list holds them: no id is reused meanwhile)."""
     out: list = []
@@ -160,6 +161,8 @@ def ir_state(module: Operation) -> list:
         add(op.name)
         add(op.span)
         add(op.form)
+        add(op.location)
+        add(op.property_names)
         out.extend(op.operands)
         for r in op.results:
             add(r)
@@ -173,6 +176,7 @@ def ir_state(module: Operation) -> list:
             add(region)
             for block in region.blocks:
                 add(block)
+                add(block.label)
                 for arg in block.arguments:
                     add(arg)
                     add(arg.type)
