@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mlirtext import api
+from mlirtext.analysis.pass_steps import explore
 from mlirtext.cli import build_argparser, main
 from mlirtext.cli.bisect import across_devices
 from mlirtext.compiler.driver import compile_module
@@ -136,11 +137,47 @@ def test_library_finding_carries_the_numbers(program):
     found = bisect_pipeline(result.module, "f", inputs,
                             faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", load_passes()))],
                             progress=lambda *seen: told.append(seen))
-    assert told == [(1, 10, "convert-tosa-to-linalg"), (2, 10, "canonicalize")]
+    # the whole step to linalg is lowered before the function runs; it stops at that step's end
+    assert told == [(1, 10, "convert-tosa-to-linalg"), (2, 10, "canonicalize"), (3, 10, "cse"),
+                    (4, 10, "linalg-fuse-elementwise-ops")]
     f = found.finding
     assert (f.kind, f.position, f.level, found.total) == (DIVERGED, 2, "linalg", 10)
     assert f.difference.max_abs == pytest.approx(FLOAT_NUDGE) and f.difference.max_ulp > 8
     assert [name for name, _ in f.ops] == ["tosa.sub"]
+
+
+def _changed_passes(text: str) -> list:
+    """The positions of the passes of the lowering to llvm that change the function's text (what a
+    bisect pass by pass runs it after)."""
+    _, steps = explore(api.parse_and_verify(text, "p.mlir").module, "llvm")
+    return [s.index for s in steps if s.pass_name is not None and s.changed]
+
+
+@pytest.mark.parametrize("fault,position,runs", [
+    (None, None, 3),                        # one run per level: linalg, loops, llvm
+    ("canonicalize:llvm.fadd", 9, 3 + 2),   # then, inside the llvm step, after passes 8 and 9
+    ("canonicalize:arith.subf", 2, 1 + 2),  # the linalg step, then after passes 1 (convert) and 2 (it)
+])
+def test_bisect_runs_the_function_per_level_then_per_pass_of_one_level(fault, position, runs):
+    result = api.parse_and_verify(PROGRAM, "p.mlir")
+    faults = [Miscompile(FaultSpec.parse(fault, load_passes()))] if fault else []
+    found = bisect_pipeline(result.module, "f", [np.arange(4, dtype=np.float32), np.ones(4, np.float32)],
+                            faults=faults)
+    assert (found.finding.position if found.finding else None) == position
+    assert found.runs == runs
+    # A bisect pass by pass runs it after every pass up to the guilty one that changed the text: more,
+    # unless the guilty pass is in the first step (then the step's own run is the one more).
+    per_pass = [p for p in _changed_passes(PROGRAM) if position is None or p < position] + ([position] if position else [])
+    assert found.runs < len(per_pass) or position == 2
+
+
+def test_a_clean_bisect_of_the_perceptron_runs_it_once_per_level():
+    text = MLP.read_text()
+    result = api.parse_and_verify(text, str(MLP))
+    fn = result.module.regions[0].blocks[0].ops[0]
+    found = bisect_pipeline(result.module, "mlp", random_inputs(fn, np.random.default_rng(0)))
+    assert found.finding is None and found.total == 13
+    assert found.runs == 4 < len(_changed_passes(text)) == 9   # tosa, linalg, loops, llvm
 
 
 @pytest.mark.parametrize("text", ["canonicalize", "nosuchpass:arith.addf", ":arith.addf", "cse:addf"])

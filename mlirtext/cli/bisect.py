@@ -1,5 +1,6 @@
 """`mlirtext bisect FILE`: the first pass of the lowering to llvm that changes a function's
-results, crashes or leaves IR that does not verify; exit status 1 when one does, 0 when none."""
+results, crashes or leaves IR that does not verify (level first: see debugging/bisect.py); exit
+status 1 when one does, 0 when none."""
 from __future__ import annotations
 
 import os
@@ -56,7 +57,7 @@ def main(args) -> int:
     finding = found.finding
     if finding is None:
         print(f"bisect: @{fn.sym_name}: all {len(found.passes)} passes of the lowering to llvm keep its results "
-              f"within {tolerance} on {source}")
+              f"within {tolerance} on {source} ({_runs(found.runs)}, one per level that changed it)")
         return 0
     print(f"bisect: @{fn.sym_name} on {source}: pass {finding.position} of {found.total} of the lowering to llvm "
           f"(step to {finding.level}), '{finding.pass_spelling}', {finding.kind}")
@@ -64,11 +65,16 @@ def main(args) -> int:
     for name, span in finding.ops:
         line, col = span.line_col
         print(f"  {span.source.name}:{line}:{col}: {name}")
+    print(f"  {_runs(found.runs)}: one per level, then one per pass of the step to {finding.level} that changed it")
     if args.output:
         command = replay_command(finding, tolerance, faults)
         write_repro(args.output, finding, command)
         print(f"  repro in {args.output}; to see it: cd {shlex.quote(args.output)} && {shlex.join(command)}")
     return 1
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'} of the function"
 
 
 def _show_progress(position: int, total: int, name: str) -> None:

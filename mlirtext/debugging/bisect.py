@@ -2,12 +2,17 @@
 numbers, crashes, or leaves IR that does not verify.
 
 The function (with what it calls) is taken into a module of its own and lowered to llvm through
-`lowering_service.lower_by_level`; after EVERY pass (not every level) that changed its text the
-interpreter runs it on the same inputs (a pass that changed nothing cannot have changed them) and
-its results are compared, within the tolerance, with its results before that pass (as `--check-semantics` does, so the repro's `--check-semantics` command shows the same
-thing). The first pass outside the tolerance, or the first that fails, is the finding: the pass,
-its position, the ops it rewrote (their spans survive rewrites, so they point into the source
-file) and the function as it was before the pass, to replay that one pass.
+`lowering_service.lower_by_level`, level first: the interpreter runs it once after each step (one
+level down) that changed its text, on the same inputs, and its results are compared, within the
+tolerance, with those before the step. Only inside the first step outside the tolerance does it
+run after every pass of that step that changed the text (a pass that changed nothing cannot have
+changed them; the function as each pass left it is kept while its step runs, so nothing is lowered
+twice), each compared with the results before that pass (as `--check-semantics` does, so the
+repro's `--check-semantics` command shows the same thing). A long pipeline so costs one run per
+level plus one per pass of one level, not one per pass. The first pass outside the tolerance, or
+the first that fails, is the finding: the pass, its position, the ops it rewrote (their spans
+survive rewrites, so they point into the source file) and the function as it was before the pass,
+to replay that one pass.
 """
 from __future__ import annotations
 
@@ -25,10 +30,9 @@ from ..transforms.conversions.levels import LEVELS, lowering_steps
 from ..transforms.extract import function_module
 from ..transforms.lowering_service import LoweringStopped, lower_by_level, origin_span, source_op_name
 from ..transforms.pass_manager import Instrumentation
-from ..transforms.passes import Pass, PassFailure
+from ..transforms.passes import Pass
 from ..transforms.pipeline import Nest, parse_pipeline
 from ..transforms.semantics_check import Difference, Tolerance, compare
-from ..verifier import verify
 
 #: What a finding is.
 DIVERGED, CRASHED, UNVERIFIABLE, FAILED = "diverged", "crashed", "does not verify", "failed"
@@ -62,11 +66,13 @@ class Finding:
 @dataclass
 class BisectResult:
     """`passes` [(level, pass spelling)] run, in order (the last one is the finding's, if any),
-    of `total` in the whole lowering."""
+    of `total` in the whole lowering; `runs` how many times the function ran after a pass (the
+    one run before any pass left out)."""
 
     passes: list = field(default_factory=list)
     total: int = 0
     finding: Optional[Finding] = None
+    runs: int = 0
 
 
 class BisectError(ValueError):
@@ -77,10 +83,12 @@ def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: T
                     faults: Sequence[Instrumentation] = (),
                     progress: Optional[Callable[[int, int, str], None]] = None,
                     cancelled: Optional[threading.Event] = None) -> BisectResult:
-    """Lower @`function` of `module` (left as it is) to llvm, pass by pass, on `inputs`;
-    `faults` are injected into the pass manager (see faults.py); `progress(position, total,
-    pass)` is told of each pass as it starts. BisectError says why it cannot; `cancelled`, once
-    set, stops it between two passes with lowering_service.Cancelled (the editor's cancel)."""
+    """Lower @`function` of `module` (left as it is) to llvm on `inputs`, level first: the function
+    runs once after each step (a level) and, inside the first step whose results leave the
+    tolerance, after each pass of it; `faults` are injected into the pass manager (see faults.py);
+    `progress(position, total, pass)` is told of each pass as it starts. BisectError says why it
+    cannot; `cancelled`, once set, stops it between two passes with lowering_service.Cancelled
+    (the editor's cancel)."""
     fn = _symbols(module).get(function)
     if fn is None or fn.name != "func.func" or not fn.regions or not fn.regions[0].blocks:
         raise BisectError(f"there is no function @{function} with a body")
@@ -89,20 +97,25 @@ def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: T
         expected = Interpreter(work).call(function, _copies(inputs))
     except InterpreterError as e:
         raise BisectError(f"@{function} does not run on these inputs before any pass: {e}") from None
-    watcher = _Watcher(function, inputs, tolerance, expected)
     try:
         result = BisectResult(total=sum(_count(parse_pipeline(text)) for _, text in lowering_steps(work, LEVELS[-1])))
     except ValueError as e:
         raise BisectError(f"@{function} cannot be lowered to llvm: {e}") from None
-    watcher.passes = result.passes
+    watcher = _Watcher(function, inputs, tolerance, expected, result)
     watcher.progress = (lambda position, name: progress(position, result.total, name)) if progress else None
+    levels = lower_by_level(work, LEVELS[-1], printed=False, cancelled=cancelled, instrumentations=[watcher, *faults])
     try:
-        levels = lower_by_level(work, LEVELS[-1], printed=False, cancelled=cancelled,
-                                instrumentations=[watcher, *faults])
         for level in levels:
             watcher.level = level.level
+            result.finding = watcher.check_step()
+            if result.finding is not None:
+                break
     except LoweringStopped as e:
-        result.finding = watcher.finding or watcher.failure(e.diagnostics[0])
+        # The passes of this step before the one that stopped it come first, as they ran first.
+        failed = watcher.failure(e.diagnostics[0])
+        result.finding = watcher.check_passes(before=failed.position) or failed
+    finally:
+        levels.close()
     return result
 
 
@@ -125,16 +138,31 @@ def _root(op: Operation) -> Operation:
     return op
 
 
-class _Watcher(Instrumentation):
-    """Runs the function after every pass and keeps what a finding needs."""
+@dataclass
+class _Change:
+    """A pass that changed the function's text: the function (and what it calls) before and after
+    it, each a module of its own, and [(op name, span)] of the source ops behind what it rewrote."""
 
-    def __init__(self, function: str, inputs: list, tolerance: Tolerance, expected: list):
+    position: int
+    level: Optional[str]
+    spelling: str
+    before: Operation
+    after: Operation
+    ops: list
+
+
+class _Watcher(Instrumentation):
+    """Keeps, for the step (level) now running, the function before and after every pass that
+    changed it; `check_step` runs it once at the step's end and, when its results moved, after
+    each of those passes in turn (`check_passes`)."""
+
+    def __init__(self, function: str, inputs: list, tolerance: Tolerance, expected: list, result: BisectResult):
         self.function, self.inputs, self.tolerance = function, inputs, tolerance
-        self.last = expected          # the results before the pass now running
+        self.result = result
+        self.last = expected          # the results before the step now running
         self.level: Optional[str] = None
-        self.passes: list = []
         self.progress: Optional[Callable[[int, str], None]] = None
-        self.finding: Optional[Finding] = None
+        self.changes: list[_Change] = []
         self.pass_: Optional[Pass] = None
         self.before_module: Optional[Operation] = None
         self.before_text = ""
@@ -145,10 +173,10 @@ class _Watcher(Instrumentation):
             return   # a pass on functions runs once per function: the IR before its first run is kept
         root = _root(op)
         self.pass_ = p
-        self.passes.append((self._next_level(), p.spelling()))
+        self.result.passes.append((self._next_level(), p.spelling()))
         if self.progress is not None:
-            self.progress(len(self.passes), p.name)
-        self.before_module, _ = function_module(_symbols(root)[self.function], _symbols(root).get, bodies=True)
+            self.progress(len(self.result.passes), p.name)
+        self.before_module = self._function(root)
         self.before_text = print_module(self.before_module)
         self.before_ops = {id(o): o for o in root.walk()}   # (kept alive, so no id is reused)
 
@@ -159,28 +187,67 @@ class _Watcher(Instrumentation):
         at = LEVELS.index(self.level)
         return LEVELS[at + 1] if at + 1 < len(LEVELS) else self.level
 
+    def _function(self, root: Operation) -> Operation:
+        module, _ = function_module(_symbols(root)[self.function], _symbols(root).get, bodies=True)
+        return module
+
     def after(self, p: Pass, op: Operation) -> None:
-        root = _root(op)
         # A pass that left the function (and what it calls) as it was cannot have changed its results:
-        # the run is skipped (at the loops and llvm levels a run takes minutes on a large tensor).
-        now, _ = function_module(_symbols(root)[self.function], _symbols(root).get, bodies=True)
+        # it is not run after it (at the loops and llvm levels a run takes minutes on a large tensor).
+        root = _root(op)
+        now = self._function(root)
         if print_module(now) == self.before_text:
             return
+        position = len(self.result.passes)
+        if self.changes and self.changes[-1].position == position:
+            self.changes.pop()   # the same pass on the next function: the IR after its last run counts
+        self.changes.append(_Change(position, self.result.passes[-1][0], p.spelling(), self.before_module, now,
+                                    self.rewritten(root)))
+
+    def check_step(self) -> Optional[Finding]:
+        """At the end of a step: run the function once; when its results left the tolerance (or it does
+        not run), the first pass of the step to blame (`check_passes`), else None."""
+        changes, self.changes = self.changes, []
+        if not changes:
+            return None
+        got = self._run(changes[-1].after)
+        if not isinstance(got, InterpreterError) and compare("", self.function, self.last, got, self.tolerance).ok:
+            self.last = got
+            return None
+        self.changes = changes
+        found = self.check_passes(last_run=got)
+        if found is None:
+            # No pass alone moved them beyond the tolerance (their errors add up): as a bisect pass by
+            # pass would, go on from the step's results.
+            self.last, self.changes = got, []
+        return found
+
+    def check_passes(self, before: Optional[int] = None, last_run=None) -> Optional[Finding]:
+        """Run the function after each pass of the step that changed it (those at positions below
+        `before`, when given) and compare with its results before that pass: the first that leaves
+        the tolerance or does not run is the finding. `last_run` the results after the last one,
+        already known."""
+        changes = [c for c in self.changes if before is None or c.position < before]
+        for i, change in enumerate(changes):
+            got = last_run if last_run is not None and i == len(changes) - 1 else self._run(change.after)
+            if isinstance(got, InterpreterError):
+                return self._finding(change, FAILED, f"@{self.function} does not run after the pass: {got}",
+                                     change.ops or _named(got.span))
+            diff = compare(change.spelling.split("{")[0], self.function, self.last, got, self.tolerance)
+            if not diff.ok:
+                message = (f"@{self.function}'s results changed: max |diff| {diff.max_abs:.3g}, "
+                           f"max rel {diff.max_rel:.3g}, {diff.max_ulp} ulp (the tolerance is {self.tolerance})")
+                return self._finding(change, DIVERGED, message, change.ops, got, diff)
+            self.last = got
+        return None
+
+    def _run(self, module: Operation):
+        """The function's results in `module`, or the InterpreterError that stopped it."""
+        self.result.runs += 1
         try:
-            got = Interpreter(root).call(self.function, _copies(self.inputs))
+            return Interpreter(module).call(self.function, _copies(self.inputs))
         except InterpreterError as e:
-            if _does_not_verify(root):
-                return  # the pass manager reports it, and failure() makes it the finding
-            self.finding = self._finding(FAILED, f"@{self.function} does not run after the pass: {e}",
-                                         self.rewritten(root) or _named(e.span))
-            raise PassFailure(self.finding.message, e.span) from None
-        diff = compare(p.name, self.function, self.last, got, self.tolerance)
-        if not diff.ok and not _does_not_verify(root):
-            message = (f"@{self.function}'s results changed: max |diff| {diff.max_abs:.3g}, "
-                       f"max rel {diff.max_rel:.3g}, {diff.max_ulp} ulp (the tolerance is {self.tolerance})")
-            self.finding = self._finding(DIVERGED, message, self.rewritten(root), got, diff)
-            raise PassFailure(message)
-        self.last = got
+            return e
 
     def rewritten(self, root: Operation) -> list:
         """[(op name, span)] of the source ops behind the ops the pass created or erased."""
@@ -197,7 +264,7 @@ class _Watcher(Instrumentation):
         return [found[k] for k in sorted(found)]
 
     def failure(self, diagnostic) -> Finding:
-        """The finding for a pass that stopped the lowering itself."""
+        """The finding for the pass now running, which stopped the lowering itself."""
         message = diagnostic.message
         if message.startswith("internal error"):
             kind = CRASHED
@@ -205,17 +272,14 @@ class _Watcher(Instrumentation):
             kind = UNVERIFIABLE
         else:
             kind = FAILED
-        return self._finding(kind, message, _named(diagnostic.span))
+        passes = self.result.passes
+        running = _Change(len(passes), passes[-1][0] if passes else None,
+                          self.pass_.spelling() if self.pass_ else "", self.before_module, None, [])
+        return self._finding(running, kind, message, _named(diagnostic.span))
 
-    def _finding(self, kind: str, message: str, ops: list, got=None, diff=None) -> Finding:
-        position = len(self.passes)
-        return Finding(kind, self.pass_.spelling() if self.pass_ else "", position,
-                       self.passes[-1][0] if self.passes else None, message, ops, self.before_module,
+    def _finding(self, change: _Change, kind: str, message: str, ops: list, got=None, diff=None) -> Finding:
+        return Finding(kind, change.spelling, change.position, change.level, message, ops, change.before,
                        self.function, self.inputs, self.last, got, diff)
-
-
-def _does_not_verify(root: Operation) -> bool:
-    return any(d.severity == "error" for d in verify(root))
 
 
 def _named(span: Optional[Span]) -> list:
