@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 import time
 
 import numpy as np
@@ -105,6 +106,46 @@ def test_a_diagnostic_reduces_to_the_ops_it_is_about(tmp_path, capsys):
     assert ops_in(out) <= 5 and "stablehlo.multiply" in out.read_text()
 
 
+#: A crash in the step from tosa to linalg: the lowering to linalg is enough to show it.
+TOSA_TO_LINALG_CRASH = "--debug-crash=convert-tosa-to-linalg:arith.mulf"
+
+
+def test_a_crash_in_the_step_to_linalg_reduces_with_the_lowering_to_linalg_and_leaves_no_files(
+        tmp_path, capsys, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))   # (the forked children inherit it)
+    source = tmp_path / "big.mlir"
+    source.write_text(generated_module(40))
+    out = tmp_path / "small.mlir"
+    assert main(["reduce", str(source), "--crash", "--lower-to=linalg", TOSA_TO_LINALG_CRASH, "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"still so: mlirtext opt FILE --lower-to=linalg {TOSA_TO_LINALG_CRASH} crashes: internal error in pass " \
+           "'convert-tosa-to-linalg'" in said
+    assert ops_in(out) <= 5 and "stablehlo.multiply" in out.read_text()
+    assert main(["opt", str(out), "--lower-to=linalg", "-o", "-", TOSA_TO_LINALG_CRASH]) == 1
+    assert "internal error in pass 'convert-tosa-to-linalg'" in capsys.readouterr().err
+    assert list(scratch.iterdir()) == []   # the candidates' directory is gone
+    # The command is the one tested: the lowering to tosa never reaches the pass, so nothing crashes.
+    assert main(["reduce", str(source), "--crash", "--command", "opt --lower-to=tosa", TOSA_TO_LINALG_CRASH]) == 1
+    assert "it is not so that mlirtext opt FILE --lower-to=tosa" in capsys.readouterr().err
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_command_to_test_may_be_any_mlirtext_command(tmp_path, capsys):
+    source = tmp_path / "big.mlir"
+    source.write_text(generated_module(20))
+    out = tmp_path / "small.mlir"
+    # (a pass pipeline, and a run: an .mlir runs compiled, through the passes the fault strikes in)
+    assert main(["reduce", str(source), "--crash", "--pass-pipeline=convert-hlo-to-tosa", CRASH, "-o", str(out)]) == 0
+    assert "mlirtext opt FILE --pass-pipeline=convert-hlo-to-tosa" in capsys.readouterr().out
+    assert ops_in(out) <= 5
+    assert main(["reduce", str(source), "--crash", "--command", "mlirtext run {} --function=main", CRASH,
+                 "-o", str(out)]) == 0
+    assert "mlirtext run FILE --function=main" in capsys.readouterr().out
+    assert ops_in(out) <= 5 and "stablehlo.multiply" in out.read_text()
+
+
 def test_a_users_command_decides_and_candidates_run_in_parallel(tmp_path, capsys):
     source = tmp_path / "big.mlir"
     source.write_text(generated_module(80))
@@ -152,6 +193,11 @@ def test_types_shrink_and_values_become_constants():
     (["--crash", "--debug-crash=nosuchpass:arith.addf"], "there is no pass 'nosuchpass'"),
     (["--crash"], "nothing to reduce: the input itself is not interesting: it is not so that"),
     (["--crash", "-o", "SELF"], "that is the input; reduce never overwrites it"),
+    (["--test", "true {}", "--lower-to=linalg"], "--lower-to: only --crash and --diagnostic test a command"),
+    (["--crash", "--command=--x"], "'--x' is not a command to test"),
+    (["--crash", "--command", "reduce --crash"], "'reduce --crash' is not a command to test"),
+    (["--crash", "--lower-to=linalg", "--pass-pipeline=cse"], "not allowed with argument"),
+    (["--crash", "--lower-to=hlo"], "invalid choice: 'hlo'"),
 ])
 def test_bad_requests_get_one_line_and_exit_1(tmp_path, capsys, argv, message):
     source = tmp_path / "p.mlir"

@@ -487,9 +487,18 @@ def _add_reduce(sub) -> None:
     red.add_argument("input", help="an .mlir file")
     what = red.add_mutually_exclusive_group(required=True)
     what.add_argument("--crash", action="store_true",
-                      help="the lowering to llvm (mlirtext opt FILE --lower-to=llvm) crashes with the input's signature")
+                      help="the command (by default the lowering to llvm, mlirtext opt FILE --lower-to=llvm) crashes "
+                           "with the input's signature")
     what.add_argument("--diagnostic", metavar="REGEX",
-                      help="the lowering to llvm reports a diagnostic that matches REGEX")
+                      help="the command (by default the lowering to llvm) reports a diagnostic that matches REGEX")
+    command = red.add_mutually_exclusive_group()
+    command.add_argument("--command", dest="tested", metavar="'SUBCOMMAND ARGS'",
+                         help="--crash, --diagnostic: the mlirtext command to test, the candidate's path after its "
+                              "subcommand or where {} is (e.g. 'opt --lower-to=linalg', 'bisect --function=f')")
+    command.add_argument("--lower-to", metavar="LEVEL", choices=LEVELS[1:],
+                         help="--crash, --diagnostic: the lowering to LEVEL (mlirtext opt FILE --lower-to=LEVEL)")
+    command.add_argument("--pass-pipeline", metavar="PIPELINE",
+                         help="--crash, --diagnostic: those passes (mlirtext opt FILE --pass-pipeline=PIPELINE)")
     what.add_argument("--mismatch", type=_device_pair, metavar="DEVICE_A,DEVICE_B",
                       help="--function's results on the two devices differ beyond the tolerance")
     what.add_argument("--test", metavar="'CMD {}'",

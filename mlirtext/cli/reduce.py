@@ -1,16 +1,19 @@
 """`mlirtext reduce FILE (--crash | --diagnostic REGEX | --mismatch A,B | --test 'CMD {}')`: the smallest
-module, found by delta debugging, that still fails the same way; written to -o (never the input)."""
+module, found by delta debugging, that still fails the same way; written to -o (never the input).
+--crash and --diagnostic test the lowering to llvm, or the command --command, --lower-to or
+--pass-pipeline names."""
 from __future__ import annotations
 
 import os
 import re
 import shlex
 import sys
+from typing import Optional
 
 import numpy as np
 
 from ..diagnostics import Diagnostic, report
-from ..debugging.interesting import Crash, DiagnosticMatch, Mismatch, UserTest
+from ..debugging.interesting import LOWERING, Crash, DiagnosticMatch, Mismatch, UserTest
 from ..debugging.reducer import NotInteresting, Progress, Reducer
 from ..debugging.faults import FAULTS
 from ..interpreter.abi import signature
@@ -74,15 +77,18 @@ def default_output(path: str) -> str:
 def make_test(args, module, fault_flags: list):
     """(the interestingness test the arguments ask for, the functions to keep), or (None, None) after
     reporting a bad request."""
+    words = tested_command(args)
+    if words is None:
+        return None, None
     if args.crash:
-        return Crash(run_cli, fault_flags), frozenset()
+        return Crash(run_cli, fault_flags, words), frozenset()
     if args.diagnostic is not None:
         try:
             pattern = re.compile(args.diagnostic)
         except re.error as e:
             report([Diagnostic("error", f"--diagnostic: '{args.diagnostic}' is not a regular expression: {e}")])
             return None, None
-        return DiagnosticMatch(run_cli, pattern, fault_flags), frozenset()
+        return DiagnosticMatch(run_cli, pattern, fault_flags, words), frozenset()
     if args.test is not None:
         words = shlex.split(args.test)
         if not any("{}" in w for w in words):
@@ -101,6 +107,39 @@ def make_test(args, module, fault_flags: list):
     mismatch = Mismatch(run_cli, tuple(args.mismatch), fn.sym_name, given, args.seed,
                         Tolerance(args.tolerance_ulp, args.tolerance), fault_flags)
     return mismatch, frozenset({fn.sym_name})
+
+
+#: Subcommands that cannot be what a candidate is tested with (they do not end, or reduce again).
+_UNTESTABLE = ("reduce", "lsp", "worker")
+
+
+def tested_command(args) -> Optional[list]:
+    """The words of the `mlirtext` command that --crash and --diagnostic test (`{}` the candidate's
+    path): --command, --lower-to or --pass-pipeline, else the lowering to llvm; None after reporting
+    a bad one."""
+    given = [f for f, v in (("--command", args.tested), ("--lower-to", args.lower_to),
+                            ("--pass-pipeline", args.pass_pipeline)) if v is not None]
+    if given and not (args.crash or args.diagnostic is not None):
+        report([Diagnostic("error", f"{given[0]}: only --crash and --diagnostic test a command of mlirtext's")])
+        return None
+    if args.lower_to is not None:
+        return ["opt", "{}", f"--lower-to={args.lower_to}", "-o", "-"]
+    if args.pass_pipeline is not None:
+        return ["opt", "{}", f"--pass-pipeline={args.pass_pipeline}", "-o", "-"]
+    if args.tested is None:
+        return list(LOWERING)
+    try:
+        words = shlex.split(args.tested)
+    except ValueError as e:
+        report([Diagnostic("error", f"--command: '{args.tested}': {e}")])
+        return None
+    if words[:1] == ["mlirtext"]:
+        words = words[1:]
+    if not words or words[0].startswith("-") or words[0] in _UNTESTABLE:
+        report([Diagnostic("error", f"--command: '{args.tested}' is not a command to test: give an mlirtext "
+                                    "subcommand and its arguments, e.g. 'opt --lower-to=linalg'")])
+        return None
+    return words if any("{}" in w for w in words) else [words[0], "{}", *words[1:]]
 
 
 def run_cli(argv: list) -> int:

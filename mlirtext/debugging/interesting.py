@@ -84,27 +84,34 @@ class Interestingness:
         raise NotImplementedError
 
 
-class LoweringTest(Interestingness):
-    """The lowering to llvm (`mlirtext opt FILE --lower-to=llvm`, with the --debug-* fault switches)."""
+#: The command `--crash` and `--diagnostic` test unless told another: the lowering to llvm.
+LOWERING = ("opt", "{}", "--lower-to=llvm", "-o", "-")
 
-    def __init__(self, run_cli: RunCli, fault_flags: list):
+
+class CommandTest(Interestingness):
+    """An `mlirtext` command run on the candidate (`words`, `{}` where its path goes; the lowering to
+    llvm by default), with the --debug-* fault switches after it."""
+
+    def __init__(self, run_cli: RunCli, fault_flags: list, words=LOWERING):
         self.run_cli = run_cli
         self.fault_flags = list(fault_flags)
+        self.words = list(words)
 
-    def lower(self, path: str) -> tuple[int, str]:
-        return run_captured(self.run_cli, ["opt", path, "--lower-to=llvm", "-o", "-", *self.fault_flags])
+    def run_on(self, path: str) -> tuple[int, str]:
+        return run_captured(self.run_cli, [w.replace("{}", path) for w in self.words] + self.fault_flags)
 
     def command_text(self) -> str:
-        return shlex.join(["mlirtext", "opt", "FILE", "--lower-to=llvm", *self.fault_flags])
+        return shlex.join(["mlirtext", *(w.replace("{}", "FILE") for w in self.words if w not in ("-o", "-")),
+                           *self.fault_flags])
 
 
-class Crash(LoweringTest):
-    """The lowering crashes with the input's signature."""
+class Crash(CommandTest):
+    """The command crashes with the input's signature."""
 
     signature: Optional[str] = None
 
     def observe(self, path, module):
-        return crash_signature(self.lower(path)[1])
+        return crash_signature(self.run_on(path)[1])
 
     def learn(self, observation):
         self.signature = observation
@@ -117,15 +124,15 @@ class Crash(LoweringTest):
         return f"{self.command_text()} crashes" + (f": {self.signature}" if self.signature else "")
 
 
-class DiagnosticMatch(LoweringTest):
-    """The lowering reports a diagnostic that matches a regular expression."""
+class DiagnosticMatch(CommandTest):
+    """The command reports a diagnostic that matches a regular expression."""
 
-    def __init__(self, run_cli: RunCli, pattern: re.Pattern, fault_flags: list):
-        super().__init__(run_cli, fault_flags)
+    def __init__(self, run_cli: RunCli, pattern: re.Pattern, fault_flags: list, words=LOWERING):
+        super().__init__(run_cli, fault_flags, words)
         self.pattern = pattern
 
     def observe(self, path, module):
-        return any(self.pattern.search(line) for line in self.lower(path)[1].splitlines())
+        return any(self.pattern.search(line) for line in self.run_on(path)[1].splitlines())
 
     def describe(self):
         return f"{self.command_text()} reports a diagnostic matching /{self.pattern.pattern}/"
