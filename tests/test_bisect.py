@@ -5,6 +5,7 @@ its position and the source op, and the repro's command must show the same failu
 from __future__ import annotations
 
 import shlex
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +92,15 @@ def test_bisect_names_the_pass_and_op_and_the_repro_replays_it(program, tmp_path
     assert replayed in capsys.readouterr().err
     # Without the fault the same command passes: it is the fault the repro shows.
     assert main([w for w in words[1:] if not w.startswith(switch)]) == 0
+
+
+def test_without_o_nothing_is_written(program, tmp_path, capsys, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.chdir(scratch)
+    assert main(["bisect", program, "--debug-miscompile=canonicalize:arith.subf"]) == 1
+    assert "repro" not in capsys.readouterr().out and list(scratch.iterdir()) == []
 
 
 def test_the_repro_holds_the_results_before_and_after(program, tmp_path, capsys):

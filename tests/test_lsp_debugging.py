@@ -82,6 +82,10 @@ async def test_a_miscompile_is_marked_on_the_guilty_op_and_the_repro_replays_it(
     done = subprocess.run([sys.executable, "-m", "mlirtext", *words[1:]], cwd=repro, capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and "changed the results of @f" in done.stderr
+    assert found["difference"]["max_ulp"] > 8 and found["difference"]["max_abs"] > 0
+    # The next bisect of @f replaces its repro, in the same server directory.
+    again = await execute(client, "mlirtext.bisect", URI, "f", None, 0, ["--debug-miscompile=cse:arith.addf"])
+    assert Path(again["repro"]).parent == repro.parent and not repro.exists() and Path(again["repro"]).exists()
 
 
 async def test_a_crash_offers_reduce_this_failure_which_reduces_it(client: LanguageClient):
@@ -95,6 +99,9 @@ async def test_a_crash_offers_reduce_this_failure_which_reduces_it(client: Langu
     assert "error" not in reduced, reduced
     assert reduced["summary"].startswith("reduce: 5 -> 3 ops") and "tosa." in reduced["text"]
     assert reduced["text"].count(" = ") == 1   # one op of the three is enough to crash the conversion
+    # (lowered only to linalg, where the bisect found the crash), and the reduction's own files are gone
+    assert reduced["still"].startswith("still so: mlirtext opt FILE --lower-to=linalg --debug-crash")
+    assert [p.name for p in Path(reduced["path"]).parent.iterdir()] == ["f.reduced.mlir"]
 
 
 async def test_bad_requests_get_an_error(client: LanguageClient):

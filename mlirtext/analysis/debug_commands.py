@@ -4,14 +4,15 @@ lowering still crashes on (`mlirtext.reduce`, `mlirtext reduce --crash`). Both t
 event and a `report(message)` callback, as the other commands do, and answer plain dicts.
 
 The reducer forks a child per candidate; the server has threads, so the reduction runs as a process
-of its own (`python -m mlirtext reduce`), killed when the client cancels.
+of its own (`python -m mlirtext reduce`), killed when the client cancels. What they leave for the
+editor (a repro, a reduced module) lives in the server's `Scratch` (scratch.py), gone with it.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ from ..values import ValueError_, parse_input
 from .actions import function_at
 from .document import Document
 from .extraction import SourceMap, function_or_chunk
+from .scratch import Scratch
 
 #: The commands the actions run (the extension's; they call the server's mlirtext.bisect and mlirtext.reduce).
 FIND_DIVERGENCE, REDUCE_FAILURE = "mlirtext.findDivergence", "mlirtext.reduceFailure"
@@ -81,13 +83,15 @@ def _located(doc: Document, function: str):
     return f"no function named @{name} in {doc.filename}"
 
 
-def find_divergence(doc: Document, function: str, inputs=None, seed: int = 0, faults=(),
+def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scratch: Scratch,
                     cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """Bisect @function's lowering to llvm on `inputs` (iree-run-module strings, e.g. its last run's;
     else seeded random ones, as `mlirtext bisect` takes): {"function", "total", "kind" (None when
-    no pass is to blame), "pass", "position", "level", "message", "summary", "markers": [{"start":
-    [line, character], "end": [...], "op", "message"}] on the source ops to blame, "repro" (a
-    directory) and "command" (what replays the pass there)}, or {"error": message}."""
+    no pass is to blame), "pass", "position", "level", "message", "summary", "difference"
+    ({"max_abs", "max_rel", "max_ulp"} when its numbers diverged), "markers": [{"start": [line,
+    character], "end": [...], "op", "message"}] on the source ops to blame, "repro" (a directory in
+    `scratch`, which replaces the function's last one) and "command" (what replays the pass
+    there)}, or {"error": message}."""
     try:
         fault_list = parse_faults(faults)
     except FaultSpecError as e:
@@ -122,11 +126,13 @@ def find_divergence(doc: Document, function: str, inputs=None, seed: int = 0, fa
                            f"within {tolerance}"}
     summary = (f"pass {finding.position} of {result.total} of the lowering to llvm (step to {finding.level}), "
                f"'{finding.pass_spelling}', {finding.kind}")
-    repro = tempfile.mkdtemp(prefix=f"mlirtext-bisect-{name}-")
+    repro = str(scratch.fresh(("bisect", doc.uri, name), f"bisect-{name}"))
     command = replay_command(finding, tolerance, fault_list)
     write_repro(repro, finding, command)
+    d = finding.difference
     return {"function": name, "total": result.total, "kind": finding.kind, "pass": finding.pass_spelling,
             "position": finding.position, "level": finding.level, "message": finding.message,
+            "difference": None if d is None else {"max_abs": d.max_abs, "max_rel": d.max_rel, "max_ulp": d.max_ulp},
             "summary": summary, "crashed": finding.kind == CRASHED, "repro": repro,
             "command": " ".join(command),
             "markers": _markers(doc, where, finding.ops, f"{summary}: {finding.message}")}
@@ -144,10 +150,14 @@ def _markers(doc: Document, where: SourceMap, ops: list, message: str) -> list:
     return out
 
 
-def reduce_crash(doc: Document, function: str, faults=(), budget: float = REDUCE_BUDGET_S,
-                 cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
-    """`mlirtext reduce --crash` on @function alone (with what it calls): {"function", "text" (the
-    reduced module), "path", "summary"} or {"error": message}."""
+def reduce_crash(doc: Document, function: str, faults, scratch: Scratch, level: Optional[str] = None,
+                 budget: float = REDUCE_BUDGET_S, cancelled: Optional[threading.Event] = None,
+                 report: Callable = _noop) -> dict:
+    """`mlirtext reduce --crash` on @function alone (with what it calls), testing the lowering down to
+    `level` (the level of the step the bisect found crashing; default llvm): {"function", "text" (the
+    reduced module), "path" (in `scratch`, which replaces the function's last one), "summary", "still"
+    (what it still does)} or {"error": message}. The reduction's own files (its input, its candidates) are gone when it ends,
+    even when cancelled (its process killed)."""
     try:
         parse_faults(faults)
     except FaultSpecError as e:
@@ -156,25 +166,36 @@ def reduce_crash(doc: Document, function: str, faults=(), budget: float = REDUCE
     if isinstance(found, str):
         return {"error": found}
     name, module, _ = found
-    work = Path(tempfile.mkdtemp(prefix=f"mlirtext-reduce-{name}-"))
-    source, out = work / f"{name}.mlir", work / f"{name}.reduced.mlir"
+    key = ("reduce", doc.uri, name)
+    work = scratch.fresh(key, f"reduce-{name}")
+    own = work / "work"   # the reduction's TMPDIR: its candidates go there, and all of it goes after
+    own.mkdir()
+    source, out = own / f"{name}.mlir", work / f"{name}.reduced.mlir"
     source.write_text(print_module(module))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    child = subprocess.Popen([sys.executable, "-m", "mlirtext", "reduce", str(source), "--crash", *faults,
+    env["TMPDIR"] = str(own)
+    lowering = [f"--lower-to={level}"] if level else []
+    child = subprocess.Popen([sys.executable, "-m", "mlirtext", "reduce", str(source), "--crash", *lowering, *faults,
                               "--budget", str(budget), "-o", str(out)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
-    start = time.monotonic()
-    while child.poll() is None:
-        if cancelled is not None and cancelled.is_set():
-            child.kill()
-            child.communicate()
-            return {"error": "cancelled"}
-        report(f"reducing @{name}: {time.monotonic() - start:.0f} s")
-        time.sleep(0.2)
-    said, problems = child.communicate()
+    try:
+        start = time.monotonic()
+        while child.poll() is None:
+            if cancelled is not None and cancelled.is_set():
+                child.kill()
+                child.communicate()
+                scratch.remove(key)
+                return {"error": "cancelled"}
+            report(f"reducing @{name}: {time.monotonic() - start:.0f} s")
+            time.sleep(0.2)
+        said, problems = child.communicate()
+    finally:
+        shutil.rmtree(own, ignore_errors=True)
     if child.returncode != 0:
+        scratch.remove(key)
         lines = [line for line in problems.splitlines() if line.strip()]
         return {"error": lines[-1] if lines else f"mlirtext reduce stopped with status {child.returncode}"}
-    return {"function": name, "text": out.read_text(), "path": str(out),
-            "summary": said.splitlines()[0] if said else ""}
+    lines = said.splitlines()
+    return {"function": name, "text": out.read_text(), "path": str(out), "summary": lines[0] if lines else "",
+            "still": lines[1].strip() if len(lines) > 1 else ""}

@@ -35,6 +35,7 @@ from mlirtext.analysis.graph_request import graph_command as function_graph_answ
 from mlirtext.analysis.hover import hover as hover_at
 from mlirtext.analysis.open_worker import DiagnosticsWorker
 from mlirtext.analysis.positions import LineIndex
+from mlirtext.analysis.scratch import Scratch
 from mlirtext.analysis.workspace import Workspace, uri_to_path
 from mlirtext.irdl_dialects import irdl_files, registry_with
 from mlirtext.syntax.gc_pause import gc_paused
@@ -73,7 +74,9 @@ class MlirServer(LanguageServer):
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
         self.replaced = False   # a version was replaced or a document closed since the last collection
-        self.crashes: dict = {}   # (uri, function) -> the faults of the bisect that found its lowering crashing
+        # (uri, function) -> (the faults, the level of the step) of the bisect that found its lowering crashing
+        self.crashes: dict = {}
+        self.scratch = Scratch()   # the repros and reduced modules of the debugging commands
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (pygls logged the line already, where it had one): a
@@ -631,9 +634,9 @@ async def bisect_command(ls: MlirServer, *args):
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
     found = await _long_command(ls, f"Finding where @{function}'s numbers diverge", debug_commands.find_divergence,
-                                doc, function, inputs, seed or 0, faults or [])
+                                doc, function, inputs, seed or 0, faults or [], ls.scratch)
     if found.get("crashed"):
-        ls.crashes[(uri, found["function"])] = list(faults or [])
+        ls.crashes[(uri, found["function"])] = (list(faults or []), found.get("level"))
     elif "function" in found:
         ls.crashes.pop((uri, found["function"]), None)
     return found
@@ -643,15 +646,15 @@ async def bisect_command(ls: MlirServer, *args):
 @safe(lambda: {"error": "internal error (see the server log)"})
 async def reduce_command(ls: MlirServer, *args):
     """[uri, function name, faults (default: those of the bisect that found it crashing)]: the
-    smallest module the function's lowering still crashes on."""
+    smallest module the function's lowering still crashes on (lowered down to the level of the step
+    that bisect found crashing, else to llvm)."""
     uri, function, faults = (list(args) + [None] * 3)[:3]
     doc = await ls.document(uri)
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
-    if faults is None:
-        faults = ls.crashes.get((uri, (function or "").lstrip("@")), [])
+    found, level = ls.crashes.get((uri, (function or "").lstrip("@")), ([], None))
     return await _long_command(ls, f"Reducing @{function}'s crash", debug_commands.reduce_crash, doc, function,
-                               faults)
+                               found if faults is None else faults, ls.scratch, level)
 
 
 @server.command("mlirtext.graph")
@@ -762,5 +765,8 @@ def main(open_worker: bool = True) -> int:
     Document("mlirtext:warm-up", WARM_UP_TEXT, 0)
     if open_worker:
         server.open_worker.start()
-    server.start_io()
+    try:
+        server.start_io()
+    finally:
+        server.scratch.close()
     return 0
