@@ -5,6 +5,8 @@ import * as vscode from 'vscode';
 import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
 import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { definedValues, definitionLine, findFunctions } from '../functions';
+import { BisectResult } from '../debugging/results';
+import { Divergence, divergenceOf } from '../pipeline/divergence';
 import { PipelineResult, ProfileResult, TargetCodeResult } from '../pipeline/model';
 import { renderProfile } from '../pipeline/profile';
 import { ProfileLenses } from '../profileLens';
@@ -44,6 +46,10 @@ export class PipelineView implements vscode.Disposable {
   private viewReady = false;
   /** The show() whose answers the view waits for (a newer one makes older answers stale). */
   private current: symbol | undefined;
+  /** The levels shown (the view is rendered again from them when a bisect marks a pass). */
+  private pipeline: PipelineResult | undefined;
+  /** Per `uri#function`, where its last bisect found the numbers diverging, for that version of the document. */
+  private readonly divergences = new Map<string, { version: number; divergence: Divergence }>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -66,6 +72,7 @@ export class PipelineView implements vscode.Disposable {
     }
     this.document = editor.document;
     this.fnName = fn.name;
+    this.pipeline = undefined;
     const panel = this.ensurePanel();
     panel.title = `Pipeline @${fn.name}`;
     panel.webview.html = renderMessage(`@${fn.name}`, 'Lowering through every level…', this.context(panel));
@@ -119,14 +126,8 @@ export class PipelineView implements vscode.Disposable {
       panel.webview.html = renderMessage(`@${fn.name}`, pipeline?.error ?? 'The server did not answer (see its log).', this.context(panel));
       return pipeline ?? undefined;
     }
-    panel.webview.html = renderPipeline(pipeline, {
-      ...this.context(panel),
-      fn: fn.name,
-      file: path.basename(editor.document.fileName),
-      devices: this.devices,
-      profile: this.profile,
-      targets: 'pending',
-    });
+    this.pipeline = pipeline;
+    this.render(panel);
     void executeServerCommand<TargetCodeResult | null>(
       client,
       TARGET_CODE_SERVER_COMMAND,
@@ -140,6 +141,49 @@ export class PipelineView implements vscode.Disposable {
         }
       });
     return pipeline;
+  }
+
+  /**
+   * Where "Find where @f's numbers diverge" found them diverging (`result` without a `kind`: no pass
+   * to blame, the mark goes): marked on the guilty pass and its level now, when the view shows that
+   * function, or when it is opened for it (unless the document changed meanwhile).
+   */
+  markDivergence(document: vscode.TextDocument, fnName: string, result: BisectResult): void {
+    const key = `${document.uri.toString()}#${fnName}`;
+    const divergence = divergenceOf(result);
+    if (divergence) {
+      this.divergences.set(key, { version: document.version, divergence });
+    } else {
+      this.divergences.delete(key);
+    }
+    if (this.panel && this.pipeline && this.document === document && this.fnName === fnName) {
+      this.render(this.panel);
+    }
+  }
+
+  private divergence(): Divergence | undefined {
+    if (!this.document || !this.fnName) {
+      return undefined;
+    }
+    const mark = this.divergences.get(`${this.document.uri.toString()}#${this.fnName}`);
+    return mark && mark.version === this.document.version ? mark.divergence : undefined;
+  }
+
+  /** The levels into the panel with what has come so far; the rest is posted once its script is ready. */
+  private render(panel: vscode.WebviewPanel): void {
+    if (!this.pipeline || !this.document) {
+      return;
+    }
+    this.viewReady = false;
+    panel.webview.html = renderPipeline(this.pipeline, {
+      ...this.context(panel),
+      fn: this.fnName,
+      file: path.basename(this.document.fileName),
+      devices: this.devices,
+      profile: this.profile,
+      targets: this.targets ?? 'pending',
+      divergence: this.divergence(),
+    });
   }
 
   /** The target column into the shown view, once both it and the view's script are there. */

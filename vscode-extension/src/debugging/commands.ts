@@ -27,7 +27,11 @@ export class DebuggingCommands implements vscode.Disposable {
   private readonly markers = vscode.languages.createDiagnosticCollection('mlirtext bisect');
   private lastRepro: string | undefined;
 
-  constructor(private readonly server: MlirServer) {}
+  /** `onBisect`: told of each bisect's answer (the pipeline view marks the guilty pass). */
+  constructor(
+    private readonly server: MlirServer,
+    private readonly onBisect?: (document: vscode.TextDocument, fn: string, result: BisectResult) => void,
+  ) {}
 
   dispose(): void {
     this.markers.dispose();
@@ -56,6 +60,7 @@ export class DebuggingCommands implements vscode.Disposable {
       return result;
     }
     this.lastRepro = result.repro;
+    this.onBisect?.(editor.document, name, result);
     this.markers.set(editor.document.uri, (result.markers ?? []).map((m) => diagnosticOf(m, result.repro)));
     if (!result.kind) {
       void vscode.window.showInformationMessage(`mlirtext: @${name}: ${describeFinding(result)}`);

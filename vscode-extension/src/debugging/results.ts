@@ -19,6 +19,11 @@ export interface BisectResult {
   pass?: string;
   position?: number;
   total?: number;
+  /** The level the guilty pass's step lowers to. */
+  level?: string | null;
+  message?: string;
+  /** How far the results moved, when they diverged. */
+  difference?: { max_abs: number; max_rel: number; max_ulp: number } | null;
   summary?: string;
   markers?: Marker[];
   /** The repro directory: before.mlir, the inputs and results as .npy, README with the command. */

@@ -9,13 +9,15 @@
  */
 import { formatSeconds } from '../runInputs';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
+import { Divergence, divergenceMark, isGuilty } from './divergence';
 import { PassStep, StepLine } from './model';
 
 const MARKS: Record<StepLine['kind'], string> = { '': ' ', added: '+', removed: '−', changed: '~', moved: '↕', skip: '⋯' };
 
-/** The step shown first: the first pass that changed something, else the input. */
-export function firstStep(steps: PassStep[]): number {
-  return steps.find((s) => s.pass !== null && s.changed)?.index ?? 0;
+/** The step shown first: the guilty pass of a bisect, else the first pass that changed something, else the input. */
+export function firstStep(steps: PassStep[], divergence?: Divergence): number {
+  const guilty = steps.find((s) => isGuilty(divergence, s.level, s.pass));
+  return guilty?.index ?? steps.find((s) => s.pass !== null && s.changed)?.index ?? 0;
 }
 
 /** The steps listed: all, or (hiding unchanged ones) the input and the passes that changed something. */
@@ -35,13 +37,13 @@ export function changeCounts(step: PassStep): string {
   return parts.join(' ');
 }
 
-export function renderPassExplorer(steps: PassStep[] | undefined): string {
+export function renderPassExplorer(steps: PassStep[] | undefined, divergence?: Divergence): string {
   if (!steps?.length) {
     return '';
   }
-  const current = firstStep(steps);
+  const current = firstStep(steps, divergence);
   const unchanged = steps.filter((s) => s.pass !== null && !s.changed).length;
-  const items = steps.map((s) => renderListItem(s, current)).join('');
+  const items = steps.map((s) => renderListItem(s, current, divergence)).join('');
   const panes = steps.map((s, i) => renderStep(s, steps, i, current)).join('\n');
   return `<section class="pass-explorer" id="pass-explorer" data-current="${current}">
 <div class="px-bar">
@@ -59,14 +61,15 @@ export function renderPassExplorer(steps: PassStep[] | undefined): string {
 </section>`;
 }
 
-function renderListItem(step: PassStep, current: number): string {
+function renderListItem(step: PassStep, current: number, divergence?: Divergence): string {
   const name = step.pass ?? 'input';
   const state = step.pass === null ? 'input' : step.changed ? 'changed' : 'unchanged';
+  const guilty = divergence && isGuilty(divergence, step.level, step.pass);
   const hidden = state === 'unchanged' ? ' hidden' : '';
   const ops = step.pass === null ? `${step.ops_after} ops` : `${step.ops_before} → ${step.ops_after}`;
   return (
-    `<li class="px-item ${state}${step.index === current ? ' on' : ''}" data-step="${step.index}" data-changed="${step.changed ? 1 : 0}"${hidden}>` +
-    `<span class="px-n">${step.index}</span><span class="px-pass">${escapeHtml(name)}</span>` +
+    `<li class="px-item ${state}${guilty ? ' guilty' : ''}${step.index === current ? ' on' : ''}" data-step="${step.index}" data-changed="${step.changed ? 1 : 0}"${hidden}>` +
+    `<span class="px-n">${step.index}</span><span class="px-pass">${escapeHtml(name)}${guilty ? ` ${divergenceMark(divergence)}` : ''}</span>` +
     `<span class="px-lvl fam-text-${escapeHtml(step.level ?? 'other')}">${escapeHtml(step.level ?? '')}</span>` +
     `<span class="num">${step.pass === null ? '' : formatSeconds(step.seconds)}</span>` +
     `<span class="num px-ops">${ops}</span></li>`

@@ -9,6 +9,7 @@
 import { DeviceRun, DeviceRunsResult, formatDiff, speedup } from '../devices';
 import { clip, formatSeconds } from '../runInputs';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
+import { Divergence, divergenceMark, isGuilty, renderDivergence } from './divergence';
 import { renderPassExplorer } from './passes';
 import { renderProfile } from './profile';
 import {
@@ -37,6 +38,8 @@ export interface RenderContext {
   profile?: ProfileResult;
   /** The target column's content when the levels came without it: 'pending' (it comes later) or the answer. */
   targets?: TargetCodeResult | 'pending';
+  /** Where the last "Find where @f's numbers diverge" found them diverging: marked on its pass and level. */
+  divergence?: Divergence;
   /** Webview resource origin and a per-render nonce (the content security policy). */
   cspSource: string;
   nonce: string;
@@ -102,13 +105,14 @@ export function renderPipeline(result: PipelineResult, ctx: RenderContext): stri
   </div>
 </header>
 ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.error)}</div>` : ''}
+${renderDivergence(ctx.divergence)}
 <section class="panels">
-  <div class="panel" id="op-chart"><h2>Ops per dialect</h2>${renderChart(levels)}</div>
-  <div class="panel" id="pass-times"><h2>Time per pass</h2>${renderPassTimes(levels)}</div>
+  <div class="panel" id="op-chart"><h2>Ops per dialect</h2>${renderChart(levels, ctx.divergence)}</div>
+  <div class="panel" id="pass-times"><h2>Time per pass</h2>${renderPassTimes(levels, ctx.divergence)}</div>
   <div class="panel" id="device-runs"><h2>Run on each device</h2><div class="body">${renderDeviceRuns(ctx.devices)}</div></div>
   <div class="panel" id="profile"><h2>Profile</h2><div class="body">${renderProfile(ctx.profile)}</div></div>
 </section>
-${renderPassExplorer(result.steps)}
+${renderPassExplorer(result.steps, ctx.divergence)}
 <nav class="bar">
   <span class="mode">
     <button id="mode-side" class="on" data-mode="side">Side by side</button>
@@ -120,7 +124,7 @@ ${renderPassExplorer(result.steps)}
   <span class="hint">click an op: the source op it came from and what that became at every level, and its line in the editor</span>
 </nav>
 <main class="levels side" id="levels">
-${cols.map((c, i) => renderColumn(c, i)).join('\n')}
+${cols.map((c, i) => renderColumn(c, i, ctx.divergence)).join('\n')}
 ${targets ? renderTargetColumn(targets, cols.length) : ''}
 </main>
 <script nonce="${ctx.nonce}" src="${escapeHtml(ctx.scriptUri)}"></script>
@@ -132,7 +136,7 @@ function familyOfLevel(level: string): string {
   return level === 'llvm-ir' ? 'llvm' : level;
 }
 
-export function renderChart(levels: PipelineLevel[]): string {
+export function renderChart(levels: PipelineLevel[], divergence?: Divergence): string {
   if (levels.length === 0) {
     return '<p class="muted">no levels</p>';
   }
@@ -147,7 +151,8 @@ export function renderChart(levels: PipelineLevel[]): string {
             `title="${escapeHtml(`${d.dialect}: ${d.count} ops`)}">${d.count >= max / 12 ? escapeHtml(d.dialect) : ''}</span>`,
         )
         .join('');
-      return `<div class="row" data-level="${escapeHtml(level.level)}"><span class="lvl">${escapeHtml(level.level)}</span><span class="track">${segments}</span><span class="num">${total}</span></div>`;
+      const guilty = divergence?.level === level.level;
+      return `<div class="row${guilty ? ' guilty' : ''}" data-level="${escapeHtml(level.level)}"><span class="lvl">${escapeHtml(level.level)}</span><span class="track">${segments}</span><span class="num">${total}</span>${guilty ? divergenceMark(divergence) : ''}</div>`;
     })
     .join('');
   const legend = allDialects(levels)
@@ -156,19 +161,22 @@ export function renderChart(levels: PipelineLevel[]): string {
   return `<div class="chart">${rows}</div><div class="legend">${legend}</div>`;
 }
 
-export function renderPassTimes(levels: PipelineLevel[]): string {
+export function renderPassTimes(levels: PipelineLevel[], divergence?: Divergence): string {
   const passes = levels.flatMap((l) => (l.passes ?? []).map((p) => ({ level: l.level, ...p })));
   if (passes.length === 0) {
     return '<p class="muted">no passes ran (the input is already at the lowest level)</p>';
   }
   const max = Math.max(...passes.map((p) => p.seconds), 1e-9);
   return `<table class="passes">${passes
-    .map(
-      (p) =>
-        `<tr><td class="lvl">${escapeHtml(p.level)}</td><td class="pass">${escapeHtml(p.pass)}</td>` +
+    .map((p) => {
+      const guilty = divergence && isGuilty(divergence, p.level, p.pass);
+      return (
+        `<tr${guilty ? ' class="guilty"' : ''} data-level="${escapeHtml(p.level)}" data-pass="${escapeHtml(p.pass)}">` +
+        `<td class="lvl">${escapeHtml(p.level)}</td><td class="pass">${escapeHtml(p.pass)}${guilty ? ` ${divergenceMark(divergence)}` : ''}</td>` +
         `<td class="timebar"><span class="fam-${familyOfLevel(p.level)}" style="width:${((100 * p.seconds) / max).toFixed(2)}%"></span></td>` +
-        `<td class="num">${formatSeconds(p.seconds)}</td></tr>`,
-    )
+        `<td class="num">${formatSeconds(p.seconds)}</td></tr>`
+      );
+    })
     .join('')}</table>`;
 }
 
@@ -221,7 +229,7 @@ function renderDeviceRow(run: DeviceRun, reference: DeviceRun | undefined): stri
   );
 }
 
-export function renderColumn(col: Column, index: number): string {
+export function renderColumn(col: Column, index: number, divergence?: Divergence): string {
   const lines = col.text.replace(/\n$/, '').split('\n');
   const body = lines
     .map((line, n) => {
@@ -235,8 +243,9 @@ export function renderColumn(col: Column, index: number): string {
       return `<div class="ln${op ? ' op' : ''}" data-line="${n}"${attrs}>${highlightLine(line) || ' '}</div>`;
     })
     .join('');
-  return `<article class="level fam-border-${familyOfLevel(col.id)}" data-col="${index}" data-level="${escapeHtml(col.id)}"${col.source ? ' data-source="1"' : ''}>
-<h3><span class="name">${escapeHtml(col.title)}</span><span class="detail">${escapeHtml(col.detail)}</span></h3>
+  const guilty = divergence?.level === col.id;
+  return `<article class="level fam-border-${familyOfLevel(col.id)}${guilty ? ' guilty' : ''}" data-col="${index}" data-level="${escapeHtml(col.id)}"${col.source ? ' data-source="1"' : ''}>
+<h3><span class="name">${escapeHtml(col.title)}</span>${guilty ? divergenceMark(divergence) : ''}<span class="detail">${escapeHtml(col.detail)}</span></h3>
 <pre class="code">${body}</pre>
 </article>`;
 }
