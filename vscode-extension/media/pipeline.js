@@ -79,7 +79,7 @@
   function hideUnchanged(hide) {
     state.hideUnchanged = hide;
     hideBox.checked = hide;
-    items.forEach((i) => (i.hidden = hide && i.classList.contains('unchanged')));
+    items.forEach((i) => (i.hidden = hide && i.classList.contains('unchanged') && !i.classList.contains('guilty')));
     const current = items.find((i) => Number(i.dataset.step) === state.pass);
     if (current && current.hidden) {
       // the pass shown is now hidden: show the nearest listed one before it (the IR it shows)

@@ -65,7 +65,7 @@ function renderListItem(step: PassStep, current: number, divergence?: Divergence
   const name = step.pass ?? 'input';
   const state = step.pass === null ? 'input' : step.changed ? 'changed' : 'unchanged';
   const guilty = divergence && isGuilty(divergence, step.level, step.pass);
-  const hidden = state === 'unchanged' ? ' hidden' : '';
+  const hidden = state === 'unchanged' && !guilty ? ' hidden' : '';   // (the guilty pass always shows)
   const ops = step.pass === null ? `${step.ops_after} ops` : `${step.ops_before} → ${step.ops_after}`;
   return (
     `<li class="px-item ${state}${guilty ? ' guilty' : ''}${step.index === current ? ' on' : ''}" data-step="${step.index}" data-changed="${step.changed ? 1 : 0}"${hidden}>` +

@@ -386,8 +386,8 @@ export const checks = [
     },
   },
   {
-    name: 'code action finds where the numbers diverge and marks the guilty op',
-    async run({ page, settings }) {
+    name: 'code action finds where the numbers diverge and marks the guilty op, and the pipeline view its pass',
+    async run({ page, settings, out }) {
       // The relu's maximum nudged by the first canonicalize after the linalg step (README, "Finding what broke").
       await editUserSettings(page, { ...settings, 'mlirtext.debug.faults': ['--debug-miscompile=canonicalize:arith.maximumf'] });
       await runCommand(page, 'View: Close All Editors');
@@ -417,7 +417,27 @@ export const checks = [
       await page.mouse.move(5, 5);
       await editUserSettings(page, settings);
       const pass = /'canonicalize[^']*'/.exec(text)?.[0];
-      return `marker on stablehlo.maximum: ${pass} diverged`;
+      // The pipeline view, opened for the function, marks the guilty pass and its level, with the error value.
+      await openFile(page, MLP);
+      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
+      await runCommand(page, 'mlirtext: Show Pipeline');
+      const frame = await webviewFrame(page, '#divergence');
+      const marked = await frame.evaluate(() => ({
+        banner: document.getElementById('divergence').textContent,
+        rows: [...document.querySelectorAll('#pass-times tr.guilty')].map((r) => `${r.dataset.level}/${r.dataset.pass}`),
+        levels: [...document.querySelectorAll('article.level.guilty')].map((a) => a.dataset.level),
+        shown: document.querySelector('.px-item.guilty.on .px-pass')?.textContent ?? '',
+      }));
+      if (!marked.banner.includes('canonicalize') || !marked.banner.includes('max |Δ|')
+        || JSON.stringify(marked.rows) !== '["linalg/canonicalize"]' || JSON.stringify(marked.levels) !== '["linalg"]'
+        || !marked.shown.startsWith('canonicalize')) {
+        throw new Error(`the pipeline view marked: ${JSON.stringify(marked)}`);
+      }
+      await frame.evaluate(() => document.getElementById('divergence').scrollIntoView());
+      await screenshotBothThemes(page, out, 'pipeline-divergence');
+      await runCommand(page, 'View: Close All Editors');
+      return `marker on stablehlo.maximum: ${pass} diverged; the pipeline view marks ${marked.rows[0]}: ` +
+        marked.banner.slice(marked.banner.indexOf('max |Δ|')).split('@')[0].trim();
     },
   },
   ...graphChecks,

@@ -69,6 +69,10 @@ test('the pass explorer marks the guilty step and shows it first', () => {
   assert.match(html, /<li class="px-item changed guilty on" data-step="4"/);
   assert.equal((html.match(/px-item [a-z]+ guilty/g) ?? []).length, 1);
   assert.match(renderPassExplorer(steps), /data-current="1"/);
+  // A pass that changed nothing without the injected fault (the view lowers without it) still shows.
+  const unchanged = steps.map((s) => (s.index === 4 ? { ...s, changed: false } : s));
+  assert.match(renderPassExplorer(unchanged, divergenceOf(FOUND)), /<li class="px-item unchanged guilty on" data-step="4" data-changed="0">/);
+  assert.match(renderPassExplorer(unchanged), /<li class="px-item unchanged" data-step="4" data-changed="0" hidden>/);
 });
 
 test('the view has a banner with the pass and the value, and marks the level\'s column', () => {
