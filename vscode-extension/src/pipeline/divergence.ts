@@ -49,9 +49,10 @@ export function isGuilty(d: Divergence | undefined, level: string | null | undef
   return !!d && level === d.level && pass === d.pass;
 }
 
-/** The marker beside the guilty pass or level. */
-export function divergenceMark(d: Divergence): string {
-  return `<span class="guilty-mark" title="${escapeHtml(`${d.spelling}: ${d.message}`)}">✗ ${escapeHtml(d.kind)} · ${escapeHtml(d.value)}</span>`;
+/** The marker beside the guilty pass or level; `short`: the ✗ alone (the value in its tooltip). */
+export function divergenceMark(d: Divergence, short = false): string {
+  const text = short ? '✗' : `✗ ${escapeHtml(d.kind)} · ${escapeHtml(d.value)}`;
+  return `<span class="guilty-mark" title="${escapeHtml(`${d.spelling}, ${d.kind}: ${d.value}`)}">${text}</span>`;
 }
 
 /** The banner above the panels: which pass of which step, and by how much. */

@@ -152,7 +152,7 @@ export function renderChart(levels: PipelineLevel[], divergence?: Divergence): s
         )
         .join('');
       const guilty = divergence?.level === level.level;
-      return `<div class="row${guilty ? ' guilty' : ''}" data-level="${escapeHtml(level.level)}"><span class="lvl">${escapeHtml(level.level)}</span><span class="track">${segments}</span><span class="num">${total}</span>${guilty ? divergenceMark(divergence) : ''}</div>`;
+      return `<div class="row${guilty ? ' guilty' : ''}" data-level="${escapeHtml(level.level)}"><span class="lvl">${escapeHtml(level.level)}${guilty ? divergenceMark(divergence, true) : ''}</span><span class="track">${segments}</span><span class="num">${total}</span></div>`;
     })
     .join('');
   const legend = allDialects(levels)
