@@ -160,7 +160,8 @@ def _add_bisect(sub) -> None:
     summary = ("find the first pass of the lowering to llvm that changes a function's results, crashes or leaves "
                "IR that does not verify")
     bis = sub.add_parser("bisect", help=summary, description=summary + ". The interpreter runs the function "
-                         "after every pass on the same inputs. Exit status 1 when a pass is found, 0 when none.")
+                         "on the same inputs after each level of the lowering, then after each pass of the first "
+                         "level whose results moved. Exit status 1 when a pass is found, 0 when none.")
     bis.add_argument("input", help="an .mlir file (hlo, tosa, linalg or loops level)")
     bis.add_argument("--function", help="the function to follow (default: the module's only public one)")
     bis.add_argument("--input", dest="inputs", action="append", default=[], metavar="VALUE",

@@ -1,0 +1,93 @@
+"""`mlirtext bisect` on the MLP of `benchmarks/programs/mlp.mlir`, shrunk to BATCHxINxHIDDEN
+(default 8x64x64: at 64x512x512 the loops and llvm levels take minutes a run), clean and with a
+miscompile injected into the last pass (`cse` at the llvm level, on the relu's
+`llvm.intr.maximum`): the wall time, what it found and how many times the function ran (every
+`Interpreter.call` of the bisect module counted, the run before any pass left out).
+
+    PYTHONPATH=. python benchmarks/bisect_speed.py [--size 8x64x64] [--rounds 1] [--only clean|fault]
+
+To compare with another version of mlirtext (before a change), run the same script with that
+version first on PYTHONPATH: it uses only `bisect_pipeline` and the fault classes.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mlirtext.debugging.bisect as bisect_module
+from mlirtext import api
+from mlirtext.debugging.faults import FaultSpec, Miscompile
+from mlirtext.transforms.passes import load_passes
+from mlirtext.transforms.semantics_check import random_inputs
+
+MLP = Path(__file__).resolve().parent / "programs" / "mlp.mlir"
+FAULT = "cse:llvm.intr.maximum"
+
+
+def shrunk_mlp(batch: int, inputs: int, hidden: int) -> str:
+    """mlp.mlir (x: 64x512, w: 512x512) with its shapes made BATCHxINPUTS and INPUTSxHIDDEN (the
+    second layer HIDDENxHIDDEN)."""
+    text = MLP.read_text()
+    if inputs != hidden:
+        raise SystemExit("--size: the program's layers are square: INPUTS must equal HIDDEN")
+    text = re.sub(r"64x512", f"{batch}x{hidden}", text)
+    text = re.sub(r"512x512", f"{hidden}x{hidden}", text)
+    return re.sub(r"tensor<512x", f"tensor<{hidden}x", re.sub(r"tensor<512xf32>", f"tensor<{hidden}xf32>", text))
+
+
+class _Counted(bisect_module.Interpreter):
+    """Counts the runs of the function: calls from outside the interpreter (a call inside the
+    program goes through `call` too, one level deeper)."""
+
+    calls = 0
+    depth = 0
+
+    def call(self, *args, **kwargs):
+        _Counted.calls += _Counted.depth == 0
+        _Counted.depth += 1
+        try:
+            return super().call(*args, **kwargs)
+        finally:
+            _Counted.depth -= 1
+
+
+def bisect_once(text: str, fault: bool):
+    module = api.parse_and_verify(text, "mlp.mlir").module
+    fn = next(op for op in module.regions[0].blocks[0].ops if op.sym_name == "main")
+    inputs = random_inputs(fn, np.random.default_rng(0))
+    faults = [Miscompile(FaultSpec.parse(FAULT, load_passes()))] if fault else []
+    _Counted.calls = 0
+    start = time.perf_counter()
+    result = bisect_module.bisect_pipeline(module, "main", inputs, faults=faults)
+    seconds = time.perf_counter() - start
+    found = result.finding
+    said = "no pass to blame" if found is None else f"pass {found.position} of {result.total} " \
+        f"'{found.pass_spelling}' ({found.level}) {found.kind}"
+    return seconds, _Counted.calls - 1, said
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="8x64x64")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--only", choices=("clean", "fault"), action="append")
+    args = parser.parse_args()
+    batch, inputs, hidden = (int(n) for n in args.size.split("x"))
+    text = shrunk_mlp(batch, inputs, hidden)
+    bisect_module.Interpreter = _Counted   # (the module's own name for it: every run counted)
+    for case in args.only or ("clean", "fault"):
+        times = []
+        for _ in range(args.rounds):
+            seconds, runs, said = bisect_once(text, case == "fault")
+            times.append(seconds)
+        print(f"bisect MLP {args.size} {case:5s}: {statistics.median(times):7.1f} s (median of {args.rounds}), "
+              f"{runs} runs after passes; {said}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
