@@ -7,7 +7,9 @@ miscompile injected into the last pass (`cse` at the llvm level, on the relu's
     PYTHONPATH=. python benchmarks/bisect_speed.py [--size 8x64x64] [--rounds 1] [--only clean|fault]
 
 To compare with another version of mlirtext (before a change), run the same script with that
-version first on PYTHONPATH: it uses only `bisect_pipeline` and the fault classes.
+version first on PYTHONPATH: it uses only `bisect_pipeline` and the fault classes. For figures to
+compare, run each case in a process of its own (`--only clean`, `--only fault`), interleaved with
+the other version's: on the shared machine one bisect's time moved up to 3x with the load.
 """
 from __future__ import annotations
 
