@@ -86,6 +86,9 @@ async def test_a_miscompile_is_marked_on_the_guilty_op_and_the_repro_replays_it(
     # The next bisect of @f replaces its repro, in the same server directory.
     again = await execute(client, "mlirtext.bisect", URI, "f", None, 0, ["--debug-miscompile=cse:arith.addf"])
     assert Path(again["repro"]).parent == repro.parent and not repro.exists() and Path(again["repro"]).exists()
+    # A bisect that blames no pass removes the last one.
+    assert (await execute(client, "mlirtext.bisect", URI, "f"))["kind"] is None
+    assert not Path(again["repro"]).exists()
 
 
 async def test_a_crash_offers_reduce_this_failure_which_reduces_it(client: LanguageClient):

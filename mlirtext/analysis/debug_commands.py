@@ -120,13 +120,15 @@ def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scr
     except Cancelled:
         return {"error": "cancelled"}
     finding = result.finding
+    key = ("bisect", doc.uri, name)
     if finding is None:
+        scratch.remove(key)   # (its last repro: no marker links to it any more)
         return {"function": name, "total": len(result.passes), "kind": None, "markers": [],
                 "summary": f"all {len(result.passes)} passes of the lowering to llvm keep @{name}'s results "
                            f"within {tolerance}"}
     summary = (f"pass {finding.position} of {result.total} of the lowering to llvm (step to {finding.level}), "
                f"'{finding.pass_spelling}', {finding.kind}")
-    repro = str(scratch.fresh(("bisect", doc.uri, name), f"bisect-{name}"))
+    repro = str(scratch.fresh(key, f"bisect-{name}"))
     command = replay_command(finding, tolerance, fault_list)
     write_repro(repro, finding, command)
     d = finding.difference
