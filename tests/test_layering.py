@@ -47,8 +47,9 @@ LAYER_OF = {
     "mlirtext.dialects": "dialects",
     # The rest of syntax/ is the parser and printer, over the dialect set:
     "mlirtext.syntax": "syntax",  # the package: a docstring
-    "mlirtext.syntax.grammar": "syntax",  # composes the dialects' grammars, builds the LALR tables (lark)
-    "mlirtext.syntax.callbacks": "syntax",  # Lark's tree shaping compiled per rule (lark)
+    "mlirtext.syntax.grammar": "syntax",  # composes the dialects' grammars, the LALR tables and their cache
+    "mlirtext.syntax.callbacks": "syntax",  # Lark's tree shaping compiled per rule (from plain rule shapes)
+    "mlirtext.syntax.lark_tables": "syntax",  # Lark's parser made into our tables (lark; on a cache miss only)
     "mlirtext.syntax.lalr": "syntax",  # the LALR driver: runs the tables, recovers from errors
     "mlirtext.syntax.gc_pause": "syntax",  # the collector paused while the parser builds IR
     "mlirtext.syntax.core_rules": "syntax",  # core grammar callbacks: check dialect types and attributes

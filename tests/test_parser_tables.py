@@ -8,7 +8,9 @@ from lark import Tree
 from lark.parsers.lalr_analysis import Shift
 
 from mlirtext.dialects import format_grammar, grammar_names
-from mlirtext.syntax.grammar import Tables, _extract, build_lark, load_tables
+from mlirtext.syntax import callbacks
+from mlirtext.syntax.grammar import Tables, load_tables
+from mlirtext.syntax.lark_tables import build_lark, extract
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +20,7 @@ def lark():
 
 @pytest.fixture(scope="module")
 def tables(lark) -> Tables:
-    return _extract(lark)
+    return extract(lark)
 
 
 def _lark_row(lark, actions) -> dict:
@@ -101,7 +103,7 @@ def _children(rule, spliced: int):
 
 
 def _plain(value):
-    if isinstance(value, Tree):
+    if isinstance(value, (Tree, callbacks.Tree)):
         return ("tree", str(value.data), [_plain(c) for c in value.children])
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
@@ -110,7 +112,7 @@ def _plain(value):
     return value
 
 
-def test_compiled_callbacks_shape_children_as_lark_does(lark):
+def test_compiled_callbacks_shape_children_as_lark_does(lark, tables):
     from lark.parse_tree_builder import ParseTreeBuilder
 
     from mlirtext.syntax.callbacks import compile_callbacks, first_child
@@ -135,7 +137,7 @@ def test_compiled_callbacks_shape_children_as_lark_does(lark):
 
     rules = lark.rules
     theirs = ParseTreeBuilder(rules, Tree, maybe_placeholders=True).create_callback(Recorder())
-    ours = compile_callbacks(rules, fake_lookup)
+    ours = compile_callbacks(tables.rules, fake_lookup)  # from the plain shapes, as the parser does
     kept = 0
     for rule, mine in zip(rules, ours):
         for spliced in (0, 1, 2):
@@ -149,6 +151,30 @@ def test_compiled_callbacks_shape_children_as_lark_does(lark):
                 got = _plain(mine(None, children))
             assert got == want, (rule, spliced)
     assert kept  # `?op_body: arith_binary`-like rules cost no call
+
+
+def test_tables_pickle_without_lark_objects(tables):
+    """Loading cached tables must not import lark: every value in them is a builtin one."""
+    def plain(value):
+        if isinstance(value, (tuple, list)):
+            return all(plain(v) for v in value)
+        if isinstance(value, dict):
+            return all(plain(k) and plain(v) for k, v in value.items())
+        return type(value) in (str, int, bool, type(None))
+    assert plain(tables.rules) and plain(tables.symbols) and plain(tables.literals)
+    assert plain(tables.shifts) and plain(tables.reduces) and plain(tables.lookaheads)
+
+
+def test_parsing_from_cached_tables_imports_no_lark():
+    import subprocess
+    import sys
+    code = ("import sys; from mlirtext import api; "
+            "r = api.parse_and_verify('func.func @f(%a: i32) -> i32 { %b = arith.addi %a, %a : i32\\n"
+            " return %b : i32 }'); assert r.ok, r.diagnostics; api.to_text(r); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('lark', 'numpy')))")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # (builds the cache if needed)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_lexer_punctuation_fast_path_matches_the_token_pattern():

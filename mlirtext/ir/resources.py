@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from typing import Optional, Union
 
-import numpy as np
-
 from ..diagnostics import Diagnostic
 from .dense import DenseElementsAttr, DenseResourceAttr
 from .types import IntegerType, ShapedType, element_type
@@ -98,6 +96,7 @@ def blob_bytes(quoted: str) -> bytes:
 def dense_from_blob(data: bytes, type) -> DenseElementsAttr:
     """A raw-bytes dense attribute of `type` holding `data` (bools packed into bits, as `dense<"0x...">` holds them)."""
     if isinstance(element_type(type), IntegerType) and element_type(type).width == 1:
+        import numpy as np  # here, for i1 blobs only: every parse imports this module, and numpy costs 0.1 s
         data = np.packbits(np.frombuffer(data, np.uint8) != 0, bitorder="little").tobytes()
     return DenseElementsAttr(type, (), False, "0x" + data.hex().upper())
 

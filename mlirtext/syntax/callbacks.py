@@ -9,21 +9,39 @@ per rule, which calls our callback `fn(ctx, children)` directly:
 
     def reduce(ctx, c): return fn(ctx, [c[0], None, c[2]])
 
-`lark_shaping` gives, per rule, the plan Lark itself uses (its own helper
-`maybe_create_child_filter`), so what a callback receives is what Lark's
-wrappers would give it; `tests/test_parser_tables.py` checks that for every rule.
+Each rule comes as a plain `RuleShape` tuple, made once from Lark's own plan when
+the tables are built (`lark_tables.rule_shape`) and cached with them: parsing
+needs no lark (importing it costs more CPU than parsing a small file).
+`tests/test_parser_tables.py` checks, for every rule, that a callback receives what
+Lark's wrappers would give it.
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable, Optional
-
-from lark import Tree
-from lark.parse_tree_builder import (ChildFilterLALR, ChildFilterLALR_NoPlaceholders,
-                                     maybe_create_child_filter)
 
 #: lookup(name) -> fn(ctx, children), or None for rules without a callback (a Tree is built).
 Lookup = Callable[[str], Optional[Callable]]
+
+#: A rule as the callbacks need it, in plain values (stored with the tables):
+#: (callback name, origin name, size, to_include, nones_at_end, expand_single). `to_include`
+#: lists (child index, splice its children?, Nones before it), None when the children pass as
+#: they are (Lark's ChildFilterLALR plan, placeholders on); `expand_single`: a `?rule`'s
+#: value is its only child.
+RuleShape = tuple
+
+
+class Tree:
+    """The value of a rule without a callback: its name and children (as Lark's Tree; only
+    inlined `_rule`s, whose children the parent splices, and tests ever see one)."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data: str, children: list):
+        self.data = data
+        self.children = children
+
+    def __repr__(self) -> str:
+        return f"Tree({self.data!r}, {self.children!r})"
 
 
 def first_child(ctx, children):
@@ -31,35 +49,11 @@ def first_child(ctx, children):
     return children[0]
 
 
-def callback_name(rule) -> str:
-    return rule.alias or rule.options.template_source or rule.origin.name
-
-
-def lark_shaping(rule):
-    """(to_include, nones_at_end, expand_single) as Lark's tree builder does it (LALR,
-    placeholders on): to_include lists (child index, splice its children?, Nones before
-    it); None when the children are passed as they are."""
-    expand_single = bool(rule.options.expand1 and not rule.alias)
-    made = maybe_create_child_filter(rule.expansion, rule.options.keep_all_tokens, False,
-                                     rule.options.empty_indices)
-    if made is None:
-        return None, 0, expand_single
-    cls, *args = made.func, *made.args
-    if cls is ChildFilterLALR:
-        to_include, nones_at_end = args
-        return list(to_include), nones_at_end, expand_single
-    if cls is ChildFilterLALR_NoPlaceholders:
-        (pairs,) = args
-        return [(i, expand, 0) for i, expand in pairs], 0, expand_single
-    raise NotImplementedError(f"unexpected child filter {cls.__name__}")  # pragma: no cover
-
-
-def rule_body(rule, fn: Optional[Callable]):
+def rule_body(rule: RuleShape, fn: Optional[Callable]):
     """The body of `reduce(ctx, c)` for `rule` as a tuple of source lines; "keep" when the
     rule's value is its only child's (a `?rule` of one symbol, or a keyword rule: the
     driver then keeps that value); "direct" when `fn` takes the children as they are."""
-    to_include, nones_at_end, expand_single = lark_shaping(rule)
-    size = len(rule.expansion)
+    _, _, size, to_include, nones_at_end, expand_single = rule
     if size == 1 and to_include is None and (expand_single or fn is first_child):
         return "keep"
     if to_include is None:
@@ -106,8 +100,8 @@ def _filter_body(to_include, nones_at_end) -> list[str]:
     return lines
 
 
-def _tree(name, ctx, children):
-    return Tree(name, children)
+def _tree_maker(name: str):
+    return lambda ctx, children: Tree(name, children)
 
 
 class CallbackCompiler:
@@ -125,12 +119,13 @@ class CallbackCompiler:
 
     def __call__(self, index: int):
         rule = self.rules[index]
-        fn = self.lookup(callback_name(rule))
+        name = rule[0]
+        fn = self.lookup(name)
         body = rule_body(rule, fn)
         if body == "keep":
             return None
         if fn is None:
-            fn = partial(_tree, callback_name(rule))
+            fn = _tree_maker(name)
         if body == "direct":
             return fn
         factory = self.factories.get(body)

@@ -8,20 +8,14 @@ The LALR tables are cached on disk, keyed by the grammar text and Lark's version
 """
 from __future__ import annotations
 
-import os
-import re
-import tempfile
-from functools import lru_cache
-
 import hashlib
+import importlib.util
+import os
 import pickle
+import re
 import sys
 from dataclasses import dataclass
-
-from lark import Lark
-from lark import __version__ as lark_version
-from lark.lexer import PatternStr
-from lark.parsers.lalr_analysis import Shift
+from functools import lru_cache
 
 from .grammar_files import grammar_dir
 
@@ -91,11 +85,12 @@ def _cache_path(key: str) -> str:
             return os.path.join(directory, f"tables-{key}.pickle")
     except OSError:
         pass
+    import tempfile  # only where ~/.cache is not writable: importing it costs 10 ms of start-up
     return os.path.join(tempfile.gettempdir(), f"mlirtext-tables-{key}.pickle")
 
 
 #: Bump when the layout of `Tables` changes: it is part of the cache key.
-TABLES_FORMAT = 3
+TABLES_FORMAT = 4
 
 
 @dataclass
@@ -114,8 +109,8 @@ class Tables:
     reduces by rule `r` (so `per_rule[action]` indexes a per-rule list). The
     row's keys are what the state accepts (the lexer's contextual keywords).
 
-    `rules` are Lark's rules, from which `callbacks.py` makes the reductions' callbacks
-    (child filtering, `?` inlining, `[x]` placeholders, as Lark's tree builder does).
+    `rules` say, per rule, how `callbacks.py` makes the reductions' callbacks (child
+    filtering, `?` inlining, `[x]` placeholders, as Lark's tree builder does).
     """
 
     start_state: int
@@ -124,7 +119,7 @@ class Tables:
     shifts: tuple        # per state: flat (symbol id, next state, ...) for shifts and gotos
     reduces: tuple       # per state: flat (lookahead set id, rule index, ...)
     lookaheads: tuple    # lookahead set id -> tuple of symbol ids
-    rules: list
+    rules: tuple         # per rule: a `callbacks.RuleShape` (plain values: no lark to load them)
     literals: dict       # keyword / punctuation text -> terminal name
 
     def __post_init__(self):
@@ -150,7 +145,7 @@ class Tables:
 
     def rule_shapes(self) -> list[tuple[int, str]]:
         """(size, origin name) of each rule, the origin interned like the rows' keys."""
-        return [(len(r.expansion), sys.intern(str(r.origin.name))) for r in self.rules]
+        return [(size, sys.intern(origin)) for _, origin, size, *_ in self.rules]
 
     def row(self, state: int) -> dict:
         """The full action row of `state`, as Lark's table has it."""
@@ -198,44 +193,6 @@ class Rows(dict):
         return row
 
 
-def _extract(lark: Lark) -> Tables:
-    table = lark.parser.parser.parser.parse_table
-    rule_index = {rule: i for i, rule in enumerate(lark.rules)}
-    symbol_ids: dict = {}
-    lookahead_ids: dict = {}
-
-    def sid(name) -> int:
-        return symbol_ids.setdefault(str(name), len(symbol_ids))
-
-    n_states = len(table.states)
-    if sorted(table.states) != list(range(n_states)):
-        raise ValueError("LALR states are not numbered 0..n-1")
-    shifts, reduces = [], []
-    for state in range(n_states):
-        shift: list = []
-        by_rule: dict = {}
-        for symbol, (action, arg) in table.states[state].items():
-            if action is Shift:
-                shift += (sid(symbol), arg)
-            else:
-                by_rule.setdefault(rule_index[arg], []).append(sid(symbol))
-        reduce: list = []
-        for rule, symbols in by_rule.items():
-            reduce += (lookahead_ids.setdefault(tuple(sorted(symbols)), len(lookahead_ids)), rule)
-        shifts.append(tuple(shift))
-        reduces.append(tuple(reduce))
-    literals = {t.pattern.value: t.name for t in lark.terminals if isinstance(t.pattern, PatternStr)}
-    return Tables(table.start_states["start"], table.end_states["start"], tuple(symbol_ids), tuple(shifts),
-                  tuple(reduces), tuple(lookahead_ids), list(lark.rules), literals)
-
-
-def build_lark(dialects: tuple[str, ...], formats: tuple = ()) -> Lark:
-    """Lark's LALR parser for core + `dialects` + `formats` (slow: seconds; `load_tables`
-    caches the result)."""
-    return Lark(compose(list(dialects), formats), parser="lalr", lexer="basic", start="start",
-                import_paths=[str(grammar_dir())], maybe_placeholders=True)
-
-
 @lru_cache(maxsize=None)
 def load_tables(dialects: tuple[str, ...], formats: tuple = ()) -> Tables:
     """The LALR tables for core + `dialects` + the rules of declared `formats`, from the disk
@@ -245,14 +202,30 @@ def load_tables(dialects: tuple[str, ...], formats: tuple = ()) -> Tables:
     digest = hashlib.sha256(text.encode())
     for name in ("core", *dialects):
         digest.update((directory / f"{name}.lark").read_bytes())
-    return disk_cached(digest, lambda: _extract(build_lark(dialects, formats)))
+    return disk_cached(digest, lambda: _build_tables(dialects, formats))
+
+
+def _build_tables(dialects: tuple[str, ...], formats: tuple) -> Tables:
+    from . import lark_tables  # lark, only when the tables are not cached: importing it costs 0.05 s
+    return lark_tables.extract(lark_tables.build_lark(dialects, formats))
+
+
+def _lark_stamp() -> bytes:
+    """What says which Lark builds the tables: its package's `__init__.py`, which holds its
+    version (read, not imported: parsing from cached tables never imports lark)."""
+    spec = importlib.util.find_spec("lark")
+    try:
+        with open(spec.origin, "rb") as f:
+            return f.read()
+    except (AttributeError, TypeError, OSError):  # no lark: the tables can only come from the cache
+        return b""
 
 
 def disk_cached(digest, build):
     """What `build()` returns, pickled on disk under `digest` (a hashlib object, to which
     Lark's version and the tables' format are added): loaded from there when present."""
     digest = digest.copy()
-    digest.update(lark_version.encode() + f"format {TABLES_FORMAT}".encode())
+    digest.update(_lark_stamp() + f"format {TABLES_FORMAT}".encode())
     path = _cache_path(digest.hexdigest()[:16])
     try:
         with open(path, "rb") as f:
@@ -260,6 +233,7 @@ def disk_cached(digest, build):
     except (OSError, pickle.PickleError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
     built = build()
+    import tempfile  # (after a build, which took seconds)
     try:  # write then rename: a concurrent reader never sees half a file
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:
