@@ -15,13 +15,13 @@ import re
 import sys
 
 from .. import limits
-from ..importers.common import LEVELS as IMPORT_LEVELS
+from ..importers.levels import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.passes import PASS_MODULES, load_passes
-from ..transforms.semantics_check import RELATIVE_BOUND, ULP_BOUND
+from ..transforms.tolerance import RELATIVE_BOUND, ULP_BOUND
 from ..compiler.target_names import TARGETS
 from ..syntax.wrapping import DEFAULT_WIDTH
-from ..vm.devices import DEVICES
+from ..vm.device_names import DEVICES
 
 #: subcommand -> the module that runs it. Only the one asked for is imported: importing them all (the
 #: VM, llvmlite, the benchmark's tables) costs 0.04 s more CPU at start-up, a fifth of what

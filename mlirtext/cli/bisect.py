@@ -21,7 +21,8 @@ from ..vm.devices import GPU_DEVICES
 from ..vm.vm import VMError
 from .debug_switches import make_faults, never_struck, pick_function
 from .compile import compile_text
-from .io import parse_inputs, read_input, read_verified
+from .io import read_input, read_verified
+from .run_values import parse_inputs
 
 
 def main(args) -> int:

@@ -19,7 +19,8 @@ from ..debugging.faults import FAULTS
 from ..interpreter.abi import signature
 from ..transforms.semantics_check import Tolerance
 from .debug_switches import make_faults, pick_function
-from .io import parse_inputs, read_input, parse_verified, write_output
+from .io import read_input, parse_verified, write_output
+from .run_values import parse_inputs
 # The commands the tests run: imported here, so that the children the reducer forks start with them
 # loaded (importing them costs a child 1-2 s; see debugging/interesting.py).
 from . import opt, run  # noqa: F401

@@ -26,8 +26,8 @@ from ..vm.signing import SignatureError, load_public_keys
 from ..vm.vm import LoadedModule, VMError
 from .compile import compile_text
 from .debug_switches import make_faults, never_struck
-from .io import (decode_text, parse_inputs, parse_verified, print_outputs, public_functions, read_bytes,
-                 write_output)
+from .io import decode_text, parse_verified, public_functions, read_bytes, write_output
+from .run_values import parse_inputs, print_outputs
 
 #: A module file is a zip archive.
 MODULE_FILE_MAGIC = b"PK\x03\x04"

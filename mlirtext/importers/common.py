@@ -15,8 +15,6 @@ from ..diagnostics import has_errors
 from ..syntax.parser import ParseResult
 from ..ir.arrays import UnsupportedType, dtype_of
 
-#: The levels an import can stop at (each front end's own pipeline gets there).
-LEVELS = ("stablehlo", "tosa", "linalg")
 
 
 class ImportFailed(Exception):

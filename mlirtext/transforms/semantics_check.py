@@ -21,9 +21,8 @@ from ..interpreter.abi import ABI_ATTR
 from ..verifier import verify
 from .pass_manager import Instrumentation
 from .passes import Pass, PassFailure
+from .tolerance import Tolerance
 
-ULP_BOUND = 8
-RELATIVE_BOUND = 1e-6
 #: Extent used for dynamic dimensions of generated inputs.
 DYNAMIC_EXTENT = 4
 
@@ -42,17 +41,6 @@ class Difference:
         verdict = "ok" if self.ok else "CHANGED"
         return (f"check-semantics: {self.pass_name}: @{self.function}: "
                 f"max |diff| {self.max_abs:.3g}, {self.max_ulp} ulp: {verdict}")
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How far a float result may move: within `ulp` units in the last place, or within
-    `relative` of the largest magnitude in that result."""
-    ulp: int = ULP_BOUND
-    relative: float = RELATIVE_BOUND
-
-    def __str__(self) -> str:
-        return f"{self.ulp} ulp or {self.relative:g} relative"
 
 
 class CheckSemantics(Instrumentation):

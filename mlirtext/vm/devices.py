@@ -20,12 +20,9 @@ import numpy as np
 
 from ..interpreter import Interpreter, InterpreterError
 from ..ir.core import Operation
+from .device_names import DEVICES, GPU_DEVICES
 from .modfile import ModuleFileError
 
-DEVICES = ("local-task", "local-sync", "reference", "vulkan", "opencl", "cuda")
-#: GPU devices (their own modules: vulkan_device.py, opencl_device.py, cuda_device.py) and the
-#: target each runs.
-GPU_DEVICES = {"vulkan": "vulkan-spirv", "opencl": "opencl-spirv", "cuda": "cuda"}
 
 SCALAR_CTYPES = {
     "i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
