@@ -98,6 +98,26 @@ def test_dialect_checks_are_fields_of_the_dialect():
     assert d.message == "illegal quantized dimension: -1"
 
 
+def test_dialect_types_are_made_by_the_registrys_dialects():
+    """A dialect's type classes come from its `type_parser`, asked for through the parser's
+    registry: where the registry has no llvm dialect, `!llvm.array<4xi32>` stays verbatim text."""
+    from mlirtext.dialects.llvm_types import LLVMArrayType
+
+    text = "func.func private @f(!llvm.array<4xi32>, tensor<2x!quant.uniform<i8:f32, 1.0>>)\n"
+    with_llvm = parse_and_verify(text, "in.mlir")
+    fn = with_llvm.module.regions[0].blocks[0].ops[0]
+    array, quantized = fn.attributes["function_type"].type.inputs
+    assert isinstance(array, LLVMArrayType) and array.text == "llvm.array<4 x i32>"
+    assert quantized.element.text == "quant.uniform<i8:f32, 1.000000e+00>"  # quant's spelling
+    assert builtin_registry().type_parser("llvm.ptr") is not None
+    without = Registry(builtin=[ns for ns in BUILTIN_MODULES if ns not in ("llvm", "quant")])
+    assert without.type_parser("llvm.ptr") is None
+    fn = parse_and_verify(text, "in.mlir", registry=without).module.regions[0].blocks[0].ops[0]
+    array, quantized = fn.attributes["function_type"].type.inputs
+    assert type(array).__name__ == "DialectType" and array.text == "llvm.array<4xi32>"
+    assert quantized.element.text == "quant.uniform<i8:f32, 1.0>"
+
+
 def test_the_pass_manifest_names_every_pass_where_it_is_defined():
     ours = {name: cls for name, cls in load_passes().items() if cls.__module__.startswith("mlirtext.")}
     assert set(PASS_MODULES) == set(ours)  # (tests may register passes of their own)

@@ -108,6 +108,9 @@ class Dialect:
     #: A check of the dialect's type text that needs the parser (a user dialect's parameter
     #: constraints): fn(text after '!') -> None or (message, offset), run once the parse is done.
     type_check_after_parse: Optional[Callable] = None
+    #: The dialect's own type classes: fn(text after '!') -> a Type, or None to keep the text
+    #: verbatim (a `DialectType`). The parser asks for it through its registry.
+    type_parser: Optional[Callable] = None
     #: Check of a ranked tensor's encoding of this dialect (MLIR's VerifiableTensorEncoding):
     #: fn(shape, encoding attribute) -> None or a message.
     encoding_check: Optional[Callable] = None

@@ -30,7 +30,7 @@ from .common import (add_arg_res_attrs, create, dense_i32_array, merge_attrs, op
                      symbol_name)
 from .registry import builtin_registry
 
-dialect = Dialect("llvm", grammar="llvm", type_check=LT.check_text)
+dialect = Dialect("llvm", grammar="llvm", type_check=LT.check_text, type_parser=LT.parse_llvm_type)
 
 I32, I64 = T.i32, T.i64
 DYNAMIC_INDEX = -2147483648  # rawConstantIndices marker for an SSA index

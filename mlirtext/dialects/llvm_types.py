@@ -7,8 +7,8 @@ its structure (element types, sizes, address space). Two spellings of one type
 (`!llvm.array<4xi32>`, `!llvm.array<4 x i32>`) become one value. Text this
 module cannot read (`!llvm.vec<...>`, removed upstream) stays verbatim.
 
-Registered with `ir.types.DIALECT_TYPE_PARSERS`, so every `!llvm...` the
-parser reads, anywhere, comes through `parse_llvm_type`.
+The llvm dialect's `type_parser` is `parse_llvm_type`, so every `!llvm...` that
+a parser with the llvm dialect in its registry reads comes through it.
 """
 from __future__ import annotations
 
@@ -357,5 +357,3 @@ def llvm_type(text: str) -> T.Type:
         raise ValueError(f"not an llvm type: !{text}")
     return t
 
-
-T.DIALECT_TYPE_PARSERS["llvm"] = parse_llvm_type

@@ -8,4 +8,4 @@ from __future__ import annotations
 from . import quant_types
 from .base import Dialect
 
-dialect = Dialect("quant", type_check=quant_types.check_text)
+dialect = Dialect("quant", type_check=quant_types.check_text, type_parser=quant_types.parse_type)

@@ -118,7 +118,9 @@ def uniform(t) -> Optional[Uniform]:
                    int(m.group("axis")) if per_axis else None, scales, tuple(int(p.group("zp") or 0) for p in pairs))
 
 
-def _parse(text: str):
+def parse_type(text: str):
+    """The quant dialect's type parser: `quant.uniform<...>` in the spelling MLIR prints (None:
+    already so, or not a uniform type)."""
     canonical = canonical_uniform(text)
     return T.DialectType(canonical) if canonical is not None and canonical != text else None
 
@@ -152,5 +154,3 @@ def check_text(text: str) -> Optional[tuple]:
                     len("quant.") + m.start("params"))
     return None
 
-
-T.DIALECT_TYPE_PARSERS.setdefault("quant", _parse)

@@ -119,6 +119,11 @@ class Registry:
         dialect = self.dialect(namespace_of(text))
         return dialect.type_check if dialect is not None else None
 
+    def type_parser(self, text: str) -> Optional[Callable]:
+        """fn(text) -> Type or None: the type parser of dialect type text `d.t<...>`'s dialect, or None."""
+        dialect = self.dialect(namespace_of(text))
+        return dialect.type_parser if dialect is not None else None
+
     def attr_check_after_parse(self, text: str) -> Optional[Callable]:
         """The check of dialect attribute text `#d.x<...>` that runs once the parse is done, or None."""
         dialect = self.dialect(namespace_of(text))

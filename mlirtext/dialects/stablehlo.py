@@ -16,7 +16,7 @@ from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.literals import number_value, string_value
-from . import hlo_attrs, hlo_verify, quant_types  # noqa: F401  (quant_types: canonical !quant.uniform spelling)
+from . import hlo_attrs, hlo_verify
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name
 

@@ -23,7 +23,6 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, 
                              TypeAttr, unit)
 from ..syntax.literals import string_value
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
-from . import quant_types  # noqa: F401  (canonical !quant.uniform spelling)
 from .common import create
 
 dialect = Dialect("tosa", grammar="tosa")

@@ -6,7 +6,7 @@ are `DialectType`s: kept verbatim and printed back unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 #: A dynamic dimension (`?`) in a shape.
 DYNAMIC = None
@@ -224,19 +224,9 @@ class DialectType(Type):
         return self.text[i + 1:-1] if i != -1 and self.text.endswith(">") else ""
 
 
-#: Dialects whose types have structure: dialect name -> fn(text after '!') -> Type or None
-#: (None: keep the text verbatim). The llvm dialect registers itself here.
-DIALECT_TYPE_PARSERS: dict = {}
-
-
-def make_dialect_type(text: str) -> Type:
-    """`!text` as a Type: its dialect's own class where one is registered, else verbatim."""
-    end = len(text)
-    for stop in ".<":
-        i = text.find(stop)
-        if i != -1:
-            end = min(end, i)
-    parse = DIALECT_TYPE_PARSERS.get(text[:end])
+def make_dialect_type(text: str, parse: Optional[Callable[[str], Optional[Type]]] = None) -> Type:
+    """`!text` as a Type: what `parse` (the type parser of the text's dialect, which the parser
+    asks its registry for: `Registry.type_parser`) makes of it, else the text verbatim."""
     if parse is not None:
         t = parse(text)
         if t is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 
 from ..dialects.base import Dialect
-from ..dialects.registry import namespace_of
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr,
                              LocationAttr, OpaqueAttr, StringAttr, TypeAttr, false,
@@ -320,7 +319,7 @@ def _named_type(ctx, children):
 
 def _checked_dialect_type(ctx, tok):
     """`!d.t<...>` as a type, after its dialect's parse-time check (its `type_check`; asking for
-    it loads the dialect, and with it any type class the dialect gives `ir.types`)."""
+    it loads the dialect), made by the dialect's `type_parser` where it has one."""
     text = tok.value[1:]
     check = ctx.registry.type_check(text)
     problem = check(text) if check is not None else None
@@ -331,7 +330,7 @@ def _checked_dialect_type(ctx, tok):
     later = ctx.registry.type_check_after_parse(text)
     if later is not None:
         ctx.checks_after_parse.setdefault("!" + text, (later, text, tok.start + 1))
-    return T.make_dialect_type(text)
+    return T.make_dialect_type(text, ctx.registry.type_parser(text))
 
 
 @rule("dialect_type")
@@ -472,8 +471,7 @@ def _dense_self_typed_attr(ctx, children):
     def element(e):
         if not e.startswith("!"):
             return T.scalar_type_from_name(e)
-        ctx.registry.dialect(namespace_of(e))  # loaded: the type classes it gives `ir.types` are there
-        return T.make_dialect_type(e[1:])
+        return T.make_dialect_type(e[1:], ctx.registry.type_parser(e[1:]))
     t = self_typed_dense_type(text, element)
     if t is None:
         raise ctx.fail("expected ':' and the literal's type after the dense literal", children[0])
