@@ -23,7 +23,7 @@ from mlirtext.debugging.bisect import DIVERGED, bisect_pipeline
 from mlirtext.debugging.faults import FLOAT_NUDGE, Crash, FaultSpec, FaultSpecError, Miscompile
 from mlirtext.interpreter import Interpreter
 from mlirtext.transforms.pass_manager import PassManager
-from mlirtext.transforms.passes import load_passes
+from mlirtext.transforms.passes import builtin_passes
 from mlirtext.transforms.pipeline import parse_pipeline
 from mlirtext.transforms.semantics_check import Tolerance, random_inputs
 
@@ -126,7 +126,7 @@ def test_the_miscompile_nudges_exactly_one_op_of_a_plain_function():
     result = api.parse_and_verify("func.func @h(%a: f32, %b: f32) -> f32 {\n"
                                   "  %0 = arith.mulf %a, %b : f32\n  %1 = arith.mulf %0, %a : f32\n"
                                   "  return %1 : f32\n}\n", "h.mlir")
-    fault = Miscompile(FaultSpec.parse("cse:arith.mulf", load_passes()))
+    fault = Miscompile(FaultSpec.parse("cse:arith.mulf", builtin_passes()))
     assert PassManager(parse_pipeline("cse"), instrumentations=[fault]).run(result.module) == []
     got = Interpreter(result.module).call("h", [np.float32(2.0), np.float32(3.0)])[0]
     assert got == np.float32((6.0 + FLOAT_NUDGE) * 2.0)   # the first mulf only, every use of it
@@ -135,7 +135,7 @@ def test_the_miscompile_nudges_exactly_one_op_of_a_plain_function():
 def test_a_crash_names_the_op_the_pass_was_on():
     result = api.parse_and_verify("func.func @h(%a: i32) -> i32 {\n  %0 = arith.addi %a, %a : i32\n"
                                   "  return %0 : i32\n}\n", "h.mlir")
-    fault = Crash(FaultSpec.parse("cse:arith.addi", load_passes()))
+    fault = Crash(FaultSpec.parse("cse:arith.addi", builtin_passes()))
     [problem] = PassManager(parse_pipeline("cse"), instrumentations=[fault]).run(result.module)
     assert problem.message.startswith("internal error in pass 'cse'") and problem.span.line_col == (2, 3)
 
@@ -145,7 +145,7 @@ def test_library_finding_carries_the_numbers(program):
     inputs = [np.arange(4, dtype=np.float32), np.ones(4, np.float32)]
     told = []
     found = bisect_pipeline(result.module, "f", inputs,
-                            faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", load_passes()))],
+                            faults=[Miscompile(FaultSpec.parse("canonicalize:arith.subf", builtin_passes()))],
                             progress=lambda *seen: told.append(seen))
     # the whole step to linalg is lowered before the function runs; it stops at that step's end
     assert told == [(1, 10, "convert-tosa-to-linalg"), (2, 10, "canonicalize"), (3, 10, "cse"),
@@ -193,7 +193,7 @@ def test_a_clean_bisect_of_the_perceptron_runs_it_once_per_level():
 @pytest.mark.parametrize("text", ["canonicalize", "nosuchpass:arith.addf", ":arith.addf", "cse:addf"])
 def test_a_bad_fault_is_refused(text):
     with pytest.raises(FaultSpecError):
-        FaultSpec.parse(text, load_passes())
+        FaultSpec.parse(text, builtin_passes())
 
 
 def test_bad_requests_get_one_line(program, capsys):

@@ -16,7 +16,7 @@ from mlirtext.dialects.base import Dialect, VerifyError
 from mlirtext.dialects.registry import BUILTIN_MODULES, Registry, builtin_registry, namespace_of
 from mlirtext.cli import main
 from mlirtext.syntax.parser import builtin_grammar
-from mlirtext.transforms.passes import PASS_MODULES, load_passes
+from mlirtext.transforms.passes import PASS_MODULES, Pass, PassRegistry, builtin_passes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,10 +119,51 @@ def test_dialect_types_are_made_by_the_registrys_dialects():
 
 
 def test_the_pass_manifest_names_every_pass_where_it_is_defined():
-    ours = {name: cls for name, cls in load_passes().items() if cls.__module__.startswith("mlirtext.")}
+    ours = {name: cls for name, cls in builtin_passes().all().items() if cls.__module__.startswith("mlirtext.")}
     assert set(PASS_MODULES) == set(ours)  # (tests may register passes of their own)
     for name, cls in ours.items():
-        assert cls.__module__ == f"mlirtext.transforms.{PASS_MODULES[name]}"
+        assert cls.name == name and cls.__module__ == f"mlirtext.transforms.{PASS_MODULES[name]}"
+    import importlib
+    import inspect
+    defined = {cls.name for module in set(PASS_MODULES.values())
+               for _, cls in inspect.getmembers(importlib.import_module(f"mlirtext.transforms.{module}"), inspect.isclass)
+               if issubclass(cls, Pass) and cls.name and cls.__module__ == f"mlirtext.transforms.{module}"}
+    assert defined <= set(PASS_MODULES)  # every pass those modules define has a name in the manifest
+
+
+def test_a_pipeline_is_read_against_the_pass_registry_passed_in():
+    """Passes are found through the registry passed in (the built-in one by default), and only
+    the modules of the passes a pipeline names are imported."""
+    import dataclasses
+
+    from mlirtext.transforms.pipeline import PipelineError, parse_pipeline
+
+    @dataclasses.dataclass(frozen=True)
+    class Shout(Pass):
+        name = "shout"
+        summary = "A test pass."
+        loud: bool = False
+
+        def run(self, op) -> None:
+            pass
+
+    mine = PassRegistry(passes=[Shout])
+    [item] = parse_pipeline("shout{loud=true}", mine)
+    assert item == Shout(loud=True) and "cse" in mine and mine.get("cse").__name__ == "CSE"
+    with pytest.raises(PipelineError):
+        parse_pipeline("shout")  # not a built-in pass
+    alone = PassRegistry(builtin=False)
+    assert alone.register(Shout) is Shout
+    assert alone.names() == ["shout"] and alone.get("cse") is None
+    block = ("import sys\n"
+             "from mlirtext.transforms.pipeline import parse_pipeline\n"
+             "parse_pipeline('builtin.module(func.func(cse))')\n"
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('mlirtext.transforms.'))))\n")
+    run = subprocess.run([sys.executable, "-c", block], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stdout.split())
+    assert "mlirtext.transforms.cse" in loaded and "mlirtext.transforms.canonicalize" not in loaded
 
 
 def test_pass_flags_still_run_in_order_and_show_in_help(tmp_path, capsys):

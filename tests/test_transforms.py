@@ -11,7 +11,7 @@ from mlirtext.api import parse_and_verify, to_text
 from mlirtext.cli import main
 from mlirtext.interpreter import Interpreter
 from mlirtext.transforms.pass_manager import PassManager
-from mlirtext.transforms.passes import Pass, register
+from mlirtext.transforms.passes import Pass, builtin_passes
 from mlirtext.transforms.pipeline import PipelineError, parse_pipeline
 
 from .oracle import generic_forms
@@ -242,7 +242,7 @@ def test_opt_bad_pipeline_is_a_clear_error(arith_file, capsys):
 
 
 # ---- --check-semantics ------------------------------------------------------------------------
-@register
+@builtin_passes().register  # (the command line reads pipelines against the built-in registry)
 @dataclass(frozen=True)
 class BreakAddf(Pass):
     """A wrong rewrite (addf -> subf) that --check-semantics must catch."""

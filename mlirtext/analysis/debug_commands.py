@@ -26,7 +26,7 @@ from ..debugging.repro import replay_command, write_repro
 from ..interpreter.abi import signature
 from ..syntax.printer import print_module
 from ..transforms.lowering_service import Cancelled
-from ..transforms.passes import load_passes
+from ..transforms.passes import builtin_passes
 from ..transforms.semantics_check import Tolerance, random_inputs
 from ..values import ValueError_, parse_input
 from .actions import function_at
@@ -66,7 +66,7 @@ def parse_faults(flags) -> list:
         switch, _, text = flag.partition("=")
         if switch not in FAULTS:
             raise FaultSpecError(f"'{flag}' is not one of {', '.join(s + '=PASS:OP' for s in FAULTS)}")
-        faults.append(FAULTS[switch](FaultSpec.parse(text, load_passes())))
+        faults.append(FAULTS[switch](FaultSpec.parse(text, builtin_passes())))
     return faults
 
 

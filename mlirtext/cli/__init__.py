@@ -17,7 +17,7 @@ import sys
 from .. import limits
 from ..importers.levels import LEVELS as IMPORT_LEVELS
 from ..transforms.conversions.levels import LEVELS
-from ..transforms.passes import PASS_MODULES, load_passes
+from ..transforms.passes import builtin_passes
 from ..transforms.tolerance import RELATIVE_BOUND, ULP_BOUND
 from ..compiler.target_names import TARGETS
 from ..syntax.wrapping import DEFAULT_WIDTH
@@ -102,7 +102,7 @@ def _add_opt(sub, pass_flags: bool) -> None:
     group = opt.add_argument_group("passes (run in the order given)")
     group.add_argument("--pass-pipeline", dest="pipeline", action="append", default=[], metavar="PIPELINE",
                        help="a pipeline in MLIR's syntax: 'builtin.module(func.func(canonicalize,cse))'")
-    for name, cls in sorted(load_passes().items() if pass_flags else ()):
+    for name, cls in sorted(builtin_passes().all().items() if pass_flags else ()):
         group.add_argument(f"--{name}", dest="pipeline", action="append_const", const=name,
                            help=f"{cls.summary} (options: --{name}='key=value ...')" if
                            dataclasses.fields(cls) else cls.summary)
@@ -583,7 +583,7 @@ def _pass_flags_as_pipelines(argv: list[str]) -> list[str]:
     out = []
     for arg in argv:
         name, eq, options = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
-        if name in PASS_MODULES and (eq or is_opt):
+        if name in builtin_passes() and (eq or is_opt):
             arg = f"--pass-pipeline={name}{{{options}}}" if eq else f"--pass-pipeline={name}"
         out.append(arg)
     return out

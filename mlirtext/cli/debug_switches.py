@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..diagnostics import Diagnostic, report
 from ..debugging.faults import FAULTS, FaultSpec, FaultSpecError
-from ..transforms.passes import load_passes
+from ..transforms.passes import builtin_passes
 from .io import public_functions, runnable
 
 
@@ -13,7 +13,7 @@ def make_faults(args):
     for switch, cls in FAULTS.items():
         for text in getattr(args, switch[2:].replace("-", "_")) or []:
             try:
-                faults.append(cls(FaultSpec.parse(text, load_passes())))
+                faults.append(cls(FaultSpec.parse(text, builtin_passes())))
             except FaultSpecError as e:
                 report([Diagnostic("error", f"{switch}: {e}")])
                 return None

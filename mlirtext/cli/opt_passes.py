@@ -17,7 +17,7 @@ from ..debugging.faults import Fault
 from ..transforms.conversions.levels import UnregisteredOp
 from ..transforms.lowering_service import lower_to as lower
 from ..transforms.pass_manager import PassManager, PrintIR, Timing
-from ..transforms.passes import load_passes
+from ..transforms.passes import builtin_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..transforms.semantics_check import CheckSemantics
 from ..transforms.tolerance import Tolerance
@@ -27,7 +27,7 @@ from .run_values import parse_inputs
 
 def list_passes() -> str:
     lines = ["Passes:"]
-    for name, cls in sorted(load_passes().items()):
+    for name, cls in sorted(builtin_passes().all().items()):
         lines.append(f"  --{name:<24} {cls.summary}")
     return "\n".join(lines) + "\n"
 

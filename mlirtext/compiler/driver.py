@@ -34,7 +34,7 @@ from ..targets.workgroups import distribute, plan
 from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
 from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
-from ..transforms.passes import load_passes
+from ..transforms.passes import builtin_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
@@ -121,7 +121,7 @@ def _run(module: Operation, pipeline: str, stage: str, instrumentations: Sequenc
 
 
 def _kernel_pipeline() -> str:
-    approx = "math-polynomial-approximation" in load_passes()
+    approx = "math-polynomial-approximation" in builtin_passes()
     return ",".join(p for p in KERNEL_PIPELINE if p != "@approx" or approx).replace("@approx", 
                                                                                       "math-polynomial-approximation")
 

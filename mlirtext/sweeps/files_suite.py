@@ -53,8 +53,8 @@ def faults(options) -> list:
     """The faults `mlirtext sweep --debug-miscompile PASS:OP` (and the other --debug-* switches) ask the
     compiler to suffer: a sweep with an expected-status file then shows which tests catch them."""
     from ..debugging.faults import FAULTS, FaultSpec
-    from ..transforms.passes import load_passes
-    return [FAULTS[switch](FaultSpec.parse(spec, load_passes())) for switch, spec in options.extra.get("faults", ())]
+    from ..transforms.passes import builtin_passes
+    return [FAULTS[switch](FaultSpec.parse(spec, builtin_passes())) for switch, spec in options.extra.get("faults", ())]
 
 
 def _source(path: str) -> str:

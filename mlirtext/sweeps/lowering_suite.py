@@ -145,8 +145,8 @@ def result_names(test: str, options) -> list[str]:
 
 def warm(options) -> None:
     from ..api import parse_and_verify
-    from ..transforms.passes import load_passes
-    load_passes()
+    from ..transforms.passes import builtin_passes
+    builtin_passes().all()
     parse_and_verify("func.func @main() { return }", "warm.mlir")
 
 

@@ -5,11 +5,10 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation
 from .driver import GreedyDriver
-from .passes import Pass, register
+from .passes import Pass
 from .patterns import canonicalization_patterns
 
 
-@register
 @dataclass(frozen=True)
 class Canonicalizer(Pass):
     name = "canonicalize"
@@ -21,7 +20,6 @@ class Canonicalizer(Pass):
         GreedyDriver(canonicalization_patterns()).run(op, max_rewrites=limit)
 
 
-@register
 @dataclass(frozen=True)
 class RefineStaticShapes(Pass):
     """The shape part of canonicalize alone: compiling a test program with its constants

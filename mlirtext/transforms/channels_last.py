@@ -30,7 +30,7 @@ from ..ir.core import Operation
 from ..ir.dense import DenseElementsAttr
 from .constants import constant_value
 from .driver import GreedyDriver
-from .passes import Pass, register
+from .passes import Pass
 from .rewriter import PatternRewriter, RewritePattern
 
 CHANNELS_LAST = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
@@ -197,7 +197,6 @@ class SinkTranspose(RewritePattern):
         return rw.create(before, broadcast.name, [source], [t], attrs).result
 
 
-@register
 @dataclass(frozen=True)
 class ConvertConvToChannelsLast(Pass):
     name = "convert-conv-to-channels-last"

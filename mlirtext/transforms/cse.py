@@ -10,11 +10,10 @@ from ..dialects import lookup
 from ..dialects.base import ISOLATED
 from ..ir.core import Operation, Region
 from .driver import is_pure
-from .passes import Pass, register
+from .passes import Pass
 from .rewriter import PatternRewriter
 
 
-@register
 @dataclass(frozen=True)
 class CSE(Pass):
     name = "cse"

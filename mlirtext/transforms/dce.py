@@ -5,10 +5,9 @@ from dataclasses import dataclass
 
 from ..ir.core import Operation
 from .driver import is_trivially_dead
-from .passes import Pass, register
+from .passes import Pass
 
 
-@register
 @dataclass(frozen=True)
 class DCE(Pass):
     name = "dce"

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..ir import types as T
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region, Value
-from .passes import Pass, register
+from .passes import Pass
 
 #: Ops the host program runs itself: views of a buffer, and the function's end.
 HOST_VIEWS = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "tensor.cast"})
@@ -353,7 +353,6 @@ def form_dispatches(module: Operation) -> list[Operation]:
     return formed
 
 
-@register
 @dataclass(frozen=True)
 class FormDispatchRegions(Pass):
     name = "form-dispatch-regions"

@@ -23,7 +23,7 @@ from ..ir.attributes import ArrayAttr, DenseArrayAttr
 from ..ir.dense import DenseElementsAttr
 from ..ir.core import Block, Operation, Region
 from .driver import GreedyDriver
-from .passes import Pass, register
+from .passes import Pass
 from .rewriter import RewritePattern
 
 
@@ -170,7 +170,6 @@ def fuse(consumer: Operation, index: int, producer: Operation) -> Operation:
     return fused
 
 
-@register
 @dataclass(frozen=True)
 class LinalgElementwiseFusion(Pass):
     name = "linalg-fuse-elementwise-ops"

@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.core import Operation
-from .passes import Pass, register
+from .passes import Pass
 from .symbol_dce import erase_unused_private_symbols
 
 #: Rounds of inlining: calls that inlining itself brings in are inlined up to this depth.
 MAX_ROUNDS = 16
 
 
-@register
 @dataclass(frozen=True)
 class Inliner(Pass):
     name = "inline"

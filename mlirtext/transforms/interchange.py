@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ..ir import types as T
 from ..ir.core import Operation
-from .passes import Pass, register
+from .passes import Pass
 
 
 def _permutation(op: Operation):
@@ -88,7 +88,6 @@ def interchange(op: Operation) -> bool:
     return True
 
 
-@register
 @dataclass(frozen=True)
 class InterchangeForVectors(Pass):
     name = "linalg-interchange-for-vectors"

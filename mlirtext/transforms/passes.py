@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import ClassVar, Optional
+from functools import lru_cache
+from typing import ClassVar, Iterable, Optional
 
 from ..ir.core import Operation
-
-PASSES: dict[str, type["Pass"]] = {}
 
 
 class PassFailure(Exception):
@@ -77,13 +76,8 @@ def _text(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def register(cls: type[Pass]) -> type[Pass]:
-    PASSES[cls.name] = cls
-    return cls
-
-
-#: pass name -> the module of `mlirtext.transforms` that defines (and registers) it: the command line
-#: knows the names without importing the passes (and the dialects they use) until one is asked for.
+#: pass name -> the module of `mlirtext.transforms` that defines it: a `PassRegistry` knows the names
+#: without importing the passes (and the dialects they use) until one is asked for.
 PASS_MODULES = {
     "canonicalize": "canonicalize", "refine-static-shapes": "canonicalize", "cse": "cse", "dce": "dce",
     "symbol-dce": "symbol_dce", "inline": "inline", "form-dispatch-regions": "dispatch",
@@ -95,8 +89,42 @@ PASS_MODULES = {
 }
 
 
-def load_passes() -> dict[str, type[Pass]]:
-    """Every registered pass (importing the modules that define them)."""
-    for module in dict.fromkeys(PASS_MODULES.values()):
-        importlib.import_module(f"{__package__}.{module}")
-    return PASSES
+class PassRegistry:
+    """Passes by name (MLIR's PassRegistry), which pipelines are read against: a built-in pass's
+    module (`PASS_MODULES`) is imported the first time that pass is asked for; further passes
+    are registered whole (`PassRegistry(passes=[MyPass])`)."""
+
+    def __init__(self, passes: Iterable[type[Pass]] = (), builtin: bool = True):
+        self._modules = dict(PASS_MODULES) if builtin else {}
+        self._passes: dict[str, type[Pass]] = {cls.name: cls for cls in passes}
+
+    def register(self, cls: type[Pass]) -> type[Pass]:
+        """Add pass `cls` (under `cls.name`); returns it, so that it can decorate the class."""
+        self._passes[cls.name] = cls
+        return cls
+
+    def get(self, name: str) -> Optional[type[Pass]]:
+        """The pass class spelt `name` in pipelines, its module imported now if need be; None if unknown."""
+        cls = self._passes.get(name)
+        if cls is None and name in self._modules:
+            module = importlib.import_module(f"{__package__}.{self._modules[name]}")
+            cls = next(v for v in vars(module).values()
+                       if isinstance(v, type) and issubclass(v, Pass) and v.name == name)
+            self._passes.setdefault(name, cls)
+        return cls
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._passes or name in self._modules
+
+    def names(self) -> list[str]:
+        return sorted(set(self._passes) | set(self._modules))
+
+    def all(self) -> dict[str, type[Pass]]:
+        """Every pass by name (each built-in pass's module imported)."""
+        return {name: self.get(name) for name in self.names()}
+
+
+@lru_cache(maxsize=None)
+def builtin_passes() -> PassRegistry:
+    """The built-in passes: the registry of callers that pass none."""
+    return PassRegistry()

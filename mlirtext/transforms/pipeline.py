@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Optional, Union
 
-from .passes import Pass, load_passes
+from .passes import Pass, PassRegistry, builtin_passes
 
 
 class PipelineError(ValueError):
@@ -40,8 +40,10 @@ class Nest:
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 
 
-def parse_pipeline(text: str) -> list[Union[Pass, Nest]]:
-    parser = _Parser(text)
+def parse_pipeline(text: str, passes: Optional[PassRegistry] = None) -> list[Union[Pass, Nest]]:
+    """The pipeline `text` spells, its pass names read against `passes` (the built-in ones when None):
+    only the passes it names are imported."""
+    parser = _Parser(text, passes or builtin_passes())
     items = parser.items()
     parser.skip()
     if parser.pos != len(text):
@@ -50,9 +52,9 @@ def parse_pipeline(text: str) -> list[Union[Pass, Nest]]:
 
 
 class _Parser:
-    def __init__(self, text: str):
+    def __init__(self, text: str, passes: PassRegistry):
         self.text, self.pos = text, 0
-        self.passes = load_passes()
+        self.passes = passes
 
     def skip(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():

@@ -66,7 +66,7 @@ from ..ir.attributes import FloatAttr, IntegerAttr
 from ..ir.core import Operation, Value
 from ..ir.dense import DenseElementsAttr
 from .constants import constant_value
-from .passes import Pass, register
+from .passes import Pass
 
 #: The largest error, in units in the last place of the f32 result, that each expansion is held to.
 ULP_BOUNDS = {"math.exp": 2, "math.exp2": 2, "math.log": 2, "math.log2": 3, "math.log10": 3, "math.log1p": 3,
@@ -464,7 +464,6 @@ def _pow_by_products(op: Operation) -> bool:
     return _use_instead(op, powers[-1])
 
 
-@register
 @dataclass(frozen=True)
 class PolynomialApproximation(Pass):
     """With `gpu` (for targets without a math library): also `expand_for_gpu`'s ops."""

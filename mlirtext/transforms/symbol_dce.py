@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from ..ir.attributes import StringAttr
 from ..ir.core import Operation
 from ..ir.symbols import symbol_refs
-from .passes import Pass, register
+from .passes import Pass
 
 
-@register
 @dataclass(frozen=True)
 class SymbolDCE(Pass):
     name = "symbol-dce"

@@ -18,7 +18,7 @@ from ...ir.arrays import dtype_of
 from ...ir.attributes import FloatAttr, IntegerAttr
 from ...ir.core import Operation
 from ..conversion import ConversionTarget, apply_conversion
-from ..passes import Pass, register
+from ..passes import Pass
 from ..rewriter import RewritePattern
 from .build import all_static, empty, hlo_names, i32_array, short_name, tensor_of, tosa_const, tosa_enum, tosa_shape
 
@@ -511,7 +511,6 @@ TARGET = ConversionTarget("tosa", legal_dialects=frozenset({"tosa", "func", "bui
                                                             "tensor", "linalg", "check", "util", "scf"}))
 
 
-@register
 @dataclass(frozen=True)
 class ConvertHloToTosa(Pass):
     name = "convert-hlo-to-tosa"

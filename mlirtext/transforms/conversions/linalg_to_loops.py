@@ -18,7 +18,7 @@ from ...ir import types as T
 from ...ir.attributes import IntegerAttr
 from ...ir.core import Block, Operation, Region, Value
 from ..conversion import ConversionTarget, check_legal
-from ..passes import Pass, PassFailure, register
+from ..passes import Pass, PassFailure
 from .bufferize import bufferize_module, is_structured
 
 
@@ -214,7 +214,6 @@ TARGET = ConversionTarget("loops", legal_dialects=frozenset({"scf", "memref", "a
                                                              "builtin", "cf", "check", "util"}))
 
 
-@register
 @dataclass(frozen=True)
 class ConvertLinalgToLoops(Pass):
     name = "convert-linalg-to-loops"

@@ -27,7 +27,7 @@ from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr,
     TypeAttr, UnitAttr
 from ...ir.core import Block, Operation, Region, Value
 from ...ir.dense import DenseElementsAttr
-from ..passes import Pass, PassFailure, register
+from ..passes import Pass, PassFailure
 from .bufferize import strides_of
 from .narrow_floats import NarrowFloats, bits_of, involves, is_narrow, storage
 
@@ -610,7 +610,6 @@ class ModuleLowering:
             LT.llvm_type(f"llvm.func<{ret} ({args})>"))}, span=fn.span)
 
 
-@register
 @dataclass(frozen=True)
 class ConvertLoopsToLLVM(Pass):
     name = "convert-loops-to-llvm"

@@ -23,7 +23,7 @@ from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Operation
 from ...ir.dense import DenseElementsAttr
-from ..passes import Pass, PassFailure, register
+from ..passes import Pass, PassFailure
 from ..rewriter import RewritePattern
 
 #: mhlo-only ops with a chlo equivalent of the same operands, results and semantics.
@@ -95,7 +95,6 @@ def mhlo_to_stablehlo(module: Operation) -> list:
     return problems
 
 
-@register
 @dataclass(frozen=True)
 class LegalizeHloToStablehlo(Pass):
     name = "hlo-legalize-to-stablehlo"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ...ir import types as T
 from ...ir.attributes import IntegerAttr, TypeAttr
 from ...ir.core import Operation
-from ..passes import Pass, PassFailure, register
+from ..passes import Pass, PassFailure
 
 OUT_PARAMS_ATTR = "mlirtext.out_params"
 
@@ -71,7 +71,6 @@ def to_out_params(fn: Operation) -> None:
     fn.attributes[OUT_PARAMS_ATTR] = IntegerAttr(len(outs), T.i64)
 
 
-@register
 @dataclass(frozen=True)
 class ResultsToOutParams(Pass):
     name = "results-to-out-params"

@@ -17,7 +17,7 @@ from ...ir.attributes import ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ...ir.core import Block, Operation, Region
 from ..constants import constant_value
 from ..conversion import ConversionTarget, apply_conversion
-from ..passes import Pass, register
+from ..passes import Pass
 from ..rewriter import RewritePattern
 from .build import all_static, common_cast, dims_text, scalar_const, tensor_of
 
@@ -460,7 +460,6 @@ TARGET = ConversionTarget("linalg", legal_dialects=frozenset({"linalg", "tensor"
                                                               "builtin", "check", "util", "scf"}))
 
 
-@register
 @dataclass(frozen=True)
 class ConvertTosaToLinalg(Pass):
     name = "convert-tosa-to-linalg"
