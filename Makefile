@@ -106,6 +106,7 @@ hostile: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet xdsl
 	$(BIN)/python benchmarks/parse_speed.py
+	$(BIN)/python benchmarks/opt_process.py
 
 # The VS Code extension (vscode-extension/): unit tests with Node's test runner, and the
 # packaged .vsix tested end to end in a real VS Code (code-server + Chromium, set up
