@@ -15,7 +15,7 @@ from mlirtext.cli import main
 from mlirtext.interpreter import Interpreter
 from mlirtext.interpreter.check import (bytes_equal, hlo_almost_equal, iree_almost_equal,
                                         ulp_difference)
-from mlirtext.interpreter.registry import IMPLS
+from mlirtext.interpreter import builtin_semantics
 
 from . import corpus
 
@@ -178,12 +178,12 @@ def test_runs_as_a_program(tmp_path):
 
 
 def test_time_limit_stops_a_function():
-    IMPLS["test.sleep"] = lambda interp, op, args: time.sleep(3) or []
+    builtin_semantics().impls["test.sleep"] = lambda interp, op, args: time.sleep(3) or []
     try:
         report = check_text('func.func @slow() {\n  "test.sleep"() : () -> ()\n  return\n}\n', "t", False,
                             time_limit=0.2)
     finally:
-        del IMPLS["test.sleep"]
+        del builtin_semantics().impls["test.sleep"]
     (r,) = report.results
     assert r.status == "error" and r.reason.startswith("time limit") and r.seconds < 2
 
@@ -191,11 +191,11 @@ def test_time_limit_stops_a_function():
 def test_internal_errors_are_reported_not_raised():
     def broken(interp, op, args):
         raise KeyError("oops")
-    IMPLS["test.broken"] = broken
+    builtin_semantics().impls["test.broken"] = broken
     try:
         report = check_text('func.func @f() {\n  "test.broken"() : () -> ()\n  return\n}\n', "t", False)
     finally:
-        del IMPLS["test.broken"]
+        del builtin_semantics().impls["test.broken"]
     assert report.results[0].status == "error" and "internal error: KeyError" in report.results[0].reason
 
 
@@ -345,12 +345,12 @@ def test_serialized_eq_compares_with_the_probe():
 
 
 def test_a_value_in_the_wrong_runtime_form_fails_the_check():
-    IMPLS["test.wrong_dtype"] = lambda interp, op, args: [np.zeros(2, np.float64)]
+    builtin_semantics().impls["test.wrong_dtype"] = lambda interp, op, args: [np.zeros(2, np.float64)]
     try:
         failures = _failures('  %0 = "test.wrong_dtype"() : () -> tensor<2xf32>\n'
                              '  check.expect_almost_eq_const(%0, dense<0.0> : tensor<2xf32>) : tensor<2xf32>')
     finally:
-        del IMPLS["test.wrong_dtype"]
+        del builtin_semantics().impls["test.wrong_dtype"]
     assert len(failures) == 1 and "float64" in failures[0].message and "tensor<2xf32>" in failures[0].message
 
 

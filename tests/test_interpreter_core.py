@@ -108,3 +108,20 @@ def test_unsigned_ops_on_narrow_integers_use_the_low_bits(name, width):
     for (i, j), value in np.ndenumerate(got):
         want = _UNSIGNED_NARROW[name](int(i), int(j), width)
         assert want is None or int(value) & (n - 1) == want, (name, i, j, int(value))
+
+
+def test_an_interpreter_runs_ops_with_the_semantics_it_is_given():
+    """Semantics are passed in (the built-in ones by default): extending a copy leaves the
+    built-in semantics, and so every other interpreter, as they were."""
+    from mlirtext.interpreter import builtin_semantics
+
+    src = ('func.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {\n'
+           '  %y = "test.twice"(%x) : (tensor<3xf32>) -> tensor<3xf32>\n'
+           '  return %y : tensor<3xf32>\n}\n')
+    module = parse_and_verify(src).module
+    x = np.array([1, 2, 3], np.float32)
+    mine = builtin_semantics().extended({"test.twice": lambda interp, op, args: [args[0] * 2]})
+    np.testing.assert_array_equal(Interpreter(module, mine).call("f", [x])[0], x * 2)
+    assert "test.twice" not in builtin_semantics().impls and "arith.addf" in mine.impls
+    with pytest.raises(InterpreterError, match="'test.twice' has no semantics"):
+        Interpreter(module).call("f", [x])

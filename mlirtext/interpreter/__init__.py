@@ -4,6 +4,7 @@
 semantics live in their own module (`arith.py`, `math.py`, ...), registered by
 op name with `@impl`, like xDSL's interpreter functions.
 """
-from .machine import Interpreter, InterpreterError
+from .machine import Interpreter, InterpreterError, builtin_semantics
+from .registry import Semantics
 
-__all__ = ["Interpreter", "InterpreterError"]
+__all__ = ["Interpreter", "InterpreterError", "Semantics", "builtin_semantics"]

@@ -42,7 +42,7 @@ from ..ir.arrays import attr_to_array, dtype_of, shape_of
 from ..ir.attributes import FloatAttr, IntegerAttr, StringAttr
 from ..ir.source import Span
 from .machine import InterpreterError
-from .registry import CUSTOM_CALLS, custom_call, impl
+from .registry import custom_call, impl, semantics_of
 
 #: StableHLO's default `tolerance` (CheckOps.td / Element.h: 0.0001).
 HLO_TOLERANCE = 1e-4
@@ -468,7 +468,7 @@ def call_target(op) -> str:
 @impl("stablehlo.custom_call", "mhlo.custom_call")
 def _custom_call(interp, op, args):
     target = call_target(op)
-    semantics = CUSTOM_CALLS.get(target)
+    semantics = semantics_of(interp).custom_calls.get(target)
     if semantics is None:
         raise InterpreterError(f"'{op.name}' with call target '@{target}' has no semantics in the interpreter")
     return semantics(interp, op, args)

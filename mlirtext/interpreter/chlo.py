@@ -16,7 +16,7 @@ import numpy as np
 from ..dialects.hlo_attrs import int_list, struct_fields
 from .hlo_common import bool_attr, fit, int_attr, ints, np_dtype
 from .machine import InterpreterError
-from .registry import IMPLS, impl
+from .registry import impl, semantics_of
 from ..ir.arrays import attr_to_array
 
 try:  # scipy is optional: without it the special functions report that they need it
@@ -51,7 +51,7 @@ def _broadcast_operands(op, args):
 
 def _broadcasting(target: str):
     def run(interp, op, args):
-        fn = IMPLS.get(target)
+        fn = semantics_of(interp).impls.get(target)
         if fn is None:
             raise InterpreterError(f"'{op.name}' needs the semantics of '{target}'")
         return fn(interp, op, _broadcast_operands(op, args))

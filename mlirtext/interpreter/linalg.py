@@ -36,7 +36,7 @@ from ..ir import types as T
 from ..ir.arrays import dtype_of, unsigned_view
 from ..ir.attributes import ArrayAttr, DenseArrayAttr
 from .machine import InterpreterError, Return, Scope
-from .registry import IMPLS, impl
+from .registry import impl, semantics_of
 
 
 class NotVectorizable(InterpreterError):
@@ -579,7 +579,7 @@ def _reduce_vectorised(interp, op, block, gin, gout, sizes, red, keep, iotas):
                 reduced = COMBINERS[comb.name](xv, axes)
             init = acc_args[j]
             pair = [init, reduced] if acc_first else [reduced, init]
-            finals[j] = IMPLS[comb.name](interp, comb, pair)[0]
+            finals[j] = semantics_of(interp).impls[comb.name](interp, comb, pair)[0]
     if any(p[0] == "select" for p in plan):
         # Pass 2: accumulators of the combine outputs as their running value before each
         # reduction iteration (exclusive scan in iteration order), then the select outputs.

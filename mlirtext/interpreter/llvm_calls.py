@@ -13,7 +13,7 @@ from ..ir.attributes import DenseArrayAttr, SymbolRefAttr
 from .llvm import int_width, memory_of
 from .llvm_memory import Pointer
 from .machine import Branch, InterpreterError, Return
-from .registry import IMPLS, impl
+from .registry import impl
 
 
 # ---- functions ----------------------------------------------------------------------------------
@@ -207,10 +207,9 @@ def _invoke(interp, op, args):
     return Branch(op.successors[0], normal)
 
 
-if "builtin.unrealized_conversion_cast" not in IMPLS:
-    @impl("builtin.unrealized_conversion_cast")
-    def _unrealized_cast(interp, op, args):
-        if len(args) != len(op.results):
-            raise InterpreterError("'builtin.unrealized_conversion_cast' changes the number of values: "
-                                   "it has no meaning to run")
-        return list(args)
+@impl("builtin.unrealized_conversion_cast")
+def _unrealized_cast(interp, op, args):
+    if len(args) != len(op.results):
+        raise InterpreterError("'builtin.unrealized_conversion_cast' changes the number of values: "
+                               "it has no meaning to run")
+    return list(args)

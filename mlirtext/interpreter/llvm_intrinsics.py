@@ -12,7 +12,7 @@ from . import math as M
 from ..ir.arrays import dtype_of, signed_view, unsigned_view
 from .llvm_memory import Pointer
 from .machine import InterpreterError
-from .registry import impl
+from .registry import impl, semantics_of
 
 
 def _mem(interp):
@@ -351,11 +351,10 @@ def _memset(interp, op, args):
 @impl("llvm.call_intrinsic")
 def _call_intrinsic(interp, op, args):
     """`llvm.call_intrinsic "llvm.smax.i32"(...)`: the matching llvm.intr.* op, type suffixes dropped."""
-    from .registry import IMPLS
     name = op.attributes["intrinsic"].value
     parts = name.split(".")
     while len(parts) > 1:
-        fn = IMPLS.get("llvm.intr." + ".".join(parts[1:]))
+        fn = semantics_of(interp).impls.get("llvm.intr." + ".".join(parts[1:]))
         if fn is not None and "llvm.intr." + ".".join(parts[1:]) != "llvm.intr.call_intrinsic":
             sizes = op.attributes.get("op_bundle_sizes")
             n = len(args) - (sum(sizes.values) if sizes is not None else 0)

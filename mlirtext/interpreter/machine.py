@@ -13,10 +13,19 @@ from ..ir.attributes import StringAttr
 from ..ir.core import Block, Operation, Region
 from ..ir.source import Span
 from ..limits import MemoryLimitError
-from .registry import IMPLS
+from .registry import BUILTIN, Semantics
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).
 SEMANTICS = ("arith", "func", "math", "tensor", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_unary", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "interpreter_ops", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
+
+@functools.cache
+def builtin_semantics() -> Semantics:
+    """The built-in semantics, every module of `SEMANTICS` imported (each registers its ops on
+    import), once: folding asks for them for every op it evaluates."""
+    for module_name in SEMANTICS:
+        importlib.import_module(f"{__package__}.{module_name}")
+    return BUILTIN
+
 
 #: Bound on blocks executed per call: a runaway loop becomes an error, not a hang.
 MAX_STEPS = 50_000_000
@@ -64,8 +73,9 @@ class Interpreter:
     #: The scope of the region being run (the parent of the next region run).
     scope = None
 
-    def __init__(self, module: Operation):
-        self.load_semantics()
+    def __init__(self, module: Operation, semantics: Optional[Semantics] = None):
+        """`semantics`: what ops run with (the built-in semantics when None)."""
+        self.semantics = semantics if semantics is not None else builtin_semantics()
         self.module = module
         self.functions: dict[str, Operation] = {}
         for op in module.walk():
@@ -77,14 +87,6 @@ class Interpreter:
         self.sized: dict[int, Region] = {}
         #: Failed `check.*` assertions (check.py appends `CheckFailure`s; the function goes on).
         self.failures: list = []
-
-    @staticmethod
-    @functools.cache
-    def load_semantics() -> None:
-        """Import every semantics module (each registers its ops on import), once: folding
-        calls this for every op it evaluates."""
-        for module_name in SEMANTICS:
-            importlib.import_module(f"{__package__}.{module_name}")
 
     # -- entry points ---------------------------------------------------------------
     def function(self, name: str) -> Operation:
@@ -176,7 +178,7 @@ class Interpreter:
             return []  # a block without terminator (graph regions): nothing flows out
 
     def run_op(self, op: Operation, env: dict):
-        semantics = IMPLS.get(op.name)
+        semantics = self.semantics.impls.get(op.name)
         if semantics is None:
             raise InterpreterError(f"'{op.name}' has no semantics in the interpreter", op.name_span or op.span)
         try:

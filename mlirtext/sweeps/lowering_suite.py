@@ -70,7 +70,6 @@ def private(op) -> bool:
 def run_checks(module, name: str, checks: list) -> str:
     """'' when the lowered function's results pass the checks, else why not."""
     from ..interpreter import Interpreter, InterpreterError
-    from ..interpreter.registry import IMPLS
     try:
         interp = Interpreter(module)
         outputs = interp.call(name, [])
@@ -84,7 +83,7 @@ def run_checks(module, name: str, checks: list) -> str:
         args = outputs[position:position + len(op.operands)]
         position += len(op.operands)
         try:
-            IMPLS[op.name](interp, op, args)
+            interp.semantics.impls[op.name](interp, op, args)
         except Exception as e:  # noqa: BLE001
             return f"check: {type(e).__name__}: {e}"
     return f"wrong result: {interp.failures[0]}" if interp.failures else ""

@@ -83,7 +83,6 @@ def native_outcome(outcome, root: str, approx: bool = False) -> str:
     `root`: the corpus the outcome's file is in."""
     from ..api import parse_and_verify
     from ..interpreter import Interpreter
-    from ..interpreter.registry import IMPLS
     text = outcome.texts.get("llvm")
     if text is None:
         return "does not reach llvm"
@@ -112,7 +111,7 @@ def native_outcome(outcome, root: str, approx: bool = False) -> str:
         args = native[position:position + len(op.operands)]
         position += len(op.operands)
         try:
-            IMPLS[op.name](interp, op, args)
+            interp.semantics.impls[op.name](interp, op, args)
         except Exception as e:  # noqa: BLE001
             return f"check: {type(e).__name__}: {e}"
     return f"check failed: {interp.failures[0]}" if interp.failures else ""

@@ -132,10 +132,8 @@ def _foldable_type(t: T.Type) -> bool:
 def evaluate(op: Operation, constants: list) -> Optional[list]:
     """Constant-fold a pure op by running its semantics on its constant operands,
     when the result is small enough to be worth keeping as a constant."""
-    from ..interpreter import Interpreter
-    from ..interpreter.registry import IMPLS
-    Interpreter.load_semantics()
-    semantics = IMPLS.get(op.name)
+    from ..interpreter import builtin_semantics
+    semantics = builtin_semantics().impls.get(op.name)
     if semantics is None:
         return None
     for result in op.results:
