@@ -71,8 +71,9 @@ def kept_until_exit():
     collection should walk it. Collecting is paused while it is built, and what was built is then
     moved out of the collector's generations (gc.freeze); what the command makes afterwards is
     collected as usual. Each walk of a 20,000-op module costs 0.1 s of CPU, and the young
-    collections after a parse walked it about eight times. (What a pass erases of the frozen IR is
-    not collected: at most the input's size, for a process that ends soon.)"""
+    collections after a parse walked it about eight times, and the collection at exit once more.
+    (What a pass erases of the frozen IR is not collected: at most the input's size, for a process
+    that ends soon. `cli.main` called in-process hands it back to the collector when it returns.)"""
     collecting = gc.isenabled()
     gc.disable()
     try:
