@@ -85,7 +85,7 @@ def _cache_path(key: str) -> str:
             return os.path.join(directory, f"tables-{key}.pickle")
     except OSError:
         pass
-    import tempfile  # only where ~/.cache is not writable: importing it costs 10 ms of start-up
+    import tempfile  # only where ~/.cache is not writable: importing it costs 5 ms of start-up
     return os.path.join(tempfile.gettempdir(), f"mlirtext-tables-{key}.pickle")
 
 
