@@ -24,7 +24,7 @@ import numpy as np
 import mlirtext.debugging.bisect as bisect_module
 from mlirtext import api
 from mlirtext.debugging.faults import FaultSpec, Miscompile
-from mlirtext.transforms.passes import load_passes
+from mlirtext.transforms.passes import PASS_MODULES  # (the pass names, in the code before and after PassRegistry)
 from mlirtext.transforms.semantics_check import random_inputs
 
 MLP = Path(__file__).resolve().parent / "programs" / "mlp.mlir"
@@ -62,7 +62,7 @@ def bisect_once(text: str, fault: bool):
     module = api.parse_and_verify(text, "mlp.mlir").module
     fn = next(op for op in module.regions[0].blocks[0].ops if op.sym_name == "main")
     inputs = random_inputs(fn, np.random.default_rng(0))
-    faults = [Miscompile(FaultSpec.parse(FAULT, load_passes()))] if fault else []
+    faults = [Miscompile(FaultSpec.parse(FAULT, PASS_MODULES))] if fault else []
     _Counted.calls = 0
     start = time.perf_counter()
     result = bisect_module.bisect_pipeline(module, "main", inputs, faults=faults)

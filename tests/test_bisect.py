@@ -170,7 +170,7 @@ def _changed_passes(text: str) -> list:
 ])
 def test_bisect_runs_the_function_per_level_then_per_pass_of_one_level(fault, position, runs):
     result = api.parse_and_verify(PROGRAM, "p.mlir")
-    faults = [Miscompile(FaultSpec.parse(fault, load_passes()))] if fault else []
+    faults = [Miscompile(FaultSpec.parse(fault, builtin_passes()))] if fault else []
     found = bisect_pipeline(result.module, "f", [np.arange(4, dtype=np.float32), np.ones(4, np.float32)],
                             faults=faults)
     assert (found.finding.position if found.finding else None) == position
