@@ -42,6 +42,7 @@ from .host_folding import fold_host_dispatches
 from .host_program import CompileError, build_host_program, type_record
 from .pads import fuse_pads
 from .planner import plan_memory
+from .prepack import prepack_constant_weights
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
 from .ukernels import kernel_ir, plan_kernel
@@ -198,6 +199,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_transposed_operands(module)
         fuse_pads(module)
         fuse_epilogues(module)
+        prepack_constant_weights(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
     constant_ops: dict = {}

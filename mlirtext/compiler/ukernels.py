@@ -49,7 +49,9 @@ from ..transforms.conversions.linalg_to_loops import structured
 from . import vector_ir as V
 from .conv_patterns import match_conv, zero_fill
 from .epilogues import Epilogue, trailing_epilogue
+from .gemv import GROUP, gemv_ir, gemv_workgroups
 from .grouped_conv import GroupedConvPlan, grouped_conv_ir, plan_grouped_conv
+from .packed_weights import packed_argument
 
 TILE_N = 16
 #: Row tiles, largest first: 6 rows x 16 columns is twelve 8-float accumulators (of 16 AVX registers).
@@ -61,6 +63,7 @@ MERGED_ROWS = 48
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
 KC = 256
 DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
+GEMV_DESCRIPTION = f"micro-kernel: GEMV f32 (one row of A), {GROUP} 16-column panels of B per workgroup"
 
 
 @dataclass
@@ -87,6 +90,7 @@ class MatmulPlan:
     b_batch: Optional[int] = None       # floats between batches of B (None: K * N)
     kind: str = "matmul"
     b_transposed: bool = False          # the kernel input is B^T (N x K): B[k, n] is input[n, k]
+    b_packed: bool = False              # the kernel input is B packed at compile time (P x K x 16 per batch)
     #: Taps as (row, column) pairs, `tap_columns` per row and `a_column` floats apart in A (a filter
     #: with dilated columns: each tap is one filter pixel, K = IC); 1: each tap is a whole filter row.
     tap_columns: int = 1
@@ -117,6 +121,11 @@ class MatmulPlan:
         return self.N % TILE_N != 0
 
     @property
+    def gemv(self) -> bool:
+        """One row of A and B not transposed: the GEMV kernel (gemv.py) runs it."""
+        return self.M == 1 and self.kind == "matmul" and not self.b_transposed
+
+    @property
     def panels_per_workgroup(self) -> int:
         """1, or every panel of a batch when the last panel is narrower and there are several
         batches (the workgroups then write whole batches: equal blocks of the output)."""
@@ -125,18 +134,25 @@ class MatmulPlan:
     @property
     def workgroups(self) -> tuple[int, int]:
         """(count, output elements each writes, the last one's fewer): M rows of a panel each, or of
-        every panel of a batch (`panels_per_workgroup`)."""
+        every panel of a batch (`panels_per_workgroup`); the GEMV kernel's groups of panels."""
+        if self.gemv:
+            return gemv_workgroups(self)
         if self.panels_per_workgroup > 1:
             return self.batch, self.M * self.N
         return self.batch * self.panels, min(self.M * TILE_N, self.M * self.N)
 
     @property
     def description(self) -> str:
+        if self.gemv:
+            return GEMV_DESCRIPTION + (", B packed at compile time" if self.b_packed else "") + \
+                (f", last panel {self.N % TILE_N} columns (masked)" if self.edge else "") + \
+                (f", {self.epilogue.description} epilogue" if self.epilogue else "")
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += f", {self.row_tiles[0]}x16 register tiles"
         what += ", B transposed while packed" if self.b_transposed else ""
+        what += ", B packed at compile time" if self.b_packed else ""
         what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
 
@@ -157,7 +173,10 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     """How kernel `fn` (linalg on tensors) runs as the micro-kernel, or None when it cannot."""
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
-    transpose = ops[0] if ops and ops[0].name == "linalg.transpose" else None
+    args = list(body.arguments)
+    packed = packed_argument(ops, args)   # B packed at compile time (packed_weights.py): read in place
+    ops = ops[packed[2]:] if packed else ops
+    transpose = ops[0] if not packed and ops and ops[0].name == "linalg.transpose" else None
     ops = ops[1:] if transpose else ops
     if len(ops) < 2 or not zero_fill(ops[0]) or ops[1].name not in ("linalg.matmul", "linalg.batch_matmul"):
         return None
@@ -165,7 +184,10 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     ins, outs = segments(mm)
     if outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1:
         return None
-    args = list(body.arguments)
+    if packed:
+        if ins[1] is not packed[1]:
+            return None
+        ins = [ins[0], packed[0]]
     if transpose is not None:   # B^T, an argument, transposed only for the matmul: read in place
         if not _swaps_last_two(transpose, ins[1], args):
             return None
@@ -186,6 +208,8 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
         return None
     shape_c = outs[0].type.shape
     batch, M, N = (shape_c if batched else (1, *shape_c))
+    if packed and list(packed[0].type.shape[:-3]) != ([batch] if batched else []):
+        return None
     K = ins[0].type.shape[-1]
     if K < 1 or M < 1 or (transpose is not None and (K % 8 or N % TILE_N)):
         return None
@@ -193,7 +217,8 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     if epilogue is False:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
-    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue, b_transposed=transpose is not None)
+    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue, b_transposed=transpose is not None,
+                      b_packed=packed is not None)
 
 
 def _swaps_last_two(transpose: Operation, b, args: list) -> bool:
@@ -213,7 +238,9 @@ def plan_kernel(fn: Operation) -> Optional[MatmulPlan | GroupedConvPlan]:
 
 def kernel_ir(name: str, plan: MatmulPlan | GroupedConvPlan) -> str:
     """The LLVM IR definition of `plan`'s kernel."""
-    return grouped_conv_ir(name, plan) if isinstance(plan, GroupedConvPlan) else matmul_ir(name, plan)
+    if isinstance(plan, GroupedConvPlan):
+        return grouped_conv_ir(name, plan)
+    return gemv_ir(name, plan) if plan.gemv else matmul_ir(name, plan)
 
 
 def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
@@ -247,9 +274,10 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     panels, kc = plan.panels, min(K, KC)
     # (several row tiles reuse each panel; read in place, a narrower last panel is read under the masks)
     tiles, W = plan.row_tiles, plan.vec
-    packed = M > tiles[0] or plan.b_transposed
+    # (a constant B packed at compile time is read where it lies: never copied)
+    packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
-    b_batch = K * N if plan.b_batch is None else plan.b_batch
+    b_batch = panels * K * TILE_N if plan.b_packed else K * N if plan.b_batch is None else plan.b_batch
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
     out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     if packed:
@@ -266,7 +294,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
             f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
-            f"  %b.base0 = mul i64 %bat, {b_batch}", f"  %b.col = mul i64 %n, {K if plan.b_transposed else 1}",
+            f"  %b.base0 = mul i64 %bat, {b_batch}", f"  %b.col = mul i64 %n, {K if plan.b_transposed or plan.b_packed else 1}",
             "  %b.base1 = add i64 %b.base0, %b.col",
             f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
     masks = [f"%cm{j}" for j in range(TILE_N // W)] if plan.edge else [None] * (TILE_N // W)
@@ -295,11 +323,12 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
                                      if plan.b_transposed else
                                      _pack_panel(f"%in{plan.b_arg}", N, f"m{tiles[0]}.head", masks, W))
         entry, stride = "pk", TILE_N
-    else:   # B in place: the block starts at row k0 of the panel
-        out += [f"  %bk = mul i64 %k0, {N}", "  %bk.base = add i64 %b.base, %bk",
+    else:   # B in place (packed or not): the block starts at row k0 of the panel
+        stride = TILE_N if plan.b_packed else N
+        out += [f"  %bk = mul i64 %k0, {stride}", "  %bk.base = add i64 %b.base, %bk",
                 f"  %panel = getelementptr inbounds float, ptr %in{plan.b_arg}, i64 %bk.base",
                 f"  br label %m{tiles[0]}.head"]
-        entry, stride = "k0.body", N
+        entry = "k0.body"
     for index, rows in enumerate(tiles):   # a big row tile while it fits, then smaller ones
         after = f"m{tiles[index + 1]}.pre" if index + 1 < len(tiles) else "m.done"
         start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{tiles[index - 1]}, %m{rows}.pre ]"
@@ -371,6 +400,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     W = plan.vec
     p, J, N, K, vec = f"m{R}", TILE_N // W, plan.N, plan.K, f"<{W} x float>"
     panel, align = ("%pack", 32) if packed else ("%panel", 4)
+    whole = packed or plan.b_packed   # (packed panels hold zeros past N: read without masks)
     L = [] if first_tile else [f"{p}.pre:", f"  br label %{p}.head"]
     L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.store ]",
           f"  %{p}.end = add i64 %{p}, {R}", f"  %{p}.fits = icmp sle i64 %{p}.end, {plan.M}",
@@ -394,7 +424,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     for j in range(J):
         if j:
             L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {W * j}")
-        L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}" if packed else
+        L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}" if whole else
                  V.load(f"%{p}.bv{j}", f"%{p}.bp{j}", masks[j], W))
     for i in range(R):
         L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.kk",

@@ -1,0 +1,168 @@
+"""Constant weights packed at compile time (compiler/prepack.py, packed_weights.py) and the GEMV
+kernel for one row of A (compiler/gemv.py): the same numbers as numpy and the reference device,
+with B a constant (packed in the module) and with B an argument (read as it comes), at the edges
+(N not a multiple of 16, K odd, one row, batches), and no per-call packing of a constant."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlirtext import runtime
+from mlirtext.compiler import ukernels
+from mlirtext.compiler.driver import compile_source
+from mlirtext.compiler.gemv import GROUP
+from mlirtext.compiler.module_writer import pack
+from mlirtext.compiler.packed_weights import pack_panels
+from mlirtext.compiler.ukernels import kernel_ir, plan_kernel
+from mlirtext.vm.modfile import read_module_file
+
+DEVICES = ("local-sync", "local-task", "reference")
+
+
+def _ints(rng, *shape):
+    return rng.integers(-3, 4, shape).astype(np.float32)
+
+
+def _literal(a: np.ndarray) -> str:
+    return "dense<" + np.array2string(a, separator=", ", threshold=1 << 30).replace("\n", "") + ">"
+
+
+def _matmul(a_shape, b_shape, weight=None, transposed=False, epilogue: str = "", extra: str = "") -> str:
+    """@mm(a[, b]) = a @ B, B the constant `weight` (given as B^T when `transposed`) or the argument b;
+    a leading batch axis when the shapes have three."""
+    a_t = f"tensor<{'x'.join(map(str, a_shape))}xf32>"
+    b_t = f"tensor<{'x'.join(map(str, b_shape))}xf32>"
+    batched = len(a_shape) == 3
+    out_shape = (*a_shape[:-1], b_shape[-1])
+    o_t = f"tensor<{'x'.join(map(str, out_shape))}xf32>"
+    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batched else "contracting_dims = [1] x [0]"
+    lines = []
+    if weight is not None and transposed:
+        wt = f"tensor<{'x'.join(map(str, weight.shape))}xf32>"
+        perm = "[0, 2, 1]" if batched else "[1, 0]"
+        lines += [f"  %wt = stablehlo.constant {_literal(weight)} : {wt}",
+                  f"  %b = stablehlo.transpose %wt, dims = {perm} : ({wt}) -> {b_t}"]
+    elif weight is not None:
+        lines.append(f"  %b = stablehlo.constant {_literal(weight)} : {b_t}")
+    args = f"%a: {a_t}" + ("" if weight is not None else f", %b: {b_t}") + extra
+    lines.append(f"  %0 = stablehlo.dot_general %a, %b, {dims} : ({a_t}, {b_t}) -> {o_t}")
+    body = "\n".join(lines) + "\n" + (epilogue.format(o=o_t, n=b_shape[-1]) or f"  return %0 : {o_t}\n")
+    return f"func.func @mm({args}) -> {o_t} {{\n{body}}}"
+
+
+def _implementations(data: bytes) -> list[str]:
+    return [k.get("implementation", "") for k in read_module_file(data).manifest["kernels"].values()]
+
+
+SIZES = [(1, 7, 33), (1, 64, 16), (1, 33, 2 * GROUP * 16 + 5), (3, 5, 40), (13, 301, 40), (37, 64, 128)]
+
+
+@pytest.mark.parametrize("m,k,n", SIZES)
+@pytest.mark.parametrize("width", [8, 16])
+def test_packed_and_unpacked_b_give_numpys_numbers(m, k, n, width, monkeypatch):
+    """B a constant (packed at compile time, read in place) and B an argument (read as it comes, or
+    copied per call): integer-valued inputs, so every order of summation gives numpy's bits; one row
+    of A runs the GEMV kernel either way. Both vector widths, whatever the host."""
+    monkeypatch.setattr(ukernels, "host_vector_floats", lambda: width)
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a, b = _ints(rng, m, k), _ints(rng, k, n)
+    packed = runtime.compile_text(_matmul(a.shape, b.shape, weight=b))
+    plain = runtime.compile_text(_matmul(a.shape, b.shape))
+    (impl_packed,), (impl_plain,) = _implementations(packed), _implementations(plain)
+    assert "B packed at compile time" in impl_packed and "B packed at compile time" not in impl_plain
+    assert ("GEMV" in impl_packed) == ("GEMV" in impl_plain) == (m == 1)
+    for device in DEVICES:
+        assert np.array_equal(runtime.load_module(packed, device=device).mm(a), a @ b), device
+        assert np.array_equal(runtime.load_module(plain, device=device).mm(a, b), a @ b), device
+
+
+@pytest.mark.parametrize("batch,m,k,n", [(2, 1, 9, 40), (3, 1, 16, 2 * GROUP * 16), (2, 5, 17, 20), (2, 14, 8, 16)])
+def test_a_batch_of_constant_weights_is_packed_per_batch(batch, m, k, n):
+    """batch_matmul with a constant B per batch: each batch's panels packed; GEMV workgroups are
+    whole batches when a row is not whole groups of panels."""
+    rng = np.random.default_rng(batch + m + n)
+    a, b = _ints(rng, batch, m, k), _ints(rng, batch, k, n)
+    data = runtime.compile_text(_matmul(a.shape, b.shape, weight=b))
+    (impl,) = _implementations(data)
+    assert "B packed at compile time" in impl and ("GEMV" in impl) == (m == 1)
+    for device in DEVICES:
+        assert np.array_equal(runtime.load_module(data, device=device).mm(a), a @ b), device
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1024, 1000), (20, 24, 100)])
+def test_a_transposed_constant_weight_is_packed_once_with_no_transpose_and_no_copy(m, k, n):
+    """A PyTorch Linear (x @ W^T, W constant): one kernel, the weight stored once and packed, and
+    the kernel copies nothing per call (no stack buffer for a block of B)."""
+    rng = np.random.default_rng(9)
+    w = _ints(rng, n, k)
+    text = _matmul((m, k), (k, n), weight=w, transposed=True)
+    compiled = compile_source(text, "linear.mlir")
+    (name, kernel), = [(op.sym_name, op) for op in compiled.reference_kernels.regions[0].blocks[0].ops
+                       if op.name == "func.func"]
+    plan = plan_kernel(kernel)
+    assert plan.b_packed and not plan.b_transposed
+    assert "alloca" not in kernel_ir(name, plan)   # (the per-call copy of a block of B lives in an alloca)
+    (weight,) = compiled.constants.values()
+    assert np.array_equal(weight, pack_panels(w.T[None]))   # (a batch of one: dot_general's batch_matmul)
+    data = pack(compiled)
+    x = _ints(rng, m, k)
+    for device in DEVICES:
+        assert np.array_equal(runtime.load_module(data, device=device).mm(x), x @ w.T), device
+
+
+def test_a_weight_the_host_also_returns_is_packed_beside_it():
+    """A constant B that the function returns as well stays as it is for that, and the matmul
+    still gets it packed."""
+    rng = np.random.default_rng(10)
+    a, b = _ints(rng, 1, 12), _ints(rng, 12, 20)
+    t = "tensor<12x20xf32>"
+    text = f"""func.func @mm(%a: tensor<1x12xf32>) -> (tensor<1x20xf32>, {t}) {{
+  %b = stablehlo.constant {_literal(b)} : {t}
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<1x12xf32>, {t}) -> tensor<1x20xf32>
+  return %0, %b : tensor<1x20xf32>, {t}
+}}"""
+    compiled = compile_source(text, "t.mlir")
+    assert sorted(c.shape for c in compiled.constants.values()) == [(1, 2, 12, 16), (12, 20)]
+    for device in DEVICES:
+        got, weight = runtime.load_module(pack(compiled), device=device).mm(a)
+        assert np.array_equal(got, a @ b) and np.array_equal(weight, b), device
+
+
+@pytest.mark.parametrize("m", [1, 6])
+@pytest.mark.parametrize("width", [8, 16])
+def test_bias_relu_and_residual_epilogues_on_packed_weights(m, width, monkeypatch):
+    """The epilogue (a bias by column, a residual at C's place, a relu) runs in the GEMV kernel and
+    in the micro-kernel on a packed B, masked past N."""
+    monkeypatch.setattr(ukernels, "host_vector_floats", lambda: width)
+    k, n = 11, 2 * GROUP * 16 + 3 if m == 1 else 35
+    rng = np.random.default_rng(11)
+    a, b, bias, res = _ints(rng, m, k), _ints(rng, k, n), _ints(rng, n), _ints(rng, m, n)
+    epilogue = """  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> {o}
+  %bb = stablehlo.broadcast_in_dim %bias, dims = [1] : (tensor<{n}xf32>) -> {o}
+  %1 = stablehlo.add %0, %bb : {o}
+  %2 = stablehlo.add %1, %res : {o}
+  %3 = stablehlo.maximum %2, %z : {o}
+  return %3 : {o}
+"""
+    data = runtime.compile_text(_matmul(a.shape, b.shape, weight=b, epilogue=epilogue,
+                                        extra=f", %bias: tensor<{n}xf32>, %res: tensor<{m}x{n}xf32>"))
+    (impl,) = _implementations(data)
+    assert "B packed at compile time" in impl and impl.endswith("epilogue") and ("GEMV" in impl) == (m == 1)
+    want = np.maximum(a @ b + bias + res, 0)
+    for device in DEVICES:
+        assert np.array_equal(runtime.load_module(data, device=device).mm(a, bias, res), want), device
+
+
+def test_random_floats_within_the_bound_of_an_f32_dot_in_the_gemv_kernel():
+    """Sums in k order with FMA: within K * 2^-24 * sum |a_k b_kj| of the exact dot."""
+    k, n = 1024, 1000
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((1, k), dtype=np.float32)
+    b = rng.standard_normal((k, n), dtype=np.float32)
+    data = runtime.compile_text(_matmul(a.shape, b.shape, weight=b))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    bound = k * 2.0 ** -24 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+    for device in DEVICES:
+        got = runtime.load_module(data, device=device).mm(a)
+        assert (np.abs(got - exact) <= bound).all(), device
