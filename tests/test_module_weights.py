@@ -17,6 +17,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.compiler.driver import compile_source
+from mlirtext.compiler.packed_weights import pack_panels
 from mlirtext.vm.modfile import ALIGNMENT, WEIGHTS, ModuleFileError, read_module_file
 
 from .test_vm_programs import ROOT
@@ -26,6 +27,9 @@ from .test_vm_programs import ROOT
 ROWS = 512
 WEIGHT = np.random.default_rng(0).standard_normal((ROWS, ROWS), dtype=np.float32)
 BIAS = np.arange(ROWS, dtype=np.float32) / ROWS
+#: The weight as the module stores it: packed at compile time as the matmul's micro-kernel reads it
+#: (compiler/prepack.py; a batch of one, as the matmul is a batch_matmul of one).
+STORED = pack_panels(WEIGHT.reshape(1, ROWS, ROWS))
 
 
 def _dense(array: np.ndarray) -> str:
@@ -74,7 +78,7 @@ def test_weights_are_stored_once_uncompressed_and_aligned(layer):
     start, size = weights_at(data)
     assert start % ALIGNMENT == 0
     # Every 4 KiB piece of the weight is in the file exactly once: in the weights, nowhere else.
-    raw = WEIGHT.tobytes()
+    raw = STORED.tobytes()
     for at in range(0, len(raw), 4096):
         assert data.count(raw[at:at + 4096]) == 1
         assert start <= data.find(raw[at:at + 4096]) < start + size
@@ -84,7 +88,7 @@ def test_weights_are_stored_once_uncompressed_and_aligned(layer):
     constants = mf.manifest["constants"]
     assert all(c["offset"] % ALIGNMENT == 0 for c in constants.values())
     assert sorted((c["shape"], c.get("splat", False)) for c in constants.values()) == \
-        [([1, ROWS], False), ([8, ROWS], True), ([ROWS, ROWS], False)]   # (the bias as a row)
+        sorted([([1, ROWS], False), ([8, ROWS], True), (list(STORED.shape), False)])   # (the bias as a row)
     assert size < WEIGHT.nbytes + BIAS.nbytes + 3 * ALIGNMENT   # (the splat: one value)
     # The MLIR kept for inspection names the weights, it does not repeat them.
     source = mf.entry("source/dispatched.mlir").decode()
@@ -97,8 +101,8 @@ def test_a_module_loaded_from_a_path_maps_its_weights(layer):
     m = runtime.load_module(path, device="local-sync")
     loaded = m.vm_module
     by_shape = {a.shape: a for a in loaded.constants.values()}
-    weight = by_shape[(ROWS, ROWS)]
-    assert np.array_equal(weight, WEIGHT)
+    weight = by_shape[STORED.shape]
+    assert np.array_equal(weight, STORED)
     assert not weight.flags.owndata and not weight.flags.writeable
     base = weight
     while isinstance(base, np.ndarray):
@@ -110,7 +114,7 @@ def test_a_module_loaded_from_a_path_maps_its_weights(layer):
     assert loaded.ready
     # The bytes of a file load the same way, the weights viewed in place.
     m = runtime.load_module(path.read_bytes(), device="local-task")
-    assert not any(a.flags.owndata for a in m.vm_module.constants.values() if a.shape == (ROWS, ROWS))
+    assert not any(a.flags.owndata for a in m.vm_module.constants.values() if a.shape == STORED.shape)
     assert right(m.layer(X))
 
 
@@ -151,8 +155,8 @@ def test_weights_rewritten_by_another_zip_tool_still_load(layer):
                 z.writestr(name, src.read(name))
         assert compression == zipfile.ZIP_DEFLATED or weights_at(out.getvalue())[0] % ALIGNMENT
         m = runtime.load_module(out.getvalue(), device="local-sync")
-        weight = next(a for a in m.vm_module.constants.values() if a.shape == (ROWS, ROWS))
-        assert weight.ctypes.data % ALIGNMENT == 0 and np.array_equal(weight, WEIGHT)
+        weight = next(a for a in m.vm_module.constants.values() if a.shape == STORED.shape)
+        assert weight.ctypes.data % ALIGNMENT == 0 and np.array_equal(weight, STORED)
         assert right(m.layer(X))
 
 

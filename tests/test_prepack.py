@@ -166,3 +166,50 @@ def test_random_floats_within_the_bound_of_an_f32_dot_in_the_gemv_kernel():
     for device in DEVICES:
         got = runtime.load_module(data, device=device).mm(a)
         assert (np.abs(got - exact) <= bound).all(), device
+
+
+def _conv(x_shape, f: np.ndarray, stride: int, dilation: int = 1, as_argument: bool = False) -> str:
+    """@conv(x[, w]) = relu(NHWC convolution of x by the HWIO filter: the constant `f`, or the argument w)."""
+    n, h, w, ic = x_shape
+    kh, kw, _, oc = f.shape
+    oh, ow = (h - dilation * (kh - 1) - 1) // stride + 1, (w - dilation * (kw - 1) - 1) // stride + 1
+    x_t, f_t, o_t = f"tensor<{n}x{h}x{w}x{ic}xf32>", f"tensor<{kh}x{kw}x{ic}x{oc}xf32>", f"tensor<{n}x{oh}x{ow}x{oc}xf32>"
+    weight = "" if as_argument else f"  %w = stablehlo.constant {_literal(f)} : {f_t}\n"
+    return f"""func.func @conv(%x: {x_t}{f', %w: {f_t}' if as_argument else ''}) -> {o_t} {{
+{weight}  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{stride = [{stride}, {stride}], rhs_dilate = [{dilation}, {dilation}]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({x_t}, {f_t}) -> {o_t}
+  %z = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> {o_t}
+  %1 = stablehlo.maximum %0, %z : {o_t}
+  return %1 : {o_t}
+}}"""
+
+
+@pytest.mark.parametrize("h,ic,oc,k,stride,dilation", [(7, 8, 24, 1, 1, 1), (9, 5, 16, 3, 1, 1), (11, 3, 40, 3, 2, 1),
+                                                       (10, 4, 16, 2, 1, 2)])
+def test_a_constant_filter_is_packed_for_the_implicit_gemm(h, ic, oc, k, stride, dilation):
+    """A convolution's constant HWIO filter is packed as its (KH * KW * IC) x OC matrix: filter rows
+    (or, dilated, filter pixels) are taps reading their rows of each panel in place; the same bits
+    as the filter given as an argument and as the reference."""
+    rng = np.random.default_rng(h * 100 + oc)
+    x, f = _ints(rng, 2, h, h, ic), _ints(rng, k, k, ic, oc)
+    packed = runtime.compile_text(_conv(x.shape, f, stride, dilation))
+    plain = runtime.compile_text(_conv(x.shape, f, stride, dilation, as_argument=True))
+    impl = [i for i in _implementations(packed) if "convolution" in i]
+    assert len(impl) == 1 and "B packed at compile time" in impl[0], _implementations(packed)
+    assert not any("B packed at compile time" in i for i in _implementations(plain))
+    want = runtime.load_module(plain, device="reference").conv(x, f)
+    for device in DEVICES:
+        assert np.array_equal(runtime.load_module(packed, device=device).conv(x), want), device
+        assert np.array_equal(runtime.load_module(plain, device=device).conv(x, f), want), device
+
+
+def test_a_splat_weight_stays_one_value():
+    """A constant B with one value everywhere is stored as that value (packed, it would be every one):
+    the matmul reads it as it comes."""
+    data = runtime.compile_text(_matmul((3, 8), (8, 20), weight=np.full((8, 20), 0.5, np.float32)))
+    (impl,) = _implementations(data)
+    assert "B packed at compile time" not in impl
+    constants = read_module_file(data).manifest["constants"]
+    assert [c.get("splat", False) for c in constants.values()] == [True]
+    a = _ints(np.random.default_rng(13), 3, 8)
+    assert np.array_equal(runtime.load_module(data, device="local-sync").mm(a), a @ np.full((8, 20), 0.5, np.float32))

@@ -29,6 +29,7 @@ from ..ir.arrays import attr_to_array
 from ..ir.core import Operation
 from ..transforms.conversions.linalg_to_loops import structured
 from ..transforms.extract import op_module, outside_values
+from .packed_weights import packed_argument
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Conv:
     dilations: tuple            # (dh, dw)
     groups: int
     padding: tuple = ((0, 0), (0, 0))   # zero rows (top, bottom) and columns (left, right) around `input`
+    w_packed: bool = False              # the filter input is packed at compile time (packed_weights.py)
 
     @property
     def oc_per_group(self) -> int:
@@ -63,12 +65,19 @@ def match_conv(fn: Operation) -> Optional[Conv]:
     """Kernel `fn` (linalg on tensors) as a zero-filled f32 convolution, or None."""
     body = fn.regions[0].blocks[0]
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
+    args = list(body.arguments)
+    packed = packed_argument(ops, args)   # the filter, packed at compile time
+    ops = ops[packed[2]:] if packed else ops
     pad = ops.pop(0) if len(ops) > 2 and ops[0].name == "linalg.generic" and zero_fill(ops[1]) else None
     if len(ops) < 2 or not zero_fill(ops[0]) or ops[1].name != "linalg.generic":
         return None
     fill, conv, rest = ops[0], ops[1], ops[2:]
     ins, outs = segments(conv)
-    args = list(body.arguments)
+    filter_type = ins[1].type if len(ins) == 2 else None
+    if packed:
+        if len(ins) != 2 or ins[1] is not packed[1]:
+            return None
+        ins = [ins[0], packed[0]]
     padding, source = ((0, 0), (0, 0)), None
     if pad is not None:   # the image through a zero pad of a kernel argument
         padded = zero_pad(pad, args)
@@ -78,8 +87,8 @@ def match_conv(fn: Operation) -> Optional[Conv]:
         ins = [args[source], ins[1]]
     if len(ins) != 2 or outs[0] is not fill.results[0] or len(fill.results[0].uses) != 1 or \
             not all(any(v is a for a in args) for v in ins) or \
-            any(not isinstance(v.type, T.ShapedType) or v.type.rank != 4 or T.element_type(v.type) != T.f32
-                for v in (*ins, *outs)):
+            any(not isinstance(t, T.ShapedType) or t.rank != 4 or T.element_type(t) != T.f32
+                for t in (ins[0].type, filter_type, outs[0].type)):
         return None
     try:
         s = structured(conv)
@@ -91,7 +100,7 @@ def match_conv(fn: Operation) -> Optional[Conv]:
     if window is None:
         return None
     sh, dh, sw, dw = window
-    (nb, H, W, IC), (KH, KW, ICg, OC), (nb2, OH, OW, OC2) = (v.type.shape for v in (*ins, *outs))
+    (nb, H, W, IC), (KH, KW, ICg, OC), (nb2, OH, OW, OC2) = (t.shape for t in (ins[0].type, filter_type, outs[0].type))
     (pt, pb), (pl, pr) = padding
     H, W = H + pt + pb, W + pl + pr   # (the window reads the padded image)
     groups = _groups(s.maps[0], IC, ICg, OC)
@@ -106,7 +115,7 @@ def match_conv(fn: Operation) -> Optional[Conv]:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
     return Conv(conv, rest, index[0], index[1], len(args), (nb, H - pt - pb, W - pl - pr, IC), (KH, KW, ICg, OC),
-                (nb, OH, OW, OC), (sh, sw), (dh, dw), groups, padding)
+                (nb, OH, OW, OC), (sh, sw), (dh, dw), groups, padding, packed is not None)
 
 
 #: Ops a pure data movement's body may hold: index arithmetic and comparisons, then the element

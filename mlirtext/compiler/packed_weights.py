@@ -43,8 +43,16 @@ def packed_type(b: T.RankedTensorType) -> T.RankedTensorType:
     return T.RankedTensorType((*lead, -(-N // PANEL), K, PANEL), T.element_type(b))
 
 
-def unpacking_ops(packed: Value, b: T.RankedTensorType) -> list[Operation]:
-    """The ops making B (type `b`) from `packed` (its `packed_type`); the last one's result is B."""
+def filter_matrix(f: T.RankedTensorType) -> T.RankedTensorType:
+    """An HWIO filter as the B of its implicit GEMM: (KH * KW * IC) x OC, the same floats."""
+    KH, KW, IC, OC = f.shape
+    return T.RankedTensorType((KH * KW * IC, OC), T.element_type(f))
+
+
+def unpacking_ops(packed: Value, b: T.RankedTensorType, filter_shape: Optional[T.RankedTensorType] = None) \
+        -> list[Operation]:
+    """The ops making B (type `b`) from `packed` (its `packed_type`); the last one's result is B, or
+    with `filter_shape` (`b` its `filter_matrix`), B viewed as that HWIO filter."""
     *lead, K, N = b.shape
     panels = -(-N // PANEL)
     rank, element = b.rank, T.element_type(b)
@@ -54,21 +62,28 @@ def unpacking_ops(packed: Value, b: T.RankedTensorType) -> list[Operation]:
     transpose = structured_op("linalg.transpose", [packed], [empty.results[0]], {"permutation": i64_array(perm)})
     groups = [[i] for i in range(rank - 1)] + [[rank - 1, rank]]
     wide = T.RankedTensorType((*lead, K, panels * PANEL), element)
-    collapse = Operation("tensor.collapse_shape", [transpose.results[0]], [wide],
-                         {"reassociation": ArrayAttr(tuple(ArrayAttr(tuple(IntegerAttr(i) for i in g))
-                                                           for g in groups))})
+    collapse = Operation("tensor.collapse_shape", [transpose.results[0]], [wide], {"reassociation": _groups(groups)})
     ops = [empty, transpose, collapse]
     if panels * PANEL != N:
         ops.append(Operation("tensor.extract_slice", [collapse.results[0]], [b],
                              {"static_offsets": i64_array([0] * rank), "static_sizes": i64_array(b.shape),
                               "static_strides": i64_array([1] * rank),
                               "operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0, 0))}))
+    if filter_shape is not None:
+        ops.append(Operation("tensor.expand_shape", [ops[-1].results[0]], [filter_shape],
+                             {"reassociation": _groups([[0, 1, 2], [3]]),
+                              "static_output_shape": i64_array(filter_shape.shape)}))
     return ops
+
+
+def _groups(groups: list) -> ArrayAttr:
+    return ArrayAttr(tuple(ArrayAttr(tuple(IntegerAttr(i) for i in g)) for g in groups))
 
 
 def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, Value, int]]:
     """(the kernel argument, B, the number of ops) when `ops` (a kernel's body without its
-    `tensor.empty`s) start by unpacking an argument as `unpacking_ops` does, else None."""
+    `tensor.empty`s) start by unpacking an argument as `unpacking_ops` does (B: an HWIO filter
+    when it ends with the filter's view), else None."""
     if len(ops) < 2 or ops[0].name != "linalg.transpose" or ops[1].name != "tensor.collapse_shape":
         return None
     transpose, collapse = ops[0], ops[1]
@@ -82,8 +97,7 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
     if perm != [*range(rank - 2), rank - 1, rank - 2, rank] or collapse.operands[0] is not transpose.results[0] or \
             len(transpose.results[0].uses) != 1 or len(packed.uses) != 1:
         return None
-    groups = [[getattr(i, "value", None) for i in g.items] for g in collapse.attributes["reassociation"].items]
-    if groups != [[i] for i in range(rank - 1)] + [[rank - 1, rank]]:
+    if _reassociation(collapse) != [[i] for i in range(rank - 1)] + [[rank - 1, rank]]:
         return None
     b, count = collapse.results[0], 2
     if len(ops) > 2 and ops[2].name == "tensor.extract_slice" and ops[2].operands[0] is b:
@@ -95,4 +109,12 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
                 not b.type.shape[-1] - PANEL < cut.results[0].type.shape[-1] < b.type.shape[-1] or len(b.uses) != 1:
             return None
         b, count = cut.results[0], 3
+    view = ops[count] if len(ops) > count else None
+    if view is not None and view.name == "tensor.expand_shape" and view.operands[0] is b and rank == 2 and \
+            _reassociation(view) == [[0, 1, 2], [3]] and len(b.uses) == 1:
+        b, count = view.results[0], count + 1
     return packed, b, count
+
+
+def _reassociation(view: Operation) -> list:
+    return [[getattr(i, "value", None) for i in g.items] for g in view.attributes["reassociation"].items]

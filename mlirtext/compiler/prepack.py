@@ -1,10 +1,12 @@
 """Constant weights packed at compile time (after dispatch formation and the merges of the
-micro-kernel's dispatches): a matmul dispatch whose B is a host constant at a call gets, at that
-call, B already in the micro-kernel's packed layout (packed_weights.py) and a variant of the
+micro-kernel's dispatches): a matmul or convolution dispatch of the micro-kernel whose B (a
+convolution's: its filter) is a host constant at a call gets, at that call, B already in the
+micro-kernel's packed layout (packed_weights.py) and a variant of the
 kernel that takes it so. The micro-kernel then reads the panels of B where they lie in the
 module's weights (stored once, aligned, mapped by the VM) instead of copying a block of B on every
 call, as IREE's data-tiling packs constant operands once by const-eval. A B^T constant (a
-PyTorch Linear's weight) is transposed in the same step.
+PyTorch Linear's weight) is transposed in the same step; an HWIO filter is packed as the
+(KH * KW * IC) x OC matrix its implicit GEMM reads.
 """
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from ..ir.arrays import array_to_attr, attr_to_array
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region
 from .dispatch_merging import dispatches_and_calls
-from .packed_weights import pack_panels, packed_type, unpacking_ops
-from .ukernels import MatmulPlan, plan_matmul
+from .packed_weights import filter_matrix, pack_panels, packed_type, unpacking_ops
+from .ukernels import MatmulPlan, plan_conv, plan_matmul
 
 #: Host views a constant may reach the call through.
 _VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
@@ -31,7 +33,7 @@ def prepack_constant_weights(module: Operation) -> None:
     a kernel left without calls goes, and so does a constant left without uses."""
     body, kernels, calls = dispatches_and_calls(module)
     for name, kernel in kernels.items():
-        plan = plan_matmul(kernel)
+        plan = plan_matmul(kernel) or plan_conv(kernel)
         if plan is None or plan.b_packed:
             continue
         sites = [(call, weight) for call in calls.get(name, [])
@@ -42,7 +44,7 @@ def prepack_constant_weights(module: Operation) -> None:
         body.insert_after(kernel, variant)
         for call, weight in sites:
             b = np.swapaxes(weight, -1, -2) if plan.b_transposed else weight
-            packed = pack_panels(b)
+            packed = pack_panels(b.reshape(-1, b.shape[-1]) if plan.kind == "conv" else b)
             t = T.RankedTensorType(packed.shape, T.f32)
             const = Operation("arith.constant", [], [t], {"value": array_to_attr(packed, t)},
                               span=call.span, location=call.location)
@@ -56,30 +58,35 @@ def prepack_constant_weights(module: Operation) -> None:
 
 
 def constant_value(v) -> Optional[np.ndarray]:
-    """The value of host value `v` when it is an f32 constant (through host views), as `v`'s shape."""
+    """The value of host value `v` when it is an f32 constant (through host views), as `v`'s shape;
+    None for a splat too (the module stores it as one value: packed, it would be every one)."""
     t, op = v.type, getattr(v, "op", None)
     while op is not None and op.name in _VIEWS:
         op = getattr(op.operands[0], "op", None)
     if op is None or op.name != "arith.constant" or not isinstance(t, T.RankedTensorType) or \
             T.element_type(t) != T.f32:
         return None
-    return np.asarray(attr_to_array(op.attributes["value"], op.results[0].type), np.float32).reshape(t.shape)
+    value = np.asarray(attr_to_array(op.attributes["value"], op.results[0].type), np.float32).reshape(t.shape)
+    return None if value.size == 0 or (value == value.flat[0]).all() else value
 
 
 def packed_variant(kernel: Operation, plan: MatmulPlan) -> Operation:
     """A copy of `kernel` taking its B packed (a B^T argument: B, packed) and unpacking it first."""
     args = kernel.regions[0].blocks[0].arguments
     ops = list(kernel.regions[0].blocks[0].ops)
-    matmul = next(op for op in ops if op.name in ("linalg.matmul", "linalg.batch_matmul"))
-    b = matmul.operands[1]
-    transpose = b.op if plan.b_transposed else None
-    types = [packed_type(b.type) if i == plan.b_arg else a.type for i, a in enumerate(args)]
+    b = args[plan.b_arg]
+    transpose = None
+    if plan.b_transposed:   # (the matmul's B is the transpose of the argument)
+        transpose = next(u.op for u in b.uses if u.op.name == "linalg.transpose")
+        b = transpose.results[0]
+    matrix = filter_matrix(b.type) if plan.kind == "conv" else b.type
+    types = [packed_type(matrix) if i == plan.b_arg else a.type for i, a in enumerate(args)]
     entry = Block(types)
     mapping: dict = {}
     for old, new in zip(args, entry.arguments):
         mapping[old] = new
         new.name = old.name
-    unpack = unpacking_ops(entry.arguments[plan.b_arg], b.type)
+    unpack = unpacking_ops(entry.arguments[plan.b_arg], matrix, b.type if plan.kind == "conv" else None)
     for op in unpack:
         entry.append(op)
     mapping[b] = unpack[-1].results[0]
