@@ -136,7 +136,10 @@ def test_every_convolution_and_the_matmul_get_a_hand_written_kernel(cnn):
 
 
 def test_transposes_cancel_between_convolutions_and_fold_into_the_filters(cnn):
-    """What is left of the layout change: the image into NHWC, the last feature map out of it."""
+    """What is left of the layout change: the image into NHWC, the last feature map out of it (a
+    filter packed at compile time is unpacked by a transpose in its kernel's IR, which says what its
+    layout means: the micro-kernel reads the packed filter in place and moves nothing)."""
     _, compiled = cnn
-    transposes = [name for name, kinds in _kernels(compiled).items() if ("linalg.transpose", None) in kinds]
+    transposes = [name for name, kinds in _kernels(compiled).items() if ("linalg.transpose", None) in kinds
+                  and "B packed at compile time" not in compiled.kernels[name].get("implementation", "")]
     assert len(transposes) <= 2, transposes
