@@ -173,11 +173,14 @@ def _conv(x_shape, f: np.ndarray, stride: int, dilation: int = 1, as_argument: b
     n, h, w, ic = x_shape
     kh, kw, _, oc = f.shape
     oh, ow = (h - dilation * (kh - 1) - 1) // stride + 1, (w - dilation * (kw - 1) - 1) // stride + 1
-    x_t, f_t, o_t = f"tensor<{n}x{h}x{w}x{ic}xf32>", f"tensor<{kh}x{kw}x{ic}x{oc}xf32>", f"tensor<{n}x{oh}x{ow}x{oc}xf32>"
+    x_t, f_t = f"tensor<{n}x{h}x{w}x{ic}xf32>", f"tensor<{kh}x{kw}x{ic}x{oc}xf32>"
+    o_t = f"tensor<{n}x{oh}x{ow}x{oc}xf32>"
     weight = "" if as_argument else f"  %w = stablehlo.constant {_literal(f)} : {f_t}\n"
     return f"""func.func @conv(%x: {x_t}{f', %w: {f_t}' if as_argument else ''}) -> {o_t} {{
 {weight}  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{stride = [{stride}, {stride}], rhs_dilate = [{dilation}, {dilation}]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({x_t}, {f_t}) -> {o_t}
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], \
+window = {{stride = [{stride}, {stride}], rhs_dilate = [{dilation}, {dilation}]}} \
+{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({x_t}, {f_t}) -> {o_t}
   %z = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> {o_t}
   %1 = stablehlo.maximum %0, %z : {o_t}
   return %1 : {o_t}

@@ -95,7 +95,8 @@ def _group(p: str, R: int, plan, holds_last: bool) -> list[str]:
     for g in range(R):
         for j in range(J):
             L.append(f"  %{p}.acc{g}{j} = phi {vec} [ zeroinitializer, %{p}.pre ], [ %{p}.new{g}{j}, %{p}.k ]")
-    L += [f"  %{p}.ai = add i64 %a.base, %{p}.kk", f"  %{p}.ap = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ai",
+    L += [f"  %{p}.ai = add i64 %a.base, %{p}.kk",
+          f"  %{p}.ap = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ai",
           f"  %{p}.as = load float, ptr %{p}.ap, align 4",
           f"  %{p}.ins = insertelement {vec} poison, float %{p}.as, i64 0",
           f"  %{p}.av = shufflevector {vec} %{p}.ins, {vec} poison, <{W} x i32> zeroinitializer"]

@@ -29,7 +29,7 @@ SUFFIX = "_packed"
 
 
 def prepack_constant_weights(module: Operation) -> None:
-    """Give each matmul call whose B is a constant its B packed, and the kernel's packed variant;
+    """Give each matmul or convolution call whose B is a constant its B packed, and the kernel's packed variant;
     a kernel left without calls goes, and so does a constant left without uses."""
     body, kernels, calls = dispatches_and_calls(module)
     for name, kernel in kernels.items():
@@ -95,9 +95,9 @@ def packed_variant(kernel: Operation, plan: MatmulPlan) -> Operation:
         if op not in skipped:
             entry.append(op.clone(mapping))
     ftype = T.FunctionType(tuple(types), function_type(kernel).results)
-    variant = Operation("func.func", (), (), {"sym_name": StringAttr(kernel.sym_name + SUFFIX),
-                                              "function_type": TypeAttr(ftype), "sym_visibility": StringAttr("private")},
-                        [Region([entry])], span=kernel.span, location=kernel.location)
+    attributes = {"sym_name": StringAttr(kernel.sym_name + SUFFIX), "function_type": TypeAttr(ftype),
+                  "sym_visibility": StringAttr("private")}
+    variant = Operation("func.func", (), (), attributes, [Region([entry])], span=kernel.span, location=kernel.location)
     variant.name_span = kernel.name_span
     return variant
 

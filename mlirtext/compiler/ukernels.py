@@ -35,7 +35,8 @@ One row of A (M == 1) runs the GEMV kernel instead (gemv.py), behind the same pl
 Eligible (`plan_kernel`): a zero `linalg.fill` and a `linalg.matmul` / `linalg.batch_matmul` with
 the standard maps, or a convolution generic (`plan_conv`), f32 throughout, both inputs function
 arguments (or B a `linalg.transpose` of one that swaps its last two axes, with K and N multiples
-of 8 and 16, or B unpacked from an argument packed at compile time: packed_weights.py), K >= 1; then views and an epilogue generic, when
+of 8 and 16, or B unpacked from an argument packed at compile time: packed_weights.py), K >= 1;
+then views and an epilogue generic, when
 `epilogues.epilogue_of` accepts them. ABI: the kernel's inputs in order, the workgroup range
 `[lo, hi)`, the output.
 """
@@ -269,7 +270,8 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     return MatmulPlan(nb * OH // rows, rows * OW, OC, KW * IC if per_row else IC, conv.x_arg, conv.w_arg,
                       conv.num_inputs, epilogue, taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
                       b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH // rows, H * W * IC, rows * sh * W * IC),
-                      b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC, b_packed=conv.w_packed)
+                      b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC,
+                      b_packed=conv.w_packed)
 
 
 def matmul_ir(name: str, plan: MatmulPlan) -> str:
@@ -298,7 +300,8 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
             f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
-            f"  %b.base0 = mul i64 %bat, {b_batch}", f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
+            f"  %b.base0 = mul i64 %bat, {b_batch}",
+            f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
             "  %b.base1 = add i64 %b.base0, %b.col",
             f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
     masks = [f"%cm{j}" for j in range(TILE_N // W)] if plan.edge else [None] * (TILE_N // W)
@@ -314,7 +317,8 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "t.body:", f"  %t.row = udiv i64 %t, {plan.tap_columns}", f"  %t.col = urem i64 %t, {plan.tap_columns}",
             f"  %a.trow = mul i64 %t.row, {plan.a_tap}", f"  %a.tcol = mul i64 %t.col, {plan.a_column}",
             "  %a.tap = add i64 %a.trow, %a.tcol", "  %a.tbase = add i64 %a.base, %a.tap",
-            f"  %b.tap = mul i64 %t, {K * TILE_N if plan.b_packed else plan.b_tap}", "  %b.base = add i64 %b.base1, %b.tap",
+            f"  %b.tap = mul i64 %t, {K * TILE_N if plan.b_packed else plan.b_tap}",
+            "  %b.base = add i64 %b.base1, %b.tap",
             "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {plan.taps - 1}", "  br label %k0.head",
             "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %m.done ]",
             f"  %k0.more = icmp slt i64 %k0, {K}", "  br i1 %k0.more, label %k0.body, label %k0.exit",
