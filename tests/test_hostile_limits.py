@@ -41,6 +41,44 @@ DYNAMIC_EMPTY = """func.func @main(%n: index) -> tensor<?xf32> {
   return %0 : tensor<?xf32>
 }
 """
+#: Ops whose result's size comes from a value at run time (the size an `index` argument, %n).
+GENERATE = """func.func @main(%n: index) -> tensor<?xf32> {
+  %0 = tensor.generate %n {
+  ^bb0(%i: index):
+    %c = arith.constant 1.0 : f32
+    tensor.yield %c : f32
+  } : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
+SPLAT_DYNAMIC = """func.func @main(%n: index) -> tensor<?xf32> {
+  %one = arith.constant 1.0 : f32
+  %0 = tensor.splat %one[%n] : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
+ALLOCA = """func.func @main(%n: index) -> memref<?xf32> {
+  %0 = memref.alloca(%n) : memref<?xf32>
+  return %0 : memref<?xf32>
+}
+"""
+PAD = """func.func @main(%n: index) -> tensor<?xf32> {
+  %a = arith.constant dense<1.0> : tensor<1xf32>
+  %0 = tensor.pad %a low[0] high[%n] {
+  ^bb0(%i: index):
+    %z = arith.constant 0.0 : f32
+    tensor.yield %z : f32
+  } : tensor<1xf32> to tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
+DYNAMIC_BROADCAST = """func.func @main(%n: index) -> tensor<?xf32> {
+  %a = stablehlo.constant dense<1.0> : tensor<f32>
+  %s = tensor.from_elements %n : tensor<1xindex>
+  %0 = stablehlo.dynamic_broadcast_in_dim %a, %s, dims = [] : (tensor<f32>, tensor<1xindex>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
 IDENTITY = f"func.func @main(%a: {HUGE}) -> {HUGE} {{\n  return %a : {HUGE}\n}}\n"
 INTS = """func.func @main(%a: tensor<4xi32>, %b: i8) -> (tensor<4xi32>, i8) {
   return %a, %b : tensor<4xi32>, i8
@@ -112,6 +150,19 @@ def test_a_dynamic_size_is_checked_when_it_is_known(write):
     assert_error(done, "tensor<?xf32> of shape 100000000000 needs 373 GiB, above the 1 GiB limit", line=2)
     done = mlirtext("run", write("dyn.mlir", DYNAMIC_EMPTY), "--input=index=3", "--max-memory=1GiB")
     assert done.returncode == 0 and "3xf32=0 0 0" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("text, line, size", [
+    (GENERATE, 2, 100000000000), (SPLAT_DYNAMIC, 3, 100000000000), (ALLOCA, 2, 100000000000),
+    (PAD, 3, 100000000001), (DYNAMIC_BROADCAST, 4, 100000000000)],
+    ids=["tensor.generate", "tensor.splat", "memref.alloca", "tensor.pad", "stablehlo.dynamic_broadcast_in_dim"])
+def test_sizes_known_at_run_time_are_checked_before_the_op_allocates(write, text, line, size):
+    kind = "memref" if text is ALLOCA else "tensor"
+    done = mlirtext("run", write("dyn.mlir", text), "--input=index=100000000000", "--max-memory=1GiB")
+    assert_error(done, f"{kind}<?xf32> of shape {size} needs 373 GiB, above the 1 GiB limit (--max-memory)",
+                 line=line)
+    done = mlirtext("run", write("dyn.mlir", text), "--input=index=2", "--max-memory=1GiB")
+    assert done.returncode == 0 and "xf32=" in done.stdout, done.stderr
 
 
 def test_a_broadcast_above_the_limit_is_refused_before_it_is_made(write):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import types as T
-from ..ir.arrays import TOKEN
+from ..ir.arrays import TOKEN, check_allocation
 from .hlo_common import fit, int_attr, ints, np_dtype
 from .machine import InterpreterError
 from .registry import impl
@@ -51,7 +51,9 @@ def _broadcast_in_dim(interp, op, args):
 @impl("stablehlo.dynamic_broadcast_in_dim", "mhlo.dynamic_broadcast_in_dim")
 def _dynamic_broadcast_in_dim(interp, op, args):
     a, shape = args
-    return [broadcast_in_dim(a, ints(op, "broadcast_dimensions", []), _shape_operand(shape))]
+    shape = _shape_operand(shape)
+    check_allocation(op.results[0].type, shape)
+    return [broadcast_in_dim(a, ints(op, "broadcast_dimensions", []), shape)]
 
 
 @impl("stablehlo.broadcast", "mhlo.broadcast")
@@ -157,6 +159,7 @@ def _iota(interp, op, args):
 @impl("stablehlo.dynamic_iota", "mhlo.dynamic_iota")
 def _dynamic_iota(interp, op, args):
     shape = _shape_operand(args[0])
+    check_allocation(op.results[0].type, shape)
     return [fit(op, np.ascontiguousarray(iota(shape, int_attr(op, "iota_dimension"), op.results[0].type)))]
 
 
@@ -184,7 +187,10 @@ def _pad(interp, op, args):
 @impl("stablehlo.dynamic_pad", "mhlo.dynamic_pad")
 def _dynamic_pad(interp, op, args):
     a, value, low, high, interior = args
-    return [pad(a, value, _shape_operand(low), _shape_operand(high), _shape_operand(interior))]
+    low, high, interior = _shape_operand(low), _shape_operand(high), _shape_operand(interior)
+    shape = [lo + d + max(d - 1, 0) * i + hi for d, lo, hi, i in zip(np.shape(a), low, high, interior)]
+    check_allocation(op.results[0].type, shape)
+    return [pad(a, value, low, high, interior)]
 
 
 @impl("stablehlo.reverse", "mhlo.reverse")

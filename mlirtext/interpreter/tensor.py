@@ -55,6 +55,7 @@ def _splat(interp, op, args):
     t = op.results[0].type
     it = iter(int(s) for s in sizes)
     shape = tuple(next(it) if d is None else d for d in t.shape)
+    check_allocation(t, shape)
     return [np.full(shape, scalar, dtype=dtype_of(t))]
 
 
@@ -110,7 +111,13 @@ def _reshape(interp, op, args):
 
 @impl("tensor.concat")
 def _concat(interp, op, args):
-    return [np.concatenate([np.asarray(a) for a in args], axis=op.attributes["dim"].value)]
+    parts = [np.asarray(a) for a in args]
+    dim = op.attributes["dim"].value
+    if parts and parts[0].ndim > dim:   # numpy reports a bad dim or operand itself
+        shape = list(parts[0].shape)
+        shape[dim] = sum(p.shape[dim] for p in parts if p.ndim > dim)
+        check_allocation(op.results[0].type, tuple(shape))
+    return [np.concatenate(parts, axis=dim)]
 
 
 @impl("tensor.bitcast")
@@ -157,6 +164,7 @@ def _pad(interp, op, args):
     low = [next(dyn) if v == DYNAMIC else int(v) for v in op.attributes["static_low"].values]
     high = [next(dyn) if v == DYNAMIC else int(v) for v in op.attributes["static_high"].values]
     shape = tuple(s + lo + hi for s, lo, hi in zip(src.shape, low, high))
+    check_allocation(op.results[0].type, shape)
     dtype = dtype_of(op.results[0].type)
     out = np.array(_region_over(interp, op.regions[0], shape, dtype))
     # negative low/high padding crops the source
@@ -175,4 +183,5 @@ def _generate(interp, op, args):
     t = op.results[0].type
     sizes = iter(int(a) for a in args)
     shape = tuple(next(sizes) if d is None else d for d in t.shape)
+    check_allocation(t, shape)
     return [np.array(_region_over(interp, op.regions[0], shape, dtype_of(t)))]
