@@ -20,11 +20,12 @@ class RawServer:
     """`python -m mlirtext lsp` with its stdout read on a thread. Requests the server sends
     (progress, applyEdit) are answered with null; every message it sends is kept."""
 
-    def __init__(self):
+    def __init__(self, root=ROOT):
+        """`root`: the checkout whose server runs (a benchmark compares two)."""
         self.stderr_file = tempfile.TemporaryFile()
-        env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'server'}"}
+        env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{root / 'server'}"}
         self.process = subprocess.Popen([sys.executable, "-m", "mlirtext", "lsp"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=self.stderr_file, env=env, cwd=ROOT)
+                                        stdout=subprocess.PIPE, stderr=self.stderr_file, env=env, cwd=root)
         self.ids = itertools.count(1)
         self.sent: list = []   # the ids of every request sent
         self.lock = threading.Condition()
@@ -104,8 +105,8 @@ class RawServer:
         return os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", "replace")
 
     # -- life cycle -------------------------------------------------------------------------------
-    def initialize(self) -> dict:
-        answer = self.call("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    def initialize(self, capabilities=None) -> dict:
+        answer = self.call("initialize", {"processId": None, "rootUri": None, "capabilities": capabilities or {}})
         self.notify("initialized", {})
         return answer
 

@@ -144,7 +144,8 @@ class Interpreter:
         """Before a region first runs: every result of static shape its ops make fits the memory
         limit, so a huge constant, buffer or broadcast is an error at the op before numpy is asked
         for the memory. Once per region: a loop body pays one lookup per iteration. (Dynamic
-        shapes are checked where their sizes become known: tensor.empty, memref.alloc.)"""
+        shapes are checked by the op that makes the buffer, once its sizes are known: tensor.empty,
+        memref.alloc/alloca, tensor.generate/splat/pad/concat, the dynamic HLO broadcasts, iotas, pads.)"""
         for block in region.blocks:
             for op in block.ops:
                 for result in op.results:

@@ -15,11 +15,18 @@ exactly once, with the code the specification gives:
 - a handler that raises: -32603 InternalError with a one-line message, and one line on
   stderr;
 - a body that is not JSON: -32700 ParseError with id null (see `MlirServer.report_server_error`).
+
+A handler may also answer with `PreEncoded` JSON text, sent as it is (a big answer built
+from cached parts, which pygls would convert to objects and then to JSON on every send).
 """
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import inspect
+import json
 import logging
+from typing import NamedTuple
 
 from cattrs import transform_error
 from cattrs.v import format_exception
@@ -39,6 +46,12 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 PARSE_ERROR = -32700
 SERVER_NOT_INITIALIZED = -32002
+
+class PreEncoded(NamedTuple):
+    """A request's result already as JSON text (ASCII)."""
+
+    json: str
+
 
 #: How many of the problems in a message's params the InvalidParams answer names.
 PROBLEMS_SHOWN = 3
@@ -202,6 +215,19 @@ class MlirProtocol(LanguageServerProtocol):
             error = T.ResponseError(code=INTERNAL_ERROR, message=f"internal error in {method}: {one_line(exc)}")
             log.error("%s (request %r) failed: %s", method, msg_id, one_line(exc))
         self._send_response(msg_id, error=error)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is not None or not isinstance(result, PreEncoded):
+            super()._send_response(msg_id, result=result, error=error)
+            return
+        self._result_types.pop(msg_id, None)
+        body = f'{{"jsonrpc":"{self.VERSION}","id":{json.dumps(msg_id)},"result":{result.json}}}'.encode()
+        if self.writer is None:
+            log.error("no transport to send the answer to request %r", msg_id)
+            return
+        written = self.writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        if inspect.isawaitable(written):
+            asyncio.ensure_future(written)
 
     def _handle_cancel_notification(self, msg_id):
         event = self._server.cancel_events.get(msg_id)

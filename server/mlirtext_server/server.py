@@ -44,7 +44,7 @@ from .bytecode_requests import DECODE_BYTECODE, ENCODE_BYTECODE, bytecode_reques
 from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp_location, lsp_range, text_edits_in,
                       workspace_edit)
 from .log_format import OneLineFormatter
-from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, one_line
+from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, PreEncoded, one_line
 from .whole_document import WholeDocumentAnswers
 
 log = logging.getLogger("mlirtext_server")
@@ -70,6 +70,7 @@ class MlirServer(LanguageServer):
         self.targets = target_code.TargetCache()   # filled by mlirtext.pipeline, read by hover
         self.pending: dict[str, asyncio.Future] = {}
         self.whole_document = WholeDocumentAnswers(self.analysis_pool)
+        self.client_wants_tokens = False   # the client declared semantic tokens: prepare them per version
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.last_change: dict[str, float] = {}
         self.idle_timer: Optional[asyncio.TimerHandle] = None
@@ -121,6 +122,8 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.published:  # published already, unless the document's differ
             self._publish(doc, version, doc.published)
+        if self.client_wants_tokens and uri in self.workspace.text_documents:
+            self.whole_document.prepare(doc, "tokens")
         return doc
 
     def _publish(self, doc, version: int, diagnostics) -> None:
@@ -229,6 +232,8 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
     if not roots and params.root_uri:
         roots = [uri_to_path(params.root_uri)]
     ls.ws.roots = [r for r in roots if r]
+    text_document = params.capabilities.text_document
+    ls.client_wants_tokens = text_document is not None and text_document.semantic_tokens is not None
     options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
     _use_dialects(ls, options.get("dialects") or [])
 
@@ -399,7 +404,7 @@ async def semantic_tokens_range(ls: MlirServer, params: T.SemanticTokensRangePar
     if doc is None:
         return T.SemanticTokens(data=[])
     start, end = offset_of(doc, params.range.start), offset_of(doc, params.range.end)
-    return T.SemanticTokens(data=tokens.encode(doc, start, max(end, start + 1)))
+    return PreEncoded(tokens.encode_json(doc, start, max(end, start + 1)))
 
 
 @server.feature(T.TEXT_DOCUMENT_INLAY_HINT)

@@ -6,13 +6,17 @@ seconds of Python from scratch. Here the first request of a version computes its
 on the analysis thread, after that version's analysis and never holding up the event
 loop (hover stays quick meanwhile), from per-piece parts cached with the pieces' parses
 (`outline.piece_symbols`, `outline.piece_folds`, `tokens.piece_tokens`): a new version
-recomputes only the pieces it changed. The answer is kept for the version. Nothing is
-computed for a document no one asks about.
+recomputes only the pieces it changed. The answer is kept for the version. Semantic
+tokens, which a client that declares them asks for after every open and edit, are
+started right after the analysis of each version (`prepare`), so the request finds
+them ready or being made; the other answers are computed for a document only when asked.
+The semantic tokens answer is JSON text joined from per-piece JSON (`tokens.encode_json`).
 """
 from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 
 from lsprotocol import types as T
 
@@ -21,13 +25,16 @@ from mlirtext.analysis.document import Document
 from mlirtext.syntax.gc_pause import gc_paused
 
 from .convert import lsp_symbol
+from .protocol import PreEncoded, one_line
+
+log = logging.getLogger("mlirtext_server")
 
 #: The answers by kind.
 ANSWERS = {
     "symbols": lambda doc: [lsp_symbol(doc, s) for s in outline.document_symbols(doc)],
     "folds": lambda doc: [T.FoldingRange(start_line=a, end_line=b, kind=kind)
                           for a, b, kind in outline.folding_ranges(doc)],
-    "tokens": lambda doc: T.SemanticTokens(data=tokens.encode(doc)),
+    "tokens": lambda doc: PreEncoded(tokens.encode_json(doc)),
 }
 
 
@@ -40,6 +47,14 @@ class WholeDocumentAnswers:
 
     async def answer(self, doc: Document, kind: str):
         """The answer `kind` for `doc` (a version the analysis finished)."""
+        return await asyncio.shield(self._future(doc, kind))
+
+    def prepare(self, doc: Document, kind: str) -> None:
+        """Start computing `kind` for `doc` without a request waiting (a failure is logged
+        in one line; a request for it then gets the same error)."""
+        self._future(doc, kind).add_done_callback(_log_failure)
+
+    def _future(self, doc: Document, kind: str) -> asyncio.Future:
         held = self.held.get(doc.uri)
         if held is None or held[0] is not doc:
             held = self.held[doc.uri] = (doc, {})
@@ -47,7 +62,7 @@ class WholeDocumentAnswers:
         if future is None:
             future = held[1][kind] = asyncio.get_running_loop().run_in_executor(
                 self.pool, self._compute_frozen, doc, kind)
-        return await asyncio.shield(future)
+        return future
 
     def forget(self, uri: str) -> None:
         self.held.pop(uri, None)
@@ -58,3 +73,8 @@ class WholeDocumentAnswers:
             answer = ANSWERS[kind](doc)
             gc.freeze()
         return answer
+
+
+def _log_failure(future: asyncio.Future) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("preparing a whole-document answer failed: %s", one_line(future.exception()))
