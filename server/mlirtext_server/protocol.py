@@ -47,6 +47,7 @@ INTERNAL_ERROR = -32603
 PARSE_ERROR = -32700
 SERVER_NOT_INITIALIZED = -32002
 
+
 class PreEncoded(NamedTuple):
     """A request's result already as JSON text (ASCII)."""
 
