@@ -3,6 +3,7 @@ symbols, aliases, types, attribute kinds, strings and numbers, in LSP's relative
 encoding (UTF-16 columns)."""
 from __future__ import annotations
 
+import json
 import re
 from bisect import bisect_right
 from typing import Optional
@@ -122,13 +123,17 @@ def _utf16_len(text: str) -> int:
     return len(text) if text.isascii() else sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
 
 
+#: JSON without spaces (json's C encoder: a fifth faster than joining `str`s of the integers).
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def piece_tokens_json(piece) -> str:
     """`piece_tokens`' integers after the first token as JSON text (no brackets), cached
     with the piece's parse: the whole document's answer is joined from these, so a version
     encodes JSON only for the pieces whose text changed."""
     cached = piece.parsed.cache.get("tokens_json")
     if cached is None:
-        cached = piece.parsed.cache["tokens_json"] = ",".join(map(str, piece_tokens(piece)[0][5:]))
+        cached = piece.parsed.cache["tokens_json"] = _compact_json(piece_tokens(piece)[0][5:])[1:-1]
     return cached
 
 
