@@ -49,7 +49,7 @@ def wait_idle(server: RawServer) -> None:
     while True:
         time.sleep(1)
         now = server.cpu_seconds()
-        if now - before < IDLE_CPU_S:
+        if now is None or before is None or now - before < IDLE_CPU_S:   # None: no /proc to read
             return
         before = now
 
