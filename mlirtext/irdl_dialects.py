@@ -8,6 +8,12 @@ constrained by the same value must have the same type (MLIR's ConstraintVerifier
 Messages are MLIR's: `expected 'i32' but got 'i64'`, `'i1' does not satisfy the constraint`,
 `expected base type 'cmath.complex' but got 'builtin.integer'`.
 
+An `irdl.c_pred` (a C++ predicate) is, as in MLIR's loader, no constraint: it has no index,
+and a list that names it (any_of, all_of, parametric, a type's parameters, a region's
+arguments, the attributes) loses that entry, so `!t<f32>` is what a type of parameters
+`(a: %c_pred, b: %f32)` takes and `any_of(%c_pred)` accepts nothing. An operand or result
+constrained by one directly is counted and not checked (MLIR reads past its list there).
+
 The ops print in generic form (IRDL declares no custom syntax); the interpreter knows no
 semantics for them and says so.
 """
@@ -161,13 +167,19 @@ class Definition:
     regions: list        # [(argument constraint indices or None, number of blocks or None)]
 
 
+def _indices(values, index_of: dict) -> list:
+    """The constraint indices of `values`, those of c_preds (which have none) left out."""
+    return [index_of[v] for v in values if v in index_of]
+
+
 def _values_of(op: Optional[Operation], index_of: dict) -> list:
+    """[(name, variadicity, constraint index, or None for a c_pred: not checked)]"""
     if op is None:
         return []
     names = op.attributes.get("names")
     kinds = op.attributes.get("variadicity")
     return [(names.items[i].value if isinstance(names, ArrayAttr) else f"#{i}",
-             kinds.items[i].value if isinstance(kinds, ArrayAttr) else "single", index_of[v])
+             kinds.items[i].value if isinstance(kinds, ArrayAttr) else "single", index_of.get(v))
             for i, v in enumerate(op.operands)]
 
 
@@ -209,6 +221,8 @@ def _op_verifier(definition: Definition, dialect_params: dict):
                                     (definition.results, op.result_types, "result")):
             for _, _, constraint, positions in _segments(values, len(items), op.attributes.get(
                     f"{what}SegmentSizes"), what):
+                if constraint is None:  # a c_pred: counted, not checked
+                    continue
                 for i in positions:
                     problem = v.check(constraint, items[i])
                     if problem is not None:
@@ -249,7 +263,7 @@ def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) ->
     if op.name == "irdl.any":
         return Constraint("any")
     if op.name in ("irdl.any_of", "irdl.all_of"):
-        return Constraint(op.name[5:], args=tuple(index_of[v] for v in op.operands))
+        return Constraint(op.name[5:], args=tuple(_indices(op.operands, index_of)))
     ref = op.attributes.get("base_ref") or op.attributes.get("base_type")
     if ref is not None:
         base, on_type = _resolve(ref, dialect_name, defs)
@@ -257,7 +271,7 @@ def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) ->
         text = op.attributes["base_name"].value
         base, on_type = text[1:], text.startswith("!")
     kind = "base" if op.name == "irdl.base" else "parametric"
-    return Constraint(kind, base, on_type, tuple(index_of[v] for v in op.operands))
+    return Constraint(kind, base, on_type, tuple(_indices(op.operands, index_of)))
 
 
 def _resolve(ref: SymbolRefAttr, dialect_name: str, defs: dict) -> tuple[str, bool]:
@@ -300,20 +314,20 @@ def dialects_from(module: Operation) -> list[Dialect]:
                 body, index_of, constraints = _constraints_of(definition, name, defs)
                 declared = next((o for o in body if o.name == "irdl.parameters"), None)
                 kinds[definition.name][definition.attributes["sym_name"].value] = (
-                    constraints, [index_of[v] for v in declared.operands] if declared is not None else [])
+                    constraints, _indices(declared.operands, index_of) if declared is not None else [])
             if definition.name != "irdl.operation":
                 continue
             body, index_of, constraints = _constraints_of(definition, name, defs)
             by_name = {inner.name: inner for inner in body}
             attrs_op = by_name.get("irdl.attributes")
             attributes = {n.value: index_of[v] for n, v in zip(attrs_op.attributes["attributeValueNames"].items,
-                                                               attrs_op.operands)} if attrs_op else {}
+                                                               attrs_op.operands) if v in index_of} if attrs_op else {}
             regions = None
             if "irdl.regions" in by_name:
                 regions = []
                 for r in by_name["irdl.regions"].operands:
                     rop = r.op
-                    args = [index_of[v] for v in rop.operands] if "constrainedArguments" in rop.attributes else None
+                    args = _indices(rop.operands, index_of) if "constrainedArguments" in rop.attributes else None
                     blocks = rop.attributes.get("numberOfBlocks")
                     regions.append((args, blocks.value if blocks is not None else None))
             op_name = f"{name}.{definition.attributes['sym_name'].value}"

@@ -14,6 +14,7 @@ import pytest
 
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.interpreter import Interpreter, InterpreterError
+from mlirtext.dialects.registry import Registry
 from mlirtext.irdl_dialects import load, registry_with
 from mlirtext.syntax.parser import split_input
 
@@ -22,10 +23,12 @@ from .oracle import iree_opt_path
 ROOT = Path(__file__).resolve().parent.parent
 GEO_IRDL = ROOT / "tests" / "irdl" / "geo.irdl.mlir"
 GEO_CASES = ROOT / "tests" / "irdl" / "geo.mlir"
+SIG_IRDL = ROOT / "tests" / "irdl" / "sig.irdl.mlir"   # with irdl.c_pred
+SIG_CASES = ROOT / "tests" / "irdl" / "sig.mlir"
 
 
-def _geo():
-    registry, problems = registry_with([GEO_IRDL])
+def _registry(irdl: Path = GEO_IRDL):
+    registry, problems = registry_with([irdl])
     assert problems == []
     return registry
 
@@ -46,19 +49,21 @@ def test_the_dialect_and_its_ops_are_registered_with_their_summaries():
     assert problems == [] and geo.name == "geo"
     assert sorted(geo.ops) == ["geo.centroid", "geo.count", "geo.distance", "geo.flag", "geo.for_each"]
     assert geo.ops["geo.distance"].summary == "The distance between two points of the same type, in a unit."
-    registry = _geo()
+    registry = _registry()
     assert registry.knows("geo") and registry.lookup("geo.flag") is not None
     assert registry.lookup("arith.addi") is not None  # the built-in dialects stay
 
 
-def _cases():
-    text = GEO_CASES.read_text()
+def _cases(path: Path = GEO_CASES):
+    text = path.read_text()
     return [(text[s:e], len(re.findall(r"expected-error@", text[s:e]))) for s, e in split_input(text)]
 
 
-def test_valid_and_invalid_uses_verify_by_the_constraints():
-    registry = _geo()
-    cases = _cases()
+@pytest.mark.parametrize("irdl, uses, counts", [(GEO_IRDL, GEO_CASES, (5, 18)), (SIG_IRDL, SIG_CASES, (5, 7))],
+                         ids=["geo", "sig-with-c_pred"])
+def test_valid_and_invalid_uses_verify_by_the_constraints(irdl, uses, counts):
+    registry = _registry(irdl)
+    cases = _cases(uses)
     valid = invalid = 0
     for text, expected in cases:
         result = parse_and_verify(text, "geo.mlir", registry=registry)
@@ -73,7 +78,7 @@ def test_valid_and_invalid_uses_verify_by_the_constraints():
         else:
             assert errors == [], [d.message for d in errors]
             valid += 1
-    assert (valid, invalid) == (5, 18)
+    assert (valid, invalid) == counts
 
 
 def test_without_the_irdl_file_the_ops_are_of_an_unregistered_dialect():
@@ -121,7 +126,7 @@ def test_an_irdl_file_that_does_not_verify_is_refused_in_one_line(tmp_path):
 
 
 def test_the_interpreter_says_an_irdl_op_has_no_semantics():
-    registry = _geo()
+    registry = _registry()
     text = 'func.func @f() -> i32 {\n  %0 = "geo.flag"() : () -> i32\n  return %0 : i32\n}\n'
     result = parse_and_verify(text, "f.mlir", registry=registry)
     assert result.ok
@@ -129,11 +134,38 @@ def test_the_interpreter_says_an_irdl_op_has_no_semantics():
         Interpreter(result.module).call("f", [])
 
 
-def test_iree_opt_verifies_the_same_cases_the_same_way():
-    """The oracle: iree-opt --irdl-file on the same files passes --verify-diagnostics too."""
-    run = subprocess.run([iree_opt_path(), f"--irdl-file={GEO_IRDL}", "--split-input-file", "--verify-diagnostics",
-                          str(GEO_CASES)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+@pytest.mark.parametrize("irdl, uses", [(GEO_IRDL, GEO_CASES), (SIG_IRDL, SIG_CASES)], ids=["geo", "sig-with-c_pred"])
+def test_iree_opt_verifies_the_same_cases_the_same_way(irdl, uses):
+    """The oracle: iree-opt --irdl-file on the same files passes --verify-diagnostics too, and so
+    does `mlirtext opt`."""
+    args = [f"--irdl-file={irdl}", "--split-input-file", "--verify-diagnostics", str(uses)]
+    theirs = subprocess.run([iree_opt_path(), *args], capture_output=True, text=True, timeout=300)
+    assert theirs.returncode == 0, theirs.stderr
+    ours = _opt(*args)
+    assert ours.returncode == 0, ours.stderr
+
+
+def test_a_c_pred_reads_prints_back_and_constrains_nothing_by_itself():
+    text = SIG_IRDL.read_text()
+    result = parse_and_verify(text, str(SIG_IRDL))
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = to_text(result)
+    assert '= irdl.c_pred "::llvm::isa<::mlir::FloatType>($_self)"' in printed
+    assert to_text(parse_and_verify(printed, "again.mlir")) == printed
+    # an operand or result constrained by a c_pred directly (where iree-opt reads past its list
+    # and crashes): counted, not checked; the others keep their own constraints
+    [direct], problems = load('irdl.dialect @d {\n  irdl.operation @op {\n    %c = irdl.c_pred "x"\n'
+                              '    %i = irdl.is i32\n    irdl.operands(x: %c, y: %i)\n  }\n}\n', "d.irdl.mlir")
+    assert problems == []
+    registry = Registry()
+    registry.register(direct)
+
+    def errors(operands: str, types: str) -> list[str]:
+        use = f'func.func @f(%a: i32, %b: f32) {{\n  "d.op"({operands}) : ({types}) -> ()\n  return\n}}\n'
+        return [d.message for d in parse_and_verify(use, "u.mlir", registry=registry).diagnostics]
+    assert errors("%b, %a", "f32, i32") == []
+    assert errors("%a, %b", "i32, f32") == ["'d.op' op expected 'i32' but got 'f32'"]
+    assert errors("%a", "i32") == ["'d.op' op expected 2 operands, but got 1"]
 
 
 # ---- the editor: the `mlirtext.dialects` setting (initializationOptions.dialects) ----------------

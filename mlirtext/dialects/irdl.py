@@ -212,6 +212,23 @@ def _base(ctx, children):
     return create(ctx, "irdl.base", (), [ATTRIBUTE], attributes)
 
 
+def _print_c_pred(p, op) -> None:
+    p.write("irdl.c_pred ", p.attr(op.attributes["pred"]), p.op_attr_dict(op, elide=("pred",)))
+
+
+# A C++ predicate only C++ code generated from the definition can evaluate. MLIR's IRDL gives it
+# no parent constraint and no verifier: when a dialect is loaded (`--irdl-file`) it is not a
+# constraint at all (see irdl_dialects.py).
+dialect.op("irdl.c_pred", "Constraints an attribute using a C++ predicate", traits=(PURE,),
+           properties=("pred",), print=_print_c_pred, operands=0, results=1, regions=0)
+
+
+@dialect.rule("irdl_c_pred")
+def _c_pred(ctx, children):
+    pred, attrs = children
+    return create(ctx, "irdl.c_pred", (), [ATTRIBUTE], {"pred": StringAttr(string_value(ctx, pred)), **(attrs or {})})
+
+
 def _print_parametric(p, op) -> None:
     p.write("irdl.parametric ", p.attr(op.attributes["base_type"]), "<", p.values(op.operands), ">",
             p.op_attr_dict(op, elide=("base_type",)))
