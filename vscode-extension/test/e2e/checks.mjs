@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytecodeChecks } from './bytecodeChecks.mjs';
+import { dialectChecks } from './dialectChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
 import { testingChecks } from './testingChecks.mjs';
 import {
@@ -501,6 +502,7 @@ export const checks = [
   },
   ...bytecodeChecks,
   ...testingChecks,
+  ...dialectChecks,
   {
     name: 'Format Document lays a messy file out, its comments kept where they were',
     async run({ page, workspace }) {

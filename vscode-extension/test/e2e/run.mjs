@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { freePort, installExtension, startCodeServer, stopCodeServer } from './codeServer.mjs';
 import { checks } from './checks.mjs';
 import { writeBytecodeFiles } from './bytecodeChecks.mjs';
+import { writeDialectFiles } from './dialectChecks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../../..');
@@ -56,6 +57,7 @@ for (const f of readdirSync(examples).filter((f) => f.endsWith('.mlir'))) {
 // a pyenv shim (or anything else found through HOME) would pick another Python.
 const python = execFileSync(opts.python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 writeBytecodeFiles(python, REPO, workspace);
+writeDialectFiles(REPO, workspace);
 const settingsFile = join(dirs.userData, 'User/settings.json');
 const baseSettings = {
   'mlirtext.server.path': python,
