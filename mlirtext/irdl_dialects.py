@@ -145,8 +145,10 @@ class Verifier:
         if name != c.expected or is_type != c.on_type:
             return f"expected base {what} '{c.expected}' but got '{attr}'"
         params = parameters(params_text)
-        if params is None or len(params) != len(c.args):
-            return f"expected {len(c.args)} parameters for '{c.expected}' but got '{params_text}'"
+        if params is None:
+            return f"the parameters of '{attr}' do not read"
+        if len(params) != len(c.args):  # (MLIR's words, "attribute" for a type too)
+            return f"attribute '{c.expected}' expects {len(params)} parameters but got {len(c.args)}"
         for arg, param in zip(c.args, params):
             problem = self.check(arg, param)
             if problem is not None:

@@ -59,7 +59,7 @@ def _cases(path: Path = GEO_CASES):
     return [(text[s:e], len(re.findall(r"expected-error@", text[s:e]))) for s, e in split_input(text)]
 
 
-@pytest.mark.parametrize("irdl, uses, counts", [(GEO_IRDL, GEO_CASES, (5, 18)), (SIG_IRDL, SIG_CASES, (5, 7))],
+@pytest.mark.parametrize("irdl, uses, counts", [(GEO_IRDL, GEO_CASES, (5, 18)), (SIG_IRDL, SIG_CASES, (5, 8))],
                          ids=["geo", "sig-with-c_pred"])
 def test_valid_and_invalid_uses_verify_by_the_constraints(irdl, uses, counts):
     registry = _registry(irdl)

@@ -47,6 +47,14 @@ irdl.dialect @sig {
     irdl.results(peak: %peak)
   }
 
+  // Resamples a sample of the rate a C++ predicate checks: parametric has no parameter left,
+  // so no sample matches it.
+  irdl.operation @resample {
+    %rate = irdl.c_pred "::llvm::isa<::mlir::IntegerAttr>($_self)"
+    %s = irdl.parametric @sig::@sample<%rate>
+    irdl.operands(in: %s)
+  }
+
   // Applies its one-block body to each sample: the body's argument is the sample alone.
   irdl.operation @each {
     %elem = irdl.any

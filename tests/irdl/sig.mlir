@@ -75,6 +75,14 @@ func.func @peak() -> f32 {
 
 // -----
 
+func.func @resample(%a: !sig.sample<f32>) {
+  // expected-error@+1 {{attribute 'sig.sample' expects 1 parameters but got 0}}
+  "sig.resample"(%a) : (!sig.sample<f32>) -> ()
+  return
+}
+
+// -----
+
 func.func @each(%a: !sig.sample<f16>) {
   "sig.each"(%a) ({
   ^bb0(%s: !sig.sample<f16>):
