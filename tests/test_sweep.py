@@ -13,6 +13,7 @@ import pytest
 from mlirtext.cli import main
 from mlirtext.sweeps import expectations, report, store
 from mlirtext.sweeps.isolation import Isolated, run_isolated
+from mlirtext.sweeps.lowering_suite import Outcome, level_statuses
 from mlirtext.sweeps.results import Result, better, worse
 
 
@@ -82,6 +83,29 @@ def test_a_whole_file_timeout_stands_for_each_of_its_functions():
     expected = {"f.mlir@one": ("pass", ""), "f.mlir@two": ("mismatch", ""), "g.mlir@one": ("pass", "")}
     c = expectations.compare([Result("f.mlir@<file>", "timeout", "over the 1 s time limit")], expected)
     assert sorted(r.test for r, _, _ in c.worse) == ["f.mlir@one", "f.mlir@two"]
+
+
+def test_a_function_that_stops_a_level_earlier_is_worse_than_expected_at_that_level():
+    stopped = Outcome("f.mlir", "f", reached="tosa", stopped_by="failed to legalize 'tosa.fft2d' to linalg")
+    assert level_statuses(stopped) == [
+        ("tosa", "pass", ""), *[(level, "fail-compile", "stops after tosa: failed to legalize 'tosa.fft2d' to linalg")
+                                for level in ("linalg", "loops", "llvm")]]
+    wrong = Outcome("f.mlir", "f", reached="linalg", stopped_by="loops: wrong result: element [0]: got 1, expected 2")
+    assert [s for _, s, _ in level_statuses(wrong)] == ["pass", "pass", "mismatch", "mismatch"]
+    assert {s for _, s, _ in level_statuses(Outcome("f.mlir", "f", stopped_by="source: run: boom"))} == {"skip"}
+    expected = {f"f.mlir@f [{level}]": ("pass", "") for level in ("tosa", "linalg", "loops", "llvm")}
+    now = [Result(f"f.mlir@f [{level}]", status, why) for level, status, why in level_statuses(stopped)]
+    assert [r.test for r, _, _ in expectations.compare(now, expected).worse] == [
+        "f.mlir@f [linalg]", "f.mlir@f [llvm]", "f.mlir@f [loops]"]
+
+
+def test_a_corpus_sweep_whose_files_match_nothing_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "CASES.tsv").write_text("")
+    (tmp_path / "stablehlo").mkdir()
+    (tmp_path / "stablehlo" / "stablehlo__tests__interpret__add.mlir").write_text("")
+    assert main(["sweep", "lowering", "--corpus", str(tmp_path), "--files", "iree/*", "--no-progress",
+                 "--db", str(tmp_path / "db.sqlite")]) == 1
+    assert capsys.readouterr().err == "mlirtext sweep: error: no corpus file matches --files iree/*\n"
 
 
 def test_a_bad_expected_file_is_a_one_line_error(tmp_path, capsys):

@@ -256,6 +256,9 @@ def _add_sweep(sub) -> None:
                     help="CPUs of the local Ray instance (default: every core)")
     sw.add_argument("--corpus", metavar="DIR", help="the corpus for check/lowering/native/vm (default: "
                                                     "MLIRTEXT_CORPUS, else ../shared/corpus beside the checkout)")
+    sw.add_argument("--files", action="append", default=[], metavar="GLOB",
+                    help="(check/lowering/native/vm) only corpus files matching this glob, relative to the "
+                         "corpus (repeatable; default: the three groups of the figures)")
     sw.add_argument("--tsv", metavar="FILE", help="write one line per result: test, status, error, ...")
     sw.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     _add_faults(sw)

@@ -53,7 +53,8 @@ def main(args) -> int:
     if faults and suite not in ("files", "bench"):
         return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
     options = SweepOptions(suite, path, tuple(args.devices or ()), args.filter, args.limit, args.timeout, args.memory,
-                           {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]})
+                           {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]},
+                           tuple(args.files))
     started = time.monotonic()
     try:
         results, not_run = run_sweep(options, args.cluster, args.num_cpus or None, args.budget,

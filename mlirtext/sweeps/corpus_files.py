@@ -32,10 +32,13 @@ def corpus_files(root: str, globs=None) -> list[str]:
 
 
 def suite_files(options) -> list[str]:
-    """A corpus suite's tests: its files, or a one-line error when there is no corpus."""
-    files = corpus_files(options.path)
-    if not files:
+    """A corpus suite's tests: its files (those matching `options.files`, globs relative to the corpus,
+    where given), or a one-line error when there is no corpus or no file matches."""
+    if not corpus_files(options.path):
         raise ValueError(f"no corpus at '{options.path}' (give --corpus DIR or MLIRTEXT_CORPUS)")
+    files = corpus_files(options.path, options.files or None)
+    if not files:
+        raise ValueError(f"no corpus file matches --files {' '.join(options.files)}")
     return files
 
 

@@ -5,9 +5,12 @@ becomes a function that returns the values the checks look at (compiled and lowe
 run on the host against what it returns. The computation is inlined, then lowered one level at a time
 (conversion passes and cse only: canonicalize would fold the constant inputs away and leave nothing
 to lower). At every level the function must convert completely, verify, run on the interpreter and
-pass its checks. One task per file, one result per function, `FILE@FUNCTION`: pass (it reaches llvm);
-fail-compile (a conversion stopped it), fail-run or mismatch (it ran wrong at a level); skip (it does
-not pass at the source level: the interpreter's figure, not lowering's).
+pass its checks. One task per file, one result per function and level below the source,
+`FILE@FUNCTION [LEVEL]` (so that an expected-status file says how far each function gets, and one that
+stops a level earlier is worse than expected there): pass (it converted, verified and passed its checks
+at that level); fail-compile (a conversion stopped it at or before that level), fail-run or mismatch (it
+ran wrong at or before that level); skip (it does not pass at the source level: the interpreter's
+figure, not lowering's).
 """
 from __future__ import annotations
 
@@ -149,21 +152,27 @@ def warm(options) -> None:
     parse_and_verify("func.func @main() { return }", "warm.mlir")
 
 
-def status_of(outcome: Outcome) -> tuple[str, str]:
-    if outcome.reached == "llvm":
-        return "pass", ""
+def level_statuses(outcome: Outcome) -> list[tuple[str, str, str]]:
+    """(level, status, reason) for each level below the source: pass down to the level the function
+    reached, then how it stopped, for the level that stopped it and every level after."""
+    levels = [level for level, _ in LEVELS[1:]]
     if not outcome.reached:
-        return "skip", f"does not pass at the source level: {outcome.stopped_by}"
+        why = f"does not pass at the source level: {outcome.stopped_by}"
+        return [(level, "skip", why) for level in levels]
     why = outcome.stopped_by
     if ": wrong result" in why or ": check:" in why:
-        return "mismatch", why
-    if ": run:" in why:
-        return "fail-run", why
-    return "fail-compile", f"stops after {outcome.reached}: {why}"
+        failed = ("mismatch", why)
+    elif ": run:" in why:
+        failed = ("fail-run", why)
+    else:
+        failed = ("fail-compile", f"stops after {outcome.reached}: {why}")
+    reached = [level for level, _ in LEVELS].index(outcome.reached)
+    return [(level, "pass", "") if i < reached else (level, *failed) for i, level in enumerate(levels)]
 
 
 def run(test: str, options) -> list[Result]:
     outcomes = lower_file(options.path, test)
     names = unique_names([o.function for o in outcomes])
-    return [Result(f"{test}@{name}", *status_of(o), details={"reached": o.reached})
-            for name, o in zip(names, outcomes)] or [Result(f"{test}@<file>", "skip", "no test functions")]
+    return [Result(f"{test}@{name} [{level}]", status, why, details={"reached": o.reached})
+            for name, o in zip(names, outcomes) for level, status, why in level_statuses(o)
+            ] or [Result(f"{test}@<file>", "skip", "no test functions")]

@@ -36,7 +36,8 @@ MAX_RETRIES = 3
 @dataclass(frozen=True)
 class SweepOptions:
     """What every task of a sweep is told. `path`: the corpus directory (corpus suites) or the directory
-    of models (files suite); `filter`: only tests whose name contains it."""
+    of models (files suite); `filter`: only tests whose name contains it; `files`: globs over the corpus
+    (the corpus suites take only the files that match one)."""
     suite: str
     path: str = ""
     devices: tuple = ()
@@ -45,6 +46,7 @@ class SweepOptions:
     time_limit: float = 120.0
     memory_mb: int = 4096
     extra: dict = field(default_factory=dict)
+    files: tuple = ()
 
 
 def suite_module(name: str):
@@ -85,8 +87,8 @@ def run_sweep(options: SweepOptions, address: str | None = None, num_cpus: int |
               budget: float = 0.0, progress: StatusLine | None = None, tests: list[str] | None = None
               ) -> tuple[list[Result], list[str]]:
     """(The results of every test that ran, the tests a spent budget left out)."""
+    tests = select_tests(options) if tests is None else tests   # a bad selection fails before Ray starts
     ray = cluster.connect(address, num_cpus)
-    tests = select_tests(options) if tests is None else tests
     requirement = {cluster.device_resource(d): 0.001 for d in options.devices
                    if d in cluster.cluster_devices(ray)}
     task = ray.remote(run_test).options(num_cpus=1, memory=options.memory_mb << 20, max_retries=MAX_RETRIES,
