@@ -50,6 +50,6 @@ def encode(text: str, name: str, registry: Optional[Registry] = None) -> bytes:
         more = f" (and {len(errors) - 1} more error{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
         raise BytecodeDocumentError(f"not saved as bytecode: {first}{more}")
     try:
-        return from_module(result.module)
+        return from_module(result.module, result.aliases)
     except BytecodeWriteError as e:
         raise BytecodeDocumentError(f"not saved as bytecode: {name}: {e}") from None

@@ -94,7 +94,7 @@ def _bytecode(result):
     """The module as MLIR bytecode; None after reporting what cannot be written."""
     from ..syntax.bytecode_writer import BytecodeWriteError, from_module  # (for --emit-bytecode only)
     try:
-        return from_module(result.module)
+        return from_module(result.module, result.aliases)
     except BytecodeWriteError as e:
         report([Diagnostic("error", f"cannot write bytecode: {e}")])
         return None

@@ -41,7 +41,8 @@ def print_function(p, op) -> None:
     params = []
     for i, t in enumerate(ftype.inputs):
         text = p.type(t) if entry is None else f"{p.value(entry.arguments[i])}: {p.type(t)}"
-        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i)))
+        params.append(text + p.attr_dict(_arg_attrs(op, "arg_attrs", i))
+                      + ("" if entry is None else p.location(entry.arguments[i])))
     p.write(", ".join(params), ")")
     results = ftype.results
     res_attrs = [p.attr_dict(_arg_attrs(op, "res_attrs", i)) for i in range(len(results))]

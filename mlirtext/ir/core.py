@@ -69,12 +69,13 @@ class OpResult(Value):
 
 
 class BlockArgument(Value):
-    __slots__ = ("block", "index")
+    __slots__ = ("block", "index", "location")
 
     def __init__(self, type: Type, block: "Block", index: int, name=None, span=None):
         super().__init__(type, name, span)
         self.block = block
         self.index = index
+        self.location = None    # its `loc(...)` (a LocationAttr) when the source gave one
 
     @property
     def owner(self) -> "Block":

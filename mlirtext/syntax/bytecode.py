@@ -8,8 +8,8 @@ text it stands for. Attributes and types are stored as their assembly text, or i
 dialect's own encoding: builtin's is decoded here, stablehlo's and quant's in their
 modules; an op's properties by the tables of `bytecode_properties`.
 
-Not decoded: other dialects' own encodings (the error names the dialect), and locations
-(read, not attached: the text has none). Bad input raises `BytecodeError`, one line
+Locations (of ops and block arguments) are written after what they locate, as the text
+parser reads them. Not decoded: other dialects' own encodings (the error names the dialect). Bad input raises `BytecodeError`, one line
 with the byte offset.
 """
 from __future__ import annotations
@@ -344,7 +344,7 @@ class _Decoder:
             raise r.fail(f"operation name index {i} out of range")
         name, registered = self.op_names[i]
         mask = r.byte()
-        self.attr(r)    # location
+        loc = self._location(r)
         attrs = self.attr(r) if mask & _HAS_ATTRS else None
         props = self._op_properties(r, name, registered) if mask & _HAS_PROPERTIES else None
         types = r.array(self.type) if mask & _HAS_RESULTS else []
@@ -375,6 +375,7 @@ class _Decoder:
         tail = (" " + attrs if attrs and attrs != "{}" else "") + \
             " : (" + ", ".join(f"\0{v}\0" for v in operands) + ") -> " + \
             (types[0] if len(types) == 1 and not types[0].startswith("(") else "(" + ", ".join(types) + ")")
+        tail += loc
         if not n_regions:
             out.append(line + tail)
             return
@@ -414,7 +415,7 @@ class _Decoder:
             n_ops, has_args = r.flagged()
             args = []
             if has_args:
-                types = []
+                types, locs = [], []
                 for _ in range(r.varint()):
                     at = r.pos
                     type_index, has_loc = r.flagged()
@@ -422,9 +423,8 @@ class _Decoder:
                         r.pos = at
                         raise r.fail(f"type index {type_index} out of range")
                     types.append(self.type_at(type_index))
-                    if has_loc:
-                        self.attr(r)
-                args = [f"{v}: {t}" for v, t in zip(self._define(r, scope, types), types)]
+                    locs.append(self._location(r) if has_loc else "")
+                args = [f"{v}: {t}{loc}" for v, t, loc in zip(self._define(r, scope, types), types, locs)]
                 if r.byte():
                     self._skip_use_lists(r, len(args))
             out.append(pad + label + ("(" + ", ".join(args) + ")" if args else "") + ":")
@@ -433,6 +433,15 @@ class _Decoder:
         out.append(pad + "}")
         del scope.values[first:]
         scope.next.pop()
+
+    def _location(self, r: ByteReader) -> str:
+        """An op's or block argument's location, as the text after it (` loc(...)`)."""
+        at = r.pos
+        text = self.attr(r)
+        if not text.startswith("loc("):
+            r.pos = at
+            raise r.fail(f"expected a location, got {text[:40]}")
+        return " " + text
 
     def _define(self, r: ByteReader, scope: "_Scope", types: list) -> list:
         if not scope.next:      # the top level: results exist but no one can use them

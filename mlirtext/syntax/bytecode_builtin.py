@@ -107,8 +107,8 @@ class BuiltinDecoder:
             ty = self.refs.type(r)
             width = _FLOAT_BITS.get(ty) or self._float_width(ty, r)
             return f"{_float_text(self._known_width_int(r, width), width, ty)} : {ty}"
-        if code in (10, 11, 12, 13, 14, 15):      # locations: read, not attached
-            return self._location(r, code)
+        if code in (10, 11, 12, 13, 14, 15, 22):      # locations
+            return "loc(" + self._location(r, code) + ")"
         if code == 16:      # DenseResourceElementsAttr
             ty = self.refs.type(r)
             at = r.pos
@@ -209,17 +209,37 @@ class BuiltinDecoder:
         return _unquote(text[1:-1])
 
     def _location(self, r: ByteReader, code: int) -> str:
-        if code == 10:
-            self.refs.attr(r), self.refs.attr(r)
-        elif code == 11:
-            self.refs.attr(r), r.varint(), r.varint()
-        elif code in (12, 13):
-            r.array(self.refs.attr)
-            if code == 13:
-                self.refs.attr(r)
-        elif code == 14:
-            self.refs.attr(r), self.refs.attr(r)
-        return "loc(unknown)"
+        """A location's body, as MLIR prints it inside `loc(...)`."""
+        if code == 10:      # CallSiteLoc: callee, caller
+            callee, caller = self._inner_location(r), self._inner_location(r)
+            return f"callsite({callee} at {caller})"
+        if code == 11:      # FileLineColLoc
+            return f"{quote(self._string_attr(r))}:{r.varint()}:{r.varint()}"
+        if code == 22:      # FileLineColRange: the file, then [line, column, [end line,] end column]
+            name = quote(self._string_attr(r))
+            line, col, *end = r.array(ByteReader.varint) + [0, 0]
+            given = len(end) - 2
+            end_line, end_col = (line, end[0]) if given == 1 else (end[0], end[1]) if given == 2 else (line, col)
+            if given > 2:
+                raise r.fail(f"a file range location of {given + 2} numbers")
+            if (end_line, end_col) == (line, col):
+                return f"{name}:{line}:{col}"
+            return f"{name}:{line}:{col} to " + (f":{end_col}" if end_line == line else f"{end_line}:{end_col}")
+        if code in (12, 13):    # FusedLoc, FusedLoc with metadata
+            locations = ", ".join(self._inner_location(r) for _ in range(r.varint()))
+            metadata = f"<{self.refs.attr(r)}>" if code == 13 else ""
+            return f"fused{metadata}[{locations}]"
+        if code == 14:      # NameLoc: name, child (left out when unknown)
+            name, child = quote(self._string_attr(r)), self._inner_location(r)
+            return name if child == "unknown" else f"{name}({child})"
+        return "unknown"
+
+    def _inner_location(self, r: ByteReader) -> str:
+        """A location nested in another: its body, without `loc(...)`."""
+        text = self.refs.attr(r)
+        if not (text.startswith("loc(") and text.endswith(")")):
+            raise r.fail(f"expected a location, got {text[:40]}")
+        return text[4:-1]
 
     def _int_width(self, ty: str, r: ByteReader) -> int:
         if ty == "index":

@@ -9,10 +9,14 @@ encoding for ops MLIR does not know (mhlo's). The IR itself is the binary encodi
 names, masks, value numbers per isolated region, blocks, successors, regions, isolated
 regions in nested sections.
 
-Not written: locations (every op gets `loc(unknown)`), use-list orders, and
+Each op's and block argument's location is written as its text, `#loc` aliases resolved (a
+location that names an alias the source does not define is written `loc(unknown)`). Not
+written: use-list orders, and
 `dense_resource` blobs (the file's `dialect_resources`; such a module is refused).
 """
 from __future__ import annotations
+
+import re
 
 from ..dialects import lookup
 from ..dialects.base import ISOLATED
@@ -27,6 +31,8 @@ VERSION = 6
 _STRING, _DIALECT, _ATTR_TYPE, _ATTR_TYPE_OFFSET, _IR, _PROPERTIES = 0, 1, 2, 3, 4, 8
 _HAS_ATTRS, _HAS_RESULTS, _HAS_OPERANDS, _HAS_SUCCESSORS, _HAS_REGIONS, _HAS_PROPERTIES = 1, 2, 4, 8, 16, 64
 _UNKNOWN_LOC = "loc(unknown)"
+#: A string literal (kept as it is) or an alias reference in a location's text.
+_ALIAS_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|#[A-Za-z_][\w$.-]*')
 
 
 class BytecodeWriteError(Exception):
@@ -72,8 +78,28 @@ def _dialect_of(text: str) -> str:
     return "builtin"
 
 
+def _location_text(text: str, aliases: dict, depth: int = 0) -> str:
+    """`text` (`loc(...)`) with each alias replaced by what it stands for (a location alias by
+    its body); `_UNKNOWN_LOC` when one is not defined (or aliases refer to each other in a cycle)."""
+    def expand(m):
+        word = m.group(0)
+        if word.startswith('"') or (word not in aliases and "." in word):    # a dialect attribute
+            return word
+        target = aliases.get(word)
+        if target is None or depth > 50:
+            raise KeyError(word)
+        if not target.startswith("loc("):
+            return target
+        return _location_text(target, aliases, depth + 1)[4:-1]
+    try:
+        return _ALIAS_OR_STRING.sub(expand, text)
+    except KeyError:
+        return _UNKNOWN_LOC
+
+
 class _Writer:
-    def __init__(self):
+    def __init__(self, aliases=()):
+        self.aliases = {name: str(value) for name, value in aliases if name.startswith("#")}
         self.printer = Printer(generic=True)
         self.strings: dict[str, int] = {}
         self.op_names: dict[str, int] = {}
@@ -87,9 +113,10 @@ class _Writer:
 
     # -- what the module uses, numbered in the order the sections list it ------------------
     def collect(self, top: Operation) -> None:
-        ops, attrs, types = set(), {_UNKNOWN_LOC}, set()
+        ops, attrs, types = set(), set(), set()
         for op in _walk(top):
             ops.add(op.name)
+            attrs.add(self.location(op))
             for key, value in op.attributes.items():
                 if isinstance(value, DenseResourceAttr):
                     raise BytecodeWriteError(f"'{op.name}' holds dense_resource<{value.handle}>: resource "
@@ -104,6 +131,7 @@ class _Writer:
             for region in op.regions:
                 for block in region.blocks:
                     types.update(str(a.type) for a in block.arguments)
+                    attrs.update(self.location(a) for a in block.arguments if a.location is not None)
         dialect_names = {"builtin"} | {n.split(".", 1)[0] for n in ops} | {_dialect_of(t) for t in attrs | types}
         for d in sorted(dialect_names):
             self.dialects[d] = len(self.dialects)
@@ -115,6 +143,12 @@ class _Writer:
         for table, texts in ((self.attrs, attrs), (self.types, types)):
             for text in sorted(texts, key=lambda t: (self.dialects[_dialect_of(t)], t)):
                 table[text] = len(table)
+
+    def location(self, located) -> str:
+        """The location of an op or a block argument, as the text written for it."""
+        if located.location is None:
+            return _UNKNOWN_LOC
+        return _location_text(str(located.location), self.aliases)
 
     def split(self, op: Operation) -> tuple:
         """(properties, other attributes): for an op MLIR registers, the attributes its ODS names
@@ -173,7 +207,7 @@ class _Writer:
     # -- the IR ---------------------------------------------------------------------------
     def op(self, op: Operation, ids: dict) -> bytes:
         mask = 0
-        body = [varint(self.attrs[_UNKNOWN_LOC])]
+        body = [varint(self.attrs[self.location(op)])]
         props, rest = self.split(op)
         if rest:
             mask |= _HAS_ATTRS
@@ -256,7 +290,11 @@ class _Writer:
         out = [varint(len(block.ops) << 1 | bool(block.arguments))]
         if block.arguments:
             out.append(varint(len(block.arguments)))
-            out += [varint(self.types[str(a.type)] << 1) for a in block.arguments]
+            for a in block.arguments:     # (type << 1 | has a location), then the location
+                has_loc = a.location is not None
+                out.append(varint(self.types[str(a.type)] << 1 | has_loc))
+                if has_loc:
+                    out.append(varint(self.attrs[self.location(a)]))
             out.append(b"\0")   # no use-list orders
         out += [self.op(op, ids) for op in block.ops]
         return b"".join(out)
@@ -270,6 +308,8 @@ def _walk(op: Operation):
                 yield from _walk(inner)
 
 
-def from_module(module: Operation) -> bytes:
-    """`module` (a builtin.module) as MLIR bytecode; BytecodeWriteError for what cannot be written."""
-    return _Writer().module(module)
+def from_module(module: Operation, aliases=()) -> bytes:
+    """`module` (a builtin.module) as MLIR bytecode; BytecodeWriteError for what cannot be written.
+    `aliases`: the source's `[(name, attribute)]` (a parse's `aliases`), by which `#loc`
+    references in locations are resolved."""
+    return _Writer(aliases).module(module)

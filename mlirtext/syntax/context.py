@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..diagnostics import Diagnostic, DiagnosticError
+from ..ir.attributes import LocationAttr
 from ..ir.core import Block, Operation, Region, Value
 from ..ir.source import SourceFile, Span
 
@@ -214,6 +215,7 @@ class ParseContext:
             scope.has_entry_args = True
             for tok, type, loc in args:
                 arg = block.add_argument(type)
+                arg.location = LocationAttr(loc) if loc is not None else None
                 try:
                     self.define(tok.value[1:], arg, self.token_span(tok))
                 except DiagnosticError as e:  # `(%a: i32, %a: i32)`: report, keep the scope
@@ -259,6 +261,7 @@ class ParseContext:
         scope.current = block
         for arg_tok, type, loc in args:
             arg = block.add_argument(type)
+            arg.location = LocationAttr(loc) if loc is not None else None
             self.define(arg_tok.value[1:], arg, self.token_span(arg_tok))
         return block
 

@@ -75,6 +75,10 @@ class Printer:
             name = f"%<<UNKNOWN {v.type}>>"
         return name
 
+    def location(self, arg) -> str:
+        """` loc(...)` after a block argument when locations are printed and it has one, else ''."""
+        return f" {arg.location}" if self.print_locations and arg.location is not None else ""
+
     def values(self, vs) -> str:
         return ", ".join(self.value(v) for v in vs)
 
@@ -217,7 +221,8 @@ class Printer:
             self.comments.before_block(self, block)
         line = "  " * (self.level - 1) + self.block(block)
         if block.arguments:
-            line += "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}" for a in block.arguments) + ")"
+            line += "(" + ", ".join(f"{self.value(a)}: {self.type(a.type)}{self.location(a)}"
+                                    for a in block.arguments) + ")"
         self.out.append(line + ":")
         if self.comments is not None:
             self.comments.after_block(self, block)
