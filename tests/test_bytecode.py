@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from mlirtext.analysis.bytecode_documents import decode, encode
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.syntax import bytecode
 
@@ -168,3 +169,121 @@ def test_check_reads_bytecode(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "mlirtext", "check", str(tmp_path / "abs.mlirbc")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "1 passed, 0 failed" in proc.stdout, proc.stdout + proc.stderr
+
+
+# -- locations and names ------------------------------------------------------------------------
+#: Every kind of location MLIR's bytecode encodes (a file range, a name, a call site, fused with
+#: and without metadata), on ops and block arguments, an op of two results, and sibling regions
+#: (whose values MLIR's printer names alike).
+LOCATED = '''#loc1 = loc("model.py":9:20)
+func.func @f(%x: i32 loc("model.py":3:4), %y: i32) -> i32 {
+  %0 = arith.addi %x, %y : i32 loc("jit(f)/add"(#loc1))
+  %1 = arith.muli %0, %y : i32 loc(callsite("g"("a.py":1:2) at "b.py":3:4))
+  %2 = arith.subi %1, %y : i32 loc(fused["x.py":1:1, "y.py":2:2 to 3:4])
+  %3:2 = "test.two"(%2) : (i32) -> (i32, i32) loc(fused<"meta">["x.py":1:1 to :9])
+  "test.region"() ({
+  ^bb0(%r: i32 loc("r.py":1:2)):
+    %e = "test.v"(%3#1) : (i32) -> i32
+    "test.end"() : () -> ()
+  }) : () -> () loc("jit(f)/while"("w.py":4:5 to 6:7))
+  "test.region"() ({
+  ^bb0(%s: i32):
+    %e = "test.v"(%3#0) : (i32) -> i32 loc("g")
+    "test.end"() : () -> ()
+  }) : () -> ()
+  cf.br ^bb1(%3#0 : i32)
+^bb1(%z: i32 loc("bb.py":1:1)):
+  return %z : i32 loc(unknown)
+} loc("f.py":1:1)
+'''
+
+
+def _located_bytecode(tmp_path):
+    (tmp_path / "l.mlir").write_text(LOCATED)
+    subprocess.run([iree_opt_path(), "--allow-unregistered-dialect", "--emit-bytecode", str(tmp_path / "l.mlir"),
+                    "-o", str(tmp_path / "l.mlirbc")], check=True, timeout=300)
+    return tmp_path / "l.mlirbc"
+
+
+def _iree_debuginfo(path, *flags):
+    proc = subprocess.run([iree_opt_path(), "--allow-unregistered-dialect", "--mlir-print-debuginfo",
+                           "--mlir-print-local-scope", *flags, str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _lines(text):
+    """The lines of a print, without MLIR's `// pred:` comments and blank lines."""
+    return [line.split("  // pred:")[0] for line in text.splitlines() if line.strip()]
+
+
+def _locations(text):
+    """Every `loc(...)` in `text`, in order."""
+    found, i = [], text.find("loc(")
+    while i >= 0:
+        depth, j = 0, i + 3
+        while True:
+            if text[j] == '"':
+                j += 1
+                while text[j] != '"':
+                    j += 2 if text[j] == "\\" else 1
+            elif text[j] == "(":
+                depth += 1
+            elif text[j] == ")":
+                depth -= 1
+                if not depth:
+                    break
+            j += 1
+        found.append(text[i:j + 1])
+        i = text.find("loc(", j)
+    return found
+
+
+def test_locations_and_names_read_as_iree_opt_prints_them(tmp_path):
+    """Our print of iree-opt's bytecode, locations included, is iree-opt's own print of it:
+    the same locations on ops and arguments, the same value names (`%arg0`, `%3#1`, a sibling
+    region's `%arg2` again) and block labels."""
+    path = _located_bytecode(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "mlirtext", "opt", "--allow-unregistered-dialect",
+                           "--mlir-print-debuginfo", str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert _lines(proc.stdout) == _lines(_iree_debuginfo(path))
+    assert 'loc("jit(f)/while"("w.py":4:5 to 6:7))' in proc.stdout and proc.stdout.count("(%arg2: i32") == 2
+
+
+def test_written_locations_read_in_iree_opt(tmp_path):
+    """Our bytecode of iree-opt's (and of text with `#loc` aliases) keeps every location."""
+    path = _located_bytecode(tmp_path)
+    ours = tmp_path / "ours.mlirbc"
+    for source in (path, tmp_path / "l.mlir"):
+        proc = subprocess.run([sys.executable, "-m", "mlirtext", "opt", "--allow-unregistered-dialect",
+                               "--emit-bytecode", str(source), "-o", str(ours)], capture_output=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        if source == path:
+            assert _iree_debuginfo(ours) == _iree_debuginfo(path)
+    written = _iree_debuginfo(ours)     # from the text: its locations, the aliased one resolved
+    assert 'loc("jit(f)/add"("model.py":9:20))' in written and '%arg0: i32 loc("model.py":3:4)' in written
+    assert 'loc(fused<"meta">["x.py":1:1 to :9])' in written
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family_locations_read_as_iree_opt_reads_them(family, family_cases, tmp_path):
+    """Every op's and block argument's location in a corpus case iree-opt wrote (it locates each
+    op in its input), in generic form, in order."""
+    case, data, _ = family_cases[family]
+    result = parse_and_verify(bytecode.to_text(data), case.case_id)
+    ours = _locations(to_text(result, generic=True, print_locations=True))
+    (tmp_path / "f.mlirbc").write_bytes(data)
+    theirs = _locations(_iree_debuginfo(tmp_path / "f.mlirbc", "--mlir-print-op-generic"))
+    assert ours == theirs and len(ours) > 3
+
+
+def test_editor_shows_and_saves_locations(tmp_path):
+    """A `.mlirbc` opened in the editor shows its locations (go to definition reads them) and
+    saving keeps them."""
+    path = _located_bytecode(tmp_path)
+    text = decode(path.read_bytes(), "l.mlirbc")
+    assert 'func.func @f(%arg0: i32 loc("model.py":3:4)' in text
+    assert 'loc(callsite("g"("a.py":1:2) at "b.py":3:4))' in text
+    (tmp_path / "saved.mlirbc").write_bytes(encode(text, "l.mlirbc"))
+    assert _iree_debuginfo(tmp_path / "saved.mlirbc") == _iree_debuginfo(path)

@@ -3,7 +3,9 @@
 The editor shows a bytecode file through a virtual document: reading decodes the bytes (MLIR
 bytecode, or text MLIR that happens to carry the extension) to the custom form the user edits,
 and saving encodes the text back to bytecode, only when it parses and verifies, so a broken
-edit never replaces the file. Every failure is one line, naming the file.
+edit never replaces the file. The text shows the module's locations (`loc(...)` after each op
+and argument, for hover and go to definition, and kept when saved) unless every one is unknown.
+Every failure is one line, naming the file.
 """
 from __future__ import annotations
 
@@ -37,7 +39,19 @@ def decode(data: bytes, name: str, registry: Optional[Registry] = None) -> str:
     result = parse_and_verify(generic, name, registry)
     if has_errors(result.diagnostics) or result.module is None:
         return generic
-    return to_text(result, registry=registry)
+    return to_text(result, print_locations=_has_locations(result.module), registry=registry)
+
+
+def _has_locations(module) -> bool:
+    """Does any op or block argument have a location other than `loc(unknown)`?"""
+    for op in module.walk():
+        if op.location is not None and str(op.location) != "loc(unknown)":
+            return True
+        for region in op.regions:
+            for block in region.blocks:
+                if any(a.location is not None and str(a.location) != "loc(unknown)" for a in block.arguments):
+                    return True
+    return False
 
 
 def encode(text: str, name: str, registry: Optional[Registry] = None) -> bytes:

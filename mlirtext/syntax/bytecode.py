@@ -54,7 +54,8 @@ class _Decoder:
         self.properties: list[tuple[int, int]] = []
         self.version = 0
         self.value_types: dict = {}     # value name -> its type, to fill in operand types at the end
-        self.n_values = self.n_blocks = 0
+        self.n_values = 0               # value tokens handed out
+        self.names = _Names()           # the values each region defines, to name them at the end
         self.builtin = BuiltinDecoder(self)
 
     # -- header and sections --------------------------------------------------------------
@@ -318,9 +319,10 @@ class _Decoder:
         return values
 
     # -- the IR ---------------------------------------------------------------------------
-    # Values get names %0, %1, ... and blocks ^bb0, ^bb1, ... in file order, unique in the whole
-    # module. An operand's type is written as a marker (`\0name\0`) and filled in at the end,
-    # since a use may come before its definition (graph regions, successors' operands).
+    # Each value is written as a token (`\1N\2`, unique in the module) and named at the end as
+    # MLIR's printer names it (`_Names.number`); blocks are ^bb0, ^bb1, ... in each region. An
+    # operand's type is written as a marker (`\0token\0`) and filled in at the end too, since a
+    # use may come before its definition (graph regions, successors' operands).
     def _ir(self, r: ByteReader) -> str:
         out: list[str] = []
         n_ops, has_args = r.flagged()
@@ -331,10 +333,11 @@ class _Decoder:
             self._op(r, out, 0, top, [])
         if not r.empty():
             raise r.fail("trailing bytes after the top-level operations")
-        missing = [name for name in top.forward if name not in self.value_types]
-        if missing:
-            raise BytecodeError(f"malformed bytecode: value {missing[0]} is used but never defined")
-        return re.sub("\0(%[0-9]+)\0", lambda m: self.value_types[m.group(1)], "\n".join(out)) + "\n"
+        if any(token not in self.value_types for token in top.forward):
+            raise BytecodeError("malformed bytecode: a value is used but never defined")
+        names = self.names.number()
+        text = re.sub("\0(\1[0-9]+\2)\0", lambda m: self.value_types[m.group(1)], "\n".join(out))
+        return re.sub("\1([0-9]+)\2", lambda m: names[int(m.group(1))], text) + "\n"
 
     def _op(self, r: ByteReader, out: list, depth: int, scope: "_Scope", blocks: list) -> None:
         at = r.pos
@@ -364,9 +367,9 @@ class _Decoder:
         if n_regions and depth // 2 >= MAX_REGION_DEPTH:   # the text parser's limit (depth: indentation,
             # two steps per region level)
             raise r.fail(f"regions nested deeper than {MAX_REGION_DEPTH}")
-        results = self._define(r, scope, types)
+        results = self._define(r, scope, types, "results")
         pad = "  " * depth
-        line = pad + (", ".join(results) + " = " if results else "") + quote(name) + \
+        line = pad + (results[0] + " = " if results else "") + quote(name) + \
             "(" + ", ".join(operands) + ")"
         if succs:
             line += "[" + ", ".join(succs) + "]"
@@ -408,8 +411,8 @@ class _Decoder:
         first = len(scope.values)
         scope.next.append(first)
         scope.values.extend([None] * n_values)
-        block_names = [f"^bb{self.n_blocks + b}" for b in range(n_blocks)]
-        self.n_blocks += n_blocks
+        block_names = [f"^bb{b}" for b in range(n_blocks)]
+        parent, self.names = self.names, self.names.region()
         out.append(pad + "{")
         for label in block_names:
             n_ops, has_args = r.flagged()
@@ -423,8 +426,9 @@ class _Decoder:
                         r.pos = at
                         raise r.fail(f"type index {type_index} out of range")
                     types.append(self.type_at(type_index))
-                    locs.append(self._location(r) if has_loc else "")
-                args = [f"{v}: {t}{loc}" for v, t, loc in zip(self._define(r, scope, types), types, locs)]
+                    locs.append(self._location(r) if has_loc else " loc(unknown)")    # (MLIR leaves it out)
+                kind = "arguments" if label == "^bb0" else "values"
+                args = [f"{v}: {t}{loc}" for v, t, loc in zip(self._define(r, scope, types, kind), types, locs)]
                 if r.byte():
                     self._skip_use_lists(r, len(args))
             out.append(pad + label + ("(" + ", ".join(args) + ")" if args else "") + ":")
@@ -433,6 +437,7 @@ class _Decoder:
         out.append(pad + "}")
         del scope.values[first:]
         scope.next.pop()
+        self.names = parent
 
     def _location(self, r: ByteReader) -> str:
         """An op's or block argument's location, as the text after it (` loc(...)`)."""
@@ -443,10 +448,15 @@ class _Decoder:
             raise r.fail(f"expected a location, got {text[:40]}")
         return " " + text
 
-    def _define(self, r: ByteReader, scope: "_Scope", types: list) -> list:
+    def _token(self) -> str:
+        self.n_values += 1
+        return f"\1{self.n_values - 1}\2"
+
+    def _define(self, r: ByteReader, scope: "_Scope", types: list, kind: str) -> list:
+        """The tokens of the values a block's arguments or an op's results define; for an op of
+        several results, the first item is the group's `token:count` and the results follow."""
         if not scope.next:      # the top level: results exist but no one can use them
-            names = [f"%{self.n_values + k}" for k in range(len(types))]
-            self.n_values += len(types)
+            names = [self._token() for _ in types]
         else:
             start = scope.next[-1]
             if start + len(types) > len(scope.values):
@@ -454,11 +464,21 @@ class _Decoder:
             names = []
             for k in range(start, start + len(types)):
                 if scope.values[k] is None:     # else a use came first and named it
-                    scope.values[k] = f"%{self.n_values}"
-                    self.n_values += 1
+                    scope.values[k] = self._token()
                 names.append(scope.values[k])
             scope.next[-1] = start + len(types)
         self.value_types.update(zip(names, types))
+        tokens = [int(t[1:-1]) for t in names]
+        if kind != "results":
+            for token in tokens:
+                self.names.define(kind, [token])
+            return names
+        if len(names) > 1:
+            group = self._token()
+            self.names.define(kind, [int(group[1:-1])] + tokens)
+            return [f"{group}:{len(names)}"] + names
+        if names:
+            self.names.define(kind, tokens)
         return names
 
     def _use(self, r: ByteReader, scope: "_Scope") -> str:
@@ -468,8 +488,7 @@ class _Decoder:
             r.pos = at
             raise r.fail(f"value index {i} out of range")
         if scope.values[i] is None:     # a forward reference: the definition takes this name
-            scope.values[i] = f"%{self.n_values}"
-            self.n_values += 1
+            scope.values[i] = self._token()
             scope.forward.append(scope.values[i])
         return scope.values[i]
 
@@ -487,6 +506,45 @@ class _Decoder:
             n, _pairs = r.flagged()
             for _ in range(n):
                 r.varint()
+
+
+class _Names:
+    """The values a region defines, in MLIR's numbering order (each block's arguments, then
+    each op's results), and the regions of its ops, so as to name them as MLIR's printer does
+    (AsmPrinter's SSANameState): a region's entry-block arguments `%arg0`, `%arg1`, ..., its
+    other values `%0`, `%1`, ... (an op of several results one number: `%3:2`, used as
+    `%3#0`), the numbers of a nested region going on from where its parent's ended; sibling
+    regions start from the same numbers."""
+
+    def __init__(self):
+        self.defined: list = []     # (kind, tokens): "arguments", "values" or "results"
+        self.regions: list = []
+
+    def region(self) -> "_Names":
+        inner = _Names()
+        self.regions.append(inner)
+        return inner
+
+    def define(self, kind: str, tokens: list) -> None:
+        self.defined.append((kind, tokens))
+
+    def number(self) -> dict:
+        """token -> its name, for every value defined in this region and the regions in it."""
+        names: dict = {}
+        pending = [(self, 0, 0)]
+        while pending:
+            node, value, argument = pending.pop()
+            for kind, tokens in node.defined:
+                if kind == "arguments":
+                    names[tokens[0]] = f"%arg{argument}"
+                    argument += 1
+                    continue
+                names[tokens[0]] = f"%{value}"
+                for k, token in enumerate(tokens[1:]):      # an op of several results
+                    names[token] = f"%{value}#{k}"
+                value += 1
+            pending.extend((inner, value, argument) for inner in node.regions)
+        return names
 
 
 class _Scope:

@@ -131,7 +131,7 @@ class _Writer:
             for region in op.regions:
                 for block in region.blocks:
                     types.update(str(a.type) for a in block.arguments)
-                    attrs.update(self.location(a) for a in block.arguments if a.location is not None)
+                    attrs.update(self.location(a) for a in block.arguments)
         dialect_names = {"builtin"} | {n.split(".", 1)[0] for n in ops} | {_dialect_of(t) for t in attrs | types}
         for d in sorted(dialect_names):
             self.dialects[d] = len(self.dialects)
@@ -290,11 +290,11 @@ class _Writer:
         out = [varint(len(block.ops) << 1 | bool(block.arguments))]
         if block.arguments:
             out.append(varint(len(block.arguments)))
-            for a in block.arguments:     # (type << 1 | has a location), then the location
-                has_loc = a.location is not None
-                out.append(varint(self.types[str(a.type)] << 1 | has_loc))
-                if has_loc:
-                    out.append(varint(self.attrs[self.location(a)]))
+            for a in block.arguments:     # (type << 1 | has a location), then the location unless unknown
+                loc = self.location(a)
+                out.append(varint(self.types[str(a.type)] << 1 | (loc != _UNKNOWN_LOC)))
+                if loc != _UNKNOWN_LOC:
+                    out.append(varint(self.attrs[loc]))
             out.append(b"\0")   # no use-list orders
         out += [self.op(op, ids) for op in block.ops]
         return b"".join(out)

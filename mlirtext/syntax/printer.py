@@ -63,6 +63,7 @@ class Printer:
 
     def assign_names(self, op: Operation) -> None:
         """Name every value and block label in `op` (before printing it, or its body's ops)."""
+        self._taken = []        # (used, name, what used[name] was): to free a region's names after it
         self._assign_names(op, {}, [0], [0])
 
     # -- pieces for custom printers ------------------------------------------------
@@ -232,21 +233,36 @@ class Printer:
         """`wanted`, else `wanted_K` with the smallest K free, else PREFIX and the counter. `used` maps
         each name taken to the K to try next after it, so that a thousand `%x` cost linear time."""
         if wanted and _VALID_NAME.match(wanted) and wanted not in used:
-            used[wanted] = 1
+            self._take(used, wanted, 1)
             return wanted
         if wanted and _VALID_NAME.match(wanted) and not wanted.isdigit():
             k = used[wanted]
             while f"{wanted}_{k}" in used:
                 k += 1
-            used[wanted] = k + 1
-            used[f"{wanted}_{k}"] = 1
+            self._take(used, wanted, k + 1)
+            self._take(used, f"{wanted}_{k}", 1)
             return f"{wanted}_{k}"
         while f"{prefix}{counter[0]}" in used:
             counter[0] += 1
         name = f"{prefix}{counter[0]}"
         counter[0] += 1
-        used[name] = 1
+        self._take(used, name, 1)
         return name
+
+    def _take(self, used: dict, name: str, value: int) -> None:
+        self._taken.append((used, name, used.get(name)))
+        used[name] = value
+
+    def _free_since(self, mark: int) -> None:
+        """Give back the names taken since `mark`: as in MLIR, a region's names are its own, so
+        a sibling region (or the ops after it) may use them again (`%arg1` in two loops)."""
+        taken = self._taken
+        while len(taken) > mark:
+            used, name, before = taken.pop()
+            if before is None:
+                del used[name]
+            else:
+                used[name] = before
 
     def _assign_names(self, op: Operation, used: dict, counter: list, arg_counter: list) -> None:
         """Name the results of `op` and everything inside it (new scope at isolated ops)."""
@@ -258,6 +274,7 @@ class Printer:
         else:
             block_used, block_counter = {}, [0]
         for region in op.regions:
+            mark = len(self._taken)
             for block in region.blocks:
                 wanted = block.label if block.label and _VALID_NAME.match(block.label) else None
                 label = self._fresh(block_used, wanted, block_counter, "bb")
@@ -266,6 +283,7 @@ class Printer:
                     self.names[id(arg)] = "%" + self._fresh(used, arg.name, arg_counter, "arg")
                 for inner in block.ops:
                     self._assign_names(inner, used, counter, arg_counter)
+            self._free_since(mark)
 
     def _name_results(self, op: Operation, used: dict, counter: list) -> None:
         results = op.results
