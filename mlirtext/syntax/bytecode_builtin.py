@@ -215,16 +215,15 @@ class BuiltinDecoder:
             return f"callsite({callee} at {caller})"
         if code == 11:      # FileLineColLoc
             return f"{quote(self._string_attr(r))}:{r.varint()}:{r.varint()}"
-        if code == 22:      # FileLineColRange: the file, then [line, column, [end line,] end column]
+        if code == 22:      # FileLineColRange: the file, then line, column, [end line,] end column
             name = quote(self._string_attr(r))
-            line, col, *end = r.array(ByteReader.varint) + [0, 0]
-            given = len(end) - 2
-            end_line, end_col = (line, end[0]) if given == 1 else (end[0], end[1]) if given == 2 else (line, col)
-            if given > 2:
-                raise r.fail(f"a file range location of {given + 2} numbers")
-            if (end_line, end_col) == (line, col):
-                return f"{name}:{line}:{col}"
-            return f"{name}:{line}:{col} to " + (f":{end_col}" if end_line == line else f"{end_line}:{end_col}")
+            numbers = r.array(ByteReader.varint)
+            if len(numbers) > 4:
+                raise r.fail(f"a file range location of {len(numbers)} numbers")
+            start = "{}:{}:{}".format(name, *(numbers + [0, 0])[:2])
+            if len(numbers) < 3:
+                return start
+            return start + (f" to :{numbers[2]}" if len(numbers) == 3 else f" to {numbers[2]}:{numbers[3]}")
         if code in (12, 13):    # FusedLoc, FusedLoc with metadata
             locations = ", ".join(self._inner_location(r) for _ in range(r.varint()))
             metadata = f"<{self.refs.attr(r)}>" if code == 13 else ""
