@@ -233,7 +233,8 @@ class Printer:
         """`wanted`, else `wanted_K` with the smallest K free, else PREFIX and the counter. `used` maps
         each name taken to the K to try next after it, so that a thousand `%x` cost linear time."""
         if wanted and _VALID_NAME.match(wanted) and wanted not in used:
-            self._take(used, wanted, 1)
+            self._taken.append((used, wanted, None))    # (inline: the common case, once a value)
+            used[wanted] = 1
             return wanted
         if wanted and _VALID_NAME.match(wanted) and not wanted.isdigit():
             k = used[wanted]
@@ -268,11 +269,10 @@ class Printer:
         """Name the results of `op` and everything inside it (new scope at isolated ops)."""
         self._name_results(op, used, counter)
         definition = self.lookup(op.name)
-        if definition is not None and definition.has(ISOLATED):
+        isolated = definition is not None and definition.has(ISOLATED)
+        if isolated:
             used, counter, arg_counter = {}, [0], [0]
-            block_used, block_counter = {}, [0]
-        else:
-            block_used, block_counter = {}, [0]
+        block_used, block_counter = {}, [0]
         for region in op.regions:
             mark = len(self._taken)
             for block in region.blocks:
@@ -283,7 +283,10 @@ class Printer:
                     self.names[id(arg)] = "%" + self._fresh(used, arg.name, arg_counter, "arg")
                 for inner in block.ops:
                     self._assign_names(inner, used, counter, arg_counter)
-            self._free_since(mark)
+            if isolated and len(op.regions) == 1:     # its names go with its own `used`
+                del self._taken[mark:]
+            else:
+                self._free_since(mark)
 
     def _name_results(self, op: Operation, used: dict, counter: list) -> None:
         results = op.results
