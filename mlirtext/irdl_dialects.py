@@ -186,34 +186,52 @@ def _values_of(op: Optional[Operation], index_of: dict) -> list:
 
 
 def _segments(values: list, n: int, segment_sizes, what: str) -> list:
-    """The items of each declared operand (or result) group: [(name, kind, constraint, [positions])]."""
+    """The items of each declared operand (or result) group: [(name, kind, constraint, [positions])].
+    The counts are checked in MLIR's order and words: with one optional or variadic group its size
+    follows from `n`; with several, from the `{what}SegmentSizes` attribute."""
     flexible = [i for i, (_, kind, _) in enumerate(values) if kind != "single"]
-    if not flexible:
+    if len(flexible) > 1:
+        sizes = _sizes_from_attribute(values, n, segment_sizes, what)
+    elif not flexible:
         if n != len(values):
-            raise VerifyError(f"expected {len(values)} {what}s, but got {n}")
+            raise VerifyError(f"expects exactly {len(values)} {what}s, but got {n}")
         sizes = [1] * len(values)
-    elif len(flexible) == 1:
-        extra = n - (len(values) - 1)
-        kind = values[flexible[0]][1]
-        if extra < 0 or kind == "optional" and extra > 1:
-            raise VerifyError(f"expected {'between' if kind == 'optional' else 'at least'} {len(values) - 1} "
-                              f"{what}s{' and ' + str(len(values)) if kind == 'optional' else ''}, but got {n}")
-        sizes = [extra if i == flexible[0] else 1 for i in range(len(values))]
     else:
-        attr_name = f"{what}SegmentSizes"
-        if not isinstance(segment_sizes, DenseArrayAttr):
-            raise VerifyError(f"'{attr_name}' attribute is expected but not provided")
-        sizes = list(segment_sizes.values)
-        if len(sizes) != len(values) or sum(sizes) != n:
-            raise VerifyError(f"'{attr_name}' attribute does not match the {what}s: {len(values)} segments "
-                              f"of {n} {what}s expected")
+        extra = n - (len(values) - 1)
+        if extra < 0:
+            raise VerifyError(f"expects at least {len(values) - 1} {what}s, but got {n}")
+        if extra > 1 and values[flexible[0]][1] == "optional":
+            raise VerifyError(f"expects at most {len(values)} {what}s, but got {n}")
+        sizes = [extra if i == flexible[0] else 1 for i in range(len(values))]
     out, pos = [], 0
     for (name, kind, constraint), size in zip(values, sizes):
-        if kind == "single" and size != 1 or kind == "optional" and size > 1:
-            raise VerifyError(f"{what} group '{name}' is {kind} but has {size} {what}s")
         out.append((name, kind, constraint, list(range(pos, pos + size))))
         pos += size
     return out
+
+
+def _sizes_from_attribute(values: list, n: int, segment_sizes, what: str) -> list:
+    """The group sizes an op with several optional or variadic groups gives in its attribute."""
+    attr_name = f"{what}SegmentSizes"
+    if segment_sizes is None:
+        raise VerifyError(f"'{attr_name}' attribute is expected but not provided")
+    if not isinstance(segment_sizes, DenseArrayAttr) or segment_sizes.element_type != T.IntegerType(32):
+        raise VerifyError(f"'{attr_name}' attribute is expected to be a dense i32 array")
+    sizes = list(segment_sizes.values)
+    if len(sizes) != len(values):
+        raise VerifyError(f"'{attr_name}' attribute for specifying {what} segments must have {len(values)} "
+                          f"elements, but got {len(sizes)}")
+    for i, (size, (_, kind, _)) in enumerate(zip(sizes, values)):
+        if size < 0:
+            raise VerifyError(f"'{attr_name}' attribute for specifying {what} segments must have "
+                              "non-negative values")
+        if kind == "single" and size != 1:
+            raise VerifyError(f"element {i} in '{attr_name}' attribute must be equal to 1")
+        if kind == "optional" and size > 1:
+            raise VerifyError(f"element {i} in '{attr_name}' attribute must be equal to 0 or 1")
+    if sum(sizes) != n:
+        raise VerifyError(f"sum of elements in '{attr_name}' attribute must be equal to the number of {what}s")
+    return sizes
 
 
 def _op_verifier(definition: Definition, dialect_params: dict):

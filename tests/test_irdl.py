@@ -165,7 +165,7 @@ def test_a_c_pred_reads_prints_back_and_constrains_nothing_by_itself():
         return [d.message for d in parse_and_verify(use, "u.mlir", registry=registry).diagnostics]
     assert errors("%b, %a", "f32, i32") == []
     assert errors("%a, %b", "i32, f32") == ["'d.op' op expected 'i32' but got 'f32'"]
-    assert errors("%a", "i32") == ["'d.op' op expected 2 operands, but got 1"]
+    assert errors("%a", "i32") == ["'d.op' op expects exactly 2 operands, but got 1"]
 
 
 # ---- the editor: the `mlirtext.dialects` setting (initializationOptions.dialects) ----------------

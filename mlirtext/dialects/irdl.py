@@ -10,6 +10,7 @@ import re
 
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, IntegerAttr, StringAttr, SymbolRefAttr, unit
+from ..ir.core import Block, Region
 from ..syntax.literals import string_value, symbol_ref
 from .base import ISOLATED, NO_TERMINATOR, PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create, symbol_name
@@ -118,8 +119,11 @@ def _verify_operation(op) -> None:
 # ---- definitions: irdl.dialect / type / attribute / operation ------------------------------
 def _print_definition(p, op) -> None:
     p.write(op.name, " ", p.symbol(op.attributes["sym_name"].value))
-    p.write(p.attr_dict(op.attributes, elide=("sym_name",), keyword="attributes"), " ")
-    p.region(op.regions[0])
+    p.write(p.attr_dict(op.attributes, elide=("sym_name",), keyword="attributes"))
+    body = op.regions[0].blocks
+    if body and body[0].ops:  # an empty body is left out, as MLIR prints it
+        p.write(" ")
+        p.region(op.regions[0])
 
 
 dialect.op("irdl.dialect", "Define a new dialect", traits=(ISOLATED, NO_TERMINATOR, SYMBOL, SYMBOL_TABLE),
@@ -134,6 +138,8 @@ for _name, _summary, _verify in (("irdl.type", "Define a new type", _verify_pare
 @dialect.rule("irdl_definition")
 def _definition(ctx, children):
     keyword, name, attrs, region = children
+    if region is None:  # the body left out: one empty block
+        region = Region([Block()])
     attributes = dict(attrs or {})
     attributes["sym_name"] = StringAttr(symbol_name(ctx, name))
     op = create(ctx, keyword.value, attributes=attributes, regions=[region])
