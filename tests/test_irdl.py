@@ -261,3 +261,25 @@ async def test_changing_the_setting_reads_the_documents_again(client: LanguageCl
         settings={"mlirtext": {"dialects": ["dialects"]}}))
     again = await wait_diagnostics(client, uri)
     assert again[0].message == "'geo.distance' op expected '!geo.point<f32>' but got '!geo.point<f64>'"
+
+
+def test_forms_of_mlirs_irdl_tests_read_as_iree_opt_reads_them():
+    """What MLIR's own IRDL tests need when the upstream files are not at hand
+    (tests/test_irdl_mlir_suite.py runs those): a body left out, a negative region size,
+    a name that is not a keyword, and operand counts in MLIR's words."""
+    text = "irdl.dialect @d {\n  irdl.type @unit\n  irdl.operation @op {\n    %0 = irdl.any\n" \
+           "    irdl.operands(a: %0, b: optional %0)\n  }\n}\n"
+    [d], problems = load(text, "d.irdl.mlir")
+    assert problems == [] and sorted(d.ops) == ["d.op"]
+    printed = to_text(parse_and_verify(text, "d.irdl.mlir"))
+    assert "  irdl.type @unit\n" in printed
+    registry = Registry()
+    registry.register(d)
+    use = 'func.func @f(%a: !d.unit) {\n  "d.op"(%a, %a, %a) : (!d.unit, !d.unit, !d.unit) -> ()\n  return\n}\n'
+    assert [x.message for x in parse_and_verify(use, "u.mlir", registry=registry).diagnostics] == [
+        "'d.op' op expects at most 2 operands, but got 3"]
+    negative = "irdl.dialect @d {\n  irdl.operation @op {\n    %r = irdl.region with size -42\n  }\n}\n"
+    assert _first_error(negative, "n.irdl.mlir") == (
+        3, 10, "'irdl.region' op the number of blocks is expected to be >= 1 but got -42")
+    number = "irdl.dialect @d {\n  irdl.type @t {\n    %0 = irdl.any\n    irdl.parameters(123: %0)\n  }\n}\n"
+    assert _first_error(number, "k.irdl.mlir") == (4, 21, "custom op 'irdl.parameters' expected valid keyword")

@@ -289,8 +289,8 @@ def _values(ctx, children):
 def _names(ctx, keyword: str, entries) -> dict:
     """{"names": [...]}: every entry is named, as MLIR's IRDL requires (`irdl.results(sum: %0)`)."""
     for name, kind, use in entries:
-        if name is None:
-            raise ctx.fail(f"custom op '{keyword}' expected valid keyword", kind or use)
+        if name is None or name.type == "INTEGER":
+            raise ctx.fail(f"custom op '{keyword}' expected valid keyword", name or kind or use)
     return {"names": ArrayAttr(tuple(StringAttr(name.value) for name, _, _ in entries))} if entries else {}
 
 
@@ -366,8 +366,13 @@ def _region(ctx, children):
         operands = ctx.resolve_all(arguments, [ATTRIBUTE] * len(arguments))
         attributes["constrainedArguments"] = unit
     if size is not None:
-        attributes["numberOfBlocks"] = IntegerAttr(int(size.value, 0), T.i32)
+        attributes["numberOfBlocks"] = IntegerAttr(size, T.i32)
     return create(ctx, "irdl.region", operands, [REGION], attributes)
+
+
+@dialect.rule("irdl_block_count")
+def _block_count(ctx, children):
+    return int("".join(token.value for token in children if token is not None), 0)
 
 
 @dialect.rule("irdl_region_arguments")
