@@ -70,6 +70,10 @@ def _errors(stderr: str, path: Path) -> list[tuple[int, int, str]]:
             for m in re.finditer(rf"^{re.escape(str(path))}:(\d+):(\d+): error: (.*)$", stderr, re.M)]
 
 
+def _first(run: subprocess.CompletedProcess, path: Path):
+    return (_errors(run.stderr, path) or [None])[0]
+
+
 def _same(ours, theirs) -> bool:
     """The same outcome: both none, or one place and one message (MLIR's IRDL messages lack the
     `'op' op` prefix that ours, as MLIR's other verifiers do, carry)."""
@@ -89,11 +93,11 @@ def test_definition_files_load_or_are_refused_as_in_iree_opt(trivial):
     loaded = refused = 0
     for name, loads in DEFINITIONS.items():
         path = _path(name)
-        theirs, ours = _iree_opt(f"--irdl-file={path}", str(trivial)), _mlirtext_opt(f"--irdl-file={path}", str(trivial))
+        flags = [f"--irdl-file={path}", str(trivial)]
+        theirs, ours = _iree_opt(*flags), _mlirtext_opt(*flags)
         assert (theirs.returncode == 0) == loads, (name, theirs.stderr)
         assert ours.returncode == theirs.returncode and "Traceback" not in ours.stderr, (name, ours.stderr)
-        first = lambda run: (_errors(run.stderr, path) or [None])[0]  # noqa: E731
-        assert _same(first(ours), first(theirs)), (name, first(ours), first(theirs))
+        assert _same(_first(ours, path), _first(theirs, path)), (name, _first(ours, path), _first(theirs, path))
         loaded, refused = loaded + loads, refused + (not loads)
     assert (loaded, refused) == (3, 3)
 
@@ -146,7 +150,7 @@ def test_the_irdl_verifier_tests_fail_where_iree_opt_says(name, trivial, tmp_pat
         chunk = "\n" * text[:s].count("\n") + text[s:e]  # the whole file's line numbers
         path = tmp_path / f"{name}-{i}.irdl.mlir"
         path.write_text(chunk)
-        theirs = (_errors(_iree_opt(f"--irdl-file={path}", str(trivial)).stderr, path) or [None])[0]
+        theirs = _first(_iree_opt(f"--irdl-file={path}", str(trivial)), path)
         _, problems = load(chunk, str(path))  # what `opt --irdl-file` runs
         errors = [d for d in problems if d.severity == "error"]
         ours = (*errors[0].span.line_col, errors[0].message) if errors else None
