@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 
 #: Seconds to wait for a cluster's address to answer before saying it is unreachable.
 CONNECT_TIMEOUT = 5.0
@@ -40,12 +41,28 @@ def check_reachable(address: str) -> None:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
 
 
+#: The cluster this process joined (None: a local instance, or none yet); one `connect` at a time.
+_joined: dict = {"address": None}
+_connecting = threading.Lock()
+
+
 def connect(address: str | None = None, num_cpus: int | None = None):
-    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally."""
+    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally. A process that
+    joined another cluster before (the editor's `mlirtext.cluster` setting changed) leaves it first."""
     ray = import_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
-    if ray.is_initialized():
-        return ray
+    with _connecting:
+        if ray.is_initialized():
+            if not address or address == _joined["address"]:
+                return ray
+            ray.shutdown()
+        _joined["address"] = None
+        _init(ray, address, num_cpus)
+        _joined["address"] = address
+    return ray
+
+
+def _init(ray, address: str | None, num_cpus: int | None) -> None:
     options = dict(logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
     if address:
         check_reachable(address)
@@ -57,7 +74,6 @@ def connect(address: str | None = None, num_cpus: int | None = None):
     else:
         os.environ.pop("RAY_ADDRESS", None)   # (an empty one would send ray.init looking for a cluster)
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **options)
-    return ray
 
 
 def device_resource(device: str) -> str:
@@ -68,6 +84,20 @@ def device_resource(device: str) -> str:
 def cluster_devices(ray) -> list[str]:
     """The device kinds some node of the cluster advertises."""
     return sorted(name.partition(":")[2] for name in ray.cluster_resources() if name.startswith("device:"))
+
+
+def device_nodes(ray) -> dict[str, list[dict]]:
+    """Device kind -> the live nodes that advertise it ({"node_id", "hostname"}), kinds in order."""
+    offered: dict[str, list[dict]] = {}
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        for name in node.get("Resources", {}):
+            if name.startswith("device:"):
+                offered.setdefault(name.partition(":")[2], []).append(
+                    {"node_id": node["NodeID"], "hostname": node.get("NodeManagerHostname") or
+                     node.get("NodeManagerAddress", "?")})
+    return dict(sorted(offered.items()))
 
 
 def node_info() -> dict:

@@ -9,98 +9,24 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
-import time
 
 import pytest
 
+from tests import ray_cluster
+from tests.ray_cluster import ENV, free_port, kill, python
+
 pytest.importorskip("ray", reason="the cluster extra is not installed (pip install 'mlirtext[cluster]')")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: Token authentication (on by default for `ray start --head` in ray 2.60) is off for this throwaway
-#: cluster on the loopback: its token would go to ~/.ray, shared with every other Ray on the machine.
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "server")]), RAY_DISABLE_USAGE_STATS="1",
-           RAY_AUTH_MODE="disabled")
-ENV.pop("RAY_ADDRESS", None)
-RAY = [sys.executable, "-m", "ray.scripts.scripts"]
 #: Small programs, one op each: the sweep's tests (`add` is the one the miscompile hits).
 OPS = ("add", "multiply", "subtract", "maximum", "minimum", "divide")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(command: list) -> subprocess.Popen:
-    """A node in a process group of its own (killed as a group: Ray's raylet and workers with it)."""
-    return subprocess.Popen(command, env=ENV, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-
-
-def _kill(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    process.wait()
-
-
-def _python(code: str, *args, timeout=300) -> str:
-    done = subprocess.run([sys.executable, "-c", code, *args], env=ENV, capture_output=True, text=True,
-                          timeout=timeout)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
-#: Waits until the cluster at argv[1] has argv[2] CPUs, then prints its live nodes.
-WAIT_FOR_NODES = """
-import json, sys, time, ray
-ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
-deadline = time.time() + 240   # (node start-up takes seconds on a quiet machine, minutes on a loaded one)
-while time.time() < deadline and ray.cluster_resources().get("CPU", 0) < int(sys.argv[2]):
-    time.sleep(0.5)
-print("NODES", json.dumps([{"id": n["NodeID"], "resources": n["Resources"]} for n in ray.nodes() if n["Alive"]]))
-"""
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    temp = tempfile.mkdtemp(prefix="rs", dir="/tmp")   # (short: Ray's socket paths must fit in 107 bytes)
-    address = f"127.0.0.1:{_free_port()}"
-    head = _start(RAY + ["start", "--head", "--port", address.rpartition(":")[2], "--num-cpus", "0",
-                         "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", temp, "--block"])
-    nodes = [head]
-    try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", int(address.rpartition(":")[2])), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        # One node after the other: two nodes of one machine that join at the same moment can take the
-        # same socket names in the session directory, and the second one's raylet aborts.
-        device_node = _start([sys.executable, "-m", "mlirtext", "worker", "--address", address,
-                              "--devices", "local-sync", "--num-cpus", "1"])
-        nodes.append(device_node)
-        _python(WAIT_FOR_NODES, address, "1")
-        plain_node = _start(RAY + ["start", "--address", address, "--num-cpus", "1", "--block",
-                                   "--disable-usage-stats"])
-        nodes.append(plain_node)
-        said = _python(WAIT_FOR_NODES, address, "2").splitlines()   # (Ray's own log lines may come first)
-        alive = json.loads(next(line for line in said if line.startswith("NODES "))[len("NODES "):])
-        device_id = next((n["id"] for n in alive if "device:local-sync" in n["resources"]), None)
-        assert device_id, f"the `mlirtext worker` node did not join: {alive}"
-        yield {"address": address, "device_node": device_node, "plain_node": plain_node, "device_id": device_id}
-    finally:
-        for node in reversed(nodes):
-            _kill(node)
+    yield from ray_cluster.cluster(plain_node=True)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +54,7 @@ def expected(cluster, programs, tmp_path_factory):
     sweep = _sweep(cluster, programs, tmp, "--write-expected", str(path), "--tsv", str(tmp / "results.tsv"))
     first = sweep.stderr.readline()        # the progress line at the first result
     assert first.startswith("sweep: 1 of 6 tests"), first
-    _kill(cluster["plain_node"])           # mid-sweep: the other results are still to come
+    kill(cluster["plain_node"])           # mid-sweep: the other results are still to come
     out, err = sweep.communicate(timeout=300)
     assert sweep.returncode == 0, out + err
     return path, out, (tmp / "results.tsv").read_text()
@@ -182,7 +108,7 @@ def test_the_python_api_runs_a_module_on_the_cluster(cluster, programs, tmp_path
     module = tmp_path / "max.vmpack"
     subprocess.run([sys.executable, "-m", "mlirtext", "compile", str(programs / "maximum.mlir"), "-o", str(module)],
                    env=ENV, check=True, timeout=120)
-    out = _python("import sys, numpy as np\nfrom mlirtext import runtime\n"
+    out = python("import sys, numpy as np\nfrom mlirtext import runtime\n"
                   "m = runtime.load_module(sys.argv[1], device='local-sync', cluster=sys.argv[2])\n"
                   "print(m.main(np.array([1, 5, 3, 7], 'float32'), np.full(4, 4, 'float32')).tolist(), "
                   "m.last_call['node_id'])", str(module), cluster["address"])
@@ -199,7 +125,7 @@ def test_a_device_no_node_offers_and_an_unreachable_cluster_are_one_line_errors(
     assert missing.stderr.strip().splitlines()[-1] == (
         f"mlirtext: error: no node of the cluster at {cluster['address']} offers device 'vulkan' (offered: "
         "local-sync; start one with `mlirtext worker --devices vulkan`)")
-    unreachable = run(f"127.0.0.1:{_free_port()}", "local-sync")
+    unreachable = run(f"127.0.0.1:{free_port()}", "local-sync")
     assert unreachable.returncode == 1 and "Traceback" not in unreachable.stderr
     assert "mlirtext: error: cannot reach the Ray cluster at 127.0.0.1:" in unreachable.stderr
     assert unreachable.stderr.strip().endswith("Connection refused")

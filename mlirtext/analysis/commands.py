@@ -17,7 +17,7 @@ from ..syntax.printer import print_module
 from ..targets.llvm_ir import translate_module
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.lowering_service import Cancelled, LoweringStopped
-from . import device_run
+from . import cluster_run, device_run
 from .document import Document
 from .extraction import function_or_chunk
 from .pass_explorer import steps_json
@@ -153,24 +153,35 @@ def _prepare_unless_cancelled(doc: Document, function: str, inputs, seed: int,
 
 
 def run_function(doc: Document, function: str, inputs=None, seed: int = 0, device: str = "reference",
-                 cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
+                 cancelled: Optional[threading.Event] = None, report: Callable = _noop,
+                 cluster: Optional[str] = None) -> dict:
     """{"function", "device", "inputs", "outputs", "text", "seconds" (median), "calls", "timing",
-    "compile_seconds"} or {"error": message}."""
+    "compile_seconds"} or {"error": message}. A `cluster:KIND` device runs on the Ray cluster at
+    `cluster` (then "node" says where)."""
     from ..values import format_results
-    if device not in device_run.DEVICES:
+    remote = cluster_run.is_cluster_device(device)
+    if not remote and device not in device_run.DEVICES:
         return {"error": f"unknown device '{device}' (devices: {', '.join(device_run.DEVICES)})"}
     prepared = _prepare_unless_cancelled(doc, function, inputs, seed, cancelled, report)
     if isinstance(prepared, dict):
         return prepared
     report(f"running @{prepared.name} on {device}")
-    run = _run_one(doc, prepared, device)
-    if isinstance(run, str):
-        return {"error": run}
+    if remote:
+        try:
+            outputs, fields = cluster_run.run(prepared.text, prepared.name, prepared.args, device, cluster,
+                                              doc.filename, cancelled)
+        except cluster_run.ClusterRunError as e:
+            return {"error": str(e)}
+    else:
+        run = _run_one(doc, prepared, device)
+        if isinstance(run, str):
+            return {"error": run}
+        outputs, fields = run.outputs, _timed_fields(run)
     ftype = prepared.signature
-    return {"function": prepared.name, **_timed_fields(run),
+    return {"function": prepared.name, **fields,
             "inputs": prepared.formatted(prepared.args, ftype.inputs),
-            "outputs": prepared.formatted(run.outputs, ftype.results),
-            "text": format_results(run.outputs, ftype.results)}
+            "outputs": prepared.formatted(outputs, ftype.results),
+            "text": format_results(outputs, ftype.results)}
 
 
 def run_on_devices(doc: Document, function: str, inputs=None, seed: int = 0, devices=device_run.DEVICES,

@@ -27,7 +27,7 @@ from lsprotocol import types as T
 from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
-from mlirtext.analysis import (actions, bytecode_documents, commands, completion, debug_commands,
+from mlirtext.analysis import (actions, bytecode_documents, cluster_run, commands, completion, debug_commands,
                                file_tests, formatting, inlay, lowered_forms, navigation, outline, signature,
                                target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
@@ -78,6 +78,7 @@ class MlirServer(LanguageServer):
         # (uri, function) -> (the faults, the level of the step) of the bisect that found its lowering crashing
         self.crashes: dict = {}
         self.scratch = Scratch()   # the repros and reduced modules of the debugging commands
+        self.cluster: Optional[str] = None   # the `mlirtext.cluster` setting: a Ray cluster's HOST:PORT
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (pygls logged the line already, where it had one): a
@@ -236,6 +237,13 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
     ls.client_wants_tokens = text_document is not None and text_document.semantic_tokens is not None
     options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
     _use_dialects(ls, options.get("dialects") or [])
+    _use_cluster(ls, options.get("cluster"))
+
+
+def _use_cluster(ls: MlirServer, address) -> None:
+    """The `mlirtext.cluster` setting: the Ray cluster (HOST:PORT) whose devices the device list
+    offers and `cluster:KIND` runs use; empty: local devices only."""
+    ls.cluster = address.strip() if isinstance(address, str) and address.strip() else None
 
 
 def _use_dialects(ls: MlirServer, paths: list) -> None:
@@ -259,10 +267,15 @@ def _use_dialects(ls: MlirServer, paths: list) -> None:
 @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: MlirServer, params: T.DidChangeConfigurationParams):
     """A changed `mlirtext.dialects` (the client sends the `mlirtext` section): load the IRDL
-    files again and re-analyse the open documents with them."""
+    files again and re-analyse the open documents with them. A changed `mlirtext.cluster` is used
+    by the next device list and run."""
     settings = params.settings if isinstance(params.settings, dict) else {}
     section = settings.get("mlirtext")
-    if not isinstance(section, dict) or "dialects" not in section:
+    if not isinstance(section, dict):
+        return
+    if "cluster" in section:
+        _use_cluster(ls, section["cluster"])
+    if "dialects" not in section:
         return
     dialects = section["dialects"]
     _use_dialects(ls, dialects if isinstance(dialects, list) else [])
@@ -573,8 +586,17 @@ async def run_command(ls: MlirServer, *args):
     doc = await ls.document(uri)
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
-    return await _long_command(ls, f"Running @{function} on {device or 'reference'}", commands.run_function,
+    return await _long_command(ls, f"Running @{function} on {device or 'reference'}",
+                               functools.partial(commands.run_function, cluster=ls.cluster),
                                doc, function, inputs, seed or 0, device or "reference")
+
+
+@server.command("mlirtext.devices")
+@safe(lambda: {"devices": [], "error": "internal error (see the server log)"})
+async def devices_command(ls: MlirServer, *args):
+    """[]: the devices `mlirtext.run` takes: the local ones, then those of the `mlirtext.cluster`
+    cluster (joining it takes seconds: off the event loop); an unreachable cluster is the `error` line."""
+    return await asyncio.get_running_loop().run_in_executor(ls.work_pool, cluster_run.device_list, ls.cluster)
 
 
 @server.command("mlirtext.runDevices")
