@@ -1,7 +1,8 @@
 /**
  * The devices a function runs on, as the server's `mlirtext.run` and
- * `mlirtext.runDevices` name them, the choices "Run function" offers, and what
- * `mlirtext.runDevices` answers. Pure.
+ * `mlirtext.runDevices` name them, the choices "Run function" offers (the local
+ * devices, then those of the `mlirtext.cluster` Ray cluster that the server's
+ * `mlirtext.devices` lists), and what `mlirtext.runDevices` answers. Pure.
  */
 
 export const DEVICES = ['reference', 'local-sync', 'local-task'] as const;
@@ -18,20 +19,58 @@ export function configuredDevice(value: unknown): Device {
   return (DEVICES as readonly unknown[]).includes(value) ? (value as Device) : 'reference';
 }
 
-export interface DeviceChoice {
-  label: Device;
-  description: string;
+/** The server command that lists the devices `mlirtext.run` takes. */
+export const DEVICES_SERVER_COMMAND = 'mlirtext.devices';
+
+/** One device of `mlirtext.devices`'s answer: `id` is what `mlirtext.run` takes (`cluster:cuda`). */
+export interface ListedDevice {
+  id: string;
+  label: string;
   detail: string;
+  where: 'local' | 'cluster';
 }
 
-/** The quick pick's items: the default device first (Enter takes it), then the others in order. */
-export function deviceChoices(defaultDevice: Device): DeviceChoice[] {
+/** `mlirtext.devices`'s answer; `error`: the cluster could not be reached (one line). */
+export interface DeviceList {
+  devices?: ListedDevice[];
+  cluster?: string | null;
+  error?: string | null;
+}
+
+export interface DeviceChoice {
+  label: string;
+  description: string;
+  detail: string;
+  /** The device as `mlirtext.run` takes it. */
+  id: string;
+}
+
+/**
+ * The quick pick's items: the default device first (Enter takes it), then the other local ones
+ * in order, then the cluster's devices that `listed` (the server's answer, if any) has.
+ */
+export function deviceChoices(defaultDevice: Device, listed?: DeviceList | null): DeviceChoice[] {
   const ordered = [defaultDevice, ...DEVICES.filter((d) => d !== defaultDevice)];
-  return ordered.map((d) => ({
+  const local: DeviceChoice[] = ordered.map((d) => ({
+    id: d,
     label: d,
     description: d === defaultDevice ? 'default (mlirtext.run.device)' : '',
     detail: DEVICE_DETAILS[d],
   }));
+  const remote = (listed?.devices ?? [])
+    .filter((d) => d.where === 'cluster' && typeof d.id === 'string')
+    .map((d) => ({
+      id: d.id,
+      label: d.label,
+      description: `Ray cluster ${listed?.cluster ?? ''}`.trim(),
+      detail: d.detail,
+    }));
+  return [...local, ...remote];
+}
+
+/** What to tell the user about the device list: the cluster's one-line error, if it has one. */
+export function deviceListProblem(listed: DeviceList | null | undefined): string | undefined {
+  return listed?.error ? `mlirtext.cluster: ${listed.error}` : undefined;
 }
 
 /** Arguments of the server command `mlirtext.runDevices`: [uri, function, inputs or null, seed]. */

@@ -18,7 +18,7 @@ import {
   shellQuote,
   startFailedMessage,
 } from './serverCommand';
-import { allowedServerSettings, mayUseWorkspaceInterpreter } from './trust';
+import { allowedServerSettings, allowedValue, mayUseWorkspaceInterpreter } from './trust';
 
 /** Importing mlirtext on a loaded machine can take a few seconds; past this it is taken as broken. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -131,8 +131,16 @@ export class MlirServer implements vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: 'mlir' }],
-      // The `mlirtext.dialects` setting: IRDL files the server registers before reading any document.
-      initializationOptions: { dialects: vscode.workspace.getConfiguration('mlirtext').get<string[]>('dialects', []) },
+      // The `mlirtext.dialects` setting: IRDL files the server registers before reading any document;
+      // `mlirtext.cluster`: the Ray cluster whose devices Run Function offers (the user's own in restricted mode).
+      initializationOptions: {
+        dialects: vscode.workspace.getConfiguration('mlirtext').get<string[]>('dialects', []),
+        cluster: allowedValue(
+          trusted,
+          vscode.workspace.getConfiguration('mlirtext').get<string>('cluster', ''),
+          vscode.workspace.getConfiguration('mlirtext').inspect<string>('cluster'),
+        ),
+      },
       // ... and sends the `mlirtext` section again when it changes (workspace/didChangeConfiguration).
       synchronize: { configurationSection: 'mlirtext' },
       outputChannel: this.log,

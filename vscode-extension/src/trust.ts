@@ -8,8 +8,11 @@
  */
 import { ServerSettings } from './serverCommand';
 
-/** The settings that name a program, a path or arguments (package.json restricts the same list). */
-export const RESTRICTED_SETTINGS = ['mlirtext.server.path', 'mlirtext.server.args'];
+/**
+ * The settings that name a program, a path or arguments, or where a function's code is sent to run
+ * (the Ray cluster of `mlirtext.cluster`); package.json restricts the same list.
+ */
+export const RESTRICTED_SETTINGS = ['mlirtext.server.path', 'mlirtext.server.args', 'mlirtext.cluster'];
 
 /** The part of `WorkspaceConfiguration.inspect` these rules read. */
 export interface InspectedSetting<T> {

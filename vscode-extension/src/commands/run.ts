@@ -1,7 +1,7 @@
 /** Run function: ask for inputs (or none: random), run on the server, log outputs and time. */
 import * as path from 'path';
 import * as vscode from 'vscode';
-import { Device, configuredDevice, deviceChoices } from '../devices';
+import { DEVICES_SERVER_COMMAND, DeviceList, configuredDevice, deviceChoices, deviceListProblem } from '../devices';
 import { executeServerCommand, serverUri } from '../protocol';
 import { RunResult, formatRunResult, formatSeconds, inputTemplate, parseInputsLine, runCommandArguments } from '../runInputs';
 import { ProfileResult } from '../pipeline/model';
@@ -32,6 +32,11 @@ export async function runCommand(
   }
   const { editor, fn, client } = target;
   let given = inputs && inputs.length > 0 ? inputs : undefined;
+  // Asked now, answered while the user types the inputs (joining a cluster takes seconds).
+  const listed =
+    device === undefined && inputs === undefined
+      ? executeServerCommand<DeviceList | null>(client, DEVICES_SERVER_COMMAND, []).catch(() => null)
+      : undefined;
   if (inputs === undefined) {
     const template = inputTemplate(fn.argTypes);
     const line = await vscode.window.showInputBox({
@@ -45,7 +50,8 @@ export async function runCommand(
     }
     given = parseInputsLine(line);
   }
-  const chosen = device ?? (inputs === undefined ? await pickDevice(fn.name) : configuredDevice(defaultDevice()));
+  const chosen =
+    device ?? (inputs === undefined ? await pickDevice(fn.name, (await listed) ?? null) : configuredDevice(defaultDevice()));
   if (chosen === undefined) {
     return undefined; // cancelled
   }
@@ -84,12 +90,19 @@ function defaultDevice(): unknown {
   return vscode.workspace.getConfiguration('mlirtext.run').get('device');
 }
 
-/** The device to run on: a quick pick with the setting's device first (Enter takes it). */
-async function pickDevice(fnName: string): Promise<Device | undefined> {
-  const picked = await vscode.window.showQuickPick(deviceChoices(configuredDevice(defaultDevice())), {
+/**
+ * The device to run on: a quick pick with the setting's device first (Enter takes it), the
+ * cluster's devices after the local ones; a cluster that cannot be reached is said in one line.
+ */
+async function pickDevice(fnName: string, listed: DeviceList | null): Promise<string | undefined> {
+  const problem = deviceListProblem(listed);
+  if (problem) {
+    void vscode.window.showErrorMessage(`mlirtext: ${problem}`);
+  }
+  const picked = await vscode.window.showQuickPick(deviceChoices(configuredDevice(defaultDevice()), listed), {
     title: `Run @${fnName} on`,
     placeHolder: 'the device (the default is the mlirtext.run.device setting)',
     ignoreFocusOut: true,
   });
-  return picked?.label;
+  return picked?.id;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEVICES, configuredDevice, deviceChoices, formatDiff, runDevicesCommandArguments, speedup } from '../../src/devices';
+import { DEVICES, configuredDevice, deviceChoices, deviceListProblem, formatDiff, runDevicesCommandArguments, speedup } from '../../src/devices';
 
 test('the setting names a device, anything else is the reference', () => {
   assert.equal(configuredDevice('local-task'), 'local-task');
@@ -27,4 +27,26 @@ test('runDevices arguments, speed-ups and differences', () => {
   assert.equal(formatDiff(3), '3');
   assert.equal(formatDiff(7.152557373046875e-7), '7.2e-7');
   assert.equal(formatDiff(null), '?');
+});
+
+test("the cluster's devices follow the local ones, as the server lists them; its error is one line", () => {
+  const listed = {
+    cluster: '10.0.0.5:6379',
+    error: null,
+    devices: [
+      { id: 'reference', label: 'reference', detail: 'the interpreter', where: 'local' as const },
+      { id: 'cluster:cuda', label: 'cuda on node gpu1 (0123456789ab)', detail: 'on the Ray cluster', where: 'cluster' as const },
+    ],
+  };
+  const choices = deviceChoices('local-task', listed);
+  assert.deepEqual(choices.map((c) => c.id), ['local-task', 'reference', 'local-sync', 'cluster:cuda']);
+  assert.equal(choices[3].label, 'cuda on node gpu1 (0123456789ab)');
+  assert.equal(choices[3].description, 'Ray cluster 10.0.0.5:6379');
+  assert.deepEqual(deviceChoices('local-task', null), deviceChoices('local-task'));
+  assert.equal(deviceListProblem(listed), undefined);
+  assert.equal(deviceListProblem(null), undefined);
+  assert.equal(
+    deviceListProblem({ devices: [], cluster: '10.0.0.9:1', error: 'cannot reach the Ray cluster at 10.0.0.9:1: Connection refused' }),
+    'mlirtext.cluster: cannot reach the Ray cluster at 10.0.0.9:1: Connection refused',
+  );
 });
