@@ -76,20 +76,10 @@ class RemoteFunction:
     def call(self, *args) -> list:
         """The results (a list), as LoadedModule's functions give them; `module.last_call` says where
         and how long."""
-        return self.answer(self.submit(*args))
-
-    def submit(self, *args):
-        """The call, started on a node with the device: a Ray object ref for `answer` (which a caller
-        that may cancel waits for with `ray.wait`, and cancels with `ray.cancel`)."""
         ray, m = self.module.ray, self.module
         task = ray.remote(_call_on_device).options(num_cpus=1, resources={cluster.device_resource(m.device): 1},
                                                    max_retries=2)
-        return task.remote(m.data_ref, m.device, self.name, list(args))
-
-    def answer(self, ref) -> list:
-        """The results of the call `submit` started."""
-        m = self.module
-        answer = m.ray.get(ref)
+        answer = ray.get(task.remote(m.data_ref, m.device, self.name, list(args)))
         outputs = answer.pop("outputs", None)
         m.last_call = answer
         if "error" in answer:

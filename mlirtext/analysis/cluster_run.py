@@ -6,7 +6,7 @@ that offers the device (`remote.RemoteModule`), the outputs and the time of the 
 
 A cluster device is named `cluster:KIND` in `mlirtext.run`'s device argument. An unreachable cluster or
 a device no node offers is a one-line error (the connection gives up after `cluster.CONNECT_TIMEOUT`).
-ray and the compiler are imported when a cluster is used, not with the language server.
+The cluster is joined by a child process (`cluster_driver`), not by the language server.
 """
 from __future__ import annotations
 
@@ -14,14 +14,11 @@ import threading
 import time
 from typing import Optional
 
-from .. import cluster
 from ..vm.device_names import DEVICES as VM_DEVICES, GPU_DEVICES
-from ..vm.vm import VMError
+from .cluster_driver import ClusterDriver, ClusterRunError
 from .device_run import DEVICES as LOCAL_DEVICES
 
 PREFIX = "cluster:"
-#: How often a cluster run looks at its cancel event while the node works.
-CANCEL_POLL_S = 0.2
 
 LOCAL_DETAILS = {
     "reference": "the interpreter, on the function as written (any level)",
@@ -30,24 +27,21 @@ LOCAL_DETAILS = {
 }
 
 
-class ClusterRunError(Exception):
-    """A one-line reason a run on the cluster did not happen."""
-
-
 def is_cluster_device(device: str) -> bool:
     return isinstance(device, str) and device.startswith(PREFIX)
 
 
-def device_list(address: Optional[str]) -> dict:
+def device_list(driver: ClusterDriver) -> dict:
     """{"devices": [{"id", "label", "detail", "where": "local" | "cluster"}], "cluster": the address or
     None, "error": one line or None}: the local devices, then (with an address) each device kind some
     live node of the cluster advertises. An unreachable cluster leaves the local ones and says why."""
     devices = [{"id": d, "label": d, "detail": LOCAL_DETAILS[d], "where": "local"} for d in LOCAL_DEVICES]
+    address = driver.address
     if not address:
         return {"devices": devices, "cluster": None, "error": None}
     try:
-        offered = cluster.device_nodes(cluster.connect(address))
-    except cluster.ClusterError as e:
+        offered = driver.call("devices", address)
+    except ClusterRunError as e:
         return {"devices": devices, "cluster": address, "error": str(e)}
     for kind, nodes in offered.items():
         devices.append({"id": PREFIX + kind, "label": f"{kind} on {_nodes_label(nodes)}", "where": "cluster",
@@ -65,19 +59,18 @@ def _target(kind: str) -> str:
     return GPU_DEVICES.get(kind, "reference" if kind == "reference" else "llvm-cpu")
 
 
-def run(text: str, name: str, args: list, device: str, address: Optional[str], filename: str,
+def run(text: str, name: str, args: list, device: str, driver: ClusterDriver, filename: str,
         cancelled: Optional[threading.Event] = None) -> tuple[list, dict]:
     """(the outputs, the run's fields: device, seconds, calls, timing, compile_seconds, node) of
-    function `name` of the MLIR module `text` on the cluster device `device` (`cluster:KIND`).
-    ClusterRunError says why not, in one line."""
+    function `name` of the MLIR module `text` on the cluster device `device` (`cluster:KIND`) of the
+    driver's cluster. ClusterRunError says why not, in one line."""
     kind = device[len(PREFIX):]
-    if not address:
+    if not driver.address:
         raise ClusterRunError(f"device '{device}' is on a Ray cluster: set mlirtext.cluster to its HOST:PORT")
     if kind not in VM_DEVICES:
         raise ClusterRunError(f"unknown device '{kind}' (devices: {', '.join(VM_DEVICES)})")
     from ..compiler.driver import CompileFailed, compile_source   # (0.3 s to import: on the first compile)
     from ..compiler.module_writer import pack
-    from ..remote import RemoteModule
     started = time.perf_counter()
     try:
         data = pack(compile_source(text, filename, _target(kind)))
@@ -85,32 +78,9 @@ def run(text: str, name: str, args: list, device: str, address: Optional[str], f
         first = e.diagnostics[0].message if e.diagnostics else str(e)
         raise ClusterRunError(f"cannot compile for {_target(kind)}: {first}") from None
     compile_seconds = time.perf_counter() - started
-    try:
-        module = RemoteModule(data, kind, address)
-        fn = module.function(name)
-        outputs = _answer_unless_cancelled(module, fn, fn.submit(*args), cancelled)
-    except VMError as e:
-        raise ClusterRunError(str(e)) from None
-    where = module.last_call
+    outputs, where = driver.call("run", driver.address, data, kind, name, args, cancelled=cancelled)
     return outputs, {
         "device": device, "seconds": where["seconds"], "calls": 1, "compile_seconds": compile_seconds,
         "timing": f"one call on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']}), "
                   f"after loading the module there in {where['load_seconds'] * 1e3:.1f} ms",
         "node": {key: where[key] for key in ("node_id", "hostname", "pid")}}
-
-
-def _answer_unless_cancelled(module, fn, ref, cancelled: Optional[threading.Event]) -> list:
-    """The call's results; a cancel (the editor's button) cancels the Ray task, killing its worker
-    (native code does not stop at an interrupt)."""
-    ray = module.ray
-    while not ray.wait([ref], timeout=CANCEL_POLL_S)[0]:
-        if cancelled is not None and cancelled.is_set():
-            ray.cancel(ref, force=True)
-            raise ClusterRunError("cancelled")
-    try:
-        return fn.answer(ref)
-    except VMError:
-        raise
-    except Exception as e:  # noqa: BLE001 - a task that failed on its node (Ray's errors), as one line
-        lines = str(e).strip().splitlines()
-        raise ClusterRunError(f"the run on the cluster failed: {lines[-1] if lines else type(e).__name__}") from None

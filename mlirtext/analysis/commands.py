@@ -18,6 +18,7 @@ from ..targets.llvm_ir import translate_module
 from ..transforms.conversions.levels import LEVELS
 from ..transforms.lowering_service import Cancelled, LoweringStopped
 from . import cluster_run, device_run
+from .cluster_driver import ClusterDriver, ClusterRunError
 from .document import Document
 from .extraction import function_or_chunk
 from .pass_explorer import steps_json
@@ -154,10 +155,10 @@ def _prepare_unless_cancelled(doc: Document, function: str, inputs, seed: int,
 
 def run_function(doc: Document, function: str, inputs=None, seed: int = 0, device: str = "reference",
                  cancelled: Optional[threading.Event] = None, report: Callable = _noop,
-                 cluster: Optional[str] = None) -> dict:
+                 cluster: Optional[ClusterDriver] = None) -> dict:
     """{"function", "device", "inputs", "outputs", "text", "seconds" (median), "calls", "timing",
-    "compile_seconds"} or {"error": message}. A `cluster:KIND` device runs on the Ray cluster at
-    `cluster` (then "node" says where)."""
+    "compile_seconds"} or {"error": message}. A `cluster:KIND` device runs on the Ray cluster of
+    `cluster` (the editor's `mlirtext.cluster`; then "node" says where)."""
     from ..values import format_results
     remote = cluster_run.is_cluster_device(device)
     if not remote and device not in device_run.DEVICES:
@@ -168,9 +169,9 @@ def run_function(doc: Document, function: str, inputs=None, seed: int = 0, devic
     report(f"running @{prepared.name} on {device}")
     if remote:
         try:
-            outputs, fields = cluster_run.run(prepared.text, prepared.name, prepared.args, device, cluster,
-                                              doc.filename, cancelled)
-        except cluster_run.ClusterRunError as e:
+            outputs, fields = cluster_run.run(prepared.text, prepared.name, prepared.args, device,
+                                              cluster or ClusterDriver(), doc.filename, cancelled)
+        except ClusterRunError as e:
             return {"error": str(e)}
     else:
         run = _run_one(doc, prepared, device)

@@ -78,7 +78,9 @@ class MlirServer(LanguageServer):
         # (uri, function) -> (the faults, the level of the step) of the bisect that found its lowering crashing
         self.crashes: dict = {}
         self.scratch = Scratch()   # the repros and reduced modules of the debugging commands
-        self.cluster: Optional[str] = None   # the `mlirtext.cluster` setting: a Ray cluster's HOST:PORT
+        # The `mlirtext.cluster` setting (a Ray cluster's HOST:PORT, as `cluster.address`) and the child
+        # process that joins it for the device list and runs
+        self.cluster = cluster_run.ClusterDriver()
 
     def report_server_error(self, error: Exception, source) -> None:
         """Errors outside a request (pygls logged the line already, where it had one): a
@@ -243,7 +245,7 @@ def initialize(ls: MlirServer, params: T.InitializeParams):
 def _use_cluster(ls: MlirServer, address) -> None:
     """The `mlirtext.cluster` setting: the Ray cluster (HOST:PORT) whose devices the device list
     offers and `cluster:KIND` runs use; empty: local devices only."""
-    ls.cluster = address.strip() if isinstance(address, str) and address.strip() else None
+    ls.cluster.address = address.strip() if isinstance(address, str) and address.strip() else None
 
 
 def _use_dialects(ls: MlirServer, paths: list) -> None:
@@ -796,4 +798,5 @@ def main(open_worker: bool = True) -> int:
         server.start_io()
     finally:
         server.scratch.close()
+        server.cluster.close()
     return 0
