@@ -1,10 +1,12 @@
 """The editor's devices on a Ray cluster, through the real language server: with the `mlirtext.cluster`
 setting, the device list has the device a worker node advertises (`mlirtext worker --devices
 local-sync`) beside the local ones, and Run Function on it runs there with the right outputs; a
-cluster that is not there is a one-line error, soon, in the list and in the run."""
+cluster that is not there is a one-line error, soon, in the list and in the run; a cancel ends the
+process that joined the cluster, and the next request starts another."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import pytest
@@ -12,11 +14,12 @@ import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from mlirtext.analysis.cluster_driver import ClusterDriver, ClusterRunError
 from tests import ray_cluster
 from tests.lsp_support import open_and_wait
 
 pytest.importorskip("ray", reason="the cluster extra is not installed (pip install 'mlirtext[cluster]')")
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+on_the_client_loop = pytest.mark.asyncio(loop_scope="module")
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "mlirtext", "lsp"], server_env=ray_cluster.ENV)
 SUBTRACT = """\
@@ -51,6 +54,7 @@ def set_cluster(client, address: str) -> None:
     client.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings={"mlirtext": {"cluster": address}}))
 
 
+@on_the_client_loop
 async def test_the_device_list_has_the_cluster_device_and_a_run_lands_on_its_node(client, cluster):
     listed = await command(client, "mlirtext.devices")
     assert listed["error"] is None and listed["cluster"] == cluster["address"], listed
@@ -66,12 +70,14 @@ async def test_the_device_list_has_the_cluster_device_and_a_run_lands_on_its_nod
     assert result["seconds"] > 0 and result["compile_seconds"] > 0 and "one call on " in result["timing"]
 
 
+@on_the_client_loop
 async def test_a_device_no_node_offers_is_a_one_line_error(client, cluster):
     result = await command(client, "mlirtext.run", URI, "sub", None, 0, "cluster:vulkan")
     assert result == {"error": f"no node of the cluster at {cluster['address']} offers device 'vulkan' (offered: "
                                "local-sync; start one with `mlirtext worker --devices vulkan`)"}
 
 
+@on_the_client_loop
 async def test_an_unreachable_cluster_is_a_one_line_error_soon(client, cluster):
     gone = f"127.0.0.1:{ray_cluster.free_port()}"
     set_cluster(client, gone)
@@ -89,6 +95,7 @@ async def test_an_unreachable_cluster_is_a_one_line_error_soon(client, cluster):
     assert again["error"] is None and again["devices"][-1]["id"] == "cluster:local-sync", again
 
 
+@on_the_client_loop
 async def test_without_the_setting_only_local_devices_and_a_cluster_device_says_what_to_set(client, cluster):
     set_cluster(client, "")
     try:
@@ -100,3 +107,18 @@ async def test_without_the_setting_only_local_devices_and_a_cluster_device_says_
                                    "HOST:PORT"}
     finally:
         set_cluster(client, cluster["address"])
+
+
+def test_a_cancel_ends_the_process_that_joined_and_the_next_request_starts_another(cluster):
+    """(the driver alone: the server's Run Function cancel sets this event)"""
+    driver = ClusterDriver()
+    driver.address = cluster["address"]
+    cancelled = threading.Event()
+    cancelled.set()   # (before the child has even joined: the request cannot be answered first)
+    try:
+        with pytest.raises(ClusterRunError, match="^cancelled$"):
+            driver.call("devices", cluster["address"], cancelled=cancelled)
+        nodes = driver.call("devices", cluster["address"])
+        assert [n["node_id"] for n in nodes["local-sync"]] == [cluster["device_id"]]
+    finally:
+        driver.close()
