@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 
 #: Seconds to wait for a cluster's address to answer before saying it is unreachable.
 CONNECT_TIMEOUT = 5.0
@@ -41,9 +40,8 @@ def check_reachable(address: str) -> None:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
 
 
-#: The cluster this process joined (None: a local instance, or none yet); one `connect` at a time.
+#: The cluster this process joined (None: a local instance, or none yet).
 _joined: dict = {"address": None}
-_connecting = threading.Lock()
 
 
 def connect(address: str | None = None, num_cpus: int | None = None):
@@ -51,14 +49,13 @@ def connect(address: str | None = None, num_cpus: int | None = None):
     joined another cluster before (the editor's `mlirtext.cluster` setting changed) leaves it first."""
     ray = import_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
-    with _connecting:
-        if ray.is_initialized():
-            if not address or address == _joined["address"]:
-                return ray
-            ray.shutdown()
-        _joined["address"] = None
-        _init(ray, address, num_cpus)
-        _joined["address"] = address
+    if ray.is_initialized():
+        if not address or address == _joined["address"]:
+            return ray
+        ray.shutdown()
+    _joined["address"] = None
+    _init(ray, address, num_cpus)
+    _joined["address"] = address
     return ray
 
 
