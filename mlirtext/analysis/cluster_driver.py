@@ -10,6 +10,8 @@ Ray task it owns (Ray cleans up the tasks of a driver that is gone).
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 import threading
 from typing import Optional
 
@@ -91,6 +93,10 @@ REQUESTS = {"devices": _devices, "run": _run}
 def _serve(conn) -> None:
     """The child: answer (ok, value) or (False, one line) to each (request, args), until the pipe closes."""
     from ..vm.vm import VMError
+    # The server's stdout, which the child inherits, carries the protocol: what Ray (or its C++ core)
+    # prints goes to stderr, the server's log, instead.
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     while True:
         try:
             what, args = conn.recv()
