@@ -68,6 +68,9 @@ async def test_the_device_list_has_the_cluster_device_and_a_run_lands_on_its_nod
     assert result["outputs"] == ["4xf32=4 5 6 7"] and result["device"] == "cluster:local-sync"
     assert result["node"]["node_id"] == cluster["device_id"] and result["calls"] == 1
     assert result["seconds"] > 0 and result["compile_seconds"] > 0 and "one call on " in result["timing"]
+    again = await command(client, "mlirtext.run", URI, "sub", ["4xf32=1 2 3 4", "4xf32=4 3 2 1"], 0,
+                          "cluster:local-sync")   # (the module file is kept: no compile this time)
+    assert again["outputs"] == ["4xf32=-3 -1 1 3"] and again["compile_seconds"] is None, again
 
 
 @on_the_client_loop

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from typing import Optional
 
 from ..vm.device_names import DEVICES as VM_DEVICES, GPU_DEVICES
@@ -19,6 +20,10 @@ from .cluster_driver import ClusterDriver, ClusterRunError
 from .device_run import DEVICES as LOCAL_DEVICES
 
 PREFIX = "cluster:"
+#: Module files kept (per function text and target), so that a run again ships without a compile.
+CACHE_SIZE = 8
+_module_files: "OrderedDict[tuple, bytes]" = OrderedDict()
+_compiling = threading.Lock()
 
 LOCAL_DETAILS = {
     "reference": "the interpreter, on the function as written (any level)",
@@ -69,18 +74,31 @@ def run(text: str, name: str, args: list, device: str, driver: ClusterDriver, fi
         raise ClusterRunError(f"device '{device}' is on a Ray cluster: set mlirtext.cluster to its HOST:PORT")
     if kind not in VM_DEVICES:
         raise ClusterRunError(f"unknown device '{kind}' (devices: {', '.join(VM_DEVICES)})")
-    from ..compiler.driver import CompileFailed, compile_source   # (0.3 s to import: on the first compile)
-    from ..compiler.module_writer import pack
-    started = time.perf_counter()
-    try:
-        data = pack(compile_source(text, filename, _target(kind)))
-    except CompileFailed as e:
-        first = e.diagnostics[0].message if e.diagnostics else str(e)
-        raise ClusterRunError(f"cannot compile for {_target(kind)}: {first}") from None
-    compile_seconds = time.perf_counter() - started
+    data, compile_seconds = _module_file(text, filename, _target(kind))
     outputs, where = driver.call("run", driver.address, data, kind, name, args, cancelled=cancelled)
     return outputs, {
         "device": device, "seconds": where["seconds"], "calls": 1, "compile_seconds": compile_seconds,
         "timing": f"one call on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']}), "
                   f"after loading the module there in {where['load_seconds'] * 1e3:.1f} ms",
         "node": {key: where[key] for key in ("node_id", "hostname", "pid")}}
+
+
+def _module_file(text: str, filename: str, target: str) -> tuple[bytes, Optional[float]]:
+    """(`text` compiled for `target` as a module file, the compile time when it was not cached)."""
+    from ..compiler.driver import CompileFailed, compile_source   # (0.3 s to import: on the first compile)
+    from ..compiler.module_writer import pack
+    key = (text, target)
+    with _compiling:   # (one compile at a time: two runs of the same text compile it once)
+        if key in _module_files:
+            _module_files.move_to_end(key)
+            return _module_files[key], None
+        started = time.perf_counter()
+        try:
+            data = pack(compile_source(text, filename, target))
+        except CompileFailed as e:
+            first = e.diagnostics[0].message if e.diagnostics else str(e)
+            raise ClusterRunError(f"cannot compile for {target}: {first}") from None
+        _module_files[key] = data
+        while len(_module_files) > CACHE_SIZE:
+            _module_files.popitem(last=False)
+        return data, time.perf_counter() - started
