@@ -598,6 +598,8 @@ async def run_command(ls: MlirServer, *args):
 async def devices_command(ls: MlirServer, *args):
     """[]: the devices `mlirtext.run` takes: the local ones, then those of the `mlirtext.cluster`
     cluster (joining it takes seconds: off the event loop); an unreachable cluster is the `error` line."""
+    if not ls.cluster.address:   # (no cluster: answered at once, not after the work pool's long jobs)
+        return cluster_run.device_list(ls.cluster)
     return await asyncio.get_running_loop().run_in_executor(ls.work_pool, cluster_run.device_list, ls.cluster)
 
 

@@ -129,17 +129,14 @@ export class MlirServer implements vscode.Disposable {
       // No `transport`: the library would append `--stdio`, which `mlirtext lsp` does not take (stdio is its only mode).
       options: { env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
+    const mlirtext = vscode.workspace.getConfiguration('mlirtext');
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ language: 'mlir' }],
       // The `mlirtext.dialects` setting: IRDL files the server registers before reading any document;
       // `mlirtext.cluster`: the Ray cluster whose devices Run Function offers (the user's own in restricted mode).
       initializationOptions: {
-        dialects: vscode.workspace.getConfiguration('mlirtext').get<string[]>('dialects', []),
-        cluster: allowedValue(
-          trusted,
-          vscode.workspace.getConfiguration('mlirtext').get<string>('cluster', ''),
-          vscode.workspace.getConfiguration('mlirtext').inspect<string>('cluster'),
-        ),
+        dialects: mlirtext.get<string[]>('dialects', []),
+        cluster: allowedValue(trusted, mlirtext.get<string>('cluster', ''), mlirtext.inspect<string>('cluster')),
       },
       // ... and sends the `mlirtext` section again when it changes (workspace/didChangeConfiguration).
       synchronize: { configurationSection: 'mlirtext' },
