@@ -40,26 +40,12 @@ def check_reachable(address: str) -> None:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
 
 
-#: The cluster this process joined (None: a local instance, or none yet).
-_joined: dict = {"address": None}
-
-
 def connect(address: str | None = None, num_cpus: int | None = None):
-    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally. A process that
-    joined another cluster before (the editor's `mlirtext.cluster` setting changed) leaves it first."""
+    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally."""
     ray = import_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if ray.is_initialized():
-        if not address or address == _joined["address"]:
-            return ray
-        ray.shutdown()
-    _joined["address"] = None
-    _init(ray, address, num_cpus)
-    _joined["address"] = address
-    return ray
-
-
-def _init(ray, address: str | None, num_cpus: int | None) -> None:
+        return ray
     options = dict(logging_level=logging.ERROR, log_to_driver=False, configure_logging=True)
     if address:
         check_reachable(address)
@@ -71,6 +57,7 @@ def _init(ray, address: str | None, num_cpus: int | None) -> None:
     else:
         os.environ.pop("RAY_ADDRESS", None)   # (an empty one would send ray.init looking for a cluster)
         ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **options)
+    return ray
 
 
 def device_resource(device: str) -> str:

@@ -2,9 +2,10 @@
 setting, the device list has the device a worker node advertises (`mlirtext worker --devices
 local-sync`) beside the local ones, and Run Function on it runs there with the right outputs; a
 cluster that is not there is a one-line error, soon, in the list and in the run; a cancel ends the
-process that joined the cluster, and the next request starts another."""
+process that joined the cluster, and the next request starts another, as it does after that process died."""
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import threading
 import time
@@ -124,4 +125,26 @@ def test_a_cancel_ends_the_process_that_joined_and_the_next_request_starts_anoth
         nodes = driver.call("devices", cluster["address"])
         assert [n["node_id"] for n in nodes["local-sync"]] == [cluster["device_id"]]
     finally:
+        driver.close()
+
+
+def test_a_process_that_joined_and_died_is_a_one_line_error_and_the_next_request_starts_another(cluster):
+    """(as when Ray ends it, about 60 s after the cluster's head went away)"""
+    driver = ClusterDriver()
+    driver.address = cluster["address"]
+
+    def kill_the_child():
+        while not (children := [p for p in multiprocessing.active_children() if p.name == "mlirtext-cluster"]):
+            time.sleep(0.01)
+        children[0].kill()
+    killer = threading.Thread(target=kill_the_child)
+    killer.start()
+    try:
+        with pytest.raises(ClusterRunError) as lost:   # (the child is killed while it joins)
+            driver.call("devices", cluster["address"])
+        assert str(lost.value) == (f"lost the connection to the Ray cluster at {cluster['address']} (the process "
+                                   "that joined it ended)")
+        assert "local-sync" in driver.call("devices", cluster["address"])
+    finally:
+        killer.join()
         driver.close()

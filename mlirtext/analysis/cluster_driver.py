@@ -5,7 +5,8 @@ cluster's head goes away; Ray also installs its own threads and signal handlers.
 server does not join: a spawned child does, stays joined between requests (joining takes seconds),
 and answers one request at a time over a pipe. A child that died (its cluster gone) is a one-line
 error and is started again on the next request; a cancelled request ends the child, and with it the
-Ray task it owns (Ray cleans up the tasks of a driver that is gone).
+Ray task it owns (Ray cleans up the tasks of a driver that is gone); a request for another cluster
+(the setting changed) starts a new child, which joins that one.
 """
 from __future__ import annotations
 
@@ -33,26 +34,28 @@ class ClusterDriver:
         self.address: Optional[str] = None
         self._process = None
         self._conn = None
+        self._joined: Optional[str] = None   # the cluster the child was started for
         self._lock = threading.Lock()   # (one request at a time: the pipe carries one answer at a time)
 
     def call(self, what: str, *args, cancelled: Optional[threading.Event] = None):
         """The child's answer to `what` (a name in REQUESTS) with `args` (the cluster's address first);
         ClusterRunError says why not."""
         with self._lock:
-            if self._process is None or not self._process.is_alive():
+            if self._process is None or not self._process.is_alive() or self._joined != args[0]:
                 self._start()
-            self._conn.send((what, args))
-            while not self._conn.poll(POLL_S):
-                if cancelled is not None and cancelled.is_set():
-                    self.close()
-                    raise ClusterRunError("cancelled")
-                if not self._process.is_alive():
-                    break
+                self._joined = args[0]
             try:
+                self._conn.send((what, args))
+                while not self._conn.poll(POLL_S):
+                    if cancelled is not None and cancelled.is_set():
+                        self.close()
+                        raise ClusterRunError("cancelled")
+                    if not self._process.is_alive():
+                        break
                 ok, value = self._conn.recv()
             except (EOFError, OSError):
                 self.close()
-                raise ClusterRunError(f"lost the connection to the Ray cluster at {self.address} (the process "
+                raise ClusterRunError(f"lost the connection to the Ray cluster at {args[0]} (the process "
                                       "that joined it ended)") from None
         if not ok:
             raise ClusterRunError(value)
