@@ -46,13 +46,19 @@ export async function runCommand(page, title) {
 }
 
 export async function openFile(page, name) {
-  await page.keyboard.press('Control+P');
+  // Quick open lists a file a check has just written only once the file watcher has seen it,
+  // and keeps the list it showed: close it and ask again.
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
-  await input.fill(name);
-  await waitFor(`${name} in quick open`, async () =>
-    (await page.locator('.quick-input-list .monaco-list-row').first().textContent())?.includes(name),
-  );
+  const firstRow = page.locator('.quick-input-list .monaco-list-row').first();
+  await waitFor(`${name} in quick open`, async () => {
+    await page.keyboard.press('Control+P');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(name);
+    const shown = await waitFor(`${name} listed`, async () => (await firstRow.textContent())?.includes(name), 8_000)
+      .catch(() => false);
+    if (!shown) await page.keyboard.press('Escape');
+    return shown;
+  }, 60_000, 500);
   await page.keyboard.press('Enter');
   await waitFor(`${name} open in the editor`, async () =>
     (await page.locator('.part.editor .tab.active').first().textContent())?.includes(name),
