@@ -14,6 +14,7 @@ import { runCommand } from './commands/run';
 import { ProfileLenses } from './profileLens';
 import { DebuggingCommands } from './debugging/commands';
 import { MlirServer } from './serverProcess';
+import { SHOW_OUTPUT_COMMAND, StatusItem } from './statusItem';
 import { MlirTestController } from './testing/controller';
 
 let server: MlirServer | undefined;
@@ -31,6 +32,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     log,
     results,
     server,
+    new StatusItem(vscode.window.createStatusBarItem('mlirtext.server', vscode.StatusBarAlignment.Left), s),
+    vscode.commands.registerCommand(SHOW_OUTPUT_COMMAND, () => s.showLog()),
     pipeline,
     lenses,
     vscode.languages.registerCodeLensProvider({ language: 'mlir' }, lenses),

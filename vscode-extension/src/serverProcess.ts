@@ -6,7 +6,7 @@
  */
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, ServerOptions, State } from 'vscode-languageclient/node';
 import { PYTHON_EXTENSION_ID, PythonApiLike, interpreterFromPythonApi } from './pythonInterpreter';
 import {
   ServerCommand,
@@ -28,13 +28,33 @@ export type ServerState = 'disabled' | 'starting' | 'running' | 'failed' | 'stop
 export class MlirServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private _state: ServerState = 'stopped';
-  private failure: string | undefined;
+  private _failure: string | undefined;
   private starting: Promise<void> | undefined;
+  private readonly stateChanged = new vscode.EventEmitter<ServerState>();
+  /** Fires on each change of `state` (the status-bar item follows it). */
+  readonly onDidChangeState = this.stateChanged.event;
 
   constructor(private readonly log: vscode.OutputChannel) {}
 
   get state(): ServerState {
     return this._state;
+  }
+
+  /** Why the server is not running, when `state` is 'failed'. */
+  get failure(): string | undefined {
+    return this._failure;
+  }
+
+  /** The server's output channel, brought to the front. */
+  showLog(): void {
+    this.log.show(true);
+  }
+
+  private setState(state: ServerState): void {
+    if (state !== this._state) {
+      this._state = state;
+      this.stateChanged.fire(state);
+    }
   }
 
   /** The running client, or undefined after telling the user why there is none. */
@@ -48,7 +68,7 @@ export class MlirServer implements vscode.Disposable {
     const why =
       this._state === 'disabled'
         ? 'the language server is turned off (setting mlirtext.server.enabled); highlighting still works'
-        : this.failure ?? 'the language server is not running (see the "mlirtext language server" output)';
+        : this._failure ?? 'the language server is not running (see the "mlirtext language server" output)';
     const choice = await vscode.window.showErrorMessage(`mlirtext: cannot ${what}: ${why}`, 'Open Settings', 'Show Log');
     if (choice === 'Open Settings') {
       void vscode.commands.executeCommand('workbench.action.openSettings', 'mlirtext.server');
@@ -74,7 +94,7 @@ export class MlirServer implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    this._state = 'stopped';
+    this.setState('stopped');
     if (client) {
       try {
         await client.stop(5000);
@@ -90,18 +110,18 @@ export class MlirServer implements vscode.Disposable {
   }
 
   dispose(): void {
-    void this.stop();
+    void this.stop().finally(() => this.stateChanged.dispose());
   }
 
   private async doStart(): Promise<void> {
     const config = vscode.workspace.getConfiguration('mlirtext.server');
     if (!config.get<boolean>('enabled', true)) {
-      this._state = 'disabled';
+      this.setState('disabled');
       this.log.appendLine('[client] mlirtext.server.enabled is false: highlighting only, no language server');
       return;
     }
-    this._state = 'starting';
-    this.failure = undefined;
+    this._failure = undefined;
+    this.setState('starting');
     // In restricted mode only the user's own settings and PATH choose the program (src/trust.ts).
     const trusted = vscode.workspace.isTrusted;
     const settings = allowedServerSettings(
@@ -145,10 +165,25 @@ export class MlirServer implements vscode.Disposable {
       // A crash restarts the server a few times (the library's default); after that the log says why.
     };
     const client = new LanguageClient('mlirtext', 'mlirtext language server', serverOptions, clientOptions);
+    // After the start, the client's own changes: a crash restarts it (starting, then running again);
+    // past the library's few restarts it stays stopped. Our own stop() drops the client first.
+    client.onDidChangeState(({ newState }) => {
+      if (this.client !== client) {
+        return;
+      }
+      if (newState === State.Running) {
+        this.setState('running');
+      } else if (newState === State.Starting) {
+        this.setState('starting');
+      } else {
+        this._failure = 'the language server stopped (see the "mlirtext language server" output)';
+        this.setState('failed');
+      }
+    });
     try {
       await client.start();
       this.client = client;
-      this._state = 'running';
+      this.setState('running');
       this.log.appendLine('[client] language server running');
     } catch (e) {
       this.fail(startFailedMessage(server, e instanceof Error ? e.message : String(e)), server);
@@ -177,8 +212,8 @@ export class MlirServer implements vscode.Disposable {
   }
 
   private fail(message: string, server: ServerCommand): void {
-    this._state = 'failed';
-    this.failure = message;
+    this._failure = message;
+    this.setState('failed');
     this.log.appendLine(`[client] ${message}`);
     const install = installCommand(server);
     void vscode.window.showErrorMessage(message, 'Copy Install Command', 'Open Settings', 'Show Log').then((choice) => {
