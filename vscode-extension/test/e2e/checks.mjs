@@ -59,6 +59,22 @@ const FORMATTED_LINES = [
   '  // last in the region',
 ];
 
+// Markdown notes with an MLIR fence: the op inside is coloured by the injected MLIR grammar,
+// the same op named in the prose is not. Written before the workbench starts (quick open lists it).
+const NOTES = 'mlir_notes.md';
+const NOTES_TEXT = `# Notes on the MLP
+
+Prose that names stablehlo.add stays prose.
+
+\`\`\`mlir
+  %2 = stablehlo.add %1, %bias : tensor<4x16xf32>
+\`\`\`
+`;
+
+export function writeMarkdownFiles(workspace) {
+  writeFileSync(join(workspace, NOTES), NOTES_TEXT);
+}
+
 export const checks = [
   {
     name: 'mlir file opens in the MLIR language',
@@ -525,6 +541,44 @@ export const checks = [
         throw new Error(`not in the saved file: ${JSON.stringify(missing)}; it shows ${JSON.stringify(lines)}`);
       }
       return `${lines.length} lines formatted, the 5 comments where they were`;
+    },
+  },
+  {
+    name: 'status bar says the server is ready; an mlir fence in Markdown is coloured like MLIR',
+    async run({ page, settings }) {
+      await openFile(page, MLP);
+      const status = page.locator('.part.statusbar .statusbar-item', { hasText: /mlirtext: / }).first();
+      const ready = await waitFor('"mlirtext: ready" in the status bar', async () => {
+        const text = (await status.textContent())?.trim();
+        return text === 'mlirtext: ready' ? text : null;
+      }, 90_000, 500);
+      // Grammar colours on both sides: the server's semantic tokens recolour ops in .mlir files only.
+      // (Edited once the server runs: run alone, an edit before the extension started left it without the server path.)
+      await editUserSettings(page, { ...settings, 'editor.semanticHighlighting.enabled': false });
+      try {
+        await openFile(page, MLP);
+        const line = '%2 = stablehlo.add';
+        const mlirOp = await waitFor('the op coloured apart from its value in the .mlir file', async () => {
+          const op = (await tokenBox(page, 'stablehlo.add', line))?.color;
+          const value = (await tokenBox(page, '%0', line))?.color;
+          return op && value && op !== value ? op : null;
+        });
+        await openFile(page, NOTES);
+        let colours;
+        await waitFor('the fenced op coloured as in the .mlir file, the prose not', async () => {
+          colours = {
+            fence: (await tokenBox(page, 'stablehlo.add', line))?.color,
+            value: (await tokenBox(page, '%bias', line))?.color,
+            prose: (await tokenBox(page, 'stablehlo.add', 'Prose that'))?.color,
+          };
+          return colours.fence === mlirOp && colours.prose && colours.prose !== mlirOp && colours.value !== mlirOp;
+        }).catch((e) => {
+          throw new Error(`${e.message}; the .mlir op is ${mlirOp}, the Markdown shows ${JSON.stringify(colours)}`);
+        });
+        return `status bar: ${ready}; op ${mlirOp} in ${MLP} and in the fence, value ${colours.value}, prose ${colours.prose}`;
+      } finally {
+        await editUserSettings(page, settings);
+      }
     },
   },
   {

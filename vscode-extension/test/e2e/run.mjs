@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, installExtension, startCodeServer, stopCodeServer } from './codeServer.mjs';
-import { checks } from './checks.mjs';
+import { checks, writeMarkdownFiles } from './checks.mjs';
 import { writeBytecodeFiles } from './bytecodeChecks.mjs';
 import { writeDialectFiles } from './dialectChecks.mjs';
 
@@ -58,6 +58,7 @@ for (const f of readdirSync(examples).filter((f) => f.endsWith('.mlir'))) {
 const python = execFileSync(opts.python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 writeBytecodeFiles(python, REPO, workspace);
 writeDialectFiles(REPO, workspace);
+writeMarkdownFiles(workspace);
 const settingsFile = join(dirs.userData, 'User/settings.json');
 const baseSettings = {
   'mlirtext.server.path': python,
