@@ -191,3 +191,33 @@ def test_the_pipeline_of_a_chunk_that_is_a_named_module_keeps_the_module():
     assert first["text"].startswith("module @jit_main attributes {mhlo.num_replicas = 1 : i32} {")
     abs_line = text.split("\n").index("    %0 = stablehlo.abs %x : tensor<3xf32>")
     assert abs_line in first["origins"]
+
+
+GCD = """llvm.func @gcd(%a: i32, %b: i32) -> i32 {
+  llvm.br ^loop(%a, %b : i32, i32)
+^loop(%x: i32, %y: i32):
+  %zero = llvm.mlir.constant(0 : i32) : i32
+  %done = llvm.icmp "eq" %y, %zero : i32
+  llvm.cond_br %done, ^exit(%x : i32), ^body
+^body:
+  %r = llvm.srem %x, %y : i32
+  llvm.br ^loop(%y, %r : i32, i32)
+^exit(%g: i32):
+  llvm.return %g : i32
+}
+"""
+
+
+def test_the_editor_runs_a_hand_written_llvm_func_as_the_command_line_does(tmp_path):
+    """A scalar llvm.func without `mlirtext.abi` reflection: Run Function used to refuse it
+    ("its pointer arguments cannot be given as tensors") while `mlirtext run` ran it."""
+    from mlirtext.cli import main
+    doc = Document("file:///gcd.mlir", GCD, 1)
+    assert commands.run_function(doc, "gcd", ["i32=12", "i32=18"])["outputs"] == ["i32=6"]
+    assert len(commands.run_function(doc, "gcd", None, seed=1)["inputs"]) == 2
+    path = tmp_path / "gcd.mlir"
+    path.write_text(GCD)
+    assert main(["run", str(path), "--function", "gcd", "--input=i32=12", "--input=i32=18"]) == 0
+    pointer = GCD.replace("@gcd(%a: i32", "@gcd(%p: !llvm.ptr, %a: i32")
+    error = commands.run_function(Document("file:///p.mlir", pointer, 1), "gcd", None)["error"]
+    assert "@gcd takes !llvm.ptr: only integers, floats and vectors of them" in error

@@ -14,8 +14,7 @@ import time
 from ..debugging.dispatch_trace import Tracer, kernel_sources
 from ..diagnostics import Diagnostic, report
 from ..interpreter import Interpreter, InterpreterError
-from ..interpreter.abi import ABI_ATTR, signature
-from ..interpreter.llvm import builtin_signature
+from ..interpreter.abi import signature
 from ..compiler.module_writer import in_memory, pack
 from ..remote import RemoteModule
 from ..values import ValueError_
@@ -85,7 +84,7 @@ def _interpret(args, text: str, name: str) -> int:
     fn_name = fn_name.lstrip("@")
     try:
         fn = interp.function(fn_name)
-        ftype = builtin_signature(fn) if fn.name == "llvm.func" and ABI_ATTR not in fn.attributes else signature(fn)
+        ftype = signature(fn)
     except InterpreterError as e:
         report([Diagnostic("error", str(e), e.span)])
         return 1

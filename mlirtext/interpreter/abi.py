@@ -20,13 +20,15 @@ ABI_ATTR = "mlirtext.abi"
 
 
 def signature(fn) -> T.FunctionType:
-    """The signature callers use: the reflection when there is one, else the function's own."""
+    """The signature callers use: the reflection when there is one, else the function's own (a
+    hand-written llvm.func's as builtin types: integers, floats and vectors of them; one that takes
+    or returns anything else is refused, naming the type)."""
     attr = fn.attributes.get(ABI_ATTR)
     if isinstance(attr, TypeAttr) and isinstance(attr.type, T.FunctionType):
         return attr.type
     if fn.name == "llvm.func":
-        raise InterpreterError(f"@{fn.sym_name} is an llvm.func without '{ABI_ATTR}' reflection: "
-                               "its pointer arguments cannot be given as tensors", fn.span)
+        from .llvm_calls import builtin_signature
+        return builtin_signature(fn)
     from ..dialects.func import function_type
     return function_type(fn)
 
