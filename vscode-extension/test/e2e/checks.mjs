@@ -71,8 +71,17 @@ Prose that names stablehlo.add stays prose.
 \`\`\`
 `;
 
+// The same line in a .mlir file of its own (earlier checks lower and save the MLP's file).
+const FENCE_SOURCE = 'fence_source.mlir';
+const FENCE_SOURCE_TEXT = `func.func @f(%1: tensor<4x16xf32>, %bias: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %2 = stablehlo.add %1, %bias : tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+`;
+
 export function writeMarkdownFiles(workspace) {
   writeFileSync(join(workspace, NOTES), NOTES_TEXT);
+  writeFileSync(join(workspace, FENCE_SOURCE), FENCE_SOURCE_TEXT);
 }
 
 export const checks = [
@@ -556,11 +565,11 @@ export const checks = [
       // (Edited once the server runs: run alone, an edit before the extension started left it without the server path.)
       await editUserSettings(page, { ...settings, 'editor.semanticHighlighting.enabled': false });
       try {
-        await openFile(page, MLP);
+        await openFile(page, FENCE_SOURCE);
         const line = '%2 = stablehlo.add';
         const mlirOp = await waitFor('the op coloured apart from its value in the .mlir file', async () => {
           const op = (await tokenBox(page, 'stablehlo.add', line))?.color;
-          const value = (await tokenBox(page, '%0', line))?.color;
+          const value = (await tokenBox(page, '%bias', line))?.color;
           return op && value && op !== value ? op : null;
         });
         await openFile(page, NOTES);
@@ -575,7 +584,7 @@ export const checks = [
         }).catch((e) => {
           throw new Error(`${e.message}; the .mlir op is ${mlirOp}, the Markdown shows ${JSON.stringify(colours)}`);
         });
-        return `status bar: ${ready}; op ${mlirOp} in ${MLP} and in the fence, value ${colours.value}, prose ${colours.prose}`;
+        return `status bar: ${ready}; op ${mlirOp} in ${FENCE_SOURCE} and in the fence, value ${colours.value}, prose ${colours.prose}`;
       } finally {
         await editUserSettings(page, settings);
       }
