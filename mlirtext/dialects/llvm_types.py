@@ -309,24 +309,31 @@ class _Reader:
         return LLVMStructType(tuple(body), packed, name)
 
 
-@lru_cache(maxsize=8192)
-def parse_llvm_type(text: str) -> Optional[T.Type]:
-    """`llvm.ptr<1>` (the text after `!`) as its LLVM type; None where it is not readable."""
-    if not text.startswith("llvm."):
-        return None
+def _read(text: str):
+    """`text` (after `!`: `llvm.ptr<1>`) as its LLVM type, or (message, offset in the text) where
+    MLIR's LLVM type parser would stop."""
     reader = _Reader(text)
     reader.pos = 5
     try:
         word = reader.match(_WORD)
         if word is None:
-            return None
+            return "expected an LLVM type", 5
         t = reader.keyword_type(word)
-        reader.skip()
-        if reader.pos != len(text):
-            return None
-        return t
-    except (_Unreadable, ValueError):
+    except (_Unreadable, ValueError) as e:
+        return str(e), reader.pos
+    reader.skip()
+    if reader.pos != len(text):
+        return "unexpected text after the LLVM type", reader.pos
+    return t
+
+
+@lru_cache(maxsize=8192)
+def parse_llvm_type(text: str) -> Optional[T.Type]:
+    """`llvm.ptr<1>` (the text after `!`) as its LLVM type; None where it is not readable."""
+    if not text.startswith("llvm."):
         return None
+    t = _read(text)
+    return None if isinstance(t, tuple) else t
 
 
 def check_text(text: str) -> Optional[tuple]:
@@ -335,19 +342,8 @@ def check_text(text: str) -> Optional[tuple]:
     verifier reports it) so that its error lands where MLIR's tests expect it."""
     if text.startswith("llvm.vec") or parse_llvm_type(text) is not None:
         return None
-    reader = _Reader(text)
-    reader.pos = 5
-    try:
-        word = reader.match(_WORD)
-        if word is None:
-            return "expected an LLVM type", 5
-        reader.keyword_type(word)
-    except _Unreadable as e:
-        return str(e), reader.pos
-    except ValueError as e:
-        return str(e), reader.pos
-    reader.skip()
-    return "unexpected text after the LLVM type", reader.pos
+    problem = _read(text)
+    return problem if isinstance(problem, tuple) else None
 
 
 def llvm_type(text: str) -> T.Type:
