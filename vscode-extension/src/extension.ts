@@ -25,8 +25,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
   server = new MlirServer(log);
   const lenses = new ProfileLenses();
   const pipeline = new PipelineView(context.extensionUri, server, lenses);
-  const debugging = new DebuggingCommands(server, (document, fn, result) => pipeline.markDivergence(document, fn, result));
-  const graph = new GraphView(context.extensionUri, server);
+  const graph = new GraphView(context.extensionUri, server, log);
+  const debugging = new DebuggingCommands(server, (document, fn, result) => {
+    pipeline.markDivergence(document, fn, result);
+    graph.markDivergence(document, fn, result);
+  });
   const s = server;
   context.subscriptions.push(
     log,

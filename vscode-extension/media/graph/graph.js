@@ -1,9 +1,11 @@
 // The graph view's script: draws the server's graph (one level, or two side by side) with ELK,
 // section by section, the one nearest the viewport first; zoom (wheel, + and -) and pan
 // (drag); a click on a node selects its op in the editor, the editor's cursor selects the
-// node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this.
+// node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this, and
+// the bisect's marks and the origin lines' paths out/src/graph/marks.js.
 (function () {
   const M = window.exports;
+  const SVG_NS = 'http://www.w3.org/2000/svg';
   const vscode = acquireVsCodeApi();
   const boot = JSON.parse(document.getElementById('boot').textContent);
   const GAP = 36;
@@ -14,6 +16,8 @@
   let byDispatch = false;
   let openedAt = 0;          // when the graph message came (the open time's start)
   let drawnSent = true;      // whether the extension knows the latest graph is drawn
+  let divergence = null;     // the last bisect's marks for this function (marks.ts GraphDivergence)
+  let origin = null;         // the origin lines shown: { from: pane, id: item, to: pane, ids: items }
   const dispatchInfo = new Map();
 
   // ELK in a worker (a blob of the bundled worker: a webview cannot start one from its
@@ -51,6 +55,7 @@
       this.selected = [];
       this.linked = [];
       this.centerOn = null;  // an item to center on once its section is laid out
+      this.guilty = new Set();  // the items of the ops the last bisect blames
       this.svg.setAttribute('preserveAspectRatio', 'xMinYMin meet');
       // The pane's size changes with the legend and the toolbar's wrapping, not only the window's.
       // Fitted and not zoomed or panned since: it stays fitted (a maximized editor, a pane beside).
@@ -92,6 +97,7 @@
         return g;
       });
       this.sections.forEach((s, i) => this.placeholder(i));
+      this.guilty = this.guiltyItems();
       this.stack();
       if (!keepView) this.view = { x: -20, y: -20, k: 1 };
       this.applyView();
@@ -130,6 +136,43 @@
       if (!layout) return;
       this.groups[i].innerHTML = M.sectionSvg(this.sections[i], layout, overlay, M.slowestTime(this.graph), dispatchInfo, this.graph);
       for (const id of [...this.selected, ...this.linked]) this.mark(id);
+      for (const id of this.guilty) this.markGuilty(this.groups[i], id);
+    }
+
+    /** The items that show the ops the last bisect blames (none without one). */
+    guiltyItems() {
+      if (!divergence || !this.graph || divergence.function !== this.graph.function) return new Set();
+      const ids = new Set(M.divergentNodes(this.graph, divergence, dispatchInfo));
+      return new Set(this.itemsOf(this.graph.nodes.filter((n) => ids.has(n.id))));
+    }
+
+    /** The bisect's marks again (a new bisect, the dispatches come): on every section drawn. */
+    remarkGuilty() {
+      this.world.querySelectorAll('.guilty-ring, .guilty-badge').forEach((e) => e.remove());
+      this.world.querySelectorAll('.guilty').forEach((e) => e.classList.remove('guilty'));
+      this.guilty = this.guiltyItems();
+      this.groups.forEach((g) => this.guilty.forEach((id) => this.markGuilty(g, id)));
+      document.body.dataset.guilty = String(this.world.querySelectorAll('g.guilty').length);
+    }
+
+    /** A ring outside the node's box and a ✗ at its corner: apart from selection's and overlays' marks. */
+    markGuilty(section, id) {
+      const g = section.querySelector(`g.node[data-id="${CSS.escape(id)}"], g.open-group[data-id="${CSS.escape(id)}"]`);
+      if (!g || g.classList.contains('guilty')) return;
+      const box = g.querySelector('rect');
+      const [x, y, w, h] = ['x', 'y', 'width', 'height'].map((a) => Number(box.getAttribute(a)));
+      g.classList.add('guilty');
+      const ring = document.createElementNS(SVG_NS, 'rect');
+      ring.setAttribute('class', 'guilty-ring');
+      Object.entries({ x: x - 4, y: y - 4, width: w + 8, height: h + 8, rx: 7 }).forEach(([k, v]) => ring.setAttribute(k, String(v)));
+      const badge = document.createElementNS(SVG_NS, 'text');
+      badge.setAttribute('class', 'guilty-badge');
+      badge.setAttribute('x', String(x + w - 3));
+      badge.setAttribute('y', String(y + 4));
+      badge.textContent = '✗';
+      g.insertBefore(ring, g.firstChild);
+      g.appendChild(badge);
+      document.body.dataset.guilty = String(this.world.querySelectorAll('g.guilty').length);
     }
 
     drawAll() {
@@ -160,6 +203,16 @@
       }
       this.applyView();
       status();
+    }
+
+    /** Where item `id` is drawn, in the origin lines' overlay (null: not laid out yet). */
+    boxOnScreen(id, overlayRect) {
+      const p = this.position(id);
+      if (!p) return null;
+      const rect = this.svg.getBoundingClientRect();
+      const k = this.view.k;
+      return { x: rect.left - overlayRect.left + (p.x - this.view.x) * k, y: rect.top - overlayRect.top + (p.y - this.view.y) * k,
+        width: p.width * k, height: p.height * k };
     }
 
     nextSection() {
@@ -194,6 +247,7 @@
         const visible = top < this.view.y + h + 200 && top + this.size(i).height > this.view.y - 200;
         this.groups[i].style.display = visible ? '' : 'none';
       }
+      if (origin) drawOriginLines();
     }
 
     fit() {
@@ -326,6 +380,7 @@
     }
 
     click(target) {
+      clearOriginLines();
       const groupTitle = target.closest('.open-group .group-title');
       if (groupTitle) {
         this.toggle(groupTitle.closest('.open-group').dataset.id, false);
@@ -361,14 +416,48 @@
 
   const panes = [new Pane(0), new Pane(1)];
 
-  /** The other pane marks the ops made from the same source ops as `item`'s. */
+  /** The other pane marks the ops made from the same source ops as `item`'s, with a line to each. */
   function linkOthers(from, item) {
     for (const pane of panes) {
       if (pane === from || !pane.graph) continue;
       const nodes = item.members.map((id) => from.graph.nodes.find((n) => n.id === id)).filter(Boolean);
       const matches = nodes.flatMap((n) => M.originMatches(n, pane.graph));
       pane.select([], pane.itemsOf(matches), true);
+      if (!pane.el.hidden && pane.linked.length) {
+        origin = { from, id: item.id, to: pane, ids: pane.linked };
+        drawOriginLines();
+      }
     }
+  }
+
+  /** The lines from the clicked node to what it became in the other pane (those laid out yet). */
+  function drawOriginLines() {
+    const overlayEl = $('origin-lines');
+    if (!origin || origin.to.el.hidden) {
+      clearOriginLines();
+      return;
+    }
+    const at = overlayEl.getBoundingClientRect();
+    const from = origin.from.boxOnScreen(origin.id, at);
+    const paths = from ? origin.ids.map((id) => origin.to.boxOnScreen(id, at)).filter(Boolean)
+      .map((to) => `<path d="${M.originLinePath(from, to)}"/>`) : [];
+    overlayEl.innerHTML = paths.join('');
+    document.body.dataset.originLines = String(paths.length);
+  }
+
+  function clearOriginLines() {
+    origin = null;
+    $('origin-lines').textContent = '';
+    delete document.body.dataset.originLines;
+  }
+
+  /** The legend line of the last bisect, and its marks in both panes. */
+  function showDivergence() {
+    const el = $('divergence');
+    const applies = divergence && data && divergence.function === data.function;
+    el.hidden = !applies;
+    el.textContent = applies ? `${divergence.summary} — ${divergence.ops.length ? `marked: ${[...new Set(divergence.ops.map((o) => o.op))].join(', ')}` : 'its dispatch marked'}` : '';
+    panes.forEach((p) => p.graph && p.remarkGuilty());
   }
 
   let busy = false;
@@ -406,6 +495,7 @@
         (done < p.sections.length ? `, laid out ${done}/${p.sections.length} sections` : '');
     });
     if (document.body.dataset.openMs) parts.push(`opened in ${document.body.dataset.openMs} ms`);
+    if (document.body.dataset.commandMs) parts.push(`${document.body.dataset.commandMs} ms after the command`);
     $('status').textContent = parts.join(' · ');
     legend();
   }
@@ -471,6 +561,7 @@
     wanted.forEach((name, i) => {
       const graph = name ? levelNamed(name) : null;
       panes[i].el.hidden = i > 0 && !graph;
+      if (panes[i].el.hidden && origin && (origin.from === panes[i] || origin.to === panes[i])) clearOriginLines();
       if (graph && graph !== panes[i].graph) {
         const same = panes[i].graph && panes[i].graph.level === graph.level;
         panes[i].setGraph(graph, same);
@@ -492,13 +583,16 @@
     }
     if (!$('level-1').value && !panes[1].el.hidden) {
       panes[1].el.hidden = true;
+      clearOriginLines();
       if (panes[0].graph) panes[0].refit();
     }
   }
 
   window.addEventListener('message', (event) => {
     const m = event.data;
-    if (m.type === 'graph') {
+    if (m.type === 'reset') {
+      reset(m.fn, m.file);
+    } else if (m.type === 'graph') {
       openedAt = openedAt || performance.now();
       if (m.serverMs !== undefined) document.body.dataset.serverMs = String(m.serverMs);
       drawnSent = false;
@@ -515,8 +609,18 @@
         if (other) M.mergeDispatches(pane.graph, other, [...pane.items.values()]);
         if (pane.graph && byDispatch) pane.rebuild(true);
         else if (pane.graph) pane.drawAll();
+        // (a device bisect's dispatch is known by its kernel: its ops are marked now)
+        if (pane.graph && divergence && divergence.dispatch) pane.remarkGuilty();
       }
       document.body.dataset.dispatches = String(dispatchInfo.size);
+      status();
+    } else if (m.type === 'divergence') {
+      divergence = m.marks;
+      showDivergence();
+    } else if (m.type === 'opened') {
+      // The extension's account: from the command to the first nodes drawn (and to the page's start).
+      document.body.dataset.commandMs = String(m.commandMs);
+      if (m.readyMs !== null) document.body.dataset.readyMs = String(m.readyMs);
       status();
     } else if (m.type === 'cursor') {
       for (const pane of panes) {
@@ -525,6 +629,40 @@
       }
     }
   });
+
+  /** Another function shown in this page (kept with its ELK worker): the last graph forgotten. */
+  function reset(fn, file) {
+    data = null;
+    divergence = null;
+    openedAt = 0;
+    dispatchInfo.clear();
+    clearOriginLines();
+    for (const key of ['openMs', 'serverMs', 'commandMs', 'readyMs', 'dispatches', 'guilty']) delete document.body.dataset[key];
+    document.body.dataset.opens = String(Number(document.body.dataset.opens || '1') + 1);
+    document.querySelector('.bar .sym').textContent = `@${fn}`;
+    document.querySelector('.bar .file').textContent = file;
+    document.title = `Graph @${fn}`;
+    $('level-0').innerHTML = '';
+    $('level-1').innerHTML = '<option value="">none</option>';
+    $('divergence').hidden = true;
+    showMessage('');
+    panes.forEach((p, i) => {
+      p.graph = null;
+      p.state = null;
+      p.sections = [];
+      p.fitted = false;
+      p.moved = false;
+      p.guilty = new Set();
+      p.selected = [];
+      p.linked = [];
+      p.centerOn = null;
+      p.world.textContent = '';
+      p.el.querySelector('.pane-title').textContent = '';
+      if (i > 0) p.el.hidden = true;
+    });
+    $('status').textContent = 'asking the server…';
+    $('legend').textContent = '';
+  }
 
   $('level-0').addEventListener('change', askLevels);
   $('level-1').addEventListener('change', askLevels);

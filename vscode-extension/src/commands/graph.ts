@@ -7,12 +7,17 @@
  * (seconds on a large function), which the view folds in for the dispatch overlay. The second
  * is asked once the view has drawn the first (or after DISPATCHES_AFTER_MS): forming the
  * dispatches takes the CPU the view's first layout needs.
+ *
+ * A shown view is reused for the next function (its page, its ELK worker): only the first Show
+ * Graph pays for the page's load. The time from the command to the first nodes drawn is logged.
  */
 import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import { GraphDivergence, graphDivergenceOf } from '../graph/marks';
 import { GraphResult } from '../graph/model';
 import { graphCommandArguments, renderGraphPage } from '../graph/page';
+import { BisectResult } from '../debugging/results';
 import { executeServerCommand, serverUri } from '../protocol';
 import { MlirServer } from '../serverProcess';
 import { activeMlirEditor, targetFunction } from './target';
@@ -43,8 +48,13 @@ export class GraphView implements vscode.Disposable {
   /** Called when the view says it has drawn the latest graph. */
   private onDrawn: (() => void) | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
+  /** The last bisect's marks of each function (`uri#fn`), while its document's text is `text`. */
+  private readonly divergences = new Map<string, { text: string; marks: GraphDivergence }>();
+  /** The open time of the latest Show Graph: when the command came, when the page said it was ready. */
+  private opening: { fn: string; at: number; readyMs: number | null } | undefined;
 
-  constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer) {
+  constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer,
+    private readonly log?: vscode.OutputChannel) {
     this.subscriptions.push(
       vscode.window.onDidChangeTextEditorSelection((e) => {
         if (this.panel && e.textEditor.document === this.document) {
@@ -58,6 +68,7 @@ export class GraphView implements vscode.Disposable {
   }
 
   async show(fnName?: string): Promise<GraphResult | undefined> {
+    const invoked = Date.now();
     const editor = activeMlirEditor();
     if (!editor) return undefined;
     const fn = await targetFunction(editor, fnName);
@@ -65,16 +76,54 @@ export class GraphView implements vscode.Disposable {
     this.document = editor.document;
     this.fnName = fn.name;
     this.levels = ['source'];
+    const file = path.basename(editor.document.fileName);
+    const reused = this.panel !== undefined && this.viewReady;
     const panel = this.ensurePanel();
     panel.title = `Graph @${fn.name}`;
-    this.viewReady = false;
-    this.pending = [];
-    panel.webview.html = this.page(panel, fn.name, path.basename(editor.document.fileName));
+    this.opening = { fn: fn.name, at: invoked, readyMs: reused ? 0 : null };
+    if (reused) {
+      // The page and its ELK worker are kept: it only forgets the last graph.
+      this.post({ type: 'reset', fn: fn.name, file });
+    } else {
+      this.viewReady = false;
+      this.pending = [];
+      panel.webview.html = this.page(panel, fn.name, file);
+    }
     panel.reveal(vscode.ViewColumn.Beside, true);
     const at = editor.selection.active;
     const result = await this.request();
+    this.post({ type: 'divergence', marks: this.marksOf(editor.document, fn.name) });
     this.post({ type: 'cursor', line: at.line, character: at.character });
     return result;
+  }
+
+  /** A bisect's answer for @fn of `document`: its ops (or dispatch) marked in the function's graph. */
+  markDivergence(document: vscode.TextDocument, fn: string, result: BisectResult): void {
+    const key = `${document.uri.toString()}#${fn}`;
+    const marks = graphDivergenceOf(result);
+    if (marks) this.divergences.set(key, { text: document.getText(), marks });
+    else this.divergences.delete(key);
+    if (this.panel && this.document === document && this.fnName === fn) {
+      this.post({ type: 'divergence', marks: marks ?? null });
+    }
+  }
+
+  /** The marks of @fn's last bisect, unless the text changed since (they would be misplaced; a
+   * version number starts again when a file is closed and opened). */
+  private marksOf(document: vscode.TextDocument, fn: string): GraphDivergence | null {
+    const found = this.divergences.get(`${document.uri.toString()}#${fn}`);
+    return found && found.text === document.getText() ? found.marks : null;
+  }
+
+  /** The first nodes are drawn: the time from the command, logged and shown to the view (the e2e reads it). */
+  private opened(): void {
+    const opening = this.opening;
+    this.opening = undefined;
+    if (!opening) return;
+    const commandMs = Date.now() - opening.at;
+    this.log?.appendLine(`[graph] @${opening.fn}: first nodes ${commandMs} ms after the command` +
+      (opening.readyMs ? ` (the page ready after ${opening.readyMs} ms)` : opening.readyMs === 0 ? ' (the page reused)' : ''));
+    this.post({ type: 'opened', commandMs, readyMs: opening.readyMs });
   }
 
   /** The graph at `this.levels`, then with its dispatches; each posted to the view as it comes. */
@@ -131,14 +180,19 @@ export class GraphView implements vscode.Disposable {
         vscode.Uri.joinPath(this.extensionUri, 'out', 'src', 'graph'),
       ],
     });
-    panel.onDidDispose(() => (this.panel = undefined));
+    panel.onDidDispose(() => {
+      this.panel = undefined;
+      this.viewReady = false;
+    });
     panel.webview.onDidReceiveMessage((m: ViewMessage) => {
       if (m.type === 'ready') {
         this.viewReady = true;
+        if (this.opening && this.opening.readyMs === null) this.opening.readyMs = Date.now() - this.opening.at;
         const waiting = this.pending;
         this.pending = [];
         waiting.forEach((x) => void panel.webview.postMessage(x));
       } else if (m.type === 'drawn') {
+        this.opened();
         this.onDrawn?.();
       } else if (m.type === 'levels') {
         this.levels = m.levels;
@@ -162,6 +216,7 @@ export class GraphView implements vscode.Disposable {
       nonce: crypto.randomBytes(16).toString('base64'),
       styleUri: uri('media', 'graph', 'graph.css'),
       modelUri: uri('out', 'src', 'graph', 'model.js'),
+      marksUri: uri('out', 'src', 'graph', 'marks.js'),
       elkApiUri: uri('media', 'graph', 'elk-api.js'),
       elkWorkerUri: uri('media', 'graph', 'elk-worker.min.js'),
       elkBundledUri: uri('media', 'graph', 'elk.bundled.js'),

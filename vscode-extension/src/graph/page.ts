@@ -14,6 +14,8 @@ export interface PageContext {
    * worker), ELK's worker, the whole of ELK (1.6 MB, loaded only where no worker starts), and
    * the view's script. */
   modelUri: string;
+  /** The bisect's marks and the origin lines (out/src/graph/marks.js). */
+  marksUri: string;
   elkApiUri: string;
   elkWorkerUri: string;
   elkBundledUri: string;
@@ -62,15 +64,18 @@ export function renderGraphPage(ctx: PageContext): string {
   </span>
   <span id="status" class="status">asking the server…</span>
 </header>
+<div id="divergence" class="divergence" hidden></div>
 <div id="legend" class="legend"></div>
 <div id="message" class="message" hidden></div>
 <main id="panes" class="panes">
   <section class="pane" data-pane="0"><div class="pane-title"></div><svg class="graph" xmlns="http://www.w3.org/2000/svg"><g class="world"></g></svg></section>
   <section class="pane" data-pane="1" hidden><div class="pane-title"></div><svg class="graph" xmlns="http://www.w3.org/2000/svg"><g class="world"></g></svg></section>
+  <svg id="origin-lines" class="origin-lines" xmlns="http://www.w3.org/2000/svg"></svg>
 </main>
 <script nonce="${ctx.nonce}" id="boot" type="application/json">${boot}</script>
 <script nonce="${ctx.nonce}">window.exports = {};</script>
 <script nonce="${ctx.nonce}" src="${escapeXml(ctx.modelUri)}"></script>
+<script nonce="${ctx.nonce}" src="${escapeXml(ctx.marksUri)}"></script>
 <script nonce="${ctx.nonce}" src="${escapeXml(ctx.elkApiUri)}"></script>
 <script nonce="${ctx.nonce}" src="${escapeXml(ctx.scriptUri)}"></script>
 </body>

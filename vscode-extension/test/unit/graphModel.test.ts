@@ -17,6 +17,8 @@ import {
   tooltip,
 } from '../../src/graph/model';
 import { graphCommandArguments, renderGraphPage } from '../../src/graph/page';
+import { divergentNodes, graphDivergenceOf, originLinePath } from '../../src/graph/marks';
+import { BisectResult } from '../../src/debugging/results';
 
 // A real `mlirtext.graph` answer for @dense (examples/dense_linalg.mlir), with its dispatches formed.
 const DENSE: LevelGraph = {
@@ -181,17 +183,63 @@ test('the second answer folds the dispatches into the graph shown and the items 
 test('the page loads the model, ELK\'s API and the script under its nonce, and allows a blob worker', () => {
   const html = renderGraphPage({
     fn: 'dense', file: 'dense_linalg.mlir', cspSource: 'vscode-resource:', nonce: 'N0NCE', styleUri: 'g.css',
-    modelUri: 'model.js', elkApiUri: 'elk-api.js', elkWorkerUri: 'elk-worker.min.js', elkBundledUri: 'elk.bundled.js',
+    modelUri: 'model.js', marksUri: 'marks.js', elkApiUri: 'elk-api.js', elkWorkerUri: 'elk-worker.min.js', elkBundledUri: 'elk.bundled.js',
     scriptUri: 'graph.js',
   });
   assert.ok(html.includes("script-src 'nonce-N0NCE'; worker-src blob:"));
-  for (const src of ['model.js', 'elk-api.js', 'graph.js']) {
+  for (const src of ['model.js', 'marks.js', 'elk-api.js', 'graph.js']) {
     assert.ok(html.includes(`<script nonce="N0NCE" src="${src}"></script>`), src);
   }
   // The whole of ELK (1.6 MB) is not parsed before the page takes the server's answer: only a
   // view whose worker does not start loads it.
   assert.ok(!html.includes('src="elk.bundled.js"'));
-  assert.ok(html.indexOf('model.js') < html.indexOf('graph.js'));
+  assert.ok(html.indexOf('model.js') < html.indexOf('marks.js') && html.indexOf('marks.js') < html.indexOf('graph.js'));
+  // The bisect's line and the origin lines' overlay are in the page.
+  assert.ok(html.includes('<div id="divergence" class="divergence" hidden></div>'));
+  assert.ok(html.includes('<svg id="origin-lines" class="origin-lines"'));
   assert.ok(html.includes('"elkWorker":"elk-worker.min.js","elkBundled":"elk.bundled.js"'));
   assert.deepEqual(graphCommandArguments('file:///a.mlir', 'f', ['source'], null, false), ['file:///a.mlir', 'f', ['source'], null, false]);
+});
+
+// As `mlirtext.bisect` answers for @dense with its relu (the maximumf, line 13) nudged by a pass.
+const FOUND: BisectResult = {
+  function: 'dense', kind: 'diverged', pass: 'canonicalize{max-num-rewrites=-1}', position: 5, total: 13, level: 'linalg',
+  difference: { max_abs: 0.011295318603515625, max_rel: 0.000606, max_ulp: 94832 },
+  markers: [{ start: [12, 4], end: [12, 39], op: 'arith.maximumf', message: 'pass 5 of 13 ...' }],
+};
+
+test('a bisect marks the ops it blames, at the level written and at a lowered one, and names the pass', () => {
+  const marks = graphDivergenceOf(FOUND)!;
+  assert.equal(marks.summary, "✗ pass 5 of 13, 'canonicalize{max-num-rewrites=-1}' (step to linalg), diverged · max |Δ| 0.0113 · 94832 ulp");
+  assert.deepEqual(divergentNodes(DENSE, marks, DISPATCHES), ['n10']);
+  // Lowered, every op made from the maximumf (its range is the maximumf's), nothing else.
+  const lowered = clone(DENSE);
+  lowered.level = 'loops';
+  lowered.nodes.push({ ...DENSE.nodes[13], id: 'm1', op: 'arith.cmpf', label: 'cmpf' }, { ...DENSE.nodes[13], id: 'm2', op: 'arith.select', label: 'select' });
+  assert.deepEqual(divergentNodes(lowered, marks, DISPATCHES), ['n10', 'm1', 'm2']);
+  // Nothing to blame, or a failed bisect: no marks.
+  assert.equal(graphDivergenceOf({ function: 'dense', kind: null, markers: [] }), undefined);
+  assert.equal(graphDivergenceOf({ error: 'cancelled' }), undefined);
+});
+
+test('a bisect across devices marks the ops of the dispatch the device gets wrong', () => {
+  const marks = graphDivergenceOf({
+    function: 'dense', kind: 'diverged', markers: [],
+    dispatch: { device: 'local-task', index: 1, kernel: 'dense_dispatch_1', sources: [{ op: 'linalg.generic', at: 'dense_linalg.mlir:9:3' }] },
+  })!;
+  assert.equal(marks.summary, '✗ dispatch 1 (dense_dispatch_1) on local-task, diverged');
+  assert.deepEqual(marks.dispatch!.sources, [[8, 2]]);
+  // By its kernel (the generic and the ops in its region) once the dispatches are formed...
+  assert.deepEqual(divergentNodes(DENSE, marks, DISPATCHES), ['n8', 'n9', 'n10', 'n11']);
+  // ...and by its source ops before.
+  const early = clone(DENSE);
+  early.nodes.forEach((n) => (n.dispatch = null));
+  assert.deepEqual(divergentNodes(early, marks, new Map()), ['n8']);
+});
+
+test('an origin line goes from the side facing the other pane to the facing side of the op it became', () => {
+  const left = { x: 10, y: 20, width: 100, height: 36 };
+  const right = { x: 400, y: 200, width: 80, height: 36 };
+  assert.equal(originLinePath(left, right), 'M110.0,38.0 C255.0,38.0 255.0,218.0 400.0,218.0');
+  assert.equal(originLinePath(right, left), 'M400.0,218.0 C255.0,218.0 255.0,38.0 110.0,38.0');
 });
