@@ -191,7 +191,8 @@
       if (i === 0 && !this.fitted) {
         this.fitted = true;
         this.fit();
-        if (openedAt && this.index === 0) {
+        // (once: a level put beside it later fits the first pane again, which is no opening)
+        if (openedAt && this.index === 0 && !document.body.dataset.openMs) {
           const ms = Math.round(performance.now() - openedAt);
           document.body.dataset.openMs = String(ms);
         }
