@@ -30,9 +30,6 @@ export interface BisectResult {
   repro?: string;
   command?: string;
   crashed?: boolean;
-  /** A bisect across devices: the first dispatch `device` computes differently from the reference,
-   * its kernel and the source ops it was made from (`at`: `file:line:column`, 1-based). */
-  dispatch?: { device: string; index: number; kernel: string; sources: { op: string; at: string }[] } | null;
   error?: string;
 }
 

@@ -5,60 +5,65 @@
  * Pure, with no runtime imports: the webview loads this file as it is compiled, after model.js
  * (its `exports` are the page's); the extension and the unit tests import it.
  */
-import type { BisectResult } from '../debugging/results';
+import type { BisectResult, Marker } from '../debugging/results';
 import type { DispatchInfo, LevelGraph } from './model';
+
+/**
+ * What a bisect across devices adds to its answer (`dispatch`: the first dispatch a device computes
+ * differently from the reference), as far as the marks read it; its source ops are among the
+ * answer's markers too.
+ */
+interface DispatchAnswer {
+  device: string;
+  index: number;
+  kernel: string;
+  difference?: { max_abs: number; max_rel: number; max_ulp: number } | null;
+  markers?: Marker[];
+}
 
 /** A bisect's finding as the graph view marks it. */
 export interface GraphDivergence {
   function: string;
-  /** The legend's line: the pass (or the dispatch) to blame and by how much. */
+  /** The legend's line: the pass and the dispatch to blame, and by how much. */
   summary: string;
   /** The source ops to blame: where each starts ([line, character], 0-based) and its name. */
   ops: { start: [number, number]; op: string }[];
-  /** A bisect across devices: the first dispatch the device gets wrong, with where the source
-   * ops its kernel was made from start ([line, character], 0-based). */
-  dispatch: { device: string; index: number; kernel: string; sources: [number, number][] } | null;
+  /** The dispatch a device gets wrong (a bisect across devices): its ops are marked by its kernel. */
+  dispatch: { device: string; index: number; kernel: string } | null;
 }
 
 /** The marks of a bisect's answer, or undefined when nothing is to blame (or it failed). */
-export function graphDivergenceOf(found: BisectResult): GraphDivergence | undefined {
-  if (found.error || !found.kind || !found.function) return undefined;
-  const d = found.difference;
-  const value = d ? ` · max |Δ| ${Number(d.max_abs.toPrecision(3))} · ${d.max_ulp} ulp` : '';
-  const dispatch = found.dispatch
-    ? {
-        device: found.dispatch.device,
-        index: found.dispatch.index,
-        kernel: found.dispatch.kernel,
-        sources: found.dispatch.sources.map((s) => sourceStart(s.at)).filter((p): p is [number, number] => p !== null),
-      }
-    : null;
-  const blamed = dispatch
-    ? `dispatch ${dispatch.index} (${dispatch.kernel}) on ${dispatch.device}`
-    : `pass ${found.position ?? '?'} of ${found.total ?? '?'}, '${found.pass ?? '?'}' (step to ${found.level ?? '?'})`;
+export function graphDivergenceOf(found: BisectResult & { dispatch?: DispatchAnswer | null }): GraphDivergence | undefined {
+  const dispatch = found.dispatch ?? null;
+  const pass = found.kind && found.pass ? found.pass : null;
+  if (found.error || !found.function || (!pass && !dispatch)) return undefined;
+  const parts: string[] = [];
+  if (pass) {
+    parts.push(`pass ${found.position ?? '?'} of ${found.total ?? '?'}, '${pass}' (step to ${found.level ?? '?'}), ` +
+      `${found.kind}${errorValue(found.difference)}`);
+  }
+  if (dispatch) {
+    parts.push(`dispatch ${dispatch.index} (${dispatch.kernel}) on ${dispatch.device} differs${errorValue(dispatch.difference)}`);
+  }
   return {
     function: found.function,
-    summary: `✗ ${blamed}, ${found.kind}${value}`,
+    summary: `✗ ${parts.join('; ')}`,
     ops: (found.markers ?? []).map((m) => ({ start: [m.start[0], m.start[1]], op: m.op })),
-    dispatch,
+    dispatch: dispatch && { device: dispatch.device, index: dispatch.index, kernel: dispatch.kernel },
   };
 }
 
-/** `file:line:column` (1-based, as a dispatch trace's source ops are) as [line, character], 0-based. */
-function sourceStart(at: string): [number, number] | null {
-  const parts = at.split(':');
-  const line = Number(parts[parts.length - 2]);
-  const column = Number(parts[parts.length - 1]);
-  return parts.length >= 3 && line >= 1 && column >= 1 ? [line - 1, column - 1] : null;
+function errorValue(d: { max_abs: number; max_ulp: number } | null | undefined): string {
+  return d ? ` · max |Δ| ${Number(d.max_abs.toPrecision(3))} · ${d.max_ulp} ulp` : '';
 }
 
 /**
  * The graph nodes to mark: every op made from a source op to blame (at the level written, that
- * op; lowered, what it became), and the ops of the diverging dispatch (its kernel's name, or the
- * source ops its kernel was made from).
+ * op; lowered, what it became), and the ops of the diverging dispatch (by its kernel's name, once
+ * the view has the dispatches).
  */
 export function divergentNodes(graph: LevelGraph, found: GraphDivergence, dispatches: Map<number, DispatchInfo>): string[] {
-  const starts = new Set([...found.ops.map((o) => o.start), ...(found.dispatch?.sources ?? [])].map(([l, c]) => `${l}:${c}`));
+  const starts = new Set(found.ops.map((o) => `${o.start[0]}:${o.start[1]}`));
   const kernel = found.dispatch?.kernel;
   const ids = new Set([...dispatches.values()].filter((d) => d.id !== null && d.name === kernel).map((d) => d.id));
   return graph.nodes

@@ -223,18 +223,24 @@ test('a bisect marks the ops it blames, at the level written and at a lowered on
 });
 
 test('a bisect across devices marks the ops of the dispatch the device gets wrong', () => {
-  const marks = graphDivergenceOf({
-    function: 'dense', kind: 'diverged', markers: [],
-    dispatch: { device: 'local-task', index: 1, kernel: 'dense_dispatch_1', sources: [{ op: 'linalg.generic', at: 'dense_linalg.mlir:9:3' }] },
-  })!;
-  assert.equal(marks.summary, '✗ dispatch 1 (dense_dispatch_1) on local-task, diverged');
-  assert.deepEqual(marks.dispatch!.sources, [[8, 2]]);
+  // As the server's bisect across devices answers (its `dispatch`, whose source ops are among the markers).
+  const generic = { start: [8, 2] as [number, number], end: [14, 23] as [number, number], op: 'linalg.generic', message: 'differs' };
+  const answer = {
+    function: 'dense', kind: null, markers: [generic],
+    dispatch: { device: 'local-task', index: 1, total: 2, name: 'dense#1', kernel: 'dense_dispatch_1', summary: '',
+      difference: { max_abs: 0.5, max_rel: 0.1, max_ulp: 4194304 }, ops: [{ op: 'linalg.generic', line: 8 }], markers: [generic] },
+  };
+  const marks = graphDivergenceOf(answer)!;
+  assert.equal(marks.summary, '✗ dispatch 1 (dense_dispatch_1) on local-task differs · max |Δ| 0.5 · 4194304 ulp');
   // By its kernel (the generic and the ops in its region) once the dispatches are formed...
   assert.deepEqual(divergentNodes(DENSE, marks, DISPATCHES), ['n8', 'n9', 'n10', 'n11']);
   // ...and by its source ops before.
   const early = clone(DENSE);
   early.nodes.forEach((n) => (n.dispatch = null));
   assert.deepEqual(divergentNodes(early, marks, new Map()), ['n8']);
+  // A pass to blame as well: both named.
+  assert.match(graphDivergenceOf({ ...FOUND, dispatch: answer.dispatch })!.summary,
+    /^✗ pass 5 of 13, 'canonicalize\{max-num-rewrites=-1\}' \(step to linalg\), diverged · max \|Δ\| 0\.0113 · 94832 ulp; dispatch 1 \(dense_dispatch_1\) on local-task differs/);
 });
 
 test('an origin line goes from the side facing the other pane to the facing side of the op it became', () => {
