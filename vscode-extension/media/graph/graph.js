@@ -651,6 +651,12 @@
       p.graph = null;
       p.state = null;
       p.sections = [];
+      p.items = new Map();
+      p.sectionOf = new Map();
+      p.groups = [];
+      p.layouts = [];
+      p.places = [];
+      p.tops = [];
       p.fitted = false;
       p.moved = false;
       p.guilty = new Set();
