@@ -142,7 +142,7 @@
     /** The items that show the ops the last bisect blames (none without one). */
     guiltyItems() {
       if (!divergence || !this.graph || divergence.function !== this.graph.function) return new Set();
-      const ids = new Set(M.divergentNodes(this.graph, divergence, dispatchInfo));
+      const ids = new Set(M.divergentNodes(this.graph, divergence));
       return new Set(this.itemsOf(this.graph.nodes.filter((n) => ids.has(n.id))));
     }
 
@@ -610,8 +610,6 @@
         if (other) M.mergeDispatches(pane.graph, other, [...pane.items.values()]);
         if (pane.graph && byDispatch) pane.rebuild(true);
         else if (pane.graph) pane.drawAll();
-        // (a device bisect's dispatch is known by its kernel: its ops are marked now)
-        if (pane.graph && divergence && divergence.dispatch) pane.remarkGuilty();
       }
       document.body.dataset.dispatches = String(dispatchInfo.size);
       status();

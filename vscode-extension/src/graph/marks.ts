@@ -6,7 +6,7 @@
  * (its `exports` are the page's); the extension and the unit tests import it.
  */
 import type { BisectResult, Marker } from '../debugging/results';
-import type { DispatchInfo, LevelGraph } from './model';
+import type { LevelGraph } from './model';
 
 /**
  * What a bisect across devices adds to its answer (`dispatch`: the first dispatch a device computes
@@ -28,7 +28,9 @@ export interface GraphDivergence {
   summary: string;
   /** The source ops to blame: where each starts ([line, character], 0-based) and its name. */
   ops: { start: [number, number]; op: string }[];
-  /** The dispatch a device gets wrong (a bisect across devices): its ops are marked by its kernel. */
+  /** The dispatch a device gets wrong (a bisect across devices), for the legend's line; its ops are
+   * marked by its source ops (among `ops`), not by its kernel's name: the compiled module's kernels
+   * (fused further) are not the graph's dispatches of the same name. */
   dispatch: { device: string; index: number; kernel: string } | null;
 }
 
@@ -59,17 +61,11 @@ function errorValue(d: { max_abs: number; max_ulp: number } | null | undefined):
 
 /**
  * The graph nodes to mark: every op made from a source op to blame (at the level written, that
- * op; lowered, what it became), and the ops of the diverging dispatch (by its kernel's name, once
- * the view has the dispatches).
+ * op; lowered, what it became); for a bisect across devices these are the diverging dispatch's.
  */
-export function divergentNodes(graph: LevelGraph, found: GraphDivergence, dispatches: Map<number, DispatchInfo>): string[] {
+export function divergentNodes(graph: LevelGraph, found: GraphDivergence): string[] {
   const starts = new Set(found.ops.map((o) => `${o.start[0]}:${o.start[1]}`));
-  const kernel = found.dispatch?.kernel;
-  const ids = new Set([...dispatches.values()].filter((d) => d.id !== null && d.name === kernel).map((d) => d.id));
-  return graph.nodes
-    .filter((n) => n.kind === 'op' &&
-      ((n.range && starts.has(`${n.range[0]}:${n.range[1]}`)) || (n.dispatch !== null && ids.has(n.dispatch))))
-    .map((n) => n.id);
+  return graph.nodes.filter((n) => n.kind === 'op' && n.range && starts.has(`${n.range[0]}:${n.range[1]}`)).map((n) => n.id);
 }
 
 /** A box in the overlay's coordinates. */
