@@ -13,8 +13,10 @@ from mlirtext.analysis import actions, commands
 from mlirtext.analysis.document import Document
 from mlirtext.analysis.hover import hover
 from mlirtext.analysis.lowered_forms import LoweredForms, op_at
+from mlirtext.analysis.op_hover import op_sections
 from mlirtext.analysis.pieces import resplit_pieces, split_pieces
 from mlirtext.analysis.positions import LineIndex
+from mlirtext.analysis.target_code import TargetCache
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 CORPUS_FILES = sorted(CORPUS.glob("*/*.mlir"))
@@ -104,8 +106,9 @@ def test_lowered_forms_are_cached_per_op_text():
     again = forms.request(op_at(doc, text.index("stablehlo.add %0")))
     assert again is entry                              # same op text: the cached entry
     at = text.index("stablehlo.add %0")
-    markdown, _, _ = hover(doc, at, [forms.section(op_at(doc, at))])
-    assert "tosa:\n```mlir\n" in markdown and "llvm.fadd" in markdown
+    markdown, _, _ = hover(doc, at, op_sections(doc, at, forms, TargetCache()))
+    assert "**Next level**: tosa (from hlo)\n```mlir\n%2 = tosa.add" in markdown
+    assert "(then linalg, loops, llvm)" in markdown and "llvm.fadd" not in markdown
 
 
 def test_a_lowering_that_cannot_be_done_names_the_op_and_edits_nothing():

@@ -2,6 +2,10 @@
 end to end through the real server."""
 from __future__ import annotations
 
+import json
+import re
+from urllib.parse import unquote
+
 import pytest
 import pytest_lsp
 from lsprotocol import types as T
@@ -61,22 +65,30 @@ async def hover(client, uri, pos) -> str:
     return result.contents.value if result else ""
 
 
-async def test_hover_shows_lowered_forms_at_each_level(client: LanguageClient):
+async def test_hover_leads_with_the_summary_and_the_next_level(client: LanguageClient):
     uri = "file:///tmp/mlp.mlir"
     assert list(await open_and_wait(client, uri, MLP)) == []
     pos = position_of(MLP, "stablehlo.add %0", 2)
     text = ""
-    for _ in range(100):  # the first hover may show only the levels done so far
+    for _ in range(100):  # the first hover may come before the levels are done
         text = await hover(client, uri, pos)
-        if "llvm:" in text or "stops" in text:
+        if "(then linalg, loops, llvm)" in text:
             break
-    assert "**Lowered forms** (from hlo)" in text
-    for level, op in (("tosa", "tosa.add"), ("linalg", "linalg.generic"), ("loops", "scf.for"),
-                      ("llvm", "llvm.fadd")):
-        assert f"{level}:\n```mlir\n" in text and op in text, level
+    # The op's summary and types, then what it becomes one level down (its ops alone), then the link.
+    assert text.startswith("**stablehlo.add**: Elementwise add.\n\noperands: `tensor<4x16xf32>`")
+    next_level = text.index("**Next level**: tosa (from hlo)\n```mlir\n%2 = tosa.add %0, %1 :")
+    link = text.index("[Every level and the target code of @mlp in the pipeline view](command:mlirtext.showPipeline?")
+    assert text.index("results: `tensor<4x16xf32>`") < next_level < link
+    assert text.rstrip().endswith("(then linalg, loops, llvm)")
+    # The link names the function, the op's line and the document, for the pipeline view to mark it.
+    arguments = re.search(r"\(command:mlirtext\.showPipeline\?([^ )]+)", text).group(1)
+    assert json.loads(unquote(arguments)) == ["mlp", pos.line, uri]
+    # The further levels and the target code are behind the link, not in the box.
+    for behind in ("linalg.generic", "scf.for", "llvm.fadd", "not computed", "Dispatch"):
+        assert behind not in text, behind
     # A second op with the same text (another add on the same types) is served from the cache.
     text2 = await hover(client, uri, position_of(MLP, "stablehlo.add %3", 2))
-    assert "llvm:" in text2 and "llvm.fadd" in text2
+    assert "**Next level**: tosa" in text2 and "(then linalg, loops, llvm)" in text2
 
 
 async def code_actions(client, uri, text, needle):

@@ -36,22 +36,29 @@ async def pipeline(client, *args):
         command="mlirtext.pipeline", arguments=[URI, *args]))
 
 
-async def test_hover_on_a_dispatch_op_says_how_to_get_its_code_then_shows_it(client: LanguageClient):
+async def test_hover_on_a_dispatch_op_links_to_its_code_then_names_its_kernel(client: LanguageClient):
     text = await hover(client, "stablehlo.maximum")
     assert text.startswith("**stablehlo.maximum**")
-    assert "*Target code of @mlp: not computed yet. **Show Pipeline** (the `mlirtext.pipeline` command)" in text
+    # Before the pipeline command compiled @mlp: no note about it, the link opens the view that compiles it.
+    assert "not computed" not in text and "Dispatch" not in text
+    assert "[Every level and the target code of @mlp in the pipeline view](command:mlirtext.showPipeline?" in text
     await pipeline(client, "mlp")
-    text = await hover(client, "stablehlo.maximum")
+    text = ""
+    for _ in range(100):   # the next level may still be lowering
+        text = await hover(client, "stablehlo.maximum")
+        if "**Next level**" in text:
+            break
     assert "**Dispatch 0 of @mlp**: kernel `mlp_dispatch_0` (targets: llvm-cpu)" in text
-    assert "```llvm\ndefine void @mlp_dispatch_0(" in text and "more lines" in text
+    assert "llvm-cpu (" in text and "entry `mlp_dispatch_0`" in text
+    assert "```llvm" not in text   # the kernel's code is in the pipeline view's target column
     if GPU:
         assert f"**Dispatch 1 of @mlp**: kernel `mlp_dispatch_1` (targets: {', '.join(GPU)})" in text
-    if "**Lowered forms**" in text:   # the dispatch section comes before the (long) lowered forms
-        assert text.index("**Dispatch") < text.index("**Lowered forms**")
+    # The next level first (short), then the dispatch, then the link to the rest.
+    assert text.index("**Next level**") < text.index("**Dispatch") < text.index("(command:mlirtext.showPipeline?")
     # The second matmul, and a value (no section).
     assert "**Dispatch 2 of @mlp**: kernel `mlp_dispatch_2`" in await hover(client, "stablehlo.dot_general", 1)
     value = await hover(client, "%h =", delta=1)
-    assert value.startswith("`%h`") and "Dispatch" not in value
+    assert value.startswith("`%h`") and "Dispatch" not in value and "command:" not in value
 
 
 async def test_pipeline_answers_each_targets_kernels(client: LanguageClient):

@@ -4,7 +4,8 @@ The op is cloned into a function of its own (the values it uses become the funct
 arguments, its results are returned), and the lowering service takes that module down one
 level at a time, as `mlirtext opt --lower-to` does. Results are cached by the function's
 printed text, so every `stablehlo.add` on `tensor<4x8xf32>` in a file shares one entry. Work
-runs on an executor; hover shows the levels finished so far and never waits for the rest.
+runs on an executor; hover shows the next level once it is finished (and names the levels
+below it finished so far) and never waits for the rest.
 """
 from __future__ import annotations
 
@@ -25,8 +26,8 @@ from .index import OP, target_at
 
 #: Ops that are structure, not computation: hovering them shows no lowered forms.
 _STRUCTURE = {"builtin.module", "func.func", "llvm.func", "func.return", "func.call"}
-#: Lines of one level's text shown in a hover before it is cut.
-MAX_LINES = 40
+#: Lines of the next level's text shown in a hover before it is cut (the pipeline view has it all).
+NEXT_LEVEL_LINES = 12
 #: Ops whose text is longer than this (big constants) get no lowered forms.
 MAX_OP_TEXT = 20_000
 
@@ -128,28 +129,47 @@ class LoweredForms:
                 entry.future = self.executor.submit(lower_levels, op_module(op), entry)
         return entry
 
-    def section(self, op: Operation) -> str:
-        """The Markdown of an op's lowered forms as far as they are done."""
-        if not lowerable(op):
-            return ""
-        entry = self.request(op)
-        if entry is None:
-            return ""
-        return format_section(entry)
+    def entry_of(self, op: Operation) -> Optional[Lowered]:
+        """The entry of an op with lowered forms, as far as it is done; None for other ops."""
+        return self.request(op) if lowerable(op) else None
 
 
-def format_section(entry: Lowered) -> str:
+def next_level_section(entry: Lowered) -> str:
+    """The Markdown of what the op becomes one level down (cut at NEXT_LEVEL_LINES), or why
+    there is none (yet)."""
+    if not entry.levels:
+        if entry.error:
+            return f"*{entry.error}*"
+        return "" if entry.done else "*lowering to the next level... (hover again to see it)*"
+    level, text = entry.levels[0]
+    lines = _body(text.rstrip("\n").split("\n"))
+    if len(lines) > NEXT_LEVEL_LINES:
+        lines = lines[:NEXT_LEVEL_LINES] + [f"// ... {len(lines) - NEXT_LEVEL_LINES} more lines"]
+    body = "\n".join(lines)
+    source = f" (from {entry.start_level})" if entry.start_level else ""
+    return f"**Next level**: {level}{source}\n```mlir\n{body}\n```"
+
+
+def _body(lines: list[str]) -> list[str]:
+    """The ops of the op's function (`op_module`), without its header and return, which say
+    nothing about the op; `lines` as they are when they are not one such function."""
+    if len(lines) < 4 or not lines[0].startswith("func.func @") or lines[-1] != "}" \
+            or not lines[-2].lstrip().startswith(("return", "func.return")):
+        return lines
+    return [line[2:] if line.startswith("  ") else line for line in lines[1:-2]]
+
+
+def further_levels(entry: Lowered) -> str:
+    """What follows the next level, in a few words: the levels below it done so far, where the
+    lowering stopped, or that it goes on; '' when nothing does."""
+    if not entry.levels:
+        return ""
     parts = []
-    if entry.start_level:
-        parts.append(f"**Lowered forms** (from {entry.start_level})")
-    for level, text in entry.levels:
-        lines = text.rstrip("\n").split("\n")
-        if len(lines) > MAX_LINES:
-            lines = lines[:MAX_LINES] + [f"// ... {len(lines) - MAX_LINES} more lines"]
-        body = "\n".join(lines)
-        parts.append(f"{level}:\n```mlir\n{body}\n```")
+    below = [level for level, _ in entry.levels[1:]]
+    if below:
+        parts.append("then " + ", ".join(below))
     if entry.error:
-        parts.append(f"*{entry.error}*")
+        parts.append(entry.error)
     elif not entry.done:
-        parts.append("*lowering further levels... (hover again to see them)*")
-    return "\n\n".join(parts)
+        parts.append("lowering further levels...")
+    return "; ".join(parts)

@@ -37,12 +37,10 @@ from .document import Document
 from .extraction import SourceMap, function_module_of, function_or_chunk
 
 TARGETS = ("llvm-cpu", "cuda", "rocm", "vulkan-spirv", "opencl-spirv")
-#: What each target's code is, for a Markdown code fence and the client's label.
+#: What each target's code is, for the client's label and its highlighting.
 LANGUAGES = {"llvm-cpu": "llvm", "cuda": "ptx", "rocm": "asm", "vulkan-spirv": "spirv", "opencl-spirv": "spirv"}
 CODE_NAMES = {"llvm-cpu": "LLVM IR", "cuda": "PTX", "rocm": "AMDGPU assembly", "vulkan-spirv": "SPIR-V assembly",
               "opencl-spirv": "SPIR-V assembly"}
-#: Lines of a kernel's code shown in a hover before it is cut.
-HOVER_CODE_LINES = 30
 #: Ops from these dialects get a dispatch section in hover (the tensor levels compile forms dispatches from).
 HOVER_DIALECTS = ("stablehlo", "mhlo", "chlo", "tosa", "linalg")
 
@@ -470,9 +468,10 @@ def function_of(op: Operation) -> Optional[Operation]:
 
 
 def hover_section(doc: Document, offset: int, cache: TargetCache) -> str:
-    """The "Dispatch N of @f" section for the op under `offset`: its kernels per target, with
-    the first target's code, when the function's targets are cached; otherwise a line saying
-    how to compute them. '' when the op is no dispatch's."""
+    """The "Dispatch N of @f" section for the op under `offset`: its kernels per target and how
+    the first target's is made, when the function's targets are cached (their code is in the
+    pipeline view, which hover links to). '' when they are not, or the op is no dispatch's:
+    hover computes nothing."""
     from .index import OP, target_at
     target = target_at(doc, offset)
     if target is None or target.kind != OP or target.obj.dialect not in HOVER_DIALECTS:
@@ -486,11 +485,9 @@ def hover_section(doc: Document, offset: int, cache: TargetCache) -> str:
         return ""
     source = cache.source_for_hover(doc, doc.chunk_of(piece), fn)
     found = None if source is None else cache.get(source.text)
-    name = f"@{fn.sym_name}"
     if found is None:
-        return (f"*Target code of {name}: not computed yet. **Show Pipeline** (the `mlirtext.pipeline` "
-                f"command) compiles it for each target; then this hover shows its kernel.*")
-    return format_hover(found, _kernel_finder(op, fn, source), name)
+        return ""
+    return format_hover(found, _kernel_finder(op, fn, source), f"@{fn.sym_name}")
 
 
 def _kernel_finder(op: Operation, fn: Operation, source: CompiledSource) -> Callable[[list], Optional[Kernel]]:
@@ -543,11 +540,6 @@ def format_hover(found: FunctionTargets, find: Callable[[list], Optional[Kernel]
         lines.append(f"**Dispatch{number} of {name}**: kernel `{kernel.name}` (targets: {', '.join(targets)})")
     kernel, code, _ = next(iter(groups.values()))
     lines.append(f"{code.target} ({code.arch}): {_describe(kernel)}")
-    body = kernel.code.rstrip("\n").split("\n")
-    more = len(body) - HOVER_CODE_LINES
-    if more > 0:
-        body = body[:HOVER_CODE_LINES] + [f"... {more} more lines (Show Pipeline: the target column has them all)"]
-    lines.append(f"```{LANGUAGES.get(code.target, '')}\n" + "\n".join(body) + "\n```")
     if failed:
         lines.append("*no code for " + "; ".join(failed) + "*")
     return "\n\n".join(lines)

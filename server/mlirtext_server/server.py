@@ -28,8 +28,8 @@ from pygls.exceptions import FeatureNotificationError
 from pygls.lsp.server import LanguageServer
 
 from mlirtext.analysis import (actions, bytecode_documents, cluster_run, commands, completion, debug_commands,
-                               file_tests, formatting, inlay, lowered_forms, navigation, outline, signature,
-                               target_code, tokens)
+                               file_tests, formatting, inlay, lowered_forms, navigation, op_hover, outline,
+                               signature, target_code, tokens)
 from mlirtext.analysis.document import Document, layout_of
 from mlirtext.analysis.graph_request import graph_command as function_graph_answer
 from mlirtext.analysis.hover import hover as hover_at
@@ -53,7 +53,7 @@ log = logging.getLogger("mlirtext_server")
 DEBOUNCE_S = 0.1
 #: After this long without an analysis, garbage from old versions is collected.
 IDLE_COLLECT_S = 5.0
-#: How long a hover waits for an op's lowered forms before answering with the levels done.
+#: How long a hover waits for an op's next level before answering without it.
 LOWERED_WAIT_S = 0.25
 
 
@@ -331,10 +331,9 @@ async def hover(ls: MlirServer, params: T.HoverParams):
                 await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(entry.future)), LOWERED_WAIT_S)
             except (asyncio.TimeoutError, Exception):  # noqa: BLE001 - show the levels done
                 pass
-    # The op's dispatch and its kernels, as far as the pipeline command has computed them,
-    # then its lowered forms, as far as they are done.
-    sections = (target_code.hover_section(doc, offset, ls.targets), ls.lowered.section(op) if op else "")
-    found = hover_at(doc, offset, sections)
+    # What the op becomes one level down, its dispatch (once the pipeline command has compiled its
+    # function) and a link to the rest in the pipeline view.
+    found = hover_at(doc, offset, op_hover.op_sections(doc, offset, ls.lowered, ls.targets))
     if found is None:
         return None
     text, start, end = found
