@@ -105,6 +105,37 @@ async def test_invalid_utf8_and_astral_characters(client: LanguageClient):
     await still_up(client)
 
 
+async def test_a_file_with_bytes_that_are_not_utf8(client: LanguageClient, tmp_path):
+    """The editor sends the text decoded with U+FFFD for each invalid sequence (as VS Code does): the
+    server reads the file's bytes and reports each at its U+FFFD, line and column, even in a comment
+    (where the U+FFFD itself parses); a U+FFFD the file really holds (EF BF BD) is no error."""
+    data = GOOD.replace("%0 = ", "// caf\xff and \xe2\x82 and \xef\xbf\xbd\n  %0 = ", 1).encode("latin-1")
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(data)
+    uri = path.as_uri()
+    text = data.decode("utf-8", "replace")
+    diagnostics = await open_and_wait(client, uri, text)
+    assert [(d.range.start.line, d.range.start.character, d.range.end.character) for d in diagnostics] == \
+        [(1, 8, 9), (1, 14, 15)]
+    assert diagnostics[0].message.startswith("invalid UTF-8 byte 0xff at byte offset 59: MLIR files are UTF-8 text")
+    assert diagnostics[1].message.startswith("invalid UTF-8 bytes 0xe2 0x82 at byte offset 65:")
+    assert all(d.severity == T.DiagnosticSeverity.Error for d in diagnostics)
+    # Edited (no longer what the file decodes to): each U+FFFD left (which ones were bytes that are not
+    # UTF-8 can no longer be told) says what the file on disk holds.
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_change(T.DidChangeTextDocumentParams(
+        text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[T.TextDocumentContentChangeWholeDocument(text="// edited\n" + text)]))
+    diagnostics = await wait_diagnostics(client, uri)
+    assert [(d.range.start.line, d.range.start.character) for d in diagnostics] == [(2, 8), (2, 14), (2, 20)]
+    assert "the file on disk is not UTF-8 text (0xff at byte offset 59, line 2)" in diagnostics[0].message
+    # Without a file to read (an untitled document), a U+FFFD in the code is named as what it is.
+    untitled = "untitled:Untitled-1"
+    diagnostics = await open_and_wait(client, untitled, GOOD.replace("%x, %x", "%x, \ufffd%x"))
+    assert len(diagnostics) == 1 and diagnostics[0].message.startswith("unexpected U+FFFD replacement character")
+    assert (diagnostics[0].range.start.line, diagnostics[0].range.start.character) == (1, 25)
+
+
 async def test_ten_megabyte_file(client: LanguageClient):
     # Large constants are how real models get big: one long hex blob.
     blob = "0x" + "3F800000" * (10_000_000 // 8)

@@ -13,7 +13,7 @@ import itertools
 import threading
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..diagnostics import Diagnostic
 from ..dialects.registry import Registry, builtin_registry
@@ -252,14 +252,16 @@ class Document:
 
     def __init__(self, uri: str, text: str, version: int = 0, filename: Optional[str] = None,
                  previous: Optional["Document"] = None, layout: Optional[list] = None,
-                 registry: Optional[Registry] = None):
+                 registry: Optional[Registry] = None, encoding: Sequence[DocDiagnostic] = ()):
         """`layout`: `layout_of(text)` when the caller has it already; `registry`: the dialects
-        known (the built-in ones when None; the previous version's on an update)."""
+        known (the built-in ones when None; the previous version's on an update); `encoding`: the
+        errors for bytes of the file that are not UTF-8 (`encoding.py`: the text has U+FFFD there)."""
         self.uri = uri
         self.registry = registry if registry is not None or previous is None else previous.registry
         self.filename = filename or uri
         self.text = text
         self.version = version
+        self.encoding: list[DocDiagnostic] = list(encoding)
         with ANALYSIS_LOCK, gc_paused():
             if layout is None:
                 layout = _relayout(previous, text)
@@ -277,9 +279,10 @@ class Document:
             #: which any run of pieces can compute alone, see `partial.py`)
             self.unregistered: list[DocDiagnostic] = unregistered_warnings(pieces)
 
-    def updated(self, text: str, version: int) -> "Document":
+    def updated(self, text: str, version: int, encoding: Sequence[DocDiagnostic] = ()) -> "Document":
         """The next version, re-analysing only what the edit touched."""
-        return Document(self.uri, text, version, self.filename, previous=self, registry=self.registry)
+        return Document(self.uri, text, version, self.filename, previous=self, registry=self.registry,
+                        encoding=encoding)
 
     def _build_chunk(self, text: str, start: int, end: int, index: int, bounds) -> Chunk:
         pieces, aliases = parse_chunk_pieces(text, self.filename, index, bounds, registry=self.registry)
@@ -297,8 +300,9 @@ class Document:
 
     @property
     def published(self) -> list[DocDiagnostic]:
-        """What the editor shows: the diagnostics, then the unregistered-dialect warnings."""
-        return self.diagnostics + self.unregistered
+        """What the editor shows: the encoding errors, the diagnostics, then the unregistered-dialect
+        warnings."""
+        return self.encoding + self.diagnostics + self.unregistered
 
     # -- queries -----------------------------------------------------------------------
     def piece_at(self, offset: int) -> Optional[Piece]:

@@ -9,6 +9,7 @@ from urllib.parse import quote, unquote, urlparse
 
 from ..dialects.registry import Registry
 from .document import Document
+from .encoding import encoding_diagnostics
 
 #: Files larger than this are not read for cross-file symbols (they are opened when asked for).
 MAX_WORKSPACE_FILE = 2_000_000
@@ -42,10 +43,13 @@ class Workspace:
         """Analyse a new version (of a new or known document) and make it the current one;
         `layout`: the new document's `layout_of(text)`, when the caller has it."""
         doc = self.open_documents.get(uri)
+        # A U+FFFD may be where the editor met bytes that are not UTF-8: the file's bytes say.
+        encoding = encoding_diagnostics(text, self._file_bytes(uri) if "\ufffd" in text else None)
         if doc is None or doc.registry is not self.registry:
-            doc = Document(uri, text, version, filename=self.filename(uri), layout=layout, registry=self.registry)
+            doc = Document(uri, text, version, filename=self.filename(uri), layout=layout, registry=self.registry,
+                           encoding=encoding)
         else:
-            doc = doc.updated(text, version)
+            doc = doc.updated(text, version, encoding)
         self.open_documents[uri] = doc
         return doc
 
@@ -55,6 +59,18 @@ class Workspace:
         with self._lock:
             self.registry = registry
             self._files.clear()
+
+    @staticmethod
+    def _file_bytes(uri: str) -> Optional[bytes]:
+        """The bytes of the file an open document was read from; None when it is no file."""
+        path = uri_to_path(uri)   # None for an untitled document or another scheme
+        if path is None:
+            return None
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
 
     @staticmethod
     def filename(uri: str) -> str:

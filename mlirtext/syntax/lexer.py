@@ -228,6 +228,9 @@ class Lexer:
             if ch == '"':
                 newline = text.find("\n", pos, stop)
                 raise LexError("unterminated string literal", pos, newline if newline != -1 else stop)
+            if ch == "\ufffd":   # what an editor shows for a byte that is not UTF-8
+                raise LexError("unexpected U+FFFD replacement character (a byte that was not UTF-8 text where the "
+                               "file was read, or one pasted in)", pos)
             raise LexError(f"unexpected character {ch!r}", pos)
         kind = m.lastgroup
         value = m.group()
