@@ -131,6 +131,31 @@
     hideUnchanged(state.hideUnchanged !== undefined ? state.hideUnchanged : true);
   }
 
+  // Bring the first of `matches` in each column into view, inside that column only.
+  function bringIntoView(matches) {
+    const seen = new Set();
+    matches.forEach((m) => {
+      const col = m.closest('.level, .px-step');
+      if (seen.has(col)) return;
+      seen.add(col);
+      const pre = m.closest('pre.code');
+      if (pre) {
+        pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - pre.clientHeight / 3);
+      } else {
+        m.scrollIntoView({ block: 'nearest', inline: 'nearest' }); // a kernel's header in the target column
+      }
+    });
+  }
+
+  // The op of a source line (hover's link to the view) marked at every level: what it became.
+  let marked;   // that line, until an op is clicked
+  function markOrigin(origin) {
+    document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked'));
+    const matches = [...document.querySelectorAll(`.ln.op[data-origin="${origin}"]`)];
+    matches.forEach((m) => m.classList.add('hl'));
+    bringIntoView(matches);
+  }
+
   // An op clicked in a level, in a pass's diff or a dispatch in the profile table.
   document.addEventListener('click', (e) => {
     const row = e.target.closest && e.target.closest('tr.dispatch[data-origin]');
@@ -141,6 +166,7 @@
     const line = e.target.closest && e.target.closest('.ln.op');
     if (!line || !line.closest('#levels, #pass-explorer')) return;
     document.querySelectorAll('.ln.hl, .ln.picked').forEach((l) => l.classList.remove('hl', 'picked'));
+    marked = undefined;
     line.classList.add('picked');
     const defs = (line.dataset.defs || '').split(' ').filter(Boolean);
     const origin = line.dataset.origin;
@@ -155,19 +181,7 @@
         matches.push(other);
       }
     });
-    // Bring the first match of each column into view, inside that column only.
-    const seen = new Set();
-    matches.forEach((m) => {
-      const col = m.closest('.level, .px-step');
-      if (seen.has(col)) return;
-      seen.add(col);
-      const pre = m.closest('pre.code');
-      if (pre) {
-        pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - pre.clientHeight / 3);
-      } else {
-        m.scrollIntoView({ block: 'nearest', inline: 'nearest' }); // a kernel's header in the target column
-      }
-    });
+    bringIntoView(matches);
     const column = line.closest('.level');
     vscode.postMessage({
       type: 'reveal',
@@ -201,6 +215,11 @@
       const column = document.querySelector('article[data-level="targets"]');
       if (column) column.innerHTML = e.data.html;
       if (state.target) showTarget(state.target);
+      if (marked !== undefined) markOrigin(marked);   // its kernel's header too
+    }
+    if (e.data && e.data.type === 'mark' && Number.isInteger(e.data.origin)) {
+      marked = e.data.origin;
+      markOrigin(marked);
     }
     if (e.data && e.data.type === 'devices') {
       document.getElementById('device-runs').querySelector('.body').innerHTML = e.data.html;

@@ -5,6 +5,7 @@
  * Testing panel's tests (src/testing/).
  */
 import * as vscode from 'vscode';
+import { isMlirTakenForBinary } from './binaryText';
 import { BytecodeEditor, BytecodeFileSystem } from './bytecode/fileSystem';
 import { BYTECODE_SCHEME } from './bytecode/uris';
 import { lowerCommand } from './commands/lower';
@@ -13,7 +14,7 @@ import { PipelineView } from './commands/pipeline';
 import { runCommand } from './commands/run';
 import { ProfileLenses } from './profileLens';
 import { DebuggingCommands } from './debugging/commands';
-import { MlirServer } from './serverProcess';
+import { MlirServer, SHOW_PIPELINE_COMMAND } from './serverProcess';
 import { SHOW_OUTPUT_COMMAND, StatusItem } from './statusItem';
 import { MlirTestController } from './testing/controller';
 
@@ -46,6 +47,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     vscode.workspace.registerFileSystemProvider(BYTECODE_SCHEME, new BytecodeFileSystem(s), { isCaseSensitive: true }),
     vscode.window.registerCustomEditorProvider(BytecodeEditor.viewType, new BytecodeEditor()),
     new MlirTestController(server),
+    // An `.mlir` file with a NUL byte, opened anyway after VS Code took it for binary, is MLIR again.
+    vscode.workspace.onDidOpenTextDocument(claimIfTakenForBinary),
     // Client command ids differ from the server's (`mlirtext.run`, `mlirtext.pipeline`,
     // `mlirtext.applyAction`), which the language client registers itself.
     vscode.commands.registerCommand('mlirtext.lowerFunctionToNextLevel', () => lowerCommand(s, 'next')),
@@ -54,7 +57,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
     vscode.commands.registerCommand('mlirtext.runFunction', (fn?: string, inputs?: string[], device?: string) =>
       runCommand(s, results, fn, inputs, device, lenses),
     ),
-    vscode.commands.registerCommand('mlirtext.showPipeline', (fn?: string) => pipeline.show(fn)),
+    // Hover's link passes the op's line and document: the view opens with that op marked at every level.
+    vscode.commands.registerCommand(SHOW_PIPELINE_COMMAND, (fn?: string, line?: number, uri?: string) =>
+      pipeline.show(fn, line, uri),
+    ),
     // Offered as code actions by the server (mlirtext/analysis/debug_commands.py).
     vscode.commands.registerCommand('mlirtext.findDivergence', (fn?: string, inputs?: string[], faults?: string[]) =>
       debugging.findDivergence(fn, inputs, faults),
@@ -78,9 +84,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<object
       }
     }),
   );
+  vscode.workspace.textDocuments.forEach(claimIfTakenForBinary);   // one that activated the extension
   // Not awaited: activation must not wait on a Python import; commands wait for the start.
   void server.start();
   return { serverState: () => s.state };
+}
+
+function claimIfTakenForBinary(document: vscode.TextDocument): void {
+  if (isMlirTakenForBinary(document.languageId, document.uri.path)) {
+    void vscode.languages.setTextDocumentLanguage(document, 'mlir');
+  }
 }
 
 export async function deactivate(): Promise<void> {

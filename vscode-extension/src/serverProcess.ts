@@ -20,6 +20,9 @@ import {
 } from './serverCommand';
 import { allowedServerSettings, allowedValue, mayUseWorkspaceInterpreter } from './trust';
 
+/** The client command hover links run (mlirtext/analysis/op_hover.py names it too). */
+export const SHOW_PIPELINE_COMMAND = 'mlirtext.showPipeline';
+
 /** Importing mlirtext on a loaded machine can take a few seconds; past this it is taken as broken. */
 const PROBE_TIMEOUT_MS = 30_000;
 
@@ -160,6 +163,9 @@ export class MlirServer implements vscode.Disposable {
       },
       // ... and sends the `mlirtext` section again when it changes (workspace/didChangeConfiguration).
       synchronize: { configurationSection: 'mlirtext' },
+      // Hover on an op links to the pipeline view at the op (a `command:` link): the server's
+      // Markdown may run that command, and no other.
+      markdown: { isTrusted: { enabledCommands: [SHOW_PIPELINE_COMMAND] } },
       outputChannel: this.log,
       traceOutputChannel: this.log,
       // A crash restarts the server a few times (the library's default); after that the log says why.

@@ -44,6 +44,8 @@ export class PipelineView implements vscode.Disposable {
   /** The profile of the function's run, once it is done (after the device runs). */
   private profile: ProfileResult | undefined;
   private viewReady = false;
+  /** The document line whose op the view marks at every level when it is ready (from hover's link). */
+  private marked: number | undefined;
   /** The show() whose answers the view waits for (a newer one makes older answers stale). */
   private current: symbol | undefined;
   /** The levels shown (the view is rendered again from them when a bisect marks a pass). */
@@ -57,7 +59,19 @@ export class PipelineView implements vscode.Disposable {
     private readonly lenses?: ProfileLenses,
   ) {}
 
-  async show(fnName?: string): Promise<PipelineResult | undefined> {
+  /**
+   * The view of `fnName` (else the function at the cursor). `line`: a document line (0-based) whose op
+   * is marked at every level once they show (hover's link passes it); `documentUri`: the document,
+   * when it is not the active editor's (a hover in an editor that does not have the focus).
+   */
+  async show(fnName?: string, line?: number, documentUri?: string): Promise<PipelineResult | undefined> {
+    if (documentUri && vscode.window.activeTextEditor?.document.uri.toString() !== documentUri) {
+      const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === documentUri);
+      const shown = vscode.window.visibleTextEditors.find((e) => e.document === document);
+      if (document) {
+        await vscode.window.showTextDocument(document, { viewColumn: shown?.viewColumn, preserveFocus: false });
+      }
+    }
     const editor = activeMlirEditor();
     if (!editor) {
       return undefined;
@@ -72,6 +86,7 @@ export class PipelineView implements vscode.Disposable {
     }
     this.document = editor.document;
     this.fnName = fn.name;
+    this.marked = typeof line === 'number' && line >= fn.line && line <= fn.endLine ? line : undefined;
     this.pipeline = undefined;
     const panel = this.ensurePanel();
     panel.title = `Pipeline @${fn.name}`;
@@ -224,6 +239,9 @@ export class PipelineView implements vscode.Disposable {
     panel.webview.onDidReceiveMessage((m: ViewMessage) => {
       if (m.type === 'ready') {
         this.viewReady = true;
+        if (this.marked !== undefined && this.pipeline) {
+          void panel.webview.postMessage({ type: 'mark', origin: this.marked });
+        }
         this.postDevices();
         this.postTargets();
         this.postProfile();
