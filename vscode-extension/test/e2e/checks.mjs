@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytecodeChecks } from './bytecodeChecks.mjs';
 import { dialectChecks } from './dialectChecks.mjs';
+import { encodingChecks } from './encodingChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
 import { testingChecks } from './testingChecks.mjs';
 import {
@@ -79,6 +80,22 @@ const FENCE_SOURCE_TEXT = `func.func @f(%1: tensor<4x16xf32>, %bias: tensor<4x16
 }
 `;
 
+/** The hover's text over the MLP's first stablehlo.add once it has each of `want` (hovered again until then). */
+async function hoverOverAdd(page, want) {
+  const hover = page.locator('.monaco-hover:not(.hidden)').first();
+  return waitFor(`a hover with ${want.join(', ')}`, async () => {
+    await page.mouse.move(5, 5);
+    await sleep(150);
+    const box = await tokenBox(page, 'stablehlo.add', '%2 = stablehlo.add');
+    await page.mouse.move(box.x + 20, box.y + box.height / 2);
+    await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+    const t = ((await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '').replace(/\u00a0/g, ' ');
+    const missing = want.filter((s) => !t.includes(s));
+    if (process.env.E2E_DEBUG) console.log(`  hover: ${t.length} characters, missing ${missing.join(', ') || 'nothing'}`);
+    return missing.length === 0 ? t : null;
+  }, 120_000, 1000);
+}
+
 export function writeMarkdownFiles(workspace) {
   writeFileSync(join(workspace, NOTES), NOTES_TEXT);
   writeFileSync(join(workspace, FENCE_SOURCE), FENCE_SOURCE_TEXT);
@@ -122,24 +139,57 @@ export const checks = [
     },
   },
   {
-    name: 'hover over an op shows its lowered forms',
+    name: 'hover over an op leads with its summary and next level, then a link to the pipeline view',
     async run({ page }) {
-      const hover = page.locator('.monaco-hover:not(.hidden)').first();
-      // The server answers with the levels done so far and finishes the rest in the
-      // background: hover again until every level is there (the first start is slow).
-      const text = await waitFor('a hover with every level', async () => {
-        await page.mouse.move(5, 5);
-        await sleep(150);
-        const box = await tokenBox(page, 'stablehlo.add', '%2 = stablehlo.add');
-        await page.mouse.move(box.x + 20, box.y + box.height / 2);
-        await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
-        const t = (await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '';
-        const missing = ['Lowered forms', 'tosa.add', 'linalg.generic', 'scf.for', 'llvm.fadd'].filter((s) => !t.includes(s));
-        if (process.env.E2E_DEBUG) console.log(`  hover: ${t.length} characters, missing ${missing.join(', ') || 'nothing'}`);
-        return missing.length === 0 ? t : null;
-      }, 120_000, 1000);
+      // The server answers with what is done so far and lowers the rest in the background: hover
+      // again until the next level is there and the link names the levels below it.
+      const text = await hoverOverAdd(page, ['Elementwise add', 'Next level', 'tosa.add', '(then linalg, loops, llvm)']);
+      const order = ['Elementwise add', 'results:', 'Next level', 'Every level and the target code of @mlp'].map((s) => text.indexOf(s));
+      if (order.some((at, i) => at < 0 || (i > 0 && at < order[i - 1]))) {
+        throw new Error(`the hover is not summary, next level, link: ${text.slice(0, 400)}`);
+      }
+      for (const behind of ['linalg.generic', 'scf.for', 'llvm.fadd', 'not computed']) {
+        if (text.includes(behind)) throw new Error(`the hover shows ${behind}, which belongs behind the link`);
+      }
+      // A command link, so the Markdown was trusted for the command.
+      const href = await page.locator('.monaco-hover:not(.hidden) a', { hasText: 'Every level and the target code' })
+        .first().getAttribute('data-href', { timeout: 5000 });
+      if (!href?.startsWith('command:mlirtext.showPipeline?')) {
+        throw new Error(`the link is not the pipeline command: ${href}`);
+      }
       await sleep(400); // let the hover finish fading in before the screenshot
-      return `hover has tosa, linalg, loops and llvm forms (${text.length} characters)`;
+      const shown = await page.locator('.monaco-hover:not(.hidden)').first().boundingBox();
+      return `summary, next level (tosa.add), link to ${decodeURIComponent(href.split('?')[1])}; ${text.length} characters, ` +
+        `the box ${Math.round(shown?.height ?? 0)} px high`;
+    },
+  },
+  {
+    name: "the hover's link opens the pipeline view with the op marked at every level",
+    async run({ page, workspace, out }) {
+      await hoverOverAdd(page, ['Every level and the target code']);
+      await page.locator('.monaco-hover:not(.hidden) a', { hasText: 'Every level and the target code' }).first().click();
+      const frame = await webviewFrame(page, 'article.level');
+      const line = readFileSync(join(workspace, MLP), 'utf8').split('\n').findIndex((l) => l.includes('%2 = stablehlo.add'));
+      // Marked: every op the add became, at each level where lowering kept it apart (fusion gives an
+      // elementwise chain the origin of its last op), and nothing else.
+      const marked = await waitFor('the add marked at every level', async () => {
+        const got = await frame.$$eval('#levels .ln.op.hl', (els) =>
+          els.map((e) => ({ level: e.closest('article').dataset.level, origin: e.dataset.origin, text: e.textContent })));
+        return got.some((m) => m.level === 'hlo') && got.some((m) => m.level === 'tosa') ? got : null;
+      }, 90_000, 500);
+      const unmarked = await frame.$$eval(`#levels .ln.op[data-origin="${line}"]:not(.hl)`, (els) => els.length);
+      const source = marked.filter((m) => m.level === 'hlo');
+      if (source.length !== 1 || !source[0].text.includes('%2 = stablehlo.add') || marked.some((m) => m.origin !== String(line))
+        || !marked.some((m) => m.level === 'tosa' && m.text.includes('tosa.add')) || unmarked) {
+        throw new Error(`marked: ${JSON.stringify(marked.slice(0, 8))}; ${unmarked} of its ops not marked`);
+      }
+      await sleep(500);
+      await page.screenshot({ path: join(out, 'hover-link-pipeline.png') });
+      const perLevel = [...new Set(marked.map((m) => m.level))].map((l) => `${l} ${marked.filter((m) => m.level === l).length}`);
+      // Back to the MLP alone, as the checks after this one expect.
+      await runCommand(page, 'View: Close All Editors');
+      await openFile(page, MLP);
+      return `pipeline view of @mlp, line ${line + 1}'s add marked: ${perLevel.join(', ')}`;
     },
   },
   {
@@ -590,6 +640,7 @@ export const checks = [
       }
     },
   },
+  ...encodingChecks,
   {
     name: 'server without mlirtext gives the install command',
     async run({ page, run, settings }) {

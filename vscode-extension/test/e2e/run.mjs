@@ -16,6 +16,7 @@ import { freePort, installExtension, startCodeServer, stopCodeServer } from './c
 import { checks, writeMarkdownFiles } from './checks.mjs';
 import { writeBytecodeFiles } from './bytecodeChecks.mjs';
 import { writeDialectFiles } from './dialectChecks.mjs';
+import { writeEncodingFiles } from './encodingChecks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../../..');
@@ -59,6 +60,7 @@ const python = execFileSync(opts.python, ['-c', 'import sys; print(sys.executabl
 writeBytecodeFiles(python, REPO, workspace);
 writeDialectFiles(REPO, workspace);
 writeMarkdownFiles(workspace);
+writeEncodingFiles(workspace);
 const settingsFile = join(dirs.userData, 'User/settings.json');
 const baseSettings = {
   'mlirtext.server.path': python,
