@@ -24,13 +24,31 @@ export function writeEncodingFiles(workspace) {
 
 const mode = async (page) => (await page.locator('[id="status.editor.mode"]').first().textContent())?.trim();
 
-/** The Problems panel's rows (shown with Ctrl+Shift+M) that hold `text`. */
-async function problems(page, text) {
+const problemsFilter = (page) => page.locator('.part.panel input[placeholder^="Filter (e.g. text"]').first();
+
+/**
+ * The Problems panel's rows of `file` (shown with Ctrl+Shift+M, filtered by `text`: in a full run
+ * other files have problems too, and the list draws only the rows in view) that hold `text`.
+ */
+async function problems(page, file, text) {
   if (!(await page.locator('.part.panel .markers-panel').isVisible().catch(() => false))) {
     await page.keyboard.press('Control+Shift+M');
   }
-  const rows = await page.locator('.part.panel .markers-panel .monaco-list-row').allTextContents();
-  return rows.map((r) => r.replace(/\u00a0/g, ' ')).filter((r) => r.includes(text));
+  const filter = problemsFilter(page);
+  if ((await filter.inputValue({ timeout: 2000 }).catch(() => text)) !== text) {
+    await filter.fill(text);
+    await sleep(300);
+  }
+  // A file's row, then its problems' rows.
+  const rows = (await page.locator('.part.panel .markers-panel .monaco-list-row').allTextContents()).map((r) => r.replace(/\u00a0/g, ' '));
+  const mine = rows.findIndex((r) => r.includes(file));
+  return mine < 0 ? [] : rows.slice(mine + 1).filter((r) => r.includes(text)).slice(0, 1);
+}
+
+/** The Problems panel unfiltered and away again. */
+async function closeProblems(page) {
+  await problemsFilter(page).fill('', { timeout: 2000 }).catch(() => {});
+  await page.keyboard.press('Control+Shift+M');
 }
 
 export const encodingChecks = [
@@ -44,7 +62,7 @@ export const encodingChecks = [
         });
       const encoding = (await page.locator('[id="status.editor.encoding"]').first().textContent())?.trim();
       const [row] = await waitFor('the encoding error in the Problems panel', async () => {
-        const found = await problems(page, 'invalid UTF-8 byte 0xff');
+        const found = await problems(page, NOT_UTF8, 'invalid UTF-8 byte 0xff');
         return found.length ? found : null;
       }, 90_000, 1000);
       if (!/Ln 2, Col 9/.test(row)) {
@@ -53,7 +71,7 @@ export const encodingChecks = [
       const squiggles = await page.locator('.part.editor .squiggly-error').count();
       await sleep(300);
       await page.screenshot({ path: join(out, 'not-utf8.png') });
-      await page.keyboard.press('Control+Shift+M');   // the panel away again
+      await closeProblems(page);
       return `language ${language}, encoding ${encoding}; ${squiggles} error marker(s); Problems: ${row.slice(0, 160)}`;
     },
   },
@@ -90,7 +108,7 @@ export const encodingChecks = [
         });
       // The server reads it: the NUL in the code is an error on line 3 (the one in the comment is not).
       const [row] = await waitFor('the NUL reported in the Problems panel', async () => {
-        const found = await problems(page, 'unexpected character');
+        const found = await problems(page, NUL, 'unexpected character');
         return found.length ? found : null;
       }, 90_000, 1000);
       if (!/Ln 3,/.test(row)) {
@@ -98,7 +116,7 @@ export const encodingChecks = [
       }
       await sleep(300);
       await page.screenshot({ path: join(out, 'nul-byte.png') });
-      await page.keyboard.press('Control+Shift+M');
+      await closeProblems(page);
       return `${steps}; language ${language}; Problems: ${row.slice(0, 120)}`;
     },
   },
