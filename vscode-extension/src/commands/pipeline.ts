@@ -46,6 +46,8 @@ export class PipelineView implements vscode.Disposable {
   private viewReady = false;
   /** The document line whose op the view marks at every level when it is ready (from hover's link). */
   private marked: number | undefined;
+  /** The version of the document the view shows. */
+  private shownVersion: number | undefined;
   /** The show() whose answers the view waits for (a newer one makes older answers stale). */
   private current: symbol | undefined;
   /** The levels shown (the view is rendered again from them when a bisect marks a pass). */
@@ -80,13 +82,25 @@ export class PipelineView implements vscode.Disposable {
     if (!fn) {
       return undefined;
     }
+    const marked = typeof line === 'number' && line >= fn.line && line <= fn.endLine ? line : undefined;
+    // Another op of the function the view shows, unedited since (hover's link): mark it, compute nothing again.
+    if (marked !== undefined && this.panel && this.pipeline && this.document === editor.document
+      && this.fnName === fn.name && this.shownVersion === editor.document.version) {
+      this.marked = marked;
+      this.panel.reveal(vscode.ViewColumn.Beside, true);
+      if (this.viewReady) {
+        void this.panel.webview.postMessage({ type: 'mark', origin: marked });
+      }
+      return this.pipeline;
+    }
     const client = await this.server.require('show the pipeline');
     if (!client) {
       return undefined;
     }
     this.document = editor.document;
     this.fnName = fn.name;
-    this.marked = typeof line === 'number' && line >= fn.line && line <= fn.endLine ? line : undefined;
+    this.shownVersion = editor.document.version;
+    this.marked = marked;
     this.pipeline = undefined;
     const panel = this.ensurePanel();
     panel.title = `Pipeline @${fn.name}`;

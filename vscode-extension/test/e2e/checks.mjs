@@ -81,12 +81,17 @@ const FENCE_SOURCE_TEXT = `func.func @f(%1: tensor<4x16xf32>, %bias: tensor<4x16
 `;
 
 /** The hover's text over the MLP's first stablehlo.add once it has each of `want` (hovered again until then). */
-async function hoverOverAdd(page, want) {
+function hoverOverAdd(page, want) {
+  return hoverOverOp(page, 'stablehlo.add', '%2 = stablehlo.add', want);
+}
+
+/** The hover's text over `op` on the line holding `line` once it has each of `want` (hovered again until then). */
+async function hoverOverOp(page, op, line, want) {
   const hover = page.locator('.monaco-hover:not(.hidden)').first();
   return waitFor(`a hover with ${want.join(', ')}`, async () => {
     await page.mouse.move(5, 5);
     await sleep(150);
-    const box = await tokenBox(page, 'stablehlo.add', '%2 = stablehlo.add');
+    const box = await tokenBox(page, op, line);
     await page.mouse.move(box.x + 20, box.y + box.height / 2);
     await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
     const t = ((await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '').replace(/\u00a0/g, ' ');
@@ -186,10 +191,23 @@ export const checks = [
       await sleep(500);
       await page.screenshot({ path: join(out, 'hover-link-pipeline.png') });
       const perLevel = [...new Set(marked.map((m) => m.level))].map((l) => `${l} ${marked.filter((m) => m.level === l).length}`);
+      // The link of another op of the same function: the view that is there marks it (nothing computed, nothing drawn again).
+      await frame.evaluate(() => (window.__keptFromLink = true));
+      await hoverOverOp(page, 'stablehlo.maximum', '%h = stablehlo.maximum', ['Every level and the target code']);
+      await page.locator('.monaco-hover:not(.hidden) a', { hasText: 'Every level and the target code' }).first().click();
+      const maxLine = readFileSync(join(workspace, MLP), 'utf8').split('\n').findIndex((l) => l.includes('%h = stablehlo.maximum'));
+      const second = await waitFor('the maximum marked instead', async () => {
+        const got = await frame.$$eval('#levels .ln.op.hl', (els) => els.map((e) => e.dataset.origin));
+        return got.length && got.every((o) => o === String(maxLine)) ? got : null;
+      }, 30_000, 300);
+      if (!(await frame.evaluate(() => window.__keptFromLink === true))) {
+        throw new Error('the second link drew the view again');
+      }
       // Back to the MLP alone, as the checks after this one expect.
       await runCommand(page, 'View: Close All Editors');
       await openFile(page, MLP);
-      return `pipeline view of @mlp, line ${line + 1}'s add marked: ${perLevel.join(', ')}`;
+      return `pipeline view of @mlp, line ${line + 1}'s add marked: ${perLevel.join(', ')}; ` +
+        `then the maximum's link: ${second.length} ops of line ${maxLine + 1} marked in the same view`;
     },
   },
   {
