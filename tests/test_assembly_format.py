@@ -8,6 +8,7 @@ from mlirtext.api import parse_and_verify, to_text
 from mlirtext.dialects import arith, cf, math, memref, tensor
 from mlirtext.dialects.assembly_format import FormatError, declare_family, parse_format
 from mlirtext.dialects.base import Dialect
+from mlirtext.dialects.registry import Registry
 from mlirtext.ir import types as T
 from mlirtext.ir.attributes import DenseArrayAttr
 from mlirtext.ir.core import Operation, Value
@@ -160,16 +161,17 @@ def test_segment_sizes_split_two_variadic_groups():
     values = [Value(T.i1)] + [Value(T.i32) for _ in range(5)]
     op = Operation("test.two_groups", values,
                    attributes={"operandSegmentSizes": DenseArrayAttr(T.i32, (1, 2, 3))})
-    from mlirtext.ir.signatures import SIGNATURES
-    SIGNATURES["test.two_groups"] = sig
-    try:
-        assert op.operand("cond") is values[0]
-        assert op.operands_named("then") == values[1:3] and op.operands_named("else") == values[3:]
-        del op.attributes["operandSegmentSizes"]
-        with pytest.raises(KeyError):
-            op.operands_named("then")
-    finally:
-        del SIGNATURES["test.two_groups"]
+    with pytest.raises(KeyError):  # no registry declares the op yet
+        op.operand("cond")
+    test = Dialect("test")
+    test.op("test.two_groups", names=sig)
+    registry = Registry(builtin=(), dialects=[test])  # the op's names are its declaration's
+    assert registry.signature("test.two_groups") is sig
+    assert op.operand("cond") is values[0]
+    assert op.operands_named("then") == values[1:3] and op.operands_named("else") == values[3:]
+    del op.attributes["operandSegmentSizes"]
+    with pytest.raises(KeyError):
+        op.operands_named("then")
 
 
 @pytest.mark.parametrize("text, problem", [

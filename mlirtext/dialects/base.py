@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..ir.core import Operation
-from ..ir.signatures import SIGNATURES, OpSignature
+from ..ir.signatures import OpSignature
 
 #: Traits the verifier and printer understand.
 TERMINATOR = "terminator"
@@ -54,6 +54,8 @@ class OpDef:
     #: that constant) or an existing Value; `constants[i]` is operand i's constant
     #: attribute or None. Like MLIR's `fold`: no new ops, no IR changes.
     fold: Optional[Callable] = None
+    #: The names of its operands, results and attributes (`op.operand("lhs")`), or None.
+    names: Optional[OpSignature] = None
 
     def has(self, trait: str) -> bool:
         return trait in self.traits
@@ -134,10 +136,8 @@ class Dialect:
         """Declare op `name`; `operands` .. `successors` are counts (see OpDef.counts);
         `names` names its operands, results and attributes (`op.operand("lhs")`)."""
         definition = OpDef(name, summary, frozenset(traits), tuple(properties), verify, print,
-                           (operands, results, regions, successors), fold)
+                           (operands, results, regions, successors), fold, names)
         self.ops[name] = definition
-        if names is not None:
-            SIGNATURES[name] = names
         return definition
 
     def format_grammar(self) -> tuple:

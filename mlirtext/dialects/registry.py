@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import itertools
 import threading
+import weakref
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-from ..ir.signatures import DIALECT_LOADER
+from ..ir.signatures import RESOLVER, OpSignature
 from .base import Dialect, OpDef
 
 #: namespace -> module of `mlirtext.dialects` that defines it (its `dialect`), in the order the
@@ -65,6 +66,7 @@ class Registry:
         self._ops = {k: v for k, v in self._ops.items() if namespace_of(k) != dialect.name}
         self._discardable.update(dialect.discardable_attrs)
         self.serial = next(_SERIALS)
+        _EXTENDED.add(self)
 
     def knows(self, namespace: str) -> bool:
         """Whether `namespace` is a registered dialect (without loading it)."""
@@ -103,6 +105,11 @@ class Registry:
         dialect = self.dialect(name.split(".", 1)[0])
         found = self._ops[name] = dialect.ops.get(name) if dialect is not None else None
         return found
+
+    def signature(self, op_name: str) -> Optional[OpSignature]:
+        """The names of op `op_name`'s operands, results and attributes, or None."""
+        definition = self.lookup(op_name)
+        return definition.names if definition is not None else None
 
     def attr_check(self, text: str) -> Optional[Callable]:
         """The parse-time check of dialect attribute text `#d.x<...>`, or None."""
@@ -156,4 +163,21 @@ def builtin_registry() -> Registry:
     return Registry()
 
 
-DIALECT_LOADER[:] = [lambda op_name: builtin_registry().lookup(op_name)]
+#: The registries that dialects were registered into (IRDL files, tests), whose op names
+#: `op.operand(name)` finds too; weak, so a dropped registry leaves.
+_EXTENDED: "weakref.WeakSet[Registry]" = weakref.WeakSet()
+
+
+def signature_of(op_name: str) -> Optional[OpSignature]:
+    """The names of op `op_name` as the built-in registry declares them, else as a registry with
+    dialects registered at run time does (the IR asks through `ir.signatures.RESOLVER`)."""
+    found = builtin_registry().signature(op_name)
+    if found is None:
+        for registry in tuple(_EXTENDED):
+            found = registry.signature(op_name)
+            if found is not None:
+                break
+    return found
+
+
+RESOLVER[:] = [signature_of]

@@ -4,8 +4,9 @@ MLIR's ODS gives every operand a name (`$lhs`, `$indices`) and generates an
 accessor for it (`getLhs()`); here a dialect declares an `OpSignature` for the
 op and `Operation.operand("lhs")`, `Operation.operands_named("indices")`,
 `Operation.result_named("overflow")` and `Operation.attr("predicate")` read it.
-The registry lives below the dialects (they fill it when they declare their
-ops) so that the IR can answer by name without importing them.
+The signature is part of the op's declaration in its dialect; the dialect
+registry answers `signature(op name)` through the hook below, so that the IR can
+answer by name without importing the dialects.
 
 A group marked variadic (`indices*`) or optional (`dest?`) takes the operands
 the fixed ones leave; with more than one such group the op carries MLIR's
@@ -75,17 +76,12 @@ class OpSignature:
         raise KeyError(f"no operand or result named '{name}'")
 
 
-#: op name -> its signature; filled by the dialects as they declare ops.
-SIGNATURES: dict[str, OpSignature] = {}
-
-#: [fn(op name)] that imports the op's dialect when it is not loaded yet: dialects load lazily
-#: (dialects/registry.py sets it), and a pass may read the names of ops it built itself.
-DIALECT_LOADER: list = []
+#: [fn(op name) -> its OpSignature or None]: where `signature` asks. The names are a field of
+#: each op's declaration (`OpDef.names`), which a dialect registry holds; dialects/registry.py
+#: installs its lookup here, so that the IR answers by name without importing the dialects (they
+#: load lazily, and a pass may read the names of ops it built itself).
+RESOLVER: list = []
 
 
 def signature(op_name: str) -> Optional[OpSignature]:
-    found = SIGNATURES.get(op_name)
-    if found is None and DIALECT_LOADER:
-        DIALECT_LOADER[0](op_name)
-        found = SIGNATURES.get(op_name)
-    return found
+    return RESOLVER[0](op_name) if RESOLVER else None
