@@ -111,7 +111,7 @@ def _is_public(fn) -> bool:
 
 
 def _name(fn) -> str:
-    return fn.attributes["sym_name"].value
+    return fn.attr("sym_name").value
 
 
 def test_functions(module) -> list:

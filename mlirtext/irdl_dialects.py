@@ -74,7 +74,7 @@ def parameters(text: Optional[str]) -> Optional[tuple]:
     result = parse(f'"irdl.params"() {{p = [{text}]}} : () -> ()\n', "<parameters>")
     if not result.ok:
         return None
-    return tuple(result.module.regions[0].blocks[0].ops[0].attributes["p"].items)
+    return tuple(result.module.regions[0].blocks[0].ops[0].attr("p").items)
 
 
 def _as_attr(item) -> Attribute:
@@ -279,7 +279,7 @@ def _op_verifier(definition: Definition, dialect_params: dict):
 # ---- from a parsed IRDL file to dialects ------------------------------------------------
 def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) -> Constraint:
     if op.name == "irdl.is":
-        return Constraint("is", op.attributes["expected"])
+        return Constraint("is", op.attr("expected"))
     if op.name == "irdl.any":
         return Constraint("any")
     if op.name in ("irdl.any_of", "irdl.all_of"):
@@ -288,7 +288,7 @@ def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) ->
     if ref is not None:
         base, on_type = _resolve(ref, dialect_name, defs)
     else:
-        text = op.attributes["base_name"].value
+        text = op.attr("base_name").value
         base, on_type = text[1:], text.startswith("!")
     kind = "base" if op.name == "irdl.base" else "parametric"
     return Constraint(kind, base, on_type, tuple(_indices(op.operands, index_of)))
@@ -322,10 +322,10 @@ def dialects_from(module: Operation) -> list[Dialect]:
     """The dialects the `irdl.dialect` ops of a verified module define."""
     found = []
     dialect_ops = [op for op in module.walk() if op.name == "irdl.dialect"]
-    defs = {(d.attributes["sym_name"].value, o.attributes["sym_name"].value): o.name
+    defs = {(d.attr("sym_name").value, o.attr("sym_name").value): o.name
             for d in dialect_ops for o in d.regions[0].blocks[0].ops if o.name in ("irdl.type", "irdl.attribute")}
     for dop in dialect_ops:
-        name = dop.attributes["sym_name"].value
+        name = dop.attr("sym_name").value
         dialect = Dialect(name, summary=_summary(dop))
         params: dict = {}
         kinds: dict = {"irdl.type": {}, "irdl.attribute": {}}  # name -> (constraints, parameter indices)
@@ -333,14 +333,14 @@ def dialects_from(module: Operation) -> list[Dialect]:
             if definition.name in kinds:
                 body, index_of, constraints = _constraints_of(definition, name, defs)
                 declared = next((o for o in body if o.name == "irdl.parameters"), None)
-                kinds[definition.name][definition.attributes["sym_name"].value] = (
+                kinds[definition.name][definition.attr("sym_name").value] = (
                     constraints, _indices(declared.operands, index_of) if declared is not None else [])
             if definition.name != "irdl.operation":
                 continue
             body, index_of, constraints = _constraints_of(definition, name, defs)
             by_name = {inner.name: inner for inner in body}
             attrs_op = by_name.get("irdl.attributes")
-            attributes = {n.value: index_of[v] for n, v in zip(attrs_op.attributes["attributeValueNames"].items,
+            attributes = {n.value: index_of[v] for n, v in zip(attrs_op.attr("attributeValueNames").items,
                                                                attrs_op.operands) if v in index_of} if attrs_op else {}
             regions = None
             if "irdl.regions" in by_name:

@@ -192,5 +192,5 @@ def public_functions(module) -> list[str]:
         if runnable(op):
             vis = op.attributes.get("sym_visibility")
             if not (isinstance(vis, StringAttr) and vis.value != "public"):
-                names.append(op.attributes["sym_name"].value)
+                names.append(op.attr("sym_name").value)
     return names

@@ -160,7 +160,7 @@ def zero_pad(op: Operation, args: list) -> Optional[tuple]:
         elif getattr(v, "op", None) is not None and v.op.name == "tensor.empty":
             values.append(np.zeros(v.type.shape, np.float32))
         elif getattr(v, "op", None) is not None and v.op.name == "arith.constant":
-            values.append(attr_to_array(v.op.attributes["value"], v.type))
+            values.append(attr_to_array(v.op.attr("value"), v.type))
         else:
             return None
     module = op_module(op)

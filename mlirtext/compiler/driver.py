@@ -83,7 +83,7 @@ class Compiled:
     def host_mlir(self) -> str:
         """The module after dispatch formation, as text (for inspection), each host constant
         printed as `dense_resource<NAME>`: its bytes are the module file's weights, stored once."""
-        values = {op: op.attributes["value"] for op in self.constant_ops}
+        values = {op: op.attr("value") for op in self.constant_ops}
         try:
             for op, name in self.constant_ops.items():
                 op.attributes["value"] = DenseResourceAttr(name, op.results[0].type)

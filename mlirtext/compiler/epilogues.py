@@ -102,9 +102,9 @@ class Epilogue:
         lines = []
         for k, op in enumerate(self.ops):
             if op.name == "arith.constant":
-                names[op.results[0]] = _splat(op.attributes["value"].value, w)
+                names[op.results[0]] = _splat(op.attr("value").value, w)
                 continue
-            a, b = (names[v] if v in names else _splat(v.op.attributes["value"].value, w) for v in op.operands)
+            a, b = (names[v] if v in names else _splat(v.op.attr("value").value, w) for v in op.operands)
             out = f"%{prefix}.{k}"
             if op.name in _BINARY:
                 lines.append(f"  {out} = {_BINARY[op.name]} {vec} {a}, {b}")
@@ -140,7 +140,7 @@ def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Opti
         v = view.results[0]
     if generic.name != "linalg.generic" or len(generic.results) != 1 or any(u.op is not generic for u in v.uses):
         return None
-    if not all("parallel" in str(it) for it in generic.attributes["iterator_types"].items):
+    if not all("parallel" in str(it) for it in generic.attr("iterator_types").items):
         return None
     ins, outs = segments(generic)
     out_t = outs[0].type
@@ -178,7 +178,7 @@ def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Opti
             const = getattr(x, "op", None)
             if const is None or const.name != "arith.constant":
                 return None
-            values = attr_to_array(const.attributes["value"], x.type)
+            values = attr_to_array(const.attr("value"), x.type)
             if values.size == 0 or (values != values.flat[0]).any():
                 return None
             roles[barg] = ("constant", float(values.flat[0]))

@@ -74,7 +74,7 @@ def build_host_program(fn, constants: dict, source=None, constant_ops: dict | No
     for op in fn.regions[0].blocks[0].ops:
         if op.name == "arith.constant":
             try:
-                array = np.require(attr_to_array(op.attributes["value"], op.results[0].type), requirements="C")
+                array = np.require(attr_to_array(op.attr("value"), op.results[0].type), requirements="C")
             except (MemoryLimitError, ValueError) as e:  # (UnsupportedType is a ValueError)
                 raise CompileError(str(e), op.span) from None
             name = _constant_name(array, constants)
@@ -89,7 +89,7 @@ def build_host_program(fn, constants: dict, source=None, constant_ops: dict | No
             rec = type_record(op.results[0].type)
             prog.instructions.append({"op": "view", "dst": new(op.results[0]), "src": reg[op.operands[0]],
                                       "shape": rec["shape"]})
-        elif op.name == "func.call" and "_dispatch_" in str(op.attributes["callee"]):
+        elif op.name == "func.call" and "_dispatch_" in str(op.attr("callee")):
             outs = []
             for r in op.results:
                 rec = type_record(r.type)
@@ -97,7 +97,7 @@ def build_host_program(fn, constants: dict, source=None, constant_ops: dict | No
                 prog.instructions.append({"op": "alloc", "dst": dst, "shape": rec["shape"] or [],
                                           "dtype": rec["dtype"], "element": rec["element"], "slot": -1})
                 outs.append(dst)
-            prog.instructions.append({"op": "dispatch", "kernel": op.attributes["callee"].root,
+            prog.instructions.append({"op": "dispatch", "kernel": op.attr("callee").root,
                                       "ins": [reg[v] for v in op.operands], "outs": outs})
         elif op.name == "func.return":
             prog.instructions.append({"op": "return", "values": [reg[v] for v in op.operands]})

@@ -102,9 +102,9 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
     b, count = collapse.results[0], 2
     if len(ops) > 2 and ops[2].name == "tensor.extract_slice" and ops[2].operands[0] is b:
         cut = ops[2]
-        if list(cut.attributes["static_offsets"].values) != [0] * rank or \
-                list(cut.attributes["static_strides"].values) != [1] * rank or \
-                list(cut.attributes["static_sizes"].values) != list(cut.results[0].type.shape) or \
+        if list(cut.attr("static_offsets").values) != [0] * rank or \
+                list(cut.attr("static_strides").values) != [1] * rank or \
+                list(cut.attr("static_sizes").values) != list(cut.results[0].type.shape) or \
                 list(cut.results[0].type.shape[:-1]) != list(b.type.shape[:-1]) or \
                 not b.type.shape[-1] - PANEL < cut.results[0].type.shape[-1] < b.type.shape[-1] or len(b.uses) != 1:
             return None
@@ -117,4 +117,4 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
 
 
 def _reassociation(view: Operation) -> list:
-    return [[getattr(i, "value", None) for i in g.items] for g in view.attributes["reassociation"].items]
+    return [[getattr(i, "value", None) for i in g.items] for g in view.attr("reassociation").items]

@@ -66,7 +66,7 @@ def constant_value(v) -> Optional[np.ndarray]:
     if op is None or op.name != "arith.constant" or not isinstance(t, T.RankedTensorType) or \
             T.element_type(t) != T.f32:
         return None
-    value = np.asarray(attr_to_array(op.attributes["value"], op.results[0].type), np.float32).reshape(t.shape)
+    value = np.asarray(attr_to_array(op.attr("value"), op.results[0].type), np.float32).reshape(t.shape)
     return None if value.size == 0 or (value == value.flat[0]).all() else value
 
 

@@ -63,10 +63,10 @@ def enclosing_function(op: Operation) -> Optional[Operation]:
 
 def add_function_argument(fn: Operation, t: T.Type):
     """A new last argument of `fn` of type `t` (its signature and argument attributes follow)."""
-    ftype = fn.attributes["function_type"].type
+    ftype = fn.attr("function_type").type
     fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs) + (t,), ftype.results))
     if "arg_attrs" in fn.attributes:
-        fn.attributes["arg_attrs"] = ArrayAttr(tuple(fn.attributes["arg_attrs"].items) + (DictionaryAttr({}),))
+        fn.attributes["arg_attrs"] = ArrayAttr(tuple(fn.attr("arg_attrs").items) + (DictionaryAttr({}),))
     return fn.regions[0].blocks[0].add_argument(t)
 
 
@@ -198,12 +198,12 @@ class DropUnusedArguments(Reduction):
             by_function.setdefault(id(fn), (fn, set()))[1].add(arg.index)
         for fn, indexes in by_function.values():
             block = fn.regions[0].blocks[0]
-            ftype = fn.attributes["function_type"].type
+            ftype = fn.attr("function_type").type
             keep = [i for i in range(len(block.arguments)) if i not in indexes]
             fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs[i] for i in keep),
                                                                       ftype.results))
             if "arg_attrs" in fn.attributes:
-                items = fn.attributes["arg_attrs"].items
+                items = fn.attr("arg_attrs").items
                 fn.attributes["arg_attrs"] = ArrayAttr(tuple(items[i] for i in keep))
             block.arguments = [block.arguments[i] for i in keep]
             for n, arg in enumerate(block.arguments):

@@ -15,7 +15,7 @@ def _print_module(p, op) -> None:
     if isinstance(name, StringAttr):
         p.write(" " + p.symbol(name.value))
     if "sym_visibility" in op.attributes:
-        p.write(" <", p.attr_dict({"sym_visibility": op.attributes["sym_visibility"]}).strip()[1:-1], ">")
+        p.write(" <", p.attr_dict({"sym_visibility": op.attr("sym_visibility")}).strip()[1:-1], ">")
     p.write(p.attr_dict(op.attributes, elide=("sym_name", "sym_visibility"), keyword="attributes"), " ")
     p.region(op.regions[0])
 

@@ -93,7 +93,7 @@ def _print_iree(p, op) -> None:
         p.write("<", p.value(op.operands[0]), ">")
     p.write("(", p.values(data[:1]))
     if short in CONST:
-        p.write(", ", p.attr(op.attributes["value"]))
+        p.write(", ", p.attr(op.attr("value")))
     elif len(data) > 1:
         p.write(", ", p.value(data[1]))
     elided = ["value"]

@@ -84,7 +84,7 @@ def _verify_scan(op) -> None:
 def _print_scan(p, op) -> None:
     try:
         n_in, _ = _scan_counts(op)
-        dim = op.attributes["dimension"]
+        dim = op.attr("dimension")
         assert isinstance(dim, IntegerAttr) and dim.type == T.i64 and len(op.regions) == 1
     except (VerifyError, KeyError, AssertionError):
         p.generic_op(op)

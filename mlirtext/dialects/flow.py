@@ -42,7 +42,7 @@ def _flow_dims(ctx, children):
 
 # ---- flow.tensor.dynamic_constant -------------------------------------------------------------
 def _print_dynamic_constant(p, op) -> None:
-    value = op.attributes["value"]
+    value = op.attr("value")
     p.write("flow.tensor.dynamic_constant", p.op_attr_dict(op, elide=("value",)), " ", p.attr(value), " -> ",
             p.type(op.results[0].type))
 

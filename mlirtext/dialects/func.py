@@ -30,12 +30,12 @@ def _arg_attrs(op, key: str, i: int) -> dict:
 
 def print_function(p, op) -> None:
     """`func.func @f(%a: i32) -> i32 {...}`; other function-like ops print the same way."""
-    ftype = op.attributes["function_type"].type
+    ftype = op.attr("function_type").type
     p.write(op.name, " ")
     vis = op.attributes.get("sym_visibility")
     if isinstance(vis, StringAttr):
         p.write(vis.value, " ")
-    p.write(p.symbol(op.attributes["sym_name"].value), "(")
+    p.write(p.symbol(op.attr("sym_name").value), "(")
     body = op.regions[0] if op.regions else None
     entry = body.blocks[0] if body is not None and body.blocks else None
     params = []

@@ -19,7 +19,7 @@ def _is_tensor(t) -> bool:
 
 
 def _print_probe(p, op) -> None:
-    probe = op.attributes["probe_id"]
+    probe = op.attr("probe_id")
     p.write("interpreter.probe ", p.value(op.operands[0]), ", probe_id = ", escape_string(probe.value),
             p.op_attr_dict(op, elide=("probe_id",)), " : ", p.type(op.results[0].type))
 

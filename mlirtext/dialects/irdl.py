@@ -78,7 +78,7 @@ def _verify_base(op) -> None:
 
 def _verify_parametric(op) -> None:
     _verify_parent(op)
-    _verify_reference(op, op.attributes["base_type"])
+    _verify_reference(op, op.attr("base_type"))
 
 
 #: what each list of named values calls one of its entries, in MLIR's messages
@@ -118,7 +118,7 @@ def _verify_operation(op) -> None:
 
 # ---- definitions: irdl.dialect / type / attribute / operation ------------------------------
 def _print_definition(p, op) -> None:
-    p.write(op.name, " ", p.symbol(op.attributes["sym_name"].value))
+    p.write(op.name, " ", p.symbol(op.attr("sym_name").value))
     p.write(p.attr_dict(op.attributes, elide=("sym_name",), keyword="attributes"))
     body = op.regions[0].blocks
     if body and body[0].ops:  # an empty body is left out, as MLIR prints it
@@ -149,7 +149,7 @@ def _definition(ctx, children):
 
 # ---- constraints ----------------------------------------------------------------------
 def _print_is(p, op) -> None:
-    p.write("irdl.is ", p.attr(op.attributes["expected"]), p.op_attr_dict(op, elide=("expected",)))
+    p.write("irdl.is ", p.attr(op.attr("expected")), p.op_attr_dict(op, elide=("expected",)))
 
 
 dialect.op("irdl.is", "Constraints an attribute/type to be a specific attribute instance", traits=(PURE,),
@@ -219,7 +219,7 @@ def _base(ctx, children):
 
 
 def _print_c_pred(p, op) -> None:
-    p.write("irdl.c_pred ", p.attr(op.attributes["pred"]), p.op_attr_dict(op, elide=("pred",)))
+    p.write("irdl.c_pred ", p.attr(op.attr("pred")), p.op_attr_dict(op, elide=("pred",)))
 
 
 # A C++ predicate only C++ code generated from the definition can evaluate. MLIR's IRDL gives it
@@ -236,7 +236,7 @@ def _c_pred(ctx, children):
 
 
 def _print_parametric(p, op) -> None:
-    p.write("irdl.parametric ", p.attr(op.attributes["base_type"]), "<", p.values(op.operands), ">",
+    p.write("irdl.parametric ", p.attr(op.attr("base_type")), "<", p.values(op.operands), ">",
             p.op_attr_dict(op, elide=("base_type",)))
 
 

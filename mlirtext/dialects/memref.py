@@ -923,7 +923,7 @@ declare_family(dialect, "to_index", ["memref.extract_aligned_pointer_as_index"],
 
 
 def _print_assume_alignment(p, op) -> None:
-    p.write("memref.assume_alignment ", p.value(op.operands[0]), ", ", str(op.attributes["alignment"].value),
+    p.write("memref.assume_alignment ", p.value(op.operands[0]), ", ", str(op.attr("alignment").value),
             p.op_attr_dict(op, elide=("alignment",)), " : ", p.type(op.operands[0].type))
 
 

@@ -21,7 +21,7 @@ def _typed(value):
 
 
 def _print_unfoldable(p, op) -> None:
-    value = op.attributes["value"]
+    value = op.attr("value")
     text = p.attr(value)
     if isinstance(value, IntegerAttr) and " : " not in text and text not in ("true", "false"):
         text = f"{text} : {p.type(value.type)}"  # MLIR writes `1 : i64` here

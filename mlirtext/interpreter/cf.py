@@ -14,7 +14,7 @@ def _br(interp, op, args):
 
 @impl("cf.cond_br")
 def _cond_br(interp, op, args):
-    seg = op.attributes["operandSegmentSizes"].values
+    seg = op.attr("operandSegmentSizes").values
     cond = args[0]
     n_true = seg[1]
     if bool(np.asarray(cond)):
@@ -24,7 +24,7 @@ def _cond_br(interp, op, args):
 
 @impl("cf.switch")
 def _switch(interp, op, args):
-    seg = op.attributes["operandSegmentSizes"].values
+    seg = op.attr("operandSegmentSizes").values
     flag = int(np.asarray(args[0]))
     n_default = seg[1]
     default_args = list(args[1:1 + n_default])

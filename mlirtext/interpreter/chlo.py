@@ -167,7 +167,7 @@ def _is_neg_inf(interp, op, args):
 @impl("chlo.constant_like")
 def _constant_like(interp, op, args):
     t = op.results[0].type
-    value = attr_to_array(op.attributes["value"], _scalar_type(t))
+    value = attr_to_array(op.attr("value"), _scalar_type(t))
     return [np.full(np.shape(args[0]), value, dtype=np_dtype(t))]
 
 
@@ -178,7 +178,7 @@ def _scalar_type(t):
 
 @impl("chlo.constant")
 def _chlo_constant(interp, op, args):
-    return [attr_to_array(op.attributes["value"], op.results[0].type)]
+    return [attr_to_array(op.attr("value"), op.results[0].type)]
 
 
 # ---- binary special functions ----------------------------------------------------------------

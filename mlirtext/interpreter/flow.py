@@ -10,7 +10,7 @@ from .registry import impl
 
 @impl("flow.tensor.dynamic_constant")
 def _dynamic_constant(interp, op, args):
-    value = op.attributes["value"]
+    value = op.attr("value")
     return [attr_to_array(value, value.type)]
 
 

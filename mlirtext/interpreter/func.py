@@ -12,7 +12,7 @@ def _return(interp, op, args):
 
 @impl("func.call")
 def _call(interp, op, args):
-    name = op.attributes["callee"].root
+    name = op.attr("callee").root
     fn = interp.functions.get(name)
     if fn is None or not fn.regions or not fn.regions[0].blocks:
         from .runtime_calls import RUNTIME  # printMemrefF32, printF32, rtclock, ... (runner utils)

@@ -321,8 +321,8 @@ def _constant(interp, op, args):
     q = quant_type(t)
     if q is not None:
         st = T.RankedTensorType(t.shape, q.storage) if isinstance(t, T.RankedTensorType) else q.storage
-        return [attr_to_array(op.attributes["value"], st)]
-    return [attr_to_array(op.attributes["value"], t)]
+        return [attr_to_array(op.attr("value"), st)]
+    return [attr_to_array(op.attr("value"), t)]
 
 
 @impl("stablehlo.select", "mhlo.select")

@@ -41,7 +41,7 @@ def _run_parallel(interp, op, args):
     num_partitions = len(grid_names[0])
     if any(len(row) != num_partitions for row in grid_names):
         raise InterpreterError("every row of `programs` must have the same number of functions")
-    infeed_names = _symbols(op.attributes["infeed"]) if "infeed" in op.attributes else []
+    infeed_names = _symbols(op.attr("infeed")) if "infeed" in op.attributes else []
     grid = ProcessGrid(len(grid_names), num_partitions)
     for name in infeed_names:
         grid.infeed.append(interp.call(name, [])[0])

@@ -291,7 +291,7 @@ def _index(interp, op, args):
     iotas = getattr(interp, "linalg_iotas", None)
     if iotas is None:
         raise InterpreterError("linalg.index outside a structured op")
-    return [iotas[op.attributes["dim"].value]]
+    return [iotas[op.attr("dim").value]]
 
 
 @impl("linalg.yield")
@@ -825,7 +825,7 @@ def _elemwise(interp, op, args):
 @impl("linalg.softmax")
 def _softmax(interp, op, args):
     src, out = args
-    dim = op.attributes["dimension"].value
+    dim = op.attr("dimension").value
     dtype = np.asarray(out).dtype
     x = np.asarray(src)
     work = x.astype(np.float32) if x.dtype.itemsize < 4 or x.dtype.kind != "f" else x
@@ -957,7 +957,7 @@ _WINOGRAD = {  # fmr: (m, r, G, BT, AT, AT scalar factor)
 
 def _winograd_params(op):
     from ..dialects.linalg import WINOGRAD_FMR
-    fmr = WINOGRAD_FMR[op.attributes["fmr"].value]
+    fmr = WINOGRAD_FMR[op.attr("fmr").value]
     m, r, G, BT, AT, factor = _WINOGRAD[fmr]
     # the matrices are float constants of the element type (as the decomposition builds them)
     return m, r, G.astype(np.float32), BT.astype(np.float32), AT.astype(np.float32), factor

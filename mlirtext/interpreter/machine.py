@@ -80,7 +80,7 @@ class Interpreter:
         self.functions: dict[str, Operation] = {}
         for op in module.walk():
             if op.name in ("func.func", "llvm.func") and isinstance(op.attributes.get("sym_name"), StringAttr):
-                self.functions.setdefault(op.attributes["sym_name"].value, op)
+                self.functions.setdefault(op.attr("sym_name").value, op)
         self.steps = 0
         #: Regions whose ops' results were checked against the memory limit (id -> region, kept
         #: alive so that an id is not reused).

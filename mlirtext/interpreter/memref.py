@@ -151,7 +151,7 @@ def mixed(op, args, key, start, count):
 def offsets_sizes_strides(op, args, first: int):
     """Offsets, sizes and strides of a subview / extract_slice / insert_slice-like op; the
     dynamic operands start after `first` leading operands."""
-    seg = op.attributes["operandSegmentSizes"].values
+    seg = op.attr("operandSegmentSizes").values
     n_off, n_size, n_stride = seg[-3], seg[-2], seg[-1]
     start = sum(seg[:-3])
     offsets = mixed(op, args, "static_offsets", start, n_off)
@@ -222,7 +222,7 @@ def _reshape_view(src, shape):
 @impl("memref.collapse_shape")
 def _collapse(interp, op, args):
     src = args[0]
-    groups = [[int(getattr(i, "value", i)) for i in g.items] for g in op.attributes["reassociation"].items]
+    groups = [[int(getattr(i, "value", i)) for i in g.items] for g in op.attr("reassociation").items]
     shape = tuple(int(np.prod([np.shape(src)[i] for i in g], dtype=np.int64)) for g in groups)
     return [_reshape_view(src, shape)]
 
@@ -230,7 +230,7 @@ def _collapse(interp, op, args):
 @impl("memref.expand_shape")
 def _expand(interp, op, args):
     src, *dyn = args
-    static = list(op.attributes["static_output_shape"].values)
+    static = list(op.attr("static_output_shape").values)
     it = iter(int(d) for d in dyn)
     shape = tuple(next(it) if s == DYNAMIC else int(s) for s in static)
     return [_reshape_view(src, shape)]
@@ -239,7 +239,7 @@ def _expand(interp, op, args):
 @impl("memref.transpose")
 def _transpose(interp, op, args):
     from ..dialects.affine_maps import parse_map
-    m = parse_map(str(op.attributes["permutation"]))
+    m = parse_map(str(op.attr("permutation")))
     perm = [v for _, v in m.results]
     return [np.transpose(args[0], perm)]
 
@@ -283,7 +283,7 @@ _ATOMIC = {
 @impl("memref.atomic_rmw")
 def _atomic_rmw(interp, op, args):
     value, buf, *indices = args
-    kind = ATOMIC_KINDS[op.attributes["kind"].value]
+    kind = ATOMIC_KINDS[op.attr("kind").value]
     idx = _index(indices, buf)
     old = np.array(buf[idx])
     with np.errstate(all="ignore"):
@@ -317,7 +317,7 @@ def _get_global(interp, op, args):
                 break
         if decl is None:
             raise InterpreterError(f"no memref.global named '@{name}'")
-        t = decl.attributes["type"].type
+        t = decl.attr("type").type
         init = decl.attributes.get("initial_value")
         buf = allocate(tuple(t.shape), dtype_of(t))
         if init is not None and not isinstance(init, UnitAttr):

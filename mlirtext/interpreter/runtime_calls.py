@@ -157,7 +157,7 @@ def _print_float(interp, op, args):
 @runtime("printI64", "printU64", "printI32")
 def _print_int(interp, op, args):
     v = np.asarray(args[0])
-    if op.attributes["callee"].root == "printU64":
+    if op.attr("callee").root == "printU64":
         v = v.view(np.uint64) if v.dtype.itemsize == 8 else v
     stdout_of(interp).write(str(int(v)))
     return []

@@ -90,7 +90,7 @@ def _index_switch(interp, op, args):
 
 @impl("scf.parallel")
 def _parallel(interp, op, args):
-    seg = op.attributes["operandSegmentSizes"].values
+    seg = op.attr("operandSegmentSizes").values
     n = seg[0]
     lbs, ubs, steps, inits = args[:n], args[n:2 * n], args[2 * n:3 * n], args[3 * n:]
     ranges = [range(int(_scalar(a)), int(_scalar(b)), int(_scalar(s))) for a, b, s in zip(lbs, ubs, steps)]

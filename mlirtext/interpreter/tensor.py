@@ -84,7 +84,7 @@ def _insert_slice(interp, op, args):
 
 
 def _reassociation(op):
-    return [[int(getattr(i, "value", i)) for i in g.items] for g in op.attributes["reassociation"].items]
+    return [[int(getattr(i, "value", i)) for i in g.items] for g in op.attr("reassociation").items]
 
 
 @impl("tensor.collapse_shape")
@@ -99,7 +99,7 @@ def _expand_shape(interp, op, args):
     src, *dyn = args
     from .memref import DYNAMIC
     it = iter(int(d) for d in dyn)
-    shape = tuple(next(it) if s == DYNAMIC else int(s) for s in op.attributes["static_output_shape"].values)
+    shape = tuple(next(it) if s == DYNAMIC else int(s) for s in op.attr("static_output_shape").values)
     return [np.asarray(src).reshape(shape)]
 
 
@@ -112,7 +112,7 @@ def _reshape(interp, op, args):
 @impl("tensor.concat")
 def _concat(interp, op, args):
     parts = [np.asarray(a) for a in args]
-    dim = op.attributes["dim"].value
+    dim = op.attr("dim").value
     if parts and parts[0].ndim > dim:   # numpy reports a bad dim or operand itself
         shape = list(parts[0].shape)
         shape[dim] = sum(p.shape[dim] for p in parts if p.ndim > dim)
@@ -161,8 +161,8 @@ def _pad(interp, op, args):
     from .memref import DYNAMIC
     src = np.asarray(args[0])
     dyn = iter(int(a) for a in args[1:])
-    low = [next(dyn) if v == DYNAMIC else int(v) for v in op.attributes["static_low"].values]
-    high = [next(dyn) if v == DYNAMIC else int(v) for v in op.attributes["static_high"].values]
+    low = [next(dyn) if v == DYNAMIC else int(v) for v in op.attr("static_low").values]
+    high = [next(dyn) if v == DYNAMIC else int(v) for v in op.attr("static_high").values]
     shape = tuple(s + lo + hi for s, lo, hi in zip(src.shape, low, high))
     check_allocation(op.results[0].type, shape)
     dtype = dtype_of(op.results[0].type)

@@ -7,7 +7,7 @@ from .registry import impl
 
 @impl("util.unfoldable_constant")
 def _unfoldable_constant(interp, op, args):
-    value = op.attributes["value"]
+    value = op.attr("value")
     return [attr_to_array(value, op.results[0].type)]
 
 

@@ -149,7 +149,7 @@ def run(test: str, options) -> list[Result]:
     if not result.ok:
         why = "parse/verify: " + result.diagnostics[0].message[:160]
         return [Result(n, "fail-compile", why, size=size, details=details) for n in names]
-    fn = next(op.attributes["sym_name"].value for op in result.module.regions[0].blocks[0].ops
+    fn = next(op.attr("sym_name").value for op in result.module.regions[0].blocks[0].ops
               if op.name == "func.func")
     results = []
     for name, device in zip(names, devices(options)):

@@ -105,6 +105,8 @@ class Printer:
         return f"({self.types(inputs)}) -> {self.result_types(results)}"
 
     def attr(self, a: Attribute) -> str:
+        if a is None:  # `op.attr(name)` of an attribute the op lacks: a custom form falls back to generic
+            raise KeyError("the op lacks an attribute its custom form prints")
         alias = self.attr_alias.get(a) if self.attr_alias else None
         if alias is not None:
             return alias

@@ -66,7 +66,7 @@ class NativeFunction:
     def __init__(self, library: NativeLibrary, fn: Operation):
         self.name = fn.sym_name
         self.signature = abi_signature(fn)
-        ftype = fn.attributes["function_type"].type
+        ftype = fn.attr("function_type").type
         self.arg_types = [c_type(t) for t in ftype.params]
         results = self.signature.results
         self.library = library  # keeps the code alive

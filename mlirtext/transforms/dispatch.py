@@ -76,7 +76,7 @@ def _recomputable(op: Operation | None) -> bool:
     recompute in each dispatch that reads it (where it fuses into the consumer) than to store."""
     if op is None or op.name != "linalg.generic" or len(op.results) != 1:
         return False
-    if not all("parallel" in str(it) for it in op.attributes["iterator_types"].items):
+    if not all("parallel" in str(it) for it in op.attr("iterator_types").items):
         return False
     if not all(_cloneable(getattr(v, "op", None)) for v in _live_ins([op])):  # (its body's captures too)
         return False
@@ -159,7 +159,7 @@ def _contracts(op: Operation, reductions) -> bool:
     if op.name != "linalg.generic" or not reductions:
         return False
     ins = segments(op)[0]
-    maps = list(op.attributes["indexing_maps"].items)[:len(ins)]
+    maps = list(op.attr("indexing_maps").items)[:len(ins)]
     reduced = [re.compile(rf"\bd{r}\b") for r in reductions]
     return sum(any(r.search(str(m).split("->", 1)[-1]) for r in reduced) for m in maps) >= 2
 
@@ -190,7 +190,7 @@ def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
     """`chain` + the views between + `g` as one group when `g` continues `chain`'s rows, else None."""
     extents = {_row_extent(op) for op in (*chain.ops, *g.ops) if op.name not in HOST_VIEWS}
     if len(extents) != 1 or None in extents or not any(op.name == "linalg.reduce" or (
-            op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"]))
+            op.name == "linalg.generic" and "reduction" in str(op.attr("iterator_types")))
             for op in chain.ops):
         return None
     p, rows = extents.pop()
@@ -217,7 +217,7 @@ def _init_producer(op: Operation) -> bool:
     if op.name in ("linalg.fill", "linalg.broadcast"):
         return True
     return op.name == "linalg.generic" and len(op.results) == 1 and \
-        all("parallel" in str(it) for it in op.attributes["iterator_types"].items)
+        all("parallel" in str(it) for it in op.attr("iterator_types").items)
 
 
 def _inits(op: Operation) -> list[Value]:

@@ -28,11 +28,11 @@ from .rewriter import RewritePattern
 
 
 def _maps(op: Operation) -> list:
-    return list(op.attributes["indexing_maps"].items)
+    return list(op.attr("indexing_maps").items)
 
 
 def _all_parallel(op: Operation) -> bool:
-    return all("parallel" in str(it) for it in op.attributes["iterator_types"].items)
+    return all("parallel" in str(it) for it in op.attr("iterator_types").items)
 
 
 def _is_identity(map_attr, rank: int) -> bool:

@@ -30,7 +30,7 @@ class Inliner(Pass):
 
 
 def _inline_call(call: Operation, functions: dict) -> bool:
-    callee = functions.get(call.attributes["callee"].root) if "callee" in call.attributes else None
+    callee = functions.get(call.attr("callee").root) if "callee" in call.attributes else None
     if callee is None or not callee.regions or len(callee.regions[0].blocks) != 1:
         return False
     if callee in call.ancestors():  # recursion: leave the call

@@ -74,7 +74,7 @@ def interchange(op: Operation) -> bool:
     for inner in body.blocks[0].ops if body.blocks else []:
         for o in inner.walk():
             if o.name == "linalg.index":
-                o.attributes["dim"] = IntegerAttr(new_of[o.attributes["dim"].value], T.index)
+                o.attributes["dim"] = IntegerAttr(new_of[o.attr("dim").value], T.index)
     attrs = {"indexing_maps": maps, "iterator_types": kinds,
              "operandSegmentSizes": DenseArrayAttr(T.i32, (len(ins), len(outs)))}
     new = Operation("linalg.generic", list(op.operands), op.result_types, attrs, [body], span=op.span,

@@ -143,7 +143,7 @@ class Bufferizer:
     def _constant(self, op: Operation) -> None:
         """A private constant global (an unfoldable constant too: a global is opaque to folding)."""
         t = op.results[0].type
-        name = self._global(op.attributes["value"], t)
+        name = self._global(op.attr("value"), t)
         buf = _create(op, "memref.get_global", (), [memref_of(t)], {"name": SymbolRefAttr(name)})
         self.bind(op.results[0], buf)
 
@@ -209,9 +209,9 @@ class Bufferizer:
 
     def _extract_slice(self, op: Operation) -> None:
         source = self.buffer(op.operands[0], op)
-        offsets = list(op.attributes["static_offsets"].values)
-        sizes = list(op.attributes["static_sizes"].values)
-        strides = list(op.attributes["static_strides"].values)
+        offsets = list(op.attr("static_offsets").values)
+        sizes = list(op.attr("static_sizes").values)
+        strides = list(op.attr("static_strides").values)
         if len(op.operands) != 1 or not source.type.has_static_shape:
             raise PassFailure("failed to legalize 'tensor.extract_slice' to loops: dynamic offsets, sizes "
                               "or strides are not supported yet", op.name_span or op.span)
@@ -226,7 +226,7 @@ class Bufferizer:
 
     def _concat(self, op: Operation) -> None:
         t = op.results[0].type
-        dim = op.attributes["dim"].value
+        dim = op.attr("dim").value
         fresh = self.alloc(op, memref_of(t))
         offset = 0
         for value in op.operands:

@@ -81,7 +81,7 @@ class Constant(RewritePattern):
         if "value" not in op.attributes:
             return False
         t = op.results[0].type
-        rw.replace_op(op, [HloBuilder(rw, op).op("constant", [], t, {"value": op.attributes["value"]})])
+        rw.replace_op(op, [HloBuilder(rw, op).op("constant", [], t, {"value": op.attr("value")})])
         return True
 
 

@@ -266,7 +266,7 @@ class Constant(_Pattern):
         t = _result_type(op)
         if isinstance(t.element, T.ComplexType):
             return False
-        new = rw.create(op, "tosa.const", (), [t], {"values": op.attributes["value"]})
+        new = rw.create(op, "tosa.const", (), [t], {"values": op.attr("value")})
         rw.replace_op(op, new.results)
         return True
 
@@ -277,7 +277,7 @@ class Iota(_Pattern):
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
         dim = int_list(op.attributes.get("iota_dimension")) or [
-            op.attributes["iota_dimension"].value]
+            op.attr("iota_dimension").value]
         if isinstance(t.element, T.ComplexType):
             return False
         shape = [1] * t.rank

@@ -69,7 +69,7 @@ class Softmax(RewritePattern):
         t = init.type
         if not op.results or not all_static(x.type, t) or not T.is_float(t.element):
             return False
-        dim = op.attributes["dimension"].value
+        dim = op.attr("dimension").value
         e = t.element
         work = T.f32 if e.width < 32 else e  # as the interpreter and IREE compute narrow floats
         rank = t.rank

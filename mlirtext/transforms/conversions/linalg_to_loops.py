@@ -59,15 +59,15 @@ def structured(op: Operation) -> Structured:
     elif op.name == "linalg.copy":
         maps = [_identity(out_rank), _identity(out_rank)]
     elif op.name == "linalg.transpose":
-        perm = list(op.attributes["permutation"].values)
+        perm = list(op.attr("permutation").values)
         inverse = [perm.index(i) for i in range(len(perm))]
         maps = [_projection(out_rank, inverse), _identity(out_rank)]
     elif op.name == "linalg.broadcast":
-        added = set(op.attributes["dimensions"].values)
+        added = set(op.attr("dimensions").values)
         maps = [_projection(out_rank, [d for d in range(out_rank) if d not in added]), _identity(out_rank)]
     elif op.name == "linalg.reduce":
         rank = ins[0].type.rank
-        reduced = set(op.attributes["dimensions"].values)
+        reduced = set(op.attr("dimensions").values)
         kept = [d for d in range(rank) if d not in reduced]
         maps = [_identity(rank)] * len(ins) + [_projection(rank, kept)] * len(outs)
     elif (found := indexing_maps(op)) is not None:
@@ -204,7 +204,7 @@ def lower_to_loops(op: Operation) -> None:
             for value, out, m in zip(body_op.operands, outs, s.maps[len(ins):]):
                 em.emit("memref.store", [mapping.get(value, value), out, *map_indices(em, m, ivs)], ())
         elif body_op.name == "linalg.index":
-            mapping[body_op.results[0]] = ivs[body_op.attributes["dim"].value]
+            mapping[body_op.results[0]] = ivs[body_op.attr("dim").value]
         else:
             em.insert(body_op.clone(mapping))
     op.erase()

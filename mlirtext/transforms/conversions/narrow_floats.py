@@ -199,7 +199,7 @@ class NarrowFloats:
             result = self.from_f32(fl.emit(combine, [x, scale], [T.f32], None, op).result, out, op)
         elif name == "arith.cmpf":
             a, b = (self.widen(v, t, op) for v, t in zip(args, types))
-            result = fl.emit("llvm.fcmp", [a, b], [T.i1], {"predicate": op.attributes["predicate"]}, op).result
+            result = fl.emit("llvm.fcmp", [a, b], [T.i1], {"predicate": op.attr("predicate")}, op).result
         elif name in _F32_OPS:
             wide = [self.widen(v, t, op) for v, t in zip(args, types)]
             f = fl.emit(_F32_OPS[name], wide, [T.f32], None, op).result

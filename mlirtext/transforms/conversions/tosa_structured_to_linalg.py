@@ -144,7 +144,7 @@ class AvgPool2d(RewritePattern):
         t = op.results[0].type
         kernel, stride = int_list(op.attributes.get("kernel")), int_list(op.attributes.get("stride"))
         pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
-        acc = op.attributes["acc_type"].type
+        acc = op.attr("acc_type").type
         e = t.element
         if kernel is None or stride is None or not all_static(x.type, t):
             return False

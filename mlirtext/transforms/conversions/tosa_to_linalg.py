@@ -92,7 +92,7 @@ def _reciprocal(b: Body, args, op):
 def _clamp(b: Body, args, op):
     x = args[0]
     t = x.type
-    low, high = op.attributes["min_val"].value, op.attributes["max_val"].value
+    low, high = op.attr("min_val").value, op.attr("max_val").value
     if T.is_float(t):
         fm = {"fastmath": FASTMATH_NONE}
         lo = b.op("arith.maximumf", [x, b.const(low, t)], t, fm)
@@ -256,7 +256,7 @@ class Const(RewritePattern):
     ops = ("tosa.const",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        new = rw.create(op, "arith.constant", (), [op.results[0].type], {"value": op.attributes["values"]})
+        new = rw.create(op, "arith.constant", (), [op.results[0].type], {"value": op.attr("values")})
         rw.replace_op(op, new.results)
         return True
 
@@ -310,7 +310,7 @@ class Transpose(RewritePattern):
         t = op.results[0].type
         if not all_static(t):
             return False
-        perms = list(op.attributes["perms"].values)
+        perms = list(op.attr("perms").values)
         new = insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [empty(rw, op, t)],
                                             {"permutation": i64_array(perms)}))
         rw.replace_op(op, new.results)
@@ -361,7 +361,7 @@ class Reduce(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x = op.operands[0]
         t = op.results[0].type
-        axis = op.attributes["axis"].value
+        axis = op.attr("axis").value
         if not all_static(x.type, t):
             return False
         float_name, int_name, identity = _REDUCE[op.name]
@@ -431,7 +431,7 @@ class Concat(RewritePattern):
         t = op.results[0].type
         if not all_static(t, *(v.type for v in op.operands)):
             return False
-        new = rw.create(op, "tensor.concat", op.operands, [t], {"dim": IntegerAttr(op.attributes["axis"].value)})
+        new = rw.create(op, "tensor.concat", op.operands, [t], {"dim": IntegerAttr(op.attr("axis").value)})
         rw.replace_op(op, new.results)
         return True
 
@@ -444,11 +444,11 @@ class Reverse(RewritePattern):
         t = op.results[0].type
         if not all_static(t):
             return False
-        axis = op.attributes["axis"].value
+        axis = op.attr("axis").value
         exprs = [f"-d{i} + {t.shape[i] - 1}" if i == axis else f"d{i}" for i in range(t.rank)]
         in_map = OpaqueAttr(f"affine_map<({dims_text(t.rank)}) -> ({', '.join(exprs)})>")
         generic = elementwise_generic(rw, op, [x], t, lambda b, args: args[0])
-        generic.attributes["indexing_maps"] = ArrayAttr((in_map, generic.attributes["indexing_maps"].items[1]))
+        generic.attributes["indexing_maps"] = ArrayAttr((in_map, generic.attr("indexing_maps").items[1]))
         rw.replace_op(op, generic.results)
         return True
 
