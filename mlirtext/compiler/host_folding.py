@@ -62,8 +62,8 @@ def _unit_axis_transpose(kernel: Operation) -> bool:
     ops = [op for op in kernel.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
     if len(ops) != 1 or ops[0].name != "linalg.transpose":
         return False
-    source = ops[0].operands[0].type
-    perm = list(getattr(ops[0].attributes.get("permutation"), "values", ()))
+    source = ops[0].operand("input").type
+    perm = list(getattr(ops[0].attr("permutation"), "values", ()))
     if not isinstance(source, T.RankedTensorType) or not source.has_static_shape or sorted(perm) != \
             list(range(source.rank)):
         return False

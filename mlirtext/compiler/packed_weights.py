@@ -87,20 +87,20 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
     if len(ops) < 2 or ops[0].name != "linalg.transpose" or ops[1].name != "tensor.collapse_shape":
         return None
     transpose, collapse = ops[0], ops[1]
-    packed = transpose.operands[0]
+    packed = transpose.operand("input")
     t = packed.type
     if not any(packed is a for a in args) or not isinstance(t, T.RankedTensorType) or t.rank < 3 or \
             t.shape[-1] != PANEL or T.element_type(t) != T.f32:
         return None
     rank = t.rank - 1
     perm = list(getattr(transpose.attributes.get("permutation"), "values", ()))
-    if perm != [*range(rank - 2), rank - 1, rank - 2, rank] or collapse.operands[0] is not transpose.results[0] or \
+    if perm != [*range(rank - 2), rank - 1, rank - 2, rank] or collapse.operand("src") is not transpose.results[0] or \
             len(transpose.results[0].uses) != 1 or len(packed.uses) != 1:
         return None
     if _reassociation(collapse) != [[i] for i in range(rank - 1)] + [[rank - 1, rank]]:
         return None
     b, count = collapse.results[0], 2
-    if len(ops) > 2 and ops[2].name == "tensor.extract_slice" and ops[2].operands[0] is b:
+    if len(ops) > 2 and ops[2].name == "tensor.extract_slice" and ops[2].operand("source") is b:
         cut = ops[2]
         if list(cut.attr("static_offsets").values) != [0] * rank or \
                 list(cut.attr("static_strides").values) != [1] * rank or \
@@ -110,7 +110,7 @@ def packed_argument(ops: list[Operation], args: list) -> Optional[tuple[Value, V
             return None
         b, count = cut.results[0], 3
     view = ops[count] if len(ops) > count else None
-    if view is not None and view.name == "tensor.expand_shape" and view.operands[0] is b and rank == 2 and \
+    if view is not None and view.name == "tensor.expand_shape" and view.operand("src") is b and rank == 2 and \
             _reassociation(view) == [[0, 1, 2], [3]] and len(b.uses) == 1:
         b, count = view.results[0], count + 1
     return packed, b, count

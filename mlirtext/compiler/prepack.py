@@ -90,7 +90,7 @@ def packed_variant(kernel: Operation, plan: MatmulPlan) -> Operation:
     for op in unpack:
         entry.append(op)
     mapping[b] = unpack[-1].results[0]
-    skipped = {transpose, getattr(transpose.operands[1], "op", None)} if transpose else set()
+    skipped = {transpose, getattr(transpose.operand("init"), "op", None)} if transpose else set()
     for op in ops:
         if op not in skipped:
             entry.append(op.clone(mapping))

@@ -46,8 +46,10 @@ def _accumulates(add: Operation, body, iv) -> bool:
         load = getattr(operand, "op", None)
         if load is None or load.name != "memref.load" or load.parent is not body or len(operand.uses) != 1:
             continue
-        same_place = load.operands[0] is store.operands[1] and len(load.operands) == len(store.operands) - 1 and \
-            all(a is b for a, b in zip(load.operands[1:], store.operands[2:]))
-        if same_place and all(i is not iv for i in load.operands[1:]):
+        indices = load.operands_named("indices")
+        same_place = load.operand("memref") is store.operand("memref") and \
+            len(indices) == len(store.operands_named("indices")) and \
+            all(a is b for a, b in zip(indices, store.operands_named("indices")))
+        if same_place and all(i is not iv for i in indices):
             return True
     return False

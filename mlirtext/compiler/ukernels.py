@@ -196,7 +196,7 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     if transpose is not None:   # B^T, an argument, transposed only for the matmul: read in place
         if not _swaps_last_two(transpose, ins[1], args):
             return None
-        ins = [ins[0], transpose.operands[0]]
+        ins = [ins[0], transpose.operand("input")]
     if not all(any(v is a for a in args) for v in ins):
         return None
     if any(T.element_type(v.type) != T.f32 for v in (*ins, *outs)):
@@ -229,10 +229,10 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
 def _swaps_last_two(transpose: Operation, b, args: list) -> bool:
     """`transpose` makes the matmul's B (and nothing else) from a kernel argument by swapping its
     last two axes."""
-    perm = list(getattr(transpose.attributes.get("permutation"), "values", ()))
+    perm = list(getattr(transpose.attr("permutation"), "values", ()))
     rank = len(perm)
     return rank >= 2 and perm == [*range(rank - 2), rank - 1, rank - 2] and transpose.results[0] is b and \
-        len(b.uses) == 1 and any(transpose.operands[0] is a for a in args)
+        len(b.uses) == 1 and any(transpose.operand("input") is a for a in args)
 
 
 def plan_kernel(fn: Operation) -> Optional[MatmulPlan | GroupedConvPlan]:

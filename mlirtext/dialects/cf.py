@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import StringAttr
 from .assembly_format import StringAttrKind, declare_family
+from ..ir.signatures import OpSignature
 from .base import PURE, TERMINATOR, Dialect, VerifyError
 from .branches import (build_cond_br, build_switch, case_values, print_cond_br, succ, successor_groups,
                        verify_branch, write_successor)
@@ -37,15 +38,16 @@ declare_family(dialect, "br", ["cf.br"], "$dest (`(` $destOperands^ `:` type($de
 
 # ---- cf.cond_br -------------------------------------------------------------------
 def _verify_cond_br(op) -> None:
-    if not op.operands or op.operands[0].type != T.i1:
-        got = op.operands[0].type if op.operands else None
+    if not op.operands or op.operand("condition").type != T.i1:
+        got = op.operand("condition").type if op.operands else None
         raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{got}'")
     verify_branch(op)
 
 
 dialect.op("cf.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("operandSegmentSizes", "branch_weights"), verify=_verify_cond_br,
-           print=safe_printer(print_cond_br))
+           print=safe_printer(print_cond_br),
+           names=OpSignature.of(("condition", "trueDestOperands*", "falseDestOperands*"), (), ("branch_weights",)))
 
 
 @dialect.rule("cf_cond_br")
@@ -56,7 +58,7 @@ def _cf_cond_br(ctx, children):
 # ---- cf.switch ----------------------------------------------------------------------
 def _print_switch(p, op) -> None:
     groups = successor_groups(op)
-    flag = op.operands[0]
+    flag = op.operand("flag")
     indent = "  " * (p.level + 1)
     lines = []
     entries = [("default", op.successors[0], groups[0])]
@@ -73,7 +75,7 @@ def _print_switch(p, op) -> None:
 
 
 def _verify_switch(op) -> None:
-    flag = op.operands[0].type if op.operands else None
+    flag = op.operand("flag").type if op.operands else None
     if not isinstance(flag, T.IntegerType):  # iree-opt 3.13: index is not accepted
         raise VerifyError(f"invalid kind of type specified: expected builtin.integer, but found '{flag}'")
     values = case_values(op.attributes.get("case_values"))
@@ -85,7 +87,8 @@ def _verify_switch(op) -> None:
 
 dialect.op("cf.switch", "Multi-way branch on an integer value, with a default.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "operandSegmentSizes"), verify=_verify_switch,
-           print=safe_printer(_print_switch))
+           print=safe_printer(_print_switch),
+           names=OpSignature.of(("flag", "defaultOperands*", "caseOperands*"), (), ("case_values", "case_operand_segments")))
 
 
 @dialect.rule("cf_default")

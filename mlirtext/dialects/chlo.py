@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from . import hlo_verify, stablehlo
+from ..ir.signatures import OpSignature
 from .base import PURE, Dialect, VerifyError
 from .common import create
 
@@ -26,30 +27,40 @@ BINARY = ("next_after", "polygamma", "zeta", "mulhi")
 
 _print = stablehlo.CHLO_PRINTERS.get
 
+# MLIR's names of the operands, results and attributes (ChloOps.td)
+_UNARY_NAMES = OpSignature.of(("operand",), ("result",))
+_BINARY_NAMES = OpSignature.of(("lhs", "rhs"), ("result",), ("broadcast_dimensions",))
+
 for _name in BROADCAST_BINARY:
     dialect.op(f"chlo.broadcast_{_name}", f"Broadcasting elementwise {_name}.", (PURE,),
                ("broadcast_dimensions",), hlo_verify.verifier_for(f"chlo.broadcast_{_name}"),
-               _print("broadcast_binary"))
+               _print("broadcast_binary"), names=_BINARY_NAMES)
 dialect.op("chlo.broadcast_compare", "Broadcasting elementwise comparison.", (PURE,),
            ("broadcast_dimensions", "comparison_direction", "compare_type"),
-           hlo_verify.verifier_for("chlo.broadcast_compare"), _print("broadcast_compare"))
+           hlo_verify.verifier_for("chlo.broadcast_compare"), _print("broadcast_compare"),
+           names=OpSignature.of(("lhs", "rhs"), ("result",), ("broadcast_dimensions", "comparison_direction",
+                                                                 "compare_type")))
 dialect.op("chlo.broadcast_select", "Broadcasting select.", (PURE,), (),
-           hlo_verify.verifier_for("chlo.broadcast_select"), _print("broadcast_select"))
+           hlo_verify.verifier_for("chlo.broadcast_select"), _print("broadcast_select"),
+           names=OpSignature.of(("pred", "on_true", "on_false"), ("result",)))
 for _name in UNARY:
     dialect.op(f"chlo.{_name}", f"Elementwise {_name}.", (PURE,), (), hlo_verify.verifier_for(f"chlo.{_name}"),
-               _print("unary"))
+               _print("unary"), names=_UNARY_NAMES)
 for _name in BINARY:
     dialect.op(f"chlo.{_name}", f"Elementwise {_name}.", (PURE,), (), hlo_verify.verifier_for(f"chlo.{_name}"),
-               _print("binary"))
+               _print("binary"), names=_BINARY_NAMES)
 dialect.op("chlo.constant_like", "A splat constant shaped like its operand.", (PURE,), ("value",),
-           hlo_verify.verifier_for("chlo.constant_like"), _print("constant_like"))
+           hlo_verify.verifier_for("chlo.constant_like"), _print("constant_like"),
+           names=OpSignature.of(("operand",), ("result",), ("value",)))
 dialect.op("chlo.constant", "A constant.", (PURE,), ("value",), hlo_verify.verifier_for("chlo.constant"),
-           _print("constant"))
+           _print("constant"), names=OpSignature.of((), ("output",), ("value",)))
 dialect.op("chlo.top_k", "The k largest elements and their indices.", (PURE,), ("k",),
-           hlo_verify.verifier_for("chlo.top_k"), _print("top_k"))
+           hlo_verify.verifier_for("chlo.top_k"), _print("top_k"),
+           names=OpSignature.of(("operand",), ("values", "indices"), ("k",)))
 dialect.op("chlo.ragged_dot", "Dot with ragged groups.", (PURE,),
            ("ragged_dot_dimension_numbers", "precision_config"), hlo_verify.verifier_for("chlo.ragged_dot"),
-           _print("ragged_dot"))
+           _print("ragged_dot"), names=OpSignature.of(("lhs", "rhs", "group_sizes"), ("result",),
+                                                      ("ragged_dot_dimension_numbers", "precision_config")))
 
 
 # ---- chlo.scan: custom syntax and checks ------------------------------------------------------

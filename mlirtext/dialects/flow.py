@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr
+from ..ir.signatures import OpSignature
 from .base import PURE, Dialect, VerifyError
 from .common import create, merge_unique_attrs
 from ..ir.types import FLOAT_WIDTHS
@@ -84,7 +85,8 @@ def _verify_tie_shape(op) -> None:
 
 
 dialect.op("flow.tensor.tie_shape", "Attaches the values of a tensor's dynamic dimensions.", traits=(PURE,),
-           verify=_verify_tie_shape, print=_print_tie_shape)
+           verify=_verify_tie_shape, print=_print_tie_shape,
+           names=OpSignature.of(("operand", "dynamic_dims*"), ("result",)))
 
 
 @dialect.rule("flow_tie_shape")
@@ -99,7 +101,7 @@ def _bitcast_parts(op):
     seg = op.attributes.get("operandSegmentSizes")
     sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) and len(seg.values) == 3 else \
         [1, len(op.operands) - 1, 0]
-    src = op.operands[0]
+    src = op.operand("source")
     a = op.operands[1:1 + sizes[1]]
     b = op.operands[1 + sizes[1]:1 + sizes[1] + sizes[2]]
     return src, a, b
@@ -137,7 +139,8 @@ def _verify_bitcast(op) -> None:
 
 
 dialect.op("flow.tensor.bitcast", "Reinterprets the bytes of a tensor as another element type and shape.",
-           traits=(PURE,), properties=("operandSegmentSizes",), verify=_verify_bitcast, print=_print_bitcast)
+           traits=(PURE,), properties=("operandSegmentSizes",), verify=_verify_bitcast, print=_print_bitcast,
+           names=OpSignature.of(("source", "source_dims*", "result_dims*"), ("result",)))
 
 
 @dialect.rule("flow_bitcast")

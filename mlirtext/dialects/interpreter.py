@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..ir.attributes import StringAttr, escape_string
 from ..syntax.literals import string_value
+from ..ir.signatures import OpSignature
 from .base import Dialect, VerifyError
 from .common import create
 
@@ -20,7 +21,7 @@ def _is_tensor(t) -> bool:
 
 def _print_probe(p, op) -> None:
     probe = op.attr("probe_id")
-    p.write("interpreter.probe ", p.value(op.operands[0]), ", probe_id = ", escape_string(probe.value),
+    p.write("interpreter.probe ", p.value(op.operand("operand")), ", probe_id = ", escape_string(probe.value),
             p.op_attr_dict(op, elide=("probe_id",)), " : ", p.type(op.results[0].type))
 
 
@@ -29,14 +30,16 @@ def _verify_probe(op) -> None:
         raise VerifyError("expects one operand and one result")
     if not isinstance(op.attributes.get("probe_id"), StringAttr):
         raise VerifyError("requires attribute 'probe_id'")
-    if op.operands[0].type != op.results[0].type:
+    operand = op.operand("operand").type
+    if operand != op.results[0].type:
         raise VerifyError("failed to verify that all of {operand, result} have same type")
-    if not _is_tensor(op.operands[0].type):
-        raise VerifyError(f"operand #0 must be tensor, but got '{op.operands[0].type}'")
+    if not _is_tensor(operand):
+        raise VerifyError(f"operand #0 must be tensor, but got '{operand}'")
 
 
 dialect.op("interpreter.probe", "Returns its operand and records it (serialised) under `probe_id`.",
-           properties=("probe_id",), verify=_verify_probe, print=_print_probe)
+           properties=("probe_id",), verify=_verify_probe, print=_print_probe,
+           names=OpSignature.of(("operand",), ("result",), ("probe_id",)))
 
 
 @dialect.rule("interpreter_probe")
@@ -51,8 +54,8 @@ def _interpreter_probe(ctx, children):
 
 
 def _print_print(p, op) -> None:
-    p.write("interpreter.print ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
-            p.type(op.operands[0].type))
+    operand = op.operand("operand")
+    p.write("interpreter.print ", p.value(operand), p.op_attr_dict(op), " : ", p.type(operand.type))
 
 
 def _verify_print(op) -> None:
@@ -60,7 +63,8 @@ def _verify_print(op) -> None:
         raise VerifyError(f"expected 1 operand, but found {len(op.operands)}")
 
 
-dialect.op("interpreter.print", "Prints a value.", verify=_verify_print, print=_print_print)
+dialect.op("interpreter.print", "Prints a value.", verify=_verify_print, print=_print_print,
+           names=OpSignature.of(("operand",)))
 
 
 @dialect.rule("interpreter_print")

@@ -28,6 +28,7 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAtt
                              StringAttr)
 from ..ir.core import Block, Operation, Region
 from .affine_maps import evaluate, parse_map
+from ..ir.signatures import OpSignature
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
 from .registry import builtin_registry
@@ -1015,9 +1016,11 @@ def _verify_broadcast(op) -> None:
 
 
 dialect.op("linalg.transpose", "Permutes the dimensions of the input into the init.",
-           properties=("permutation",), verify=_verify_transpose, print=safe_printer(_print_transpose_broadcast))
+           properties=("permutation",), verify=_verify_transpose, print=safe_printer(_print_transpose_broadcast),
+           names=OpSignature.of(("input", "init"), ("result*",), ("permutation",)))
 dialect.op("linalg.broadcast", "Broadcasts the input into the init, adding `dimensions`.",
-           properties=("dimensions",), verify=_verify_broadcast, print=safe_printer(_print_transpose_broadcast))
+           properties=("dimensions",), verify=_verify_broadcast, print=safe_printer(_print_transpose_broadcast),
+           names=OpSignature.of(("input", "init"), ("result*",), ("dimensions",)))
 
 
 @dialect.rule("linalg_pos_int")
@@ -1067,8 +1070,8 @@ def _print_softmax(p, op) -> None:
 def _verify_softmax(op) -> None:
     if len(op.operands) != 2:
         raise VerifyError("expected one input and one output")
-    src, dst = op.operands[0].type, op.operands[1].type
-    dim = op.attributes.get("dimension")
+    src, dst = op.operand("input").type, op.operand("output").type
+    dim = op.attr("dimension")
     if not isinstance(dim, IntegerAttr):
         raise VerifyError("requires a 'dimension' attribute")
     s, d = _shape(src), _shape(dst)
@@ -1081,7 +1084,8 @@ def _verify_softmax(op) -> None:
 
 
 dialect.op("linalg.softmax", "Softmax of the input along `dimension`.", properties=("dimension",),
-           verify=_verify_softmax, print=safe_printer(_print_softmax))
+           verify=_verify_softmax, print=safe_printer(_print_softmax),
+           names=OpSignature.of(("input", "output"), ("result*",), ("dimension",)))
 
 
 @dialect.rule("linalg_softmax")
@@ -1213,7 +1217,10 @@ for _name in ("pack", "unpack"):
     dialect.op(f"linalg.{_name}", f"{_name.capitalize()}s a tensor into / out of tiles.",
                properties=("inner_dims_pos", "outer_dims_perm", "static_inner_tiles") +
                (("operandSegmentSizes",) if _name == "pack" else ()),
-               verify=_verify_pack, print=safe_printer(_print_pack))
+               verify=_verify_pack, print=safe_printer(_print_pack),
+               names=OpSignature.of(("source", "dest", "padding_value?", "inner_tiles*") if _name == "pack" else
+                                    ("source", "dest", "inner_tiles*"), ("result",),
+                                    ("inner_dims_pos", "outer_dims_perm", "static_inner_tiles")))
 
 
 @dialect.rule("linalg_padding")
@@ -1299,7 +1306,8 @@ def _verify_index(op) -> None:
 
 
 dialect.op("linalg.index", "The index of an iteration dimension of the enclosing structured op.",
-           traits=(PURE,), properties=("dim",), verify=_verify_index, print=safe_printer(_print_index))
+           traits=(PURE,), properties=("dim",), verify=_verify_index, print=safe_printer(_print_index),
+           names=OpSignature.of((), ("result",), ("dim",)))
 
 
 @dialect.rule("linalg_index")
@@ -1335,7 +1343,8 @@ def _verify_yield(op) -> None:
 
 
 dialect.op("linalg.yield", "Yields the values of one iteration of the enclosing structured op.",
-           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_yield, print=safe_printer(_print_yield))
+           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_yield, print=safe_printer(_print_yield),
+           names=OpSignature.of(("values*",)))
 
 
 @dialect.rule("linalg_yield")

@@ -21,6 +21,7 @@ from ..ir.source import Span
 from ..ir.symbols import resolve_symbol, symbol_table_of
 from ..syntax.literals import string_value
 from .assembly_format import Custom, SymbolAttr, declare_family
+from ..ir.signatures import OpSignature
 from .base import PURE, SYMBOL, SYMBOL_TABLE, Dialect, VerifyError
 from .common import create, merge_unique_attrs, symbol_name
 from .registry import builtin_registry
@@ -334,6 +335,8 @@ declare_family(dialect, "copy", ["memref.copy"], "$source `,` $target attr-dict 
 
 # ---- subview / view / reinterpret_cast --------------------------------------------------------------
 _OFFSET_KEYS = ("static_offsets", "static_sizes", "static_strides")
+#: MLIR's names (OffsetSizeAndStrideOpInterface) of subview's and reinterpret_cast's operands
+_OFFSETS_SIZES_STRIDES = OpSignature.of(("source", "offsets*", "sizes*", "strides*"), ("result",), _OFFSET_KEYS)
 
 
 def _print_offsets_sizes_strides(p, op, source_count: int, sep: str) -> list[str]:
@@ -348,9 +351,10 @@ def _print_offsets_sizes_strides(p, op, source_count: int, sep: str) -> list[str
 
 def _print_subview(p, op) -> None:
     offsets, sizes, strides = _print_offsets_sizes_strides(p, op, 1, " ")
-    p.write("memref.subview ", p.value(op.operands[0]), offsets, " ", sizes, " ", strides,
+    source = op.operand("source")
+    p.write("memref.subview ", p.value(source), offsets, " ", sizes, " ", strides,
             p.op_attr_dict(op, elide=("operandSegmentSizes",) + _OFFSET_KEYS), " : ",
-            p.type(op.operands[0].type), " to ", p.type(op.results[0].type))
+            p.type(source.type), " to ", p.type(op.results[0].type))
 
 
 def _check_mixed(op, key: str, count: int, what: str, n_dynamic: int) -> None:
@@ -362,7 +366,7 @@ def _check_mixed(op, key: str, count: int, what: str, n_dynamic: int) -> None:
 
 
 def _verify_subview(op) -> None:
-    src, res = op.operands[0].type, op.results[0].type
+    src, res = op.operand("source").type, op.results[0].type
     if not isinstance(src, T.MemRefType):
         raise VerifyError(f"operand #0 must be memref of any type values, but got '{src}'")
     if not isinstance(res, T.MemRefType):
@@ -470,7 +474,7 @@ def _check_subview_type(op, src, res) -> None:
 
 dialect.op("memref.subview", "A strided view of part of a buffer: offsets, sizes and strides per dimension.",
            traits=(PURE,), properties=("operandSegmentSizes",) + _OFFSET_KEYS,
-           verify=_verify_subview, print=_print_subview)
+           verify=_verify_subview, print=_print_subview, names=_OFFSETS_SIZES_STRIDES)
 
 
 def _offsets_sizes_strides_op(ctx, name: str, children):
@@ -532,13 +536,14 @@ def _memref_view(ctx, children):
 
 def _print_reinterpret_cast(p, op) -> None:
     offsets, sizes, strides = _print_offsets_sizes_strides(p, op, 1, "")
-    p.write("memref.reinterpret_cast ", p.value(op.operands[0]), " to offset: ", offsets, ", sizes: ", sizes,
+    source = op.operand("source")
+    p.write("memref.reinterpret_cast ", p.value(source), " to offset: ", offsets, ", sizes: ", sizes,
             ", strides: ", strides, p.op_attr_dict(op, elide=("operandSegmentSizes",) + _OFFSET_KEYS),
-            " : ", p.type(op.operands[0].type), " to ", p.type(op.results[0].type))
+            " : ", p.type(source.type), " to ", p.type(op.results[0].type))
 
 
 def _verify_reinterpret_cast(op) -> None:
-    src, res = op.operands[0].type, op.results[0].type
+    src, res = op.operand("source").type, op.results[0].type
     _require_memref(src)
     if not isinstance(res, T.MemRefType):
         raise VerifyError(f"result #0 must be memref of any type values, but got '{res}'")
@@ -559,7 +564,7 @@ def _verify_reinterpret_cast(op) -> None:
 
 dialect.op("memref.reinterpret_cast", "Reinterprets a buffer with a given offset, sizes and strides.",
            traits=(PURE,), properties=("operandSegmentSizes",) + _OFFSET_KEYS,
-           verify=_verify_reinterpret_cast, print=_print_reinterpret_cast)
+           verify=_verify_reinterpret_cast, print=_print_reinterpret_cast, names=_OFFSETS_SIZES_STRIDES)
 
 
 @dialect.rule("memref_reinterpret_cast")
@@ -583,15 +588,16 @@ def _groups(op):
 def _print_reshape(p, op) -> None:
     groups = _groups(op) or []
     text = "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
-    p.write(op.name, " ", p.value(op.operands[0]), " ", text)
+    src = op.operand("src")
+    p.write(op.name, " ", p.value(src), " ", text)
     if op.name == "memref.expand_shape":
-        p.write(" output_shape ", _print_mixed(p, _static(op, "static_output_shape"), op.operands[1:]))
+        p.write(" output_shape ", _print_mixed(p, _static(op, "static_output_shape"), op.operands_named("output_shape")))
     p.write(p.op_attr_dict(op, elide=("reassociation", "static_output_shape")), " : ",
-            p.type(op.operands[0].type), " into ", p.type(op.results[0].type))
+            p.type(src.type), " into ", p.type(op.results[0].type))
 
 
 def _verify_reshape(op) -> None:
-    src, res = op.operands[0].type, op.results[0].type
+    src, res = op.operand("src").type, op.results[0].type
     if not isinstance(src, T.MemRefType) or not isinstance(res, T.MemRefType):
         raise VerifyError("expects ranked memref source and result types")
     groups = _groups(op)
@@ -631,7 +637,9 @@ def _verify_reshape(op) -> None:
 for _name in ("collapse_shape", "expand_shape"):
     dialect.op(f"memref.{_name}", "Reshapes a buffer by grouping (collapse) or splitting (expand) dimensions.",
                traits=(PURE,), properties=("reassociation", "static_output_shape"),
-               verify=_verify_reshape, print=_print_reshape)
+               verify=_verify_reshape, print=_print_reshape,
+               names=OpSignature.of(("src", "output_shape*") if _name == "expand_shape" else ("src",), ("result",),
+                                    ("reassociation", "static_output_shape")))
 
 
 @dialect.rule("memref_group")
@@ -796,13 +804,13 @@ def _perm_text(attr) -> str:
 
 
 def _print_transpose(p, op) -> None:
-    p.write("memref.transpose ", p.value(op.operands[0]), " ", _perm_text(op.attributes.get("permutation")),
-            p.op_attr_dict(op, elide=("permutation",)), " : ", p.type(op.operands[0].type), " to ",
+    p.write("memref.transpose ", p.value(op.operand("in")), " ", _perm_text(op.attr("permutation")),
+            p.op_attr_dict(op, elide=("permutation",)), " : ", p.type(op.operand("in").type), " to ",
             p.type(op.results[0].type))
 
 
 def _verify_transpose(op) -> None:
-    src, res = op.operands[0].type, op.results[0].type
+    src, res = op.operand("in").type, op.results[0].type
     if not isinstance(src, T.MemRefType):
         raise VerifyError(f"operand #0 must be strided memref of any type values, but got '{src}'")
     perm = _perm_text(op.attributes.get("permutation"))
@@ -815,7 +823,8 @@ def _verify_transpose(op) -> None:
 
 
 dialect.op("memref.transpose", "A view with permuted dimensions.", traits=(PURE,), properties=("permutation",),
-           verify=_verify_transpose, print=_print_transpose)
+           verify=_verify_transpose, print=_print_transpose,
+           names=OpSignature.of(("in",), ("result",), ("permutation",)))
 
 
 @dialect.rule("memref_perm")
@@ -880,12 +889,13 @@ def _memref_atomic_rmw(ctx, children):
 
 # ---- metadata ops ---------------------------------------------------------------------------------
 def _print_arrow_op(p, op) -> None:
-    p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operands[0].type),
+    source = op.operand("source")
+    p.write(op.name, " ", p.value(source), p.op_attr_dict(op), " : ", p.type(source.type),
             " -> ", p.types(op.result_types))
 
 
 def _verify_strided_metadata(op) -> None:
-    src = op.operands[0].type
+    src = op.operand("source").type
     if not isinstance(src, T.MemRefType):
         raise VerifyError(f"operand #0 must be strided memref of any type values, but got '{src}'")
     r = len(src.shape)
@@ -900,7 +910,8 @@ def _verify_strided_metadata(op) -> None:
 
 
 dialect.op("memref.extract_strided_metadata", "The base buffer, offset, sizes and strides of a memref.",
-           traits=(PURE,), verify=_verify_strided_metadata, print=_print_arrow_op)
+           traits=(PURE,), verify=_verify_strided_metadata, print=_print_arrow_op,
+           names=OpSignature.of(("source",), ("base_buffer", "offset", "sizes*", "strides*")))
 
 
 @dialect.rule("memref_extract_strided_metadata")
@@ -923,21 +934,23 @@ declare_family(dialect, "to_index", ["memref.extract_aligned_pointer_as_index"],
 
 
 def _print_assume_alignment(p, op) -> None:
-    p.write("memref.assume_alignment ", p.value(op.operands[0]), ", ", str(op.attr("alignment").value),
-            p.op_attr_dict(op, elide=("alignment",)), " : ", p.type(op.operands[0].type))
+    memref = op.operand("memref")
+    p.write("memref.assume_alignment ", p.value(memref), ", ", str(op.attr("alignment").value),
+            p.op_attr_dict(op, elide=("alignment",)), " : ", p.type(memref.type))
 
 
 def _verify_assume_alignment(op) -> None:
-    _require_memref(op.operands[0].type)
+    _require_memref(op.operand("memref").type)
     a = op.attributes.get("alignment")
     if not isinstance(a, IntegerAttr) or a.value <= 0 or a.value & (a.value - 1):
         raise VerifyError("alignment must be power of 2")
-    if op.results and op.results[0].type != op.operands[0].type:
+    if op.results and op.results[0].type != op.operand("memref").type:
         raise VerifyError("failed to verify that all of {memref, result} have same type")
 
 
 dialect.op("memref.assume_alignment", "Asserts the buffer's alignment; returns the same buffer.",
-           properties=("alignment",), verify=_verify_assume_alignment, print=_print_assume_alignment)
+           properties=("alignment",), verify=_verify_assume_alignment, print=_print_assume_alignment,
+           names=OpSignature.of(("memref",), ("result",), ("alignment",)))
 
 
 @dialect.rule("memref_assume_alignment")

@@ -13,6 +13,7 @@ from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, unit
 from ..ir.core import Block, Operation, Region
 from .assembly_format import declare_family
+from ..ir.signatures import OpSignature
 from .base import RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create
 from .registry import builtin_registry
@@ -118,7 +119,8 @@ def _verify_for(op) -> None:
 
 
 dialect.op("scf.for", "A counted loop: induction variable from lower bound to upper bound by step, with "
-           "loop-carried values.", properties=("unsignedCmp",), verify=_verify_for, print=_print_for)
+           "loop-carried values.", properties=("unsignedCmp",), verify=_verify_for, print=_print_for,
+           names=OpSignature.of(("lowerBound", "upperBound", "step", "initArgs*"), ("results*",)))
 
 
 @dialect.rule("scf_assign")
@@ -156,7 +158,7 @@ def _scf_for(ctx, children):
 # ---- scf.if ---------------------------------------------------------------------------------
 def _print_if(p, op) -> None:
     terminators = bool(op.results)
-    p.write("scf.if ", p.value(op.operands[0]), _print_results_arrow(p, op.result_types), " ")
+    p.write("scf.if ", p.value(op.operand("condition")), _print_results_arrow(p, op.result_types), " ")
     p.region(op.regions[0], print_entry_args=False, print_terminators=terminators)
     if len(op.regions) > 1 and op.regions[1].blocks:
         p.write(" else ")
@@ -165,8 +167,8 @@ def _print_if(p, op) -> None:
 
 
 def _verify_if(op) -> None:
-    if len(op.operands) != 1 or op.operands[0].type != T.i1:
-        got = op.operands[0].type if op.operands else "nothing"
+    if len(op.operands) != 1 or op.operand("condition").type != T.i1:
+        got = op.operand("condition").type if op.operands else "nothing"
         raise VerifyError(f"operand #0 must be 1-bit signless integer, but got '{got}'")
     if len(op.regions) != 2:
         raise VerifyError(f"requires 2 regions, but found {len(op.regions)}")
@@ -181,7 +183,7 @@ def _verify_if(op) -> None:
 
 
 dialect.op("scf.if", "If-then-else: runs one of two regions by an i1 condition; both yield the results.",
-           verify=_verify_if, print=_print_if)
+           verify=_verify_if, print=_print_if, names=OpSignature.of(("condition",), ("results*",)))
 
 
 @dialect.rule("scf_if")
@@ -231,7 +233,8 @@ def _verify_while(op) -> None:
 
 
 dialect.op("scf.while", "A while loop: the 'before' region computes the condition and forwards values, "
-           "the 'after' region is the body.", verify=_verify_while, print=_print_while)
+           "the 'after' region is the body.", verify=_verify_while, print=_print_while,
+           names=OpSignature.of(("inits*",), ("results*",)))
 
 
 @dialect.rule("scf_attributes")
@@ -327,7 +330,7 @@ def _scf_execute_region(ctx, children):
 
 # ---- scf.index_switch ------------------------------------------------------------------------
 def _print_index_switch(p, op) -> None:
-    p.write("scf.index_switch ", p.value(op.operands[0]), p.op_attr_dict(op, elide=("cases",)))
+    p.write("scf.index_switch ", p.value(op.operand("arg")), p.op_attr_dict(op, elide=("cases",)))
     if op.results:
         p.write(" -> ", p.types(op.result_types))
     cases = op.attributes.get("cases")
@@ -341,8 +344,8 @@ def _print_index_switch(p, op) -> None:
 
 
 def _verify_index_switch(op) -> None:
-    if len(op.operands) != 1 or op.operands[0].type != T.index:
-        got = op.operands[0].type if op.operands else "nothing"
+    if len(op.operands) != 1 or op.operand("arg").type != T.index:
+        got = op.operand("arg").type if op.operands else "nothing"
         raise VerifyError(f"operand #0 must be index, but got '{got}'")
     cases = op.attributes.get("cases")
     if not isinstance(cases, DenseArrayAttr):
@@ -373,7 +376,8 @@ def _verify_index_switch(op) -> None:
 
 
 dialect.op("scf.index_switch", "Switch on an index: runs the case region matching the value, else the "
-           "default region.", properties=("cases",), verify=_verify_index_switch, print=_print_index_switch)
+           "default region.", properties=("cases",), verify=_verify_index_switch, print=_print_index_switch,
+           names=OpSignature.of(("arg",), ("results*",), ("cases",)))
 
 
 @dialect.rule("scf_case")
@@ -464,7 +468,8 @@ def _verify_parallel(op) -> None:
 
 
 dialect.op("scf.parallel", "A parallel loop nest over index ranges, with reductions for its results.",
-           properties=("operandSegmentSizes",), verify=_verify_parallel, print=_print_parallel)
+           properties=("operandSegmentSizes",), verify=_verify_parallel, print=_print_parallel,
+           names=OpSignature.of(("lowerBound*", "upperBound*", "step*", "initVals*"), ("results*",)))
 
 
 @dialect.rule("scf_ivs")
@@ -521,14 +526,15 @@ def _verify_reduce(op) -> None:
         term = _terminator(region)
         if term is None or term.name != "scf.reduce.return":
             raise VerifyError("reduction bodies must be terminated with an 'scf.reduce.return' op")
-        if not term.operands or term.operands[0].type != v.type:
-            got = term.operands[0].type if term.operands else "nothing"
+        if not term.operands or term.operand("result").type != v.type:
+            got = term.operand("result").type if term.operands else "nothing"
             raise VerifyError(f"type mismatch between reduce operand #{i} ({v.type}) and the result of the "
                               f"reduction ({got})")
 
 
 dialect.op("scf.reduce", "Ends a scf.parallel body: each operand is combined by its reduction region.",
-           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_reduce, print=_print_reduce)
+           traits=(TERMINATOR, RETURN_LIKE), verify=_verify_reduce, print=_print_reduce,
+           names=OpSignature.of(("reductions*",)))
 
 
 @dialect.rule("scf_reduce_operands")

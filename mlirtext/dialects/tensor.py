@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ir import types as T
 from .assembly_format import declare_family
+from ..ir.signatures import OpSignature
 from .base import PURE, Dialect, VerifyError
 from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
 
@@ -308,7 +309,8 @@ def _verify_extract_slice(op) -> None:
 
 
 dialect.op("tensor.extract_slice", "A slice of a tensor (offsets, sizes, strides; may drop unit dims).",
-           traits=(PURE,), properties=_SLICE_KEYS, verify=_verify_extract_slice, print=safe_printer(_print_extract_slice))
+           traits=(PURE,), properties=_SLICE_KEYS, verify=_verify_extract_slice, print=safe_printer(_print_extract_slice),
+           names=OpSignature.of(("source", "offsets*", "sizes*", "strides*"), ("result",), _SLICE_KEYS[:3]))
 
 
 def _slice_attributes(ctx, operands: list, segs: list, mixed_lists, attrs) -> dict:
@@ -350,7 +352,8 @@ def _verify_insert_slice(op) -> None:
 
 
 dialect.op("tensor.insert_slice", "A copy of a tensor with a slice replaced by the source.",
-           traits=(PURE,), properties=_SLICE_KEYS, verify=_verify_insert_slice, print=safe_printer(_print_insert_slice))
+           traits=(PURE,), properties=_SLICE_KEYS, verify=_verify_insert_slice, print=safe_printer(_print_insert_slice),
+           names=OpSignature.of(("source", "dest", "offsets*", "sizes*", "strides*"), ("result",), _SLICE_KEYS[:3]))
 
 
 @dialect.rule("tensor_insert_slice")
@@ -419,16 +422,17 @@ def _verify_reshape_like(op, collapsed, expanded) -> None:
 
 def _print_expand(p, op) -> None:
     groups = _reassociation(op)
-    p.write("tensor.expand_shape ", p.value(op.operands[0]), " ", _reassoc_text(groups), " output_shape ",
-            mixed_text(p, _static(op, "static_output_shape"), op.operands[1:]))
+    src = op.operand("src")
+    p.write("tensor.expand_shape ", p.value(src), " ", _reassoc_text(groups), " output_shape ",
+            mixed_text(p, _static(op, "static_output_shape"), op.operands_named("output_shape")))
     p.write(p.attr_dict(op.attributes, elide=("reassociation", "static_output_shape")), " : ",
-            p.type(op.operands[0].type), " into ", p.type(op.results[0].type))
+            p.type(src.type), " into ", p.type(op.results[0].type))
 
 
 def _verify_expand(op) -> None:
-    _verify_reshape_like(op, op.operands[0].type, op.results[0].type)
+    _verify_reshape_like(op, op.operand("src").type, op.results[0].type)
     static = _static(op, "static_output_shape")
-    _check_mixed(static, op.operands[1:], "output_shape")
+    _check_mixed(static, op.operands_named("output_shape"), "output_shape")
     result = op.results[0].type
     if isinstance(result, T.RankedTensorType):
         if len(static) != result.rank:
@@ -441,7 +445,8 @@ def _verify_expand(op) -> None:
 
 dialect.op("tensor.expand_shape", "Splits dimensions of a tensor (a reassociation of result dims).",
            traits=(PURE,), properties=("reassociation", "static_output_shape"), verify=_verify_expand,
-           print=safe_printer(_print_expand))
+           print=safe_printer(_print_expand),
+           names=OpSignature.of(("src", "output_shape*"), ("result",), ("reassociation", "static_output_shape")))
 
 
 @dialect.rule("tensor_expand_shape")
@@ -461,17 +466,19 @@ def _tensor_expand_shape(ctx, children):
 
 
 def _print_collapse(p, op) -> None:
-    p.write("tensor.collapse_shape ", p.value(op.operands[0]), " ", _reassoc_text(_reassociation(op)))
-    p.write(p.attr_dict(op.attributes, elide=("reassociation",)), " : ", p.type(op.operands[0].type),
+    src = op.operand("src")
+    p.write("tensor.collapse_shape ", p.value(src), " ", _reassoc_text(_reassociation(op)))
+    p.write(p.attr_dict(op.attributes, elide=("reassociation",)), " : ", p.type(src.type),
             " into ", p.type(op.results[0].type))
 
 
 def _verify_collapse(op) -> None:
-    _verify_reshape_like(op, op.results[0].type, op.operands[0].type)
+    _verify_reshape_like(op, op.results[0].type, op.operand("src").type)
 
 
 dialect.op("tensor.collapse_shape", "Merges groups of dimensions of a tensor.", traits=(PURE,),
-           properties=("reassociation",), verify=_verify_collapse, print=safe_printer(_print_collapse))
+           properties=("reassociation",), verify=_verify_collapse, print=safe_printer(_print_collapse),
+           names=OpSignature.of(("src",), ("result",), ("reassociation",)))
 
 
 @dialect.rule("tensor_collapse_shape")
@@ -524,7 +531,8 @@ def _verify_pad(op) -> None:
 
 
 dialect.op("tensor.pad", "Pads a tensor with the value its region yields.", traits=(PURE,),
-           properties=_PAD_KEYS, verify=_verify_pad, print=safe_printer(_print_pad))
+           properties=_PAD_KEYS, verify=_verify_pad, print=safe_printer(_print_pad),
+           names=OpSignature.of(("source", "low*", "high*"), ("result",), _PAD_KEYS[:3]))
 
 
 @dialect.rule("tensor_pad")
@@ -580,7 +588,8 @@ def _verify_generate(op) -> None:
 
 
 dialect.op("tensor.generate", "A tensor whose elements its region computes from their indices.",
-           traits=(PURE,), verify=_verify_generate, print=safe_printer(_print_generate))
+           traits=(PURE,), verify=_verify_generate, print=safe_printer(_print_generate),
+           names=OpSignature.of(("dynamicExtents*",), ("result",)))
 
 
 @dialect.rule("tensor_generate")
@@ -643,7 +652,8 @@ def _verify_concat(op) -> None:
 
 
 dialect.op("tensor.concat", "Concatenates tensors along one dimension.", traits=(PURE,),
-           properties=("dim",), verify=_verify_concat, print=safe_printer(_print_concat))
+           properties=("dim",), verify=_verify_concat, print=safe_printer(_print_concat),
+           names=OpSignature.of(("inputs*",), ("result",), ("dim",)))
 
 
 @dialect.rule("tensor_concat")

@@ -10,6 +10,7 @@ from ..ir import types as T
 from ..ir.attributes import ArrayAttr, DenseArrayAttr, StringAttr, TypeAttr
 from ..ir.core import Region
 from ..syntax.literals import string_value
+from ..ir.signatures import OpSignature
 from .base import ISOLATED, PURE, SYMBOL, TERMINATOR, Dialect, VerifyError
 from .common import add_arg_res_attrs, create, explicit_attrs, symbol_name
 from .func import print_function, verify_function
@@ -62,13 +63,14 @@ def _print_match(p, op) -> None:
     p.write("transform.structured.match")
     if ops is not None:
         p.write(" ops{[", ", ".join(str(s) for s in ops.items), "]}")
-    p.write(" in ", p.value(op.operands[0]), p.op_attr_dict(op, elide=("ops",)), " : ",
+    p.write(" in ", p.value(op.operand("target")), p.op_attr_dict(op, elide=("ops",)), " : ",
             p.function_type(op.operand_types, op.result_types))
 
 
 dialect.op("transform.structured.match", "Handles to the payload ops that match a filter.", (),
            ("ops", "interface", "op_attrs", "filter_result_type", "filter_operand_types"),
-           None, _print_match, operands=1, results=1, regions=0, successors=0)
+           None, _print_match, operands=1, results=1, regions=0, successors=0,
+           names=OpSignature.of(("target",), ("results",), ("ops",)))
 
 
 @dialect.rule("transform_match_ops")
@@ -104,7 +106,7 @@ def _print_tile(p, op) -> None:
     if not plain:
         p.generic_op(op)
         return
-    p.write("transform.structured.tile_using_for ", p.value(op.operands[0]), " tile_sizes [",
+    p.write("transform.structured.tile_using_for ", p.value(op.operand("target")), " tile_sizes [",
             ", ".join(str(s) for s in sizes.values), "]")
     inter = op.attributes.get("interchange")
     if isinstance(inter, DenseArrayAttr) and inter.values:
@@ -115,7 +117,8 @@ def _print_tile(p, op) -> None:
 
 dialect.op("transform.structured.tile_using_for", "Tiles a Linalg op with scf.for loops.", (),
            ("operandSegmentSizes", "static_sizes", "scalable_sizes", "interchange"), _verify_tile, _print_tile,
-           results=(1,), regions=0, successors=0)
+           results=(1,), regions=0, successors=0,
+           names=OpSignature.of(("target", "dynamic_sizes*"), ("tiled_linalg_op", "loops*"), ("static_sizes",)))
 
 
 @dialect.rule("transform_tile_using_for")

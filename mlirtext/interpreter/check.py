@@ -430,7 +430,7 @@ def _probe(interp, op, args):
     what `stablehlo-translate --interpret --probe-output-dir` serializes for later comparison."""
     probe = op.attributes.get("probe_id")
     name = probe.value if isinstance(probe, StringAttr) else ""
-    _probes(interp).setdefault(name, []).append((op.operands[0].type, np.array(args[0], copy=True)))
+    _probes(interp).setdefault(name, []).append((op.operand("operand").type, np.array(args[0], copy=True)))
     return [args[0]]
 
 

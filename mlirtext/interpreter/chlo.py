@@ -240,7 +240,7 @@ def _mulhi(interp, op, args):
     a, b = (np.asarray(x) for x in args)
     bits = a.dtype.itemsize * 8
     from ..ir import types as T
-    e = T.element_type(op.operands[0].type)
+    e = T.element_type(op.operand("lhs").type)
     if isinstance(e, T.IntegerType):
         bits = e.width
     with np.errstate(all="ignore"):

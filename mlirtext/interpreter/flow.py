@@ -60,4 +60,4 @@ def _bitcast(interp, op, args):
     n_src_dims = seg.values[1] if seg is not None else 0
     dyn = iter(int(a) for a in args[1 + n_src_dims:])
     shape = tuple(next(dyn) if d is None else d for d in dst_type.shape)
-    return [bitcast(src, op.operands[0].type, dst_type, shape)]
+    return [bitcast(src, op.operand("source").type, dst_type, shape)]

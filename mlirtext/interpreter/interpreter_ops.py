@@ -121,9 +121,9 @@ def format_tensor(value: np.ndarray, type_text: str) -> str:
 
 @impl("interpreter.print")
 def _print(interp, op, args):
-    name = op.operands[0].name
-    prefix = f"%{name} = " if name is not None else ""
-    text = prefix + format_tensor(args[0], str(op.operands[0].type))
+    operand = op.operand("operand")
+    prefix = f"%{operand.name} = " if operand.name is not None else ""
+    text = prefix + format_tensor(args[0], str(operand.type))
     # `interp.print_stream` (when a driver sets one) receives the text instead of stdout.
     stream = getattr(interp, "print_stream", None) or sys.stdout
     with _PRINT_LOCK:

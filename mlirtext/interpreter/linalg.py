@@ -883,7 +883,7 @@ def _pack(interp, op, args):
     order_outer = outer if outer else list(range(rank))
     perm = [pos[("o", d)] for d in order_outer] + [pos[("t", d)] for d in inner]
     new = np.ascontiguousarray(r.transpose(perm))
-    return _finish(op, [op.operands[1]], [dest], [new])
+    return _finish(op, [op.operand("dest")], [dest], [new])
 
 
 @impl("linalg.unpack")
@@ -910,7 +910,7 @@ def _unpack(interp, op, args):
     full = src.transpose(perm).reshape(shape)
     dshape = np.shape(dest)
     new = np.ascontiguousarray(full[tuple(slice(0, s) for s in dshape)])
-    return _finish(op, [op.operands[1]], [dest], [new])
+    return _finish(op, [op.operand("dest")], [dest], [new])
 
 
 @impl("linalg.fill_rng_2d")

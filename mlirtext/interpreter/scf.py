@@ -31,7 +31,7 @@ def _for(interp, op, args):
     lb, ub, step, *iters = args
     lb, ub, step = (_scalar(x, "loop bound") for x in (lb, ub, step))
     unsigned = "unsignedCmp" in op.attributes
-    iv_type = op.operands[0].type
+    iv_type = op.operand("lowerBound").type
     dtype = dtype_of(iv_type)
     if unsigned:
         lo, hi, st = (int(unsigned_view(x)) for x in (lb, ub, step))

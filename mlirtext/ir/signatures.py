@@ -60,6 +60,11 @@ class OpSignature:
     def slice_of(self, groups: tuple, name: str, count: int, sizes) -> slice:
         """Where group `name` sits in a list of `count` values; `sizes` is the segment-sizes
         attribute's counts (needed only with two or more non-single groups)."""
+        for i, group in enumerate(groups):  # ahead of every variadic group: a fixed place
+            if not group.single:
+                break
+            if group.name == name:
+                return slice(i, i + 1)
         flexible = [g for g in groups if not g.single]
         if len(flexible) > 1:
             if sizes is None or len(sizes) != len(groups):

@@ -362,7 +362,7 @@ def expand(op: Operation) -> bool:
     fn = EXPANSIONS.get(op.name)
     if fn is None or len(op.operands) != 1 or len(op.results) != 1:
         return False
-    return _replace(op, fn, [op.operands[0]])
+    return _replace(op, fn, [op.operand("operand")])
 
 
 def expand_for_gpu(op: Operation) -> bool:
@@ -378,13 +378,13 @@ def expand_for_gpu(op: Operation) -> bool:
     if op.name in ("math.ctpop", "math.ctlz"):
         if not isinstance(element, T.IntegerType) or element.width not in (8, 16, 32, 64):
             return False
-        return _replace(op, getattr(bit_expansion, op.name[5:]), [op.operands[0]], element.width)
+        return _replace(op, getattr(bit_expansion, op.name[5:]), [op.operand("operand")], element.width)
     if op.name == "math.isfinite":
-        operand_type = op.operands[0].type
-        if not isinstance(_element(operand_type), T.FloatType):
+        operand = op.operand("operand")
+        if not isinstance(_element(operand.type), T.FloatType):
             return False
-        b = _Builder(op, operand_type)
-        return _use_instead(op, bit_expansion.isfinite(b, op.operands[0], operand_type))
+        b = _Builder(op, operand.type)
+        return _use_instead(op, bit_expansion.isfinite(b, operand, operand.type))
     if _approximable(t, ("f64", "f32", "f16", "bf16")) is None:
         return False
     trig = {"math.sin": trig_approximation.sin, "math.cos": trig_approximation.cos,
@@ -452,11 +452,11 @@ _POW_PRODUCTS = {2.0: ((0, 0),), 3.0: ((0, 0), (1, 0)), 4.0: ((0, 0), (1, 1))}
 
 def _pow_by_products(op: Operation) -> bool:
     """Replace `math.powf %x, c` (c a splat constant in _POW_PRODUCTS) by multiplications of x."""
-    steps = _POW_PRODUCTS.get(splat_value(constant_value(op.operands[1])))
+    steps = _POW_PRODUCTS.get(splat_value(constant_value(op.operand("rhs"))))
     if steps is None or len(op.results) != 1:
         return False
     t = op.results[0].type
-    powers = [op.operands[0]]   # x, then each product: powers[i] * powers[j]
+    powers = [op.operand("lhs")]   # x, then each product: powers[i] * powers[j]
     for i, j in steps:
         mul = Operation("arith.mulf", [powers[i], powers[j]], (t,), {}, span=op.span, location=op.location)
         op.parent.insert_before(op, mul)
@@ -481,7 +481,7 @@ class PolynomialApproximation(Pass):
                 continue
             if inner.name in EXPANSIONS:
                 add = _one_plus(inner) if inner.name == "math.exp" else None
-                if add is not None and _replace(add, one_plus_exp, [inner.operands[0]]):
+                if add is not None and _replace(add, one_plus_exp, [inner.operand("operand")]):
                     inner.erase()
                     continue
                 if expand(inner):

@@ -197,18 +197,18 @@ class Bufferizer:
             inner.erase()
 
     def _reshape(self, op: Operation) -> None:
-        source = self.buffer(op.operands[0], op)
+        source = self.buffer(op.operand("src"), op)
         name = op.name.replace("tensor.", "memref.")
         attrs = {k: v for k, v in op.attributes.items() if k in ("reassociation", "static_output_shape")}
         view = _create(op, name, [source, *op.operands[1:]], [memref_of(op.results[0].type)], attrs)
         self.bind(op.results[0], view, views=source)  # a view: not owned
 
     def _cast(self, op: Operation) -> None:
-        source = self.buffer(op.operands[0], op)
+        source = self.buffer(op.operand("source"), op)
         self.bind(op.results[0], _create(op, "memref.cast", [source], [memref_of(op.results[0].type)]), views=source)
 
     def _extract_slice(self, op: Operation) -> None:
-        source = self.buffer(op.operands[0], op)
+        source = self.buffer(op.operand("source"), op)
         offsets = list(op.attr("static_offsets").values)
         sizes = list(op.attr("static_sizes").values)
         strides = list(op.attr("static_strides").values)
@@ -238,13 +238,13 @@ class Bufferizer:
         self.bind(op.results[0], fresh)
 
     def _extract(self, op: Operation) -> None:
-        source = self.buffer(op.operands[0], op)
-        load = _create(op, "memref.load", [source, *op.operands[1:]], [op.results[0].type])
+        source = self.buffer(op.operand("tensor"), op)
+        load = _create(op, "memref.load", [source, *op.operands_named("indices")], [op.results[0].type])
         op.results[0].replace_all_uses_with(load)
 
     def _dim(self, op: Operation) -> None:
-        source = self.buffer(op.operands[0], op)
-        dim = _create(op, "memref.dim", [source, op.operands[1]], [T.index])
+        source = self.buffer(op.operand("source"), op)
+        dim = _create(op, "memref.dim", [source, op.operand("index")], [T.index])
         op.results[0].replace_all_uses_with(dim)
 
     def _return(self, op: Operation) -> None:
@@ -350,9 +350,9 @@ class Bufferizer:
         saved, self.fence = self.fence, (self.fence | self.owned) - set(carried)
 
         def condition(c: Operation) -> None:
-            forwarded = c.operands[1:]
+            forwarded = c.operands_named("args")
             self._into(c, [forwarded[i] for i in tensors], carried)
-            c.set_operands([c.operands[0]] + [v for i, v in enumerate(forwarded) if i not in tensors])
+            c.set_operands([c.operand("condition")] + [v for i, v in enumerate(forwarded) if i not in tensors])
 
         def step(y: Operation) -> None:
             self._into(y, [y.operands[i] for i in tensors], carried)

@@ -115,9 +115,9 @@ class ChloElementwise(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        if len(op.operands) != 1 or not all_static(t, op.operands[0].type) or t.element not in FLOAT_MAX:
+        if len(op.operands) != 1 or not all_static(t, op.operand("operand").type) or t.element not in FLOAT_MAX:
             return False
-        rw.replace_op(op, [_FORMULAS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operands[0])])
+        rw.replace_op(op, [_FORMULAS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operand("operand"))])
         return True
 
 
@@ -138,7 +138,7 @@ class Square(RewritePattern):
         t = op.results[0].type
         if not all_static(t) or isinstance(t.element, T.ComplexType):
             return False
-        x = op.operands[0]
+        x = op.operand("operand")
         rw.replace_op(op, [HloBuilder(rw, op).binary("multiply", x, x)])
         return True
 
@@ -147,7 +147,7 @@ class InfinityChecks(RewritePattern):
     ops = ("chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf")
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         if not all_static(x.type) or x.type.element not in FLOAT_MAX:
             return False
         f = Formulas(HloBuilder(rw, op), x.type)

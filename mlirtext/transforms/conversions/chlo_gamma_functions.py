@@ -84,7 +84,7 @@ class GammaFunctions(RewritePattern):
         t = op.results[0].type
         if len(op.operands) != 1 or not all_static(t) or t.element not in FLOAT_MAX:
             return False
-        rw.replace_op(op, [with_upcast(HloBuilder(rw, op), _FUNCTIONS[short_name(op)], op.operands[0])])
+        rw.replace_op(op, [with_upcast(HloBuilder(rw, op), _FUNCTIONS[short_name(op)], op.operand("operand"))])
         return True
 
 

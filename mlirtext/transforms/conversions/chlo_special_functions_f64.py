@@ -136,7 +136,7 @@ class ErrorFunctionsF64(RewritePattern):
         t = op.results[0].type
         if len(op.operands) != 1 or not all_static(t) or t.element != T.f64:
             return False
-        rw.replace_op(op, [_FUNCTIONS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operands[0])])
+        rw.replace_op(op, [_FUNCTIONS[short_name(op)](Formulas(HloBuilder(rw, op), t), op.operand("operand"))])
         return True
 
 

@@ -36,7 +36,7 @@ class TopK(RewritePattern):
     ops = ("chlo.top_k",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         t = x.type
         values_type, indices_type = (r.type for r in op.results)
         if not all_static(t, values_type, indices_type) or t.rank == 0 or t.element == T.i1:

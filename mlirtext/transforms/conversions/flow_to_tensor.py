@@ -16,9 +16,10 @@ class TieShape(RewritePattern):
     ops = ("flow.tensor.tie_shape",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        if op.operands[0].type != op.results[0].type:
+        tensor = op.operand("operand")
+        if tensor.type != op.results[0].type:
             return False
-        rw.replace_op(op, [op.operands[0]])
+        rw.replace_op(op, [tensor])
         return True
 
 

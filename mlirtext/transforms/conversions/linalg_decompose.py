@@ -222,7 +222,7 @@ def _more_static(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "tensor.cast":
         return None
-    src = owner.operands[0]
+    src = owner.operand("source")
     if all_static(src.type) and not all_static(value.type) and src.type.rank == value.type.rank:
         return src
     return None
@@ -263,14 +263,14 @@ class FoldCasts(RewritePattern):
     ops = ("tensor.cast",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        src = op.operands[0]
+        src = op.operand("source")
         t = op.results[0].type
         if src.type == t:
             rw.replace_op(op, [src])
             return True
         owner = getattr(src, "op", None)
         if owner is not None and owner.name == "tensor.cast":
-            inner = owner.operands[0]
+            inner = owner.operand("source")
             rw.replace_op(op, [inner if inner.type == t else _cast(rw, op, inner, t)])
             return True
         return False

@@ -29,7 +29,7 @@ def _forgetting_cast_source(value):
     op = getattr(value, "op", None)
     if getattr(op, "name", None) != "tensor.cast":
         return None
-    source = op.operands[0]
+    source = op.operand("source")
     before, after = source.type, value.type
     if not (isinstance(before, T.RankedTensorType) and isinstance(after, T.RankedTensorType)):
         return None
@@ -91,10 +91,10 @@ class CastOfCast(RewritePattern):
     ops = ("tensor.cast",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        inner = getattr(op.operands[0], "op", None)
+        inner = getattr(op.operand("source"), "op", None)
         if getattr(inner, "name", None) != "tensor.cast":
             return False
-        origin = inner.operands[0]
+        origin = inner.operand("source")
         if origin.type == op.results[0].type:
             rw.replace_op(op, [origin])
         else:
@@ -125,9 +125,10 @@ class TieShapeOfCast(RewritePattern):
     ops = ("flow.tensor.tie_shape",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        if _forgetting_cast_source(op.operands[0]) is None:
+        tensor = op.operand("operand")
+        if _forgetting_cast_source(tensor) is None:
             return False
-        rw.replace_op(op, [op.operands[0]])
+        rw.replace_op(op, [tensor])
         return True
 
 

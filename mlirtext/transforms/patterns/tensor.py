@@ -13,11 +13,11 @@ class ReshapeOfReshape(RewritePattern):
     ops = _RESHAPES
 
     def match_and_rewrite(self, op, rw) -> bool:
-        source = op.operands[0]
+        source = op.operand("src")
         inner = getattr(source, "op", None)
         if inner is None or inner.name not in _RESHAPES or inner.name == op.name:
             return False
-        original = inner.operands[0]
+        original = inner.operand("src")
         if original.type != op.results[0].type:
             return False
         rw.replace_op(op, [original])
