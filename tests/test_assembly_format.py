@@ -174,6 +174,20 @@ def test_segment_sizes_split_two_variadic_groups():
         op.operands_named("then")
 
 
+def test_a_single_operand_ahead_of_the_variadic_groups_is_found_by_place():
+    """`memref.subview`'s source needs no operandSegmentSizes (a pass may build one without);
+    its offsets, after it, do."""
+    from mlirtext.dialects.registry import builtin_registry
+    assert builtin_registry().signature("memref.subview") is builtin_registry().lookup("memref.subview").names
+    values = [Value(T.MemRefType((4,), T.f32)), Value(T.index)]
+    op = Operation("memref.subview", values)
+    assert op.operand("source") is values[0]
+    with pytest.raises(KeyError):
+        op.operands_named("offsets")
+    op.attributes["operandSegmentSizes"] = DenseArrayAttr(T.i32, (1, 1, 0, 0))
+    assert op.operands_named("offsets") == values[1:] and op.operands_named("strides") == []
+
+
 @pytest.mark.parametrize("text, problem", [
     ("$lhs `,` $nope attr-dict", "'$nope' is no operand"),
     ("$lhs^ attr-dict", "outside an optional group"),
