@@ -21,6 +21,7 @@ import struct
 from typing import Optional, Sequence
 
 from ..dialects.linalg import segments
+from ..dialects.tensor import VIEWS, view_source
 from ..ir import types as T
 from ..ir.arrays import attr_to_array
 from ..ir.core import Block, Operation, Value
@@ -33,7 +34,6 @@ _BINARY = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "ar
 #: arith ops with LLVM intrinsics of the same semantics (NaN and signed zeros included).
 _INTRINSICS = {"arith.maximumf": "llvm.maximum.v8f32", "arith.minimumf": "llvm.minimum.v8f32",
                "arith.maxnumf": "llvm.maxnum.v8f32", "arith.minnumf": "llvm.minnum.v8f32"}
-_VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 
 
 def _splat(value: float, width: int = 8) -> str:
@@ -135,7 +135,7 @@ def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Opti
     *views, generic = ops
     v = result
     for view in views:
-        if view.name not in _VIEWS or view.operands[0] is not v or len(v.uses) != 1:
+        if view.name not in VIEWS or view_source(view) is not v or len(v.uses) != 1:
             return None
         v = view.results[0]
     if generic.name != "linalg.generic" or len(generic.results) != 1 or any(u.op is not generic for u in v.uses):
@@ -218,7 +218,7 @@ def fuse_epilogues(module: Operation) -> None:
             continue
         call = sites[0]
         v, views = call.results[0], []
-        while len(v.uses) == 1 and v.uses[0].op.name in _VIEWS:
+        while len(v.uses) == 1 and v.uses[0].op.name in VIEWS:
             views.append(v.uses[0].op)
             v = views[-1].results[0]
         consumer_call, consumer = sole_consumer(v, kernels, calls)

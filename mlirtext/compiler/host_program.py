@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dialects.func import function_type
+from ..dialects.tensor import VIEWS, view_source
 from ..ir import types as T
 from ..ir.arrays import UnsupportedType, attr_to_array, dtype_of
 from ..limits import MemoryLimitError
@@ -39,9 +40,6 @@ def with_storage(source: dict, lowered: dict) -> dict:
     if (source["shape"], source["element"]) == (lowered["shape"], lowered["element"]):
         return source
     return {**source, "storage": lowered}
-
-
-_VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 
 
 def build_host_program(fn, constants: dict, source=None, constant_ops: dict | None = None) -> HostProgram:
@@ -85,9 +83,9 @@ def build_host_program(fn, constants: dict, source=None, constant_ops: dict | No
             rec = type_record(op.results[0].type)
             prog.instructions.append({"op": "alloc", "dst": new(op.results[0]), "shape": rec["shape"] or [],
                                       "dtype": rec["dtype"], "element": rec["element"], "slot": -1})
-        elif op.name in _VIEWS:
+        elif op.name in VIEWS:
             rec = type_record(op.results[0].type)
-            prog.instructions.append({"op": "view", "dst": new(op.results[0]), "src": reg[op.operands[0]],
+            prog.instructions.append({"op": "view", "dst": new(op.results[0]), "src": reg[view_source(op)],
                                       "shape": rec["shape"]})
         elif op.name == "func.call" and "_dispatch_" in str(op.attr("callee")):
             outs = []

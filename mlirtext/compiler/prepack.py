@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from ..dialects.func import function_type
+from ..dialects.tensor import VIEWS, view_source
 from ..ir import types as T
 from ..ir.arrays import array_to_attr, attr_to_array
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
@@ -23,8 +24,6 @@ from .dispatch_merging import dispatches_and_calls
 from .packed_weights import filter_matrix, pack_panels, packed_type, unpacking_ops
 from .ukernels import MatmulPlan, plan_conv, plan_matmul
 
-#: Host views a constant may reach the call through.
-_VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 SUFFIX = "_packed"
 
 
@@ -61,8 +60,8 @@ def constant_value(v) -> Optional[np.ndarray]:
     """The value of host value `v` when it is an f32 constant (through host views), as `v`'s shape;
     None for a splat too (the module stores it as one value: packed, it would be every one)."""
     t, op = v.type, getattr(v, "op", None)
-    while op is not None and op.name in _VIEWS:
-        op = getattr(op.operands[0], "op", None)
+    while op is not None and op.name in VIEWS:
+        op = getattr(view_source(op), "op", None)
     if op is None or op.name != "arith.constant" or not isinstance(t, T.RankedTensorType) or \
             T.element_type(t) != T.f32:
         return None
@@ -105,7 +104,7 @@ def packed_variant(kernel: Operation, plan: MatmulPlan) -> Operation:
 def _erase_unused(v) -> None:
     """Erase the host op making `v` (and the views and constant before it) when nothing reads it."""
     op = getattr(v, "op", None)
-    while op is not None and op.name in (*_VIEWS, "arith.constant") and not any(r.uses for r in op.results):
-        source = op.operands[0] if op.operands else None
+    while op is not None and op.name in (*VIEWS, "arith.constant") and not any(r.uses for r in op.results):
+        source = view_source(op) if op.name in VIEWS else None
         op.erase()
         op = getattr(source, "op", None)

@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 from ..ir import types as T
-from .assembly_format import declare_family
 from ..ir.signatures import OpSignature
+from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import DYNAMIC_INDEX, create, mixed_text, safe_printer
 
 dialect = Dialect("tensor", grammar="tensor")
+
+#: The ops that only view their operand anew: the same elements in the same order (the
+#: compiler keeps them on the host, as views of the buffer they read).
+VIEWS = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "tensor.cast"})
+
+
+def view_source(op):
+    """The tensor a view op (one of `VIEWS`) reads: a reshape's `$src`, a cast's `$source`."""
+    return op.operand("source" if op.name == "tensor.cast" else "src")
 
 
 def _ranked(t) -> T.RankedTensorType:

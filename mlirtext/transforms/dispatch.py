@@ -32,13 +32,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..dialects.tensor import VIEWS, view_source
 from ..ir import types as T
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region, Value
 from .passes import Pass
 
 #: Ops the host program runs itself: views of a buffer, and the function's end.
-HOST_VIEWS = frozenset({"tensor.collapse_shape", "tensor.expand_shape", "tensor.cast"})
+HOST_VIEWS = VIEWS
 HOST_OPS = HOST_VIEWS | {"func.return", "func.call", "arith.constant"}
 
 #: Tensor constants up to this many elements are cloned into the dispatches that use them
@@ -199,7 +200,7 @@ def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
     inside = {id(r) for op in chain.ops for r in op.results}
     views = []
     for op in ops[start + 1:end]:          # reshapes of the chain's results (row-major: a reshape
-        if op.name in HOST_VIEWS and id(op.operands[0]) in inside:   # to N leading rows keeps them)
+        if op.name in HOST_VIEWS and id(view_source(op)) in inside:   # to N leading rows keeps them)
             views.append(op)
             inside.add(id(op.results[0]))
     read = [v for op in g.ops for v in op.operands if id(v) in inside]
