@@ -108,7 +108,10 @@ class Registry:
 
     def signature(self, op_name: str) -> Optional[OpSignature]:
         """The names of op `op_name`'s operands, results and attributes, or None."""
-        definition = self.lookup(op_name)
+        try:  # the lookup's own cache, read here: printers and passes ask once per op
+            definition = self._ops[op_name]
+        except KeyError:
+            definition = self.lookup(op_name)
         return definition.names if definition is not None else None
 
     def attr_check(self, text: str) -> Optional[Callable]:
@@ -168,16 +171,19 @@ def builtin_registry() -> Registry:
 _EXTENDED: "weakref.WeakSet[Registry]" = weakref.WeakSet()
 
 
-def signature_of(op_name: str) -> Optional[OpSignature]:
-    """The names of op `op_name` as the built-in registry declares them, else as a registry with
-    dialects registered at run time does (the IR asks through `ir.signatures.RESOLVER`)."""
-    found = builtin_registry().signature(op_name)
-    if found is None:
-        for registry in tuple(_EXTENDED):
-            found = registry.signature(op_name)
-            if found is not None:
-                break
-    return found
+def _names_from(builtin: Registry) -> Callable[[str], Optional[OpSignature]]:
+    """fn(op name) -> the names of the op as `builtin` declares them, else as a registry with
+    dialects registered at run time does: what the IR asks through `ir.signatures.RESOLVER`
+    (a closure over the registry: `op.operand(name)` pays one call per op it reads)."""
+    def signature_of(op_name: str) -> Optional[OpSignature]:
+        found = builtin.signature(op_name)
+        if found is None and _EXTENDED:
+            for registry in tuple(_EXTENDED):
+                found = registry.signature(op_name)
+                if found is not None:
+                    break
+        return found
+    return signature_of
 
 
-RESOLVER[:] = [signature_of]
+RESOLVER[:] = [_names_from(builtin_registry())]
