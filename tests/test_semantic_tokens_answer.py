@@ -11,6 +11,7 @@ import pytest
 
 from mlirtext.analysis import tokens
 from mlirtext.analysis.document import Document
+from mlirtext_server import whole_document
 from mlirtext_server.whole_document import WholeDocumentAnswers
 from tests.corpus import CORPUS
 from tests.lsp_raw import RawServer
@@ -61,6 +62,44 @@ def test_a_prepared_answer_is_the_one_the_request_gets():
     first, again = asyncio.run(prepare_then_ask())
     assert computed == ["tokens"] and first is again
     assert json.loads(first.json) == {"data": tokens.encode(doc)}
+
+
+def test_a_big_documents_tokens_are_made_ahead_in_jobs_for_every_client(monkeypatch):
+    """Over TOKENS_AHEAD_CHARS: the pieces are encoded in jobs of PIECES_PER_JOB after the
+    analysis even for a client that declares no semantic tokens (no answer is made for it);
+    a newer version of the document stops the older one's jobs, and its answer (the client
+    declares tokens) is the encoding."""
+    monkeypatch.setattr(whole_document, "TOKENS_AHEAD_CHARS", 1000)
+    monkeypatch.setattr(whole_document, "PIECES_PER_JOB", 2)
+    texts = [p.read_text() for p in EXAMPLES]
+    old = Document("file:///big.mlir", "".join(texts))
+    new = Document("file:///big.mlir", "".join(reversed(texts)) + "\n// edited\n")
+    jobs = []
+
+    class CountingPool(ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            jobs.append(args[1] if fn.__name__ == "_compute_frozen" else
+                        ("old" if any(args[0][0] is p for p in old.pieces) else "new", len(args[0])))
+            return super().submit(fn, *args, **kwargs)
+
+    async def made_ahead(doc, answer, then=None):
+        answers = WholeDocumentAnswers(CountingPool(1))
+        answers.prepare_tokens(doc, answer)
+        if then is not None:
+            answers.prepare_tokens(then, True)
+        for _ in range(500):
+            if not answers.ahead:
+                break
+            await asyncio.sleep(0.01)
+        return answers, then and await answers.answer(then, "tokens")
+
+    answers, _ = asyncio.run(made_ahead(old, False))
+    assert len(old.pieces) > 4 and jobs == [("old", 2)] * (len(old.pieces) // 2) + [("old", 1)] * (len(old.pieces) % 2)
+    assert all("tokens_json" in p.parsed.cache for p in old.pieces) and not answers.held
+    jobs.clear()
+    _, answer = asyncio.run(made_ahead(old, False, then=new))
+    assert jobs[0] == ("old", 2) and "old" not in {job[0] for job in jobs[1:]} and jobs[-1] == "tokens"
+    assert jobs.count("tokens") == 1 and json.loads(answer.json) == {"data": tokens.encode(new)}
 
 
 def test_a_client_declaring_semantic_tokens_gets_them_prepared():

@@ -125,8 +125,8 @@ class MlirServer(LanguageServer):
         self._schedule_idle_collect()
         if early != doc.published:  # published already, unless the document's differ
             self._publish(doc, version, doc.published)
-        if self.client_wants_tokens and uri in self.workspace.text_documents:
-            self.whole_document.prepare(doc, "tokens")
+        if uri in self.workspace.text_documents:
+            self.whole_document.prepare_tokens(doc, answer=self.client_wants_tokens)
         return doc
 
     def _publish(self, doc, version: int, diagnostics) -> None:
