@@ -165,6 +165,41 @@ def test_sizes_known_at_run_time_are_checked_before_the_op_allocates(write, text
     assert done.returncode == 0 and "xf32=" in done.stdout, done.stderr
 
 
+ALLOC_TENSOR = f"""func.func @main() -> {HUGE} {{
+  %0 = bufferization.alloc_tensor() : {HUGE}
+  return %0 : {HUGE}
+}}
+"""
+ALLOC_TENSOR_DYNAMIC = """func.func @main(%n: index) -> tensor<?xf32> {
+  %0 = bufferization.alloc_tensor(%n) : tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+"""
+ALLOC_TENSOR_COPY = """func.func @main(%t: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = bufferization.alloc_tensor() copy(%t) : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+"""
+
+
+def test_bufferization_alloc_tensor_is_held_to_the_limit(write, tmp_path):
+    """Static and dynamic sizes on the interpreter, and a compiled module's result buffer on the VM."""
+    assert_error(mlirtext("run", write("a.mlir", ALLOC_TENSOR), "--max-memory=1GiB"), NEEDS, line=2)
+    dynamic = write("d.mlir", ALLOC_TENSOR_DYNAMIC)
+    assert_error(mlirtext("run", dynamic, "--input=index=100000000000", "--max-memory=1GiB"),
+                 "tensor<?xf32> of shape 100000000000 needs 373 GiB, above the 1 GiB limit (--max-memory)", line=2)
+    done = mlirtext("run", dynamic, "--input=index=3", "--max-memory=1GiB")
+    assert done.returncode == 0 and "3xf32=0 0 0" in done.stdout, done.stderr
+    done = mlirtext("run", write("c.mlir", ALLOC_TENSOR_COPY), "--input=3xf32=1,2,3", "--max-memory=12B")
+    assert done.returncode == 0 and "3xf32=1 2 3" in done.stdout, done.stderr
+    assert_error(mlirtext("run", write("c.mlir", ALLOC_TENSOR_COPY), "--input=3xf32=1,2,3", "--max-memory=8B"),
+                 "tensor<3xf32> needs 12 B, above the 8 B limit (--max-memory)")
+    module = tmp_path / "a.vmpack"
+    done = mlirtext("compile", write("a.mlir", ALLOC_TENSOR), "-o", module, "--target=reference")
+    assert done.returncode == 0, done.stderr
+    assert_error(mlirtext("run", module, "--device=reference", "--max-memory=1GiB"), NEEDS)
+
+
 def test_a_broadcast_above_the_limit_is_refused_before_it_is_made(write):
     done = mlirtext("run", write("b.mlir", BROADCAST.format(n=1500000000)), "--input=f32=1", "--max-memory=4GiB")
     assert_error(done, "tensor<1500000000xf32> needs 5.59 GiB, above the 4 GiB limit (--max-memory)", line=2)

@@ -29,6 +29,7 @@ BUILTIN_MODULES: dict[str, str] = {
     "stablehlo": "stablehlo", "mhlo": "mhlo", "chlo": "chlo", "tosa": "tosa", "linalg": "linalg",
     "llvm": "llvm", "scf": "scf", "memref": "memref", "cf": "cf", "check": "check", "util": "util",
     "flow": "flow", "interpreter": "interpreter", "transform": "transform", "quant": "quant", "irdl": "irdl",
+    "bufferization": "bufferization",
 }
 
 

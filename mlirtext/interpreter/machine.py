@@ -16,7 +16,7 @@ from ..limits import MemoryLimitError
 from .registry import BUILTIN, Semantics
 
 #: Modules of this package that register semantics with `@impl` (imported on first use).
-SEMANTICS = ("arith", "func", "math", "tensor", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_unary", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "interpreter_ops", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
+SEMANTICS = ("arith", "func", "math", "tensor", "bufferization", "check", "util", "tosa", "hlo_control", "hlo_structured", "hlo_reduce", "hlo_indexing", "hlo_sort", "hlo_elementwise", "hlo_unary", "hlo_convert", "hlo_shape", "chlo", "hlo_rng", "hlo_collective", "interpreter_ops", "linalg", "scf", "cf", "memref", "flow", "runtime_calls", "llvm", "custom_calls")
 
 @functools.cache
 def builtin_semantics() -> Semantics:

@@ -17,6 +17,7 @@ another result) is copied out, so callers always own what they get back.
 """
 from __future__ import annotations
 
+from ...dialects import bufferization
 from ...dialects.linalg import segments
 from ...ir import types as T
 from ...ir.attributes import DenseArrayAttr, OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr
@@ -139,6 +140,15 @@ class Bufferizer:
     # -- handlers ----------------------------------------------------------------------------------
     def _empty(self, op: Operation) -> None:
         self.buffers[op.results[0]] = _Empty(op)
+
+    def _alloc_tensor(self, op: Operation) -> None:
+        """`bufferization.alloc_tensor`: a new buffer, as `tensor.empty`'s, or a copy of `copy`'s."""
+        _sizes, copy, _hint = bufferization.segments(op)
+        if not copy:
+            return self._empty(op)
+        fresh = self.alloc(op, memref_of(op.results[0].type))
+        _create(op, "memref.copy", [self.buffer(copy[0], op), fresh], [])
+        self.bind(op.results[0], fresh)
 
     def _constant(self, op: Operation) -> None:
         """A private constant global (an unfoldable constant too: a global is opaque to folding)."""
@@ -475,7 +485,8 @@ def _drop_arguments(block, drop) -> None:
         a.index = i
 
 
-_HANDLERS = {"tensor.empty": Bufferizer._empty, "arith.constant": Bufferizer._constant,
+_HANDLERS = {"tensor.empty": Bufferizer._empty, "bufferization.alloc_tensor": Bufferizer._alloc_tensor,
+             "arith.constant": Bufferizer._constant,
              "util.unfoldable_constant": Bufferizer._constant,
              "tensor.expand_shape": Bufferizer._reshape, "tensor.collapse_shape": Bufferizer._reshape,
              "tensor.extract_slice": Bufferizer._extract_slice, "tensor.concat": Bufferizer._concat,
