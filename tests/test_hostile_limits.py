@@ -384,3 +384,56 @@ def test_dense_integers_out_of_their_element_type_s_range(write, literal, messag
     path = write("dense.mlir", f"func.func @main() -> tensor<2xi64> {{\n  %0 = arith.constant dense<{literal}> : "
                                "tensor<2xi64>\n  return %0 : tensor<2xi64>\n}\n")
     assert_error(mlirtext("opt", path), message, line=2)
+
+
+NEGATE = """func.func @neg(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %r = stablehlo.negate %x : tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device, target", [("opencl", "opencl-spirv"), ("vulkan", "vulkan-spirv")])
+def test_a_gpu_dispatch_s_buffers_are_held_to_the_limit(write, tmp_path, device, target):
+    """Input and output each within the limit, but the device holds both at once (2 KiB)."""
+    from .gpu_status import need_tools
+    need_tools("spirv-val", "llvm-spirv")
+    module = tmp_path / "neg.vmpack"
+    done = mlirtext("compile", write("neg.mlir", NEGATE), "-o", module, f"--target={target}")
+    assert done.returncode == 0, done.stderr
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = mlirtext("run", module, f"--device={device}", "--input=256xf32=1", "--max-memory=4KiB", env=env)
+    if done.returncode == 1 and "no " in done.stderr and "device" in done.stderr.lower():
+        pytest.skip(f"no {device} device here: {done.stderr.strip()}")
+    assert done.returncode == 0 and "256xf32=-1 -1" in done.stdout, done.stderr
+    done = mlirtext("run", module, f"--device={device}", "--input=256xf32=1", "--max-memory=1536B", env=env)
+    assert_error(done, f"{device} kernel @neg_dispatch_0 (its buffers on the device) needs 2 KiB, above the "
+                       "1.5 KiB limit (--max-memory)")
+
+
+def test_the_cuda_device_checks_its_buffers_before_allocating(monkeypatch):
+    """Without an NVIDIA GPU: a cuda device over a driver that fails the test on any call past
+    making the context current, so the check must come before the first cuMemAlloc. A
+    scratch buffer the executable declares counts; the device's own memory is a limit too."""
+    from mlirtext.vm.cuda_device import CudaDevice
+    from mlirtext.vm.devices import DeviceError
+
+    class Driver:
+        def cuCtxSetCurrent(self, context):
+            return 0
+
+        def __getattr__(self, name):
+            raise AssertionError(f"{name} was called")
+
+    device = object.__new__(CudaDevice)
+    device.lib, device.context, device.capacity, device.functions = Driver(), None, 80 << 30, {"k": object()}
+    spec = {"inputs": [{"shape": [256], "element": "f32"}, {"shape": None, "element": "i32"}]}
+    launch = {"workgroups": 1, "workgroup_size": 64, "scratch": [1 << 40]}
+    inputs, outputs = [np.ones(256, np.float32), np.int32(3)], [np.zeros(256, np.float32)]
+    monkeypatch.setattr(limits, "_configured", 2 << 40)
+    with pytest.raises(DeviceError, match=r"cuda kernel @k \(its buffers on the device\) needs 1 TiB, above the "
+                                          r"80 GiB of the device's memory"):
+        device._dispatch("k", launch, spec, inputs, outputs)
+    monkeypatch.setattr(limits, "_configured", 1 << 30)
+    with pytest.raises(DeviceError, match=r"needs 1 TiB, above the 1 GiB limit \(--max-memory\)"):
+        device._dispatch("k", launch, spec, inputs, outputs)

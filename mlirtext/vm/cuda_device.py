@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .devices import SCALAR_CTYPES, DeviceError
+from .devices import SCALAR_CTYPES, DeviceError, check_device_buffers
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -29,7 +29,7 @@ def _check(result: int, what: str, lib=None) -> None:
 
 
 def driver():
-    """(libcuda, context), opened once per process."""
+    """(libcuda, context, device name, device memory in bytes), opened once per process."""
     with _lock:
         if "ready" in _state:
             return _state["ready"]
@@ -47,7 +47,9 @@ def driver():
         _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain", lib)
         name = ctypes.create_string_buffer(256)
         lib.cuDeviceGetName(name, 256, device)
-        _state["ready"] = (lib, context, name.value.decode())
+        memory = ctypes.c_size_t()
+        _check(lib.cuDeviceTotalMem_v2(ctypes.byref(memory), device), "cuDeviceTotalMem", lib)
+        _state["ready"] = (lib, context, name.value.decode(), memory.value)
         return _state["ready"]
 
 
@@ -55,7 +57,7 @@ class CudaDevice:
     name = "cuda"
 
     def __init__(self, executable: dict, code: dict, kernels: dict):
-        self.lib, self.context, self.device_name = driver()
+        self.lib, self.context, self.device_name, self.capacity = driver()
         self.kernels, self.launches, self.code = kernels, executable["kernels"], code
         self.functions: dict = {}
 
@@ -87,6 +89,9 @@ class CudaDevice:
         lib = self.lib
         _check(lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent", lib)
         fn = self._function(name)
+        check_device_buffers("cuda", name, [max(1, np.asarray(a).nbytes) for a, rec in zip(inputs, spec["inputs"])
+                                            if rec["shape"] is not None]
+                             + [max(1, o.nbytes) for o in outputs] + launch.get("scratch", []), self.capacity)
         pointers, params = [], []
         try:
             for a, rec in zip(inputs, spec["inputs"]):

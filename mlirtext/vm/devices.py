@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import limits
 from ..interpreter import Interpreter, InterpreterError
 from ..ir.core import Operation
 from .device_names import DEVICES, GPU_DEVICES
@@ -33,6 +34,23 @@ SCALAR_CTYPES = {
 
 class DeviceError(Exception):
     """A device cannot run this module (and why)."""
+
+
+def check_device_buffers(device: str, kernel: str, sizes, capacity: int | None) -> None:
+    """Before a GPU dispatch allocates its buffers in device memory (a copy of each input, its
+    outputs and the scratch buffers the executable declares, `sizes` in bytes, all held at once):
+    DeviceError when their total is above the memory limit (--max-memory) or above `capacity`,
+    the device's own memory where its driver reports it, instead of a failed allocation halfway
+    through the buffers or a driver that pages."""
+    total = sum(int(n) for n in sizes)
+    what = f"{device} kernel @{kernel} (its buffers on the device)"
+    try:
+        limits.check(total, what)
+    except limits.MemoryLimitError as e:
+        raise DeviceError(str(e)) from None
+    if capacity is not None and total > capacity:
+        raise DeviceError(f"{what} needs {limits.format_size(total)}, above the {limits.format_size(capacity)} "
+                          "of the device's memory")
 
 
 def _address(a: np.ndarray) -> int:

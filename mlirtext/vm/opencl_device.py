@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-from .devices import SCALAR_CTYPES, DeviceError
+from .devices import SCALAR_CTYPES, DeviceError, check_device_buffers
 
 _state: dict = {}
 _lock = threading.Lock()   # one queue: one dispatch at a time
@@ -222,6 +222,10 @@ class OpenCLDevice:
     def _dispatch(self, name, spec, global_, local, inputs, outputs) -> None:
         cl, ctx = self.cl, self.ctx
         kernel = self._kernel_object(name)
+        scratch_bytes = self.launches[name].get("scratch", [])
+        check_device_buffers("opencl", name, [max(4, np.asarray(a).nbytes) for a, rec in zip(inputs, spec["inputs"])
+                                              if rec["shape"] is not None]
+                             + [max(4, o.nbytes) for o in outputs] + scratch_bytes, self.device.global_mem_size)
         args, buffers = [], []
         for a, rec in zip(inputs, spec["inputs"]):
             a = np.ascontiguousarray(np.asarray(a))
@@ -238,7 +242,7 @@ class OpenCLDevice:
             args.append(buffer)
         results = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, max(4, o.nbytes)) for o in outputs]
         # large temporaries: device memory only, a slice per thread (see targets/gpu/llvm_gpu.py)
-        scratch = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n) for n in self.launches[name].get("scratch", [])]
+        scratch = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, n) for n in scratch_bytes]
         buffers += results + scratch
         try:
             kernel.set_args(*args, *results, *scratch)

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from .devices import DeviceError
+from .devices import DeviceError, check_device_buffers
 
 
 def _vk():
@@ -87,6 +87,8 @@ class _Context:
                              if memory.memoryTypes[i].propertyFlags & wanted == wanted]
         if not self.memory_types:
             raise DeviceError(f"the Vulkan device {self.device_name} has no host-visible coherent memory")
+        #: The largest memory heap the buffers can be allocated from.
+        self.capacity = max(memory.memoryHeaps[memory.memoryTypes[i].heapIndex].size for i in self.memory_types)
 
 
     def buffer(self, nbytes: int):
@@ -167,6 +169,7 @@ class VulkanDevice:
         pipeline, layout, set_layout, count = self._pipeline(name)
         arrays = [_storage(a) for a in inputs] + [_storage(o) for o in outputs]
         scratch = self.launches[name].get("scratch", [])   # temporaries: device memory only
+        check_device_buffers("vulkan", name, [max(4, a.nbytes) for a in arrays] + scratch, ctx.capacity)
         buffers = [ctx.buffer(a.nbytes) for a in arrays] + [ctx.buffer(n) for n in scratch]
         pool = vk.vkCreateDescriptorPool(device, vk.VkDescriptorPoolCreateInfo(
             maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
