@@ -7,7 +7,8 @@ Families:
   mutated   corpus cases (../shared/corpus or MLIRTEXT_CORPUS) with bytes flipped, deleted,
             duplicated and tokens swapped, through every command that reads MLIR
   huge      huge shapes and literals (10^11-element constants, memref.alloc, tensor.empty,
-            broadcasts, a 200,000-element dense literal, 5,000-digit integers, i16777215)
+            bufferization.alloc_tensor, broadcasts, a 200,000-element dense literal, 5,000-digit
+            integers, i16777215)
   inputs    `run --input` edge cases: out of range, huge shapes, malformed, .npy files whose
             headers lie, on the interpreter and on a module file
   modules   module files with bits flipped, truncated, fields edited (tests/test_module_trust.py's
@@ -228,6 +229,8 @@ SHAPED = {
                     "  return %c : tensor<{t}>\n}}\n",
     "memref.alloc": "func.func @main() {{\n  %m = memref.alloc() : memref<{t}>\n  memref.dealloc %m : memref<{t}>\n"
                     "  return\n}}\n",
+    "bufferization.alloc_tensor": "func.func @main() -> tensor<{t}> {{\n  %c = bufferization.alloc_tensor() : "
+                                  "tensor<{t}>\n  return %c : tensor<{t}>\n}}\n",
     "broadcast": "func.func @main() -> tensor<{t}> {{\n  %x = stablehlo.constant dense<{v}> : tensor<{e}>\n"
                  "  %b = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<{e}>) -> tensor<{t}>\n"
                  "  return %b : tensor<{t}>\n}}\n",
