@@ -90,11 +90,17 @@ class WholeDocumentAnswers:
         def next_job(job: asyncio.Future) -> None:
             if not job.cancelled() and job.exception() is None:
                 self._encode_from(doc, start + PIECES_PER_JOB, answer)
-            else:
-                self.ahead.pop(doc.uri, None)
+            else:   # (logged; a request for the tokens computes them and gets the error)
+                if self.ahead.get(doc.uri) is doc:
+                    del self.ahead[doc.uri]
                 _log_failure(job)
-        asyncio.get_running_loop().run_in_executor(
-            self.pool, _encode_pieces, doc.pieces[start:start + PIECES_PER_JOB]).add_done_callback(next_job)
+        try:
+            job = asyncio.get_running_loop().run_in_executor(self.pool, _encode_pieces,
+                                                             doc.pieces[start:start + PIECES_PER_JOB])
+        except RuntimeError:   # the pool is shut down: the server is exiting
+            self.ahead.pop(doc.uri, None)
+            return
+        job.add_done_callback(next_job)
 
     def _future(self, doc: Document, kind: str) -> asyncio.Future:
         held = self.held.get(doc.uri)
