@@ -11,8 +11,10 @@ symbols to 10 MB). Per server, three ways a request can come:
   so this is open + tokens;
 * `after idle`: the same client, the request sent once the open's diagnostics are out and
   the server has gone idle (what any later look at the file costs);
-* `cold`: a client that declares no semantic tokens (nothing prepared), the request after
-  the diagnostics: the whole computation on the request;
+* `cold`: a client that declares no semantic tokens, the request once the diagnostics are
+  out and the server idle: on a server that prepares nothing for it, the whole computation
+  on the request; on this one (a document of 1 MB or more has its pieces' tokens made after
+  the analysis for every client), the join of the pieces' JSON;
 
 and `again` (the same version asked a second time). Wall seconds and the server's CPU
 seconds from the request to the answer. `--old` runs another checkout's server (e.g.
