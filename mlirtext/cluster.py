@@ -40,8 +40,10 @@ def check_reachable(address: str) -> None:
         raise ClusterError(f"cannot reach the Ray cluster at {address}: {e.strerror or e}") from None
 
 
-def connect(address: str | None = None, num_cpus: int | None = None):
-    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally."""
+def connect(address: str | None = None, num_cpus: int | None = None, local_devices=()):
+    """Ray, initialised: on the cluster at `address` (or `RAY_ADDRESS`), else locally; a local instance
+    offers the devices of `local_devices` (said to be on this machine: by default it offers none, so
+    that work for a GPU never lands on whatever runs here by accident)."""
     ray = import_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if ray.is_initialized():
@@ -56,7 +58,8 @@ def connect(address: str | None = None, num_cpus: int | None = None):
                                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     else:
         os.environ.pop("RAY_ADDRESS", None)   # (an empty one would send ray.init looking for a cluster)
-        ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False, **options)
+        ray.init(num_cpus=num_cpus or os.cpu_count() or 1, include_dashboard=False,
+                 resources={device_resource(d): 1 for d in local_devices}, **options)
     return ray
 
 

@@ -11,6 +11,8 @@ import pytest
 from mlirtext.api import parse_and_verify
 from mlirtext.compiler.driver import compile_module
 from mlirtext.compiler.module_writer import pack
+from mlirtext.sweeps.gpu_suite import check_function
+from mlirtext.sweeps.lowering_suite import lower_file
 from mlirtext.vm.vm import LoadedModule
 
 from . import corpus
@@ -237,19 +239,17 @@ CORPUS_FUNCTIONS = [
 @pytest.mark.parametrize("rel,function", CORPUS_FUNCTIONS, ids=lambda x: x.split("__")[-1])
 def test_corpus_functions_match_on_vulkan(rel, function):
     """Corpus programs that failed on vulkan-spirv for these forms, compared with the interpreter
-    as tests/gpu_status.py does (every chunk of the file that defines the function)."""
+    as `mlirtext sweep gpu` does (every chunk of the file that defines the function)."""
     if not corpus.available():
         pytest.skip("no corpus (../shared/corpus)")
     need_tools("spirv-as", "spirv-val")
     _vulkan_or_skip()
-    from .gpu_status import _lowered_source, _test_functions, check_function
-    chunks = [(r, i) for r, i, name in _test_functions(rel) if name == function]
-    assert chunks
-    for r, i in chunks:
-        lowered = _lowered_source(r, i, function)
-        assert lowered is not None
-        outcome = check_function(rel, function, lowered.texts["source"], ("vulkan-spirv",))
-        assert outcome.matched, outcome.why
+    lowered = [o for o in lower_file(str(corpus.CORPUS), rel) if o.function == function]
+    assert lowered and all(o.reached == "llvm" for o in lowered)
+    for o in lowered:
+        results = check_function(f"{rel}@{function}", function, o.texts["source"], ("vulkan-spirv",), ("vulkan",))
+        assert [(r.test.rpartition(" [")[2], r.status) for r in results] == [
+            ("vulkan-spirv]", "pass"), ("vulkan-spirv on vulkan]", "pass")], results
 
 
 @pytest.mark.parametrize("text", [COLLATZ, HLO_WHILE, I1_COMPARES, INDEX_MATH, DYNAMIC_SLICE],

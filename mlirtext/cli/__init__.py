@@ -225,7 +225,7 @@ def _add_run(sub) -> None:
 
 SWEEP_HELP = """Run a suite's tests, each one Ray task with a time and memory limit, on a Ray instance started
 in this process (one CPU per core) or on the cluster at --cluster / RAY_ADDRESS. SUITE: onnx (the ONNX
-node tests), check, lowering, native, vm (the corpus runs), bench (the benchmark workloads), a directory
+node tests), check, lowering, native, vm, gpu (the corpus runs), bench (the benchmark workloads), a directory
 of .mlir or .onnx files, or `report` (the latest run against the previous one and the best ever).
 Results go to an SQLite database (--db); with --expect, a test worse than expected fails the sweep
 (exit status 1) and tests better than expected are listed."""
@@ -234,13 +234,19 @@ Results go to an SQLite database (--db); with --expect, a test worse than expect
 def _add_sweep(sub) -> None:
     sw = sub.add_parser("sweep", help="run a conformance suite on Ray, checked against expected statuses",
                         description=SWEEP_HELP)
-    sw.add_argument("suite", metavar="SUITE", help="onnx, check, lowering, native, vm, bench, a directory, "
+    sw.add_argument("suite", metavar="SUITE", help="onnx, check, lowering, native, vm, gpu, bench, a directory, "
                                                    "or report")
     sw.add_argument("--cluster", metavar="ADDRESS", help="a Ray cluster's HOST:PORT (default: RAY_ADDRESS, "
                                                           "else a local Ray instance)")
     sw.add_argument("--devices", type=_names, metavar="D1,D2",
-                    help="devices to run on (onnx: reference,local-task; vm: local-sync; files: local-task); "
-                         "on a cluster, tasks go to nodes that advertise them (`mlirtext worker --devices`)")
+                    help="devices to run on (onnx: reference,local-task; vm: local-sync; files: local-task; gpu: "
+                         "those of --targets); on a cluster, tasks go to nodes that advertise them (`mlirtext "
+                         "worker --devices`); a local Ray instance offers the devices named here, and no other "
+                         "(the gpu suite's runs on a device no node offers are skips)")
+    sw.add_argument("--targets", type=_names, metavar="T1,T2",
+                    help="(gpu) GPU targets, each TARGET or TARGET:ARCH (default cuda,rocm,vulkan-spirv; also "
+                         "opencl-spirv, rocm:gfx90a, cuda:sm_90); vulkan-spirv runs on vulkan, opencl-spirv on "
+                         "opencl, cuda on cuda, where a node offers the device (else those results are skips)")
     sw.add_argument("--expect", metavar="FILE", help="expected status per test (.json, or TSV: test, status, "
                                                      "reason); a test worse than expected fails the sweep")
     sw.add_argument("--write-expected", metavar="FILE", help="write this run's statuses as an expected file")
@@ -254,10 +260,10 @@ def _add_sweep(sub) -> None:
                     help="start no test after this many seconds (0: none); the summary says how many were left")
     sw.add_argument("--num-cpus", type=int, default=0, metavar="N",
                     help="CPUs of the local Ray instance (default: every core)")
-    sw.add_argument("--corpus", metavar="DIR", help="the corpus for check/lowering/native/vm (default: "
+    sw.add_argument("--corpus", metavar="DIR", help="the corpus for check/lowering/native/vm/gpu (default: "
                                                     "MLIRTEXT_CORPUS, else ../shared/corpus beside the checkout)")
     sw.add_argument("--files", action="append", default=[], metavar="GLOB",
-                    help="(check/lowering/native/vm) only corpus files matching this glob, relative to the "
+                    help="(check/lowering/native/vm/gpu) only corpus files matching this glob, relative to the "
                          "corpus (repeatable; default: the three groups of the figures)")
     sw.add_argument("--tsv", metavar="FILE", help="write one line per result: test, status, error, ...")
     sw.add_argument("--no-progress", action="store_true", help="no progress line on stderr")

@@ -9,7 +9,7 @@ from collections import Counter
 
 from .. import diagnostics
 from ..cluster import ClusterError
-from ..sweeps import expectations, report, store
+from ..sweeps import expectations, gpu_suite, report, store
 from ..sweeps.progress import StatusLine
 from ..sweeps.results import STATUSES
 from ..sweeps.runner import SUITES, SweepOptions, run_sweep
@@ -38,8 +38,17 @@ def main(args) -> int:
             return _fail(f"unknown suite {suite!r}: choose from {', '.join(SUITES)}, 'report', or a directory "
                          "of .mlir or .onnx files")
         suite, path = "files", os.path.abspath(suite)
-    elif suite in ("check", "lowering", "native", "vm"):
+    elif suite in ("check", "lowering", "native", "vm", "gpu"):
         path = os.path.abspath(args.corpus or os.environ.get("MLIRTEXT_CORPUS") or CORPUS)
+    targets = tuple(args.targets or ())
+    if targets and suite != "gpu":
+        return _fail("--targets is for the gpu suite")
+    unknown = [t for t in targets if t.partition(":")[0] not in gpu_suite.KNOWN_TARGETS]
+    if unknown:
+        return _fail(f"unknown GPU target {unknown[0]!r} (known: {', '.join(gpu_suite.KNOWN_TARGETS)})")
+    devices = tuple(args.devices or ())
+    if suite == "gpu" and not devices:
+        devices = gpu_suite.devices_of(targets or gpu_suite.TARGETS)
     if args.timeout <= 0 or args.memory <= 0 or args.limit < 0:
         return _fail("--timeout, --memory and --limit must be positive")
     try:
@@ -52,13 +61,14 @@ def main(args) -> int:
         return 1
     if faults and suite not in ("files", "bench"):
         return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
-    options = SweepOptions(suite, path, tuple(args.devices or ()), args.filter, args.limit, args.timeout, args.memory,
-                           {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults]},
+    options = SweepOptions(suite, path, devices, args.filter, args.limit, args.timeout, args.memory,
+                           {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults],
+                            "targets": targets},
                            tuple(args.files))
     started = time.monotonic()
     try:
         results, not_run = run_sweep(options, args.cluster, args.num_cpus or None, args.budget,
-                                     None if args.no_progress else StatusLine())
+                                     None if args.no_progress else StatusLine(), local_devices=tuple(args.devices or ()))
     except (ClusterError, ValueError, OSError) as e:
         return _fail(str(e))
     seconds = time.monotonic() - started

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import cluster
 from .progress import StatusLine
@@ -25,6 +25,7 @@ SUITES = {
     "lowering": "mlirtext.sweeps.lowering_suite",
     "native": "mlirtext.sweeps.native_suite",
     "vm": "mlirtext.sweeps.vm_suite",
+    "gpu": "mlirtext.sweeps.gpu_suite",
     "files": "mlirtext.sweeps.files_suite",
     "bench": "mlirtext.sweeps.files_suite",
 }
@@ -84,13 +85,16 @@ def run_test(test: str, options: SweepOptions) -> list[dict]:
 
 
 def run_sweep(options: SweepOptions, address: str | None = None, num_cpus: int | None = None,
-              budget: float = 0.0, progress: StatusLine | None = None, tests: list[str] | None = None
-              ) -> tuple[list[Result], list[str]]:
-    """(The results of every test that ran, the tests a spent budget left out)."""
+              budget: float = 0.0, progress: StatusLine | None = None, tests: list[str] | None = None,
+              local_devices=()) -> tuple[list[Result], list[str]]:
+    """(The results of every test that ran, the tests a spent budget left out). `local_devices`: the
+    devices a local Ray instance (no `address`) offers."""
     tests = select_tests(options) if tests is None else tests   # a bad selection fails before Ray starts
-    ray = cluster.connect(address, num_cpus)
-    requirement = {cluster.device_resource(d): 0.001 for d in options.devices
-                   if d in cluster.cluster_devices(ray)}
+    ray = cluster.connect(address, num_cpus, local_devices)
+    placed = tuple(d for d in options.devices if d in cluster.cluster_devices(ray))
+    requirement = {cluster.device_resource(d): 0.001 for d in placed}
+    # (a suite that runs on a device only where the task holds it, as the GPU suite, reads `placed_devices`)
+    options = replace(options, extra={**options.extra, "placed_devices": placed})
     task = ray.remote(run_test).options(num_cpus=1, memory=options.memory_mb << 20, max_retries=MAX_RETRIES,
                                         retry_exceptions=False, resources=requirement)
     window = max(2, 2 * int(ray.cluster_resources().get("CPU", 1)))
