@@ -8,6 +8,8 @@ worker --devices ...`); the outputs, the time of the call and where it ran come 
 
 The module file is checked here (and its signature, with trusted keys) before it is shipped; the
 worker loads it for the device and answers a VMError's message as one line, as a local load would.
+`bisect --devices D --cluster ADDRESS` ships each dispatch's inputs the same way (`replay_all`) and
+gets their outputs back.
 """
 from __future__ import annotations
 
@@ -31,6 +33,21 @@ def _call_on_device(data: bytes, device: str, function: str, inputs: list) -> di
         return {"error": str(e), **cluster.node_info()}
     done = time.perf_counter()
     return {"outputs": outputs, "load_seconds": loaded - started, "seconds": done - loaded, **cluster.node_info()}
+
+
+def _replay_on_device(data: bytes, device: str, function: str, dispatch_inputs: list) -> dict:
+    """The Ray task of a device bisect: load the module for `device` on this node and run each dispatch
+    of `function` alone on its inputs (the reference device's); their outputs, in order."""
+    import time
+
+    from .vm.vm import LoadedModule
+    started = time.perf_counter()
+    try:
+        fn = LoadedModule(data, device).function(function)
+        outputs = [fn.replay(index, ins) for index, ins in enumerate(dispatch_inputs)]
+    except VMError as e:
+        return {"error": str(e), **cluster.node_info()}
+    return {"outputs": outputs, "seconds": time.perf_counter() - started, **cluster.node_info()}
 
 
 def connect_for(devices, address: str):
@@ -76,10 +93,18 @@ class RemoteFunction:
     def call(self, *args) -> list:
         """The results (a list), as LoadedModule's functions give them; `module.last_call` says where
         and how long."""
+        return self._on_device(_call_on_device, list(args))
+
+    def replay_all(self, dispatch_inputs: list) -> list:
+        """Each dispatch run alone on the device on its inputs (one list per dispatch, in program order,
+        as a traced call on the reference device saw them): their outputs (device_bisect's ReplayAll)."""
+        return self._on_device(_replay_on_device, dispatch_inputs)
+
+    def _on_device(self, body, payload: list) -> list:
+        """body(module file, device, function, payload) as a Ray task on a node that offers the device."""
         ray, m = self.module.ray, self.module
-        task = ray.remote(_call_on_device).options(num_cpus=1, resources={cluster.device_resource(m.device): 1},
-                                                   max_retries=2)
-        answer = ray.get(task.remote(m.data_ref, m.device, self.name, list(args)))
+        task = ray.remote(body).options(num_cpus=1, resources={cluster.device_resource(m.device): 1}, max_retries=2)
+        answer = ray.get(task.remote(m.data_ref, m.device, self.name, payload))
         outputs = answer.pop("outputs", None)
         m.last_call = answer
         if "error" in answer:

@@ -26,6 +26,7 @@ from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.passes import builtin_passes
 from mlirtext.transforms.pipeline import parse_pipeline
 from mlirtext.transforms.semantics_check import Tolerance, random_inputs
+from mlirtext.vm.vm import LoadedModule
 
 #: tosa -> linalg (convert, canonicalize, cse, fuse) -> loops (convert, canonicalize, cse) -> llvm (same): 10 passes.
 PROGRAM = """\
@@ -245,6 +246,29 @@ def test_a_kernel_wrong_on_one_device_is_named_with_its_source_ops():
         assert found.sources == sources[guilty] and all(s["at"].startswith(f"{MLP}:") for s in found.sources)
         # fed the reference's inputs: the dispatches after it are not blamed, and the actual differs at one element
         assert np.count_nonzero(np.abs(found.actual[0] - found.expected[0]) > 1e-3) == 1
+
+
+def test_dispatches_replayed_elsewhere_are_compared_in_order_and_the_first_wrong_one_named():
+    """bisect --cluster's path: every dispatch's inputs go out at once (to a cluster node), their
+    outputs come back, and the first that differs from the reference is the finding."""
+    compiled, inputs = _compiled_mlp()
+    sources = kernel_sources(compiled.reference_kernels)
+    tested = LoadedModule(in_memory(compiled), "local-sync").entry_function("mlp")
+    shipped = []
+
+    def replay_all(dispatch_inputs, wrong_at=None):
+        shipped.append(len(dispatch_inputs))
+        outputs = [tested.replay(i, ins) for i, ins in enumerate(dispatch_inputs)]
+        if wrong_at is not None:
+            outputs[wrong_at][0].reshape(-1)[0] += 0.5
+        return outputs
+
+    total, clean = bisect_devices(in_memory(compiled), "mlp", inputs, "local-sync", sources, replay_all=replay_all)
+    assert clean is None and shipped == [total] == [len(sources)]
+    total, found = bisect_devices(in_memory(compiled), "mlp", inputs, "local-sync", sources,
+                                  replay_all=lambda ins: replay_all(ins, wrong_at=1))
+    assert (found.index, found.kernel) == (1, list(sources)[1])
+    assert found.difference.max_abs == pytest.approx(0.5, abs=1e-5)
 
 
 def test_bisect_across_devices_on_the_command_line(capsys):

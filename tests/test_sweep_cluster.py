@@ -3,7 +3,8 @@ of its own) and two worker nodes, each a separate `ray start --block` process gr
 `mlirtext worker --devices local-sync` and so advertises `device:local-sync`, the other is a plain
 Ray node. A sweep across them loses the plain node mid-sweep and still gives every test a result; a
 deliberate miscompile of one op fails the sweep against the expected statuses, naming exactly the test
-that uses the op; a run asking for local-sync lands on the worker that offers it."""
+that uses the op; a run, a bench and a device bisect asking for local-sync land on the worker that
+offers it."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ from tests.ray_cluster import ENV, free_port, kill, python
 
 pytest.importorskip("ray", reason="the cluster extra is not installed (pip install 'mlirtext[cluster]')")
 
+MLP = ray_cluster.ROOT + "/examples/mlp_stablehlo.mlir"
 #: Small programs, one op each: the sweep's tests (`add` is the one the miscompile hits).
 OPS = ("add", "multiply", "subtract", "maximum", "minimum", "divide")
 
@@ -113,6 +115,29 @@ def test_the_python_api_runs_a_module_on_the_cluster(cluster, programs, tmp_path
                   "print(m.main(np.array([1, 5, 3, 7], 'float32'), np.full(4, 4, 'float32')).tolist(), "
                   "m.last_call['node_id'])", str(module), cluster["address"])
     assert out.split() == ["[4.0,", "5.0,", "4.0,", "7.0]", cluster["device_id"]]
+
+
+def test_a_device_bisect_runs_the_dispatches_on_the_node_that_offers_the_device(cluster):
+    """`bisect --devices local-sync --cluster`: the reference traces the call here, each dispatch's
+    inputs go to the one node that offers local-sync (the `mlirtext worker`), the outputs come back."""
+    def bisect(address, device):
+        return subprocess.run([sys.executable, "-m", "mlirtext", "bisect", str(MLP), "--devices", device, "--cluster",
+                               address], env=ENV, capture_output=True, text=True, timeout=300)
+    done = bisect(cluster["address"], "local-sync")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("bisect: @mlp on local-sync: all 2 dispatches agree with the reference within ")
+    where = done.stderr.strip().splitlines()[-1]
+    assert where.startswith(f"// local-sync: 2 dispatches ran on {socket.gethostname()} (node "
+                            f"{cluster['device_id'][:12]}, pid "), done.stderr
+    missing = bisect(cluster["address"], "local-task")     # (no node advertises it: the head has no devices)
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip().splitlines()[-1] == (
+        f"mlirtext: error: no node of the cluster at {cluster['address']} offers device 'local-task' (offered: "
+        "local-sync; start one with `mlirtext worker --devices local-task`)")
+    unreachable = bisect(f"127.0.0.1:{free_port()}", "local-sync")
+    assert unreachable.returncode == 1 and unreachable.stderr.count("\n") == 1
+    assert re.fullmatch(r"mlirtext: error: cannot reach the Ray cluster at 127\.0\.0\.1:\d+: Connection refused\n",
+                        unreachable.stderr), unreachable.stderr
 
 
 def test_a_device_no_node_offers_and_an_unreachable_cluster_are_one_line_errors(cluster, programs):

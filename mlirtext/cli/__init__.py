@@ -173,6 +173,10 @@ def _add_bisect(sub) -> None:
                           f"devices ({', '.join(d for d in DEVICES if d != 'reference')}) fed the reference "
                           "device's inputs: the first dispatch that differs from the reference's, its kernel and "
                           "source ops")
+    bis.add_argument("--cluster", metavar="ADDRESS",
+                     help="with --devices: run each device's dispatches on a node of this Ray cluster (HOST:PORT) "
+                          "that offers the device (`mlirtext worker --devices ...`); the module file and each "
+                          "dispatch's inputs go there, the outputs come back and are compared here")
     bis.add_argument("-o", dest="output", metavar="REPRO_DIR",
                      help="write the repro there: the function before the pass, its inputs and results as .npy, "
                           "and README with the command that shows the failure")

@@ -1,6 +1,8 @@
 """`mlirtext bisect FILE`: the first pass of the lowering to llvm that changes a function's
 results, crashes or leaves IR that does not verify (level first: see debugging/bisect.py); exit
-status 1 when one does, 0 when none."""
+status 1 when one does, 0 when none. With --devices, the first dispatch each device computes
+differently from the reference (its dispatches run on a node of the Ray cluster at --cluster that
+offers the device, when given)."""
 from __future__ import annotations
 
 import os
@@ -10,12 +12,13 @@ import sys
 import numpy as np
 
 from ..diagnostics import Diagnostic, report
-from ..compiler.module_writer import in_memory
+from ..compiler.module_writer import in_memory, pack
 from ..debugging.bisect import BisectError, bisect_pipeline
 from ..debugging.device_bisect import bisect_devices
 from ..debugging.dispatch_trace import kernel_module, kernel_sources
 from ..debugging.repro import dispatch_command, replay_command, write_dispatch_repro, write_repro
 from ..interpreter.abi import signature
+from ..remote import RemoteModule
 from ..transforms.semantics_check import Tolerance, random_inputs
 from ..vm.devices import GPU_DEVICES
 from ..vm.vm import VMError
@@ -42,6 +45,10 @@ def main(args) -> int:
     else:
         inputs = random_inputs(fn, np.random.default_rng(args.seed))
     tolerance = Tolerance(args.tolerance_ulp, args.tolerance)
+    if args.cluster and not args.devices:
+        report([Diagnostic("error", "--cluster runs the dispatches of --devices on a cluster node: name the "
+                                    "devices (the pass bisect runs here, on the interpreter)")])
+        return 1
     if args.devices:
         return across_devices(args, fn.sym_name, inputs, tolerance)
     try:
@@ -98,11 +105,18 @@ def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kern
             return 1
         compiled = done[0]
         try:
+            remote = (RemoteModule(pack(compiled), device, args.cluster).entry_function(function)
+                      if args.cluster else None)
             dispatches, finding = bisect_devices(in_memory(compiled), function, inputs, device,
-                                               kernel_sources(compiled.reference_kernels), tolerance, kernel_fault)
+                                               kernel_sources(compiled.reference_kernels), tolerance, kernel_fault,
+                                               remote.replay_all if remote else None)
         except VMError as e:
-            report([Diagnostic("error", f"{device}: {e}")])
+            report([Diagnostic("error", f"{device}: {e}" if not args.cluster else str(e))])
             return 1
+        if remote:
+            where = remote.module.last_call
+            sys.stderr.write(f"// {device}: {dispatches} dispatches ran on {where['hostname']} (node "
+                             f"{where['node_id'][:12]}, pid {where['pid']}) in {where['seconds'] * 1e3:.3f} ms\n")
         if finding is None:
             print(f"bisect: @{function} on {device}: all {dispatches} dispatches agree with the reference within "
                   f"{tolerance}, each fed the reference's inputs")

@@ -16,6 +16,9 @@ from ..vm.vm import LoadedModule
 
 #: (kernel name, kernel) -> the kernel to use instead: a fault for tests ("wrong on one device").
 KernelFault = Callable[[str, Callable], Callable]
+#: Every dispatch's inputs (a list per dispatch, in program order) -> its outputs, each dispatch run alone
+#: on the device under test somewhere else (a cluster node: remote.RemoteFunction.replay_all).
+ReplayAll = Callable[[list], list]
 
 
 @dataclass
@@ -33,20 +36,25 @@ class DispatchFinding:
 
 
 def bisect_devices(source, function: str, inputs: list, device: str, sources: dict,
-                   tolerance: Tolerance = Tolerance(), kernel_fault: Optional[KernelFault] = None
-                   ) -> tuple[int, Optional[DispatchFinding]]:
+                   tolerance: Tolerance = Tolerance(), kernel_fault: Optional[KernelFault] = None,
+                   replay_all: Optional[ReplayAll] = None) -> tuple[int, Optional[DispatchFinding]]:
     """(the call's dispatches, the first `device` gets wrong or None) for @`function` of the
     compiled module `source` (a module file's bytes or compiler.in_memory's); `sources`
-    {kernel: source ops} (dispatch_trace.kernel_sources). VMError when it cannot run."""
+    {kernel: source ops} (dispatch_trace.kernel_sources). The dispatches run on `device` here, one by
+    one until one differs, or all at once through `replay_all` (on the node that has the device).
+    VMError when it cannot run."""
     reference = LoadedModule(source, "reference").entry_function(function)
     seen: list = []
     reference.traced(list(inputs), lambda i, kernel, ins, outs, s: seen.append(
         (kernel, ins, [np.array(o, copy=True) for o in outs])))
-    tested = LoadedModule(source, device).entry_function(function)
-    if kernel_fault is not None:
-        tested.dispatches = [(kernel_fault(name, k), ins, outs, name) for k, ins, outs, name in tested.dispatches]
-    for index, (kernel, ins, want) in enumerate(seen):
-        got = tested.replay(index, ins)
+    if replay_all is None:
+        tested = LoadedModule(source, device).entry_function(function)
+        if kernel_fault is not None:
+            tested.dispatches = [(kernel_fault(name, k), ins, outs, name) for k, ins, outs, name in tested.dispatches]
+        replayed = (tested.replay(index, ins) for index, (_, ins, _) in enumerate(seen))   # (lazily)
+    else:
+        replayed = iter(replay_all([ins for _, ins, _ in seen]))
+    for index, ((kernel, ins, want), got) in enumerate(zip(seen, replayed)):
         diff = compare(kernel, function, want, got, tolerance)
         if not diff.ok:
             return len(seen), DispatchFinding(device, index, kernel, sources.get(kernel, []), ins, want, got, diff)
