@@ -1,7 +1,7 @@
 """Native code for the host CPU (`mlirtext.targets`): every example and benchmark program compiled
 (native pipeline: polynomial approximation, O3, vectorised) and called with numpy arrays gives what
-the interpreter gives; a sample of the corpus functions that reach llvm does too; a few agree with
-iree-run-module; bad objects and bad arguments are refused without a crash."""
+the interpreter gives (the corpus functions that reach llvm: tests/test_native_vm_figures.py); a few
+agree with iree-run-module; bad objects and bad arguments are refused without a crash."""
 from __future__ import annotations
 
 import ctypes
@@ -12,11 +12,10 @@ import pytest
 
 from mlirtext import api
 from mlirtext.interpreter import Interpreter
+from mlirtext.sweeps.native_suite import compare
 from mlirtext.targets.llvm_cpu import CompileError, compile_llvm_ir, load_object
 from mlirtext.targets.native import compile_module, load_module_functions
 from mlirtext.targets.native_call import NativeCallError
-
-from .native_status import compare, native_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted((ROOT / "examples").glob("*.mlir")) + \
@@ -76,22 +75,6 @@ def test_elementwise_loop_vectorises_without_libm_calls():
     assert "x float>" in ir          # a vector loop (<4 x float>, <8 x float>, ...)
     assert "@expf" not in ir and "@llvm.exp." not in ir
     assert compiled.native.functions == ["softmax"]
-
-
-def test_corpus_sample_runs_natively():
-    from tests import corpus
-    from tests.lowering_status import collect
-    if not corpus.available():
-        pytest.skip("corpus not available")
-    outcomes = [o for o in collect(["stablehlo/stablehlo__tests__interpret__add.mlir",
-                                    "stablehlo/stablehlo__tests__interpret__exponential*.mlir",
-                                    "stablehlo/stablehlo__tests__interpret__tanh*.mlir"]) if o.reached == "llvm"]
-    assert len(outcomes) >= 12
-    failures = [(o.function, why) for o in outcomes if (why := native_outcome(o))]
-    assert not failures
-    # with polynomial approximation the checks (the tests' own tolerances) still pass
-    approx = [o for o in outcomes if "exponential" in o.file or "tanh" in o.file]
-    assert approx and not [(o.function, why) for o in approx if (why := native_outcome(o, approx=True))]
 
 
 def test_wrong_arguments_name_the_argument():

@@ -13,13 +13,12 @@ import pytest
 from mlirtext import api
 from mlirtext.cli import main
 from mlirtext.interpreter import Interpreter
+from mlirtext.sweeps.native_suite import ulp_distance
 from mlirtext.syntax.printer import print_module
 from mlirtext.targets.native import compile_module, load_module_functions
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.pipeline import parse_pipeline
 from mlirtext.transforms.polynomial_approximation import ULP_BOUNDS
-
-from .native_status import ulp_distance
 
 special = pytest.importorskip("scipy.special")
 

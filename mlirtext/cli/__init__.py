@@ -269,6 +269,9 @@ def _add_sweep(sub) -> None:
     sw.add_argument("--files", action="append", default=[], metavar="GLOB",
                     help="(check/lowering/native/vm/gpu) only corpus files matching this glob, relative to the "
                          "corpus (repeatable; default: the three groups of the figures)")
+    sw.add_argument("--approx", action="store_true",
+                    help="(native) lower to llvm with the native pipeline (polynomial approximation of math functions): "
+                         "floats may then differ by the approximation's bound too")
     sw.add_argument("--tsv", metavar="FILE", help="write one line per result: test, status, error, ...")
     sw.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     _add_faults(sw)

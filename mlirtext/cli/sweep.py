@@ -43,6 +43,8 @@ def main(args) -> int:
     targets = tuple(args.targets or ())
     if targets and suite != "gpu":
         return _fail("--targets is for the gpu suite")
+    if args.approx and suite != "native":
+        return _fail("--approx is for the native suite")
     unknown = [t for t in targets if t.partition(":")[0] not in gpu_suite.KNOWN_TARGETS]
     if unknown:
         return _fail(f"unknown GPU target {unknown[0]!r} (known: {', '.join(gpu_suite.KNOWN_TARGETS)})")
@@ -63,7 +65,7 @@ def main(args) -> int:
         return _fail("the --debug-* faults strike in the compiler of the files and bench suites only")
     options = SweepOptions(suite, path, devices, args.filter, args.limit, args.timeout, args.memory,
                            {"faults": [(f.flag().partition("=")[0], str(f.spec)) for f in faults],
-                            "targets": targets},
+                            "targets": targets, "approx": args.approx},
                            tuple(args.files))
     started = time.monotonic()
     try:

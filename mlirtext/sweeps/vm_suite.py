@@ -112,7 +112,11 @@ def status_of(out: VMOutcome) -> str:
 
 
 def run(test: str, options) -> list[Result]:
-    outcomes = lower_file(options.path, test)
+    return results_of(test, lower_file(options.path, test), options)
+
+
+def results_of(test: str, outcomes: list, options) -> list[Result]:
+    """The results of corpus file `test` from its functions' lowering outcomes (`lower_file`'s)."""
     results = []
     for name, o in zip(unique_names([o.function for o in outcomes]), outcomes):
         for device in devices(options):
