@@ -116,6 +116,11 @@ def test_a_bad_expected_file_is_a_one_line_error(tmp_path, capsys):
                                        "'passed' (one of pass, mismatch, fail-run, fail-compile, timeout, crash, skip)\n")
     assert main(["sweep", "nowhere", "--db", str(tmp_path / "db.sqlite")]) == 1
     assert "unknown suite 'nowhere'" in capsys.readouterr().err
+    assert main(["sweep", "gpu", "--targets", "cuda,metal", "--db", str(tmp_path / "db.sqlite")]) == 1
+    assert capsys.readouterr().err == ("mlirtext sweep: error: unknown GPU target 'metal' (known: cuda, rocm, "
+                                       "vulkan-spirv, opencl-spirv)\n")
+    assert main(["sweep", "vm", "--targets", "cuda", "--db", str(tmp_path / "db.sqlite")]) == 1
+    assert capsys.readouterr().err == "mlirtext sweep: error: --targets is for the gpu suite\n"
 
 
 def test_the_report_shows_new_failures_fixes_slowdowns_and_the_best_ever(tmp_path, capsys):
