@@ -57,3 +57,22 @@ def test_no_sampled_function_runs_on_the_vm_worse_than_expected(lowered):
     options = SweepOptions("vm", str(corpus.CORPUS))
     results = [r for rel, outcomes in lowered.items() for r in vm_suite.results_of(rel, outcomes, options)]
     _check(results, "vm.tsv")
+
+
+def test_a_function_gone_wrong_on_the_vm_is_named_alone(lowered, monkeypatch):
+    """A deliberate regression of one function (its VM results said to differ) is the one test worse
+    than the file expects."""
+    rel, victim = SAMPLE[0], "add_op_test_si4"
+    check = vm_suite.check_function
+
+    def wrong_for_victim(file, name, source, device):
+        out = check(file, name, source, device)
+        if name == victim:
+            out.ok, out.why = False, "result 0: 1 elements differ"
+        return out
+
+    monkeypatch.setattr(vm_suite, "check_function", wrong_for_victim)
+    results = vm_suite.results_of(rel, lowered[rel], SweepOptions("vm", str(corpus.CORPUS)))
+    comparison = expectations.compare(results, expectations.read(str(EXPECTED / "vm.tsv")))
+    assert [(r.test, r.status, status) for r, status, _ in comparison.worse] == [
+        (f"{rel}@{victim} [local-sync]", "mismatch", "pass")]
