@@ -211,6 +211,44 @@ def test_a_fault_that_never_strikes_is_warned_of(program, capsys):
     assert "never struck" in capsys.readouterr().err
 
 
+# -- inside a conversion -----------------------------------------------------------------------------
+#: Five ops in a chain, each nudge carried to the result; convert-tosa-to-linalg rewrites them all.
+CONVERSION_PROGRAM = """\
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tosa.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tosa.sub %0, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = tosa.maximum %1, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = tosa.abs %2 : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = tosa.minimum %3, %3 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %4 : tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("op,line,source", [("arith.subf", 3, "tosa.sub"), ("math.absf", 5, "tosa.abs"),
+                                            ("arith.addf", 2, "tosa.add"), ("arith.minimumf", 6, "tosa.minimum")])
+def test_a_conversion_is_narrowed_to_the_op_whose_rewrite_changed_the_numbers(tmp_path, capsys, op, line, source):
+    path = tmp_path / "c.mlir"
+    path.write_text(CONVERSION_PROGRAM)
+    repro = tmp_path / "repro"
+    assert main(["bisect", str(path), f"--debug-miscompile=convert-tosa-to-linalg:{op}", "-o", str(repro)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "'convert-tosa-to-linalg', diverged" in out[0]
+    assert [l.strip() for l in out if "c.mlir:" in l] == [f"{path}:{line}:3: {source}"]   # exactly the perturbed op
+    assert "converting some of the 5 ops it rewrote" in out[3]
+    assert f"Of the 5 ops it rewrote, the one whose rewrite alone changes the results: {source} " \
+        in (repro / "README").read_text()
+
+
+def test_a_pass_that_is_no_conversion_keeps_the_ops_it_rewrote(tmp_path):
+    # canonicalize is no conversion: the partial conversion is never consulted, nothing is narrowed.
+    module = api.parse_and_verify(CONVERSION_PROGRAM, "c.mlir").module
+    inputs = [np.array([1, 2, 3, 4], np.float32), np.array([0.5] * 4, np.float32)]
+    fault = Miscompile(FaultSpec.parse("canonicalize:arith.subf", builtin_passes()))
+    found = bisect_pipeline(module, "f", inputs, faults=[fault]).finding
+    assert found.kind == DIVERGED and found.rewrote is None and [n for n, _ in found.ops] == ["tosa.sub"]
+
+
 # -- across devices ---------------------------------------------------------------------------------
 MLP = Path(__file__).resolve().parent.parent / "examples" / "mlp_stablehlo.mlir"
 

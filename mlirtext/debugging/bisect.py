@@ -33,6 +33,8 @@ from ..transforms.pass_manager import Instrumentation
 from ..transforms.passes import Pass
 from ..transforms.pipeline import Nest, parse_pipeline
 from ..transforms.semantics_check import Difference, Tolerance, compare
+from .faults import Fault
+from .narrow import ConversionNarrower
 
 #: What a finding is.
 DIVERGED, CRASHED, UNVERIFIABLE, FAILED = "diverged", "crashed", "does not verify", "failed"
@@ -47,7 +49,8 @@ class Finding:
     passes from 1; `level` the level its step lowers to; `ops` [(op name, span)] of the source
     ops it rewrote (for a crash or a verifier failure, the op it names); `before` the function
     (and what it calls) before the pass, a module of its own; `expected` its results before the
-    pass, `actual` after (None when it could not run)."""
+    pass, `actual` after (None when it could not run); `rewrote` how many source ops the pass
+    rewrote when `ops` is the one of them bisect narrowed the blame to (a conversion's), else None."""
 
     kind: str
     pass_spelling: str
@@ -61,6 +64,7 @@ class Finding:
     expected: list
     actual: Optional[list] = None
     difference: Optional[Difference] = None
+    rewrote: Optional[int] = None
 
 
 @dataclass
@@ -116,7 +120,22 @@ def bisect_pipeline(module: Operation, function: str, inputs: list, tolerance: T
         result.finding = watcher.check_passes(before=failed.position) or failed
     finally:
         levels.close()
+    if result.finding is not None and result.finding.kind == DIVERGED:
+        _narrow(result, tolerance, faults)
     return result
+
+
+def _narrow(result: BisectResult, tolerance: Tolerance, faults: Sequence[Instrumentation]) -> None:
+    """A conversion that changed the numbers is blamed on the one source op whose rewrite alone does
+    it, when there is one (narrow.py)."""
+    finding = result.finding
+    narrower = ConversionNarrower(finding.before, finding.pass_spelling, finding.function, finding.inputs,
+                                  finding.expected, tolerance,
+                                  lambda: [f.fresh() for f in faults if isinstance(f, Fault)], _copies)
+    one = narrower.narrow(finding.ops)
+    result.runs += narrower.runs
+    if one is not None:
+        finding.rewrote, finding.ops = len(finding.ops), one
 
 
 def _count(items: list) -> int:

@@ -76,6 +76,10 @@ class Fault(Instrumentation):
     def strike(self, target: Operation) -> None:
         raise NotImplementedError
 
+    def fresh(self) -> "Fault":
+        """The same fault, not struck yet (to inject it into another run of the pass)."""
+        return type(self)(self.spec)
+
     def flag(self) -> str:
         return f"{self.switch}={self.spec}"
 

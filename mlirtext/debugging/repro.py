@@ -41,7 +41,9 @@ def write_repro(directory: str, finding: Finding, command: list[str]) -> None:
     (out / "README").write_text(
         f"Pass {finding.position} of the lowering to llvm, '{finding.pass_spelling}', {finding.kind}: "
         f"{finding.message}\n"
-        + (f"Ops it rewrote: {where}\n" if where else "")
+        + (f"Ops it rewrote: {where}\n" if where and finding.rewrote is None else "")
+        + (f"Of the {finding.rewrote} ops it rewrote, the one whose rewrite alone changes the results: {where}\n"
+           if finding.rewrote is not None else "")
         + "The function before that pass is before.mlir; input_N.npy its arguments, expected_N.npy its results "
           "before the pass, actual_N.npy after it. To see the failure, in this directory (after.mlir is the IR after the pass):\n"
         + shlex.join(command) + "\n")

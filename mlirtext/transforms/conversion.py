@@ -7,7 +7,10 @@ text is ever printed as if it were a success.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Iterator, Optional
 
 from ..diagnostics import Diagnostic
 from ..ir.core import Operation
@@ -34,15 +37,47 @@ class ConversionTarget:
         return op.name in self.legal_ops or op.dialect in self.legal_dialects
 
 
+@dataclass
+class PartialConversion:
+    """Ops a conversion leaves as they are (MLIR's applyPartialConversion): the patterns are not
+    offered them and they may stay illegal. `used` once a conversion ran under it (a pass that is
+    no conversion never looks). Made by `partial_conversion`."""
+    frozen: frozenset
+    used: bool = False
+
+
+_PARTIAL: ContextVar[Optional[PartialConversion]] = ContextVar("partial_conversion", default=None)
+
+
+@contextmanager
+def partial_conversion(ops) -> Iterator[PartialConversion]:
+    """Within it, a conversion leaves `ops` (and what is nested in them) unconverted: bisect applies a
+    conversion pass to some of a function's ops, the rest left as they were, to find the one whose
+    rewrite changes the numbers."""
+    frozen = frozenset(id(nested) for op in ops for nested in op.walk())
+    partial = PartialConversion(frozen)
+    token = _PARTIAL.set(partial)
+    try:
+        yield partial
+    finally:
+        _PARTIAL.reset(token)
+
+
 def apply_conversion(root: Operation, patterns: list[RewritePattern], target: ConversionTarget) -> None:
-    """Rewrite `root` with `patterns`; raise PassFailure listing every op left illegal."""
-    GreedyDriver(patterns, fold=False).run(root)
-    check_legal(root, target)
+    """Rewrite `root` with `patterns`; raise PassFailure listing every op left illegal (but the
+    ops a `partial_conversion` around it leaves as they are)."""
+    partial = _PARTIAL.get()
+    frozen = partial.frozen if partial is not None else frozenset()
+    if partial is not None:
+        partial.used = True
+    GreedyDriver(patterns, fold=False, frozen=frozen).run(root)
+    check_legal(root, target, frozen)
 
 
-def check_legal(root: Operation, target: ConversionTarget) -> None:
-    """Raise PassFailure naming every op under `root` that `target` does not allow."""
-    illegal = [op for op in root.walk() if op is not root and not target.is_legal(op)]
+def check_legal(root: Operation, target: ConversionTarget, allowed: frozenset = frozenset()) -> None:
+    """Raise PassFailure naming every op under `root` that `target` does not allow (`allowed`: ids
+    of ops let stay whatever they are)."""
+    illegal = [op for op in root.walk() if op is not root and id(op) not in allowed and not target.is_legal(op)]
     if illegal:
         raise PassFailure("", diagnostics=[
             Diagnostic("error", f"failed to legalize '{op.name}' to {target.level}", op.name_span or op.span)

@@ -43,7 +43,9 @@ def is_trivially_dead(op: Operation) -> bool:
 
 
 class GreedyDriver:
-    def __init__(self, patterns: Iterable[RewritePattern], fold: bool = True):
+    def __init__(self, patterns: Iterable[RewritePattern], fold: bool = True, frozen: frozenset = frozenset()):
+        """`frozen`: ids of ops the patterns are not offered (a partial conversion's; see conversion.py)."""
+        self.frozen = frozen
         self.by_name: dict[str, list[RewritePattern]] = defaultdict(list)
         self.any_op: list[RewritePattern] = []
         for pattern in patterns:
@@ -93,6 +95,8 @@ class GreedyDriver:
             return True
         if self.fold and self._fold(op):
             return True
+        if id(op) in self.frozen:
+            return False
         for pattern in self.by_name.get(op.name, []) + self.any_op:
             if pattern.match_and_rewrite(op, self.rewriter):
                 return True
