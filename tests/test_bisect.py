@@ -319,6 +319,21 @@ def test_bisect_across_devices_on_the_command_line(capsys):
     assert exit_.value.code == 1 and "not a device to check against the reference" in capsys.readouterr().err
 
 
+def test_a_kernel_made_wrong_on_one_device_from_the_command_line(capsys):
+    assert main(["bisect", str(MLP), "--devices=local-task,local-sync",
+                 "--debug-wrong-kernel=local-sync:mlp_dispatch_2"]) == 1
+    out = capsys.readouterr().out
+    assert "on local-task: all 2 dispatches agree" in out
+    assert "on local-sync: dispatch 1 of 2 (kernel @mlp_dispatch_2) differs from the reference" in out
+    assert main(["bisect", str(MLP), "--devices=local-task", "--debug-wrong-kernel=local-task:nope"]) == 0
+    assert "there is no kernel @nope (the kernels: mlp_dispatch_0, mlp_dispatch_2)" in capsys.readouterr().err
+    assert main(["bisect", str(MLP), "--devices=local-task", "--debug-wrong-kernel=vulkan:mlp_dispatch_2"]) == 1
+    assert main(["bisect", str(MLP), "--debug-wrong-kernel=local-task:mlp_dispatch_2"]) == 1
+    assert main(["bisect", str(MLP), "--devices=local-task", "--debug-wrong-kernel=local-task"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 3 and "give --devices" in err
+
+
 def test_the_dispatch_repro_holds_the_kernel_alone(tmp_path, capsys, monkeypatch):
     compiled, inputs = _compiled_mlp()
     guilty = list(kernel_sources(compiled.reference_kernels))[1]

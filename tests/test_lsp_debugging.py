@@ -91,6 +91,27 @@ async def test_a_miscompile_is_marked_on_the_guilty_op_and_the_repro_replays_it(
     assert not Path(again["repro"]).exists()
 
 
+async def test_a_kernel_wrong_on_a_device_is_named_with_its_dispatch_and_source_ops(client: LanguageClient):
+    # What the pipeline view marks: the dispatch (index, the profile's name for it, its kernel) and its
+    # source ops' lines, which a click reveals; the ops are marked in the editor too.
+    wrong = ["--debug-wrong-kernel=local-task:f_dispatch_0"]
+    found = await execute(client, "mlirtext.bisect", URI, "f", None, 0, wrong, ["local-sync", "local-task"])
+    assert found["kind"] is None, found   # (no pass to blame: the lowering keeps the numbers)
+    dispatch = found["dispatch"]
+    assert {k: dispatch[k] for k in ("device", "index", "total", "name", "kernel")} == {
+        "device": "local-task", "index": 0, "total": 1, "name": "f#0", "kernel": "f_dispatch_0"}
+    assert dispatch["ops"] == [{"op": "tosa.sub", "line": 2}, {"op": "tosa.maximum", "line": 4}]
+    assert dispatch["difference"]["max_ulp"] > 8
+    assert "on local-task, dispatch 0 of 1 (kernel @f_dispatch_0) differs from the reference" in found["summary"]
+    assert [(m["op"], m["start"][0]) for m in found["markers"]] == [("tosa.sub", 2), ("tosa.maximum", 4)]
+    assert all("dispatch 0 of 1" in m["message"] for m in found["markers"])
+    clean = await execute(client, "mlirtext.bisect", URI, "f", None, 0, [], ["local-task"])
+    assert "dispatch" not in clean and "every dispatch on local-task agrees" in clean["summary"]
+    bad = await execute(client, "mlirtext.bisect", URI, "f", None, 0, ["--debug-wrong-kernel=vulkan:f_dispatch_0"],
+                        ["local-task"])
+    assert "'vulkan' is not one of the devices checked" in bad["error"]
+
+
 async def test_a_crash_offers_reduce_this_failure_which_reduces_it(client: LanguageClient):
     crash = ["--debug-crash=convert-tosa-to-linalg:linalg.generic"]
     found = await execute(client, "mlirtext.bisect", URI, "f", None, 0, crash)

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..debugging.bisect import CRASHED, BisectError, bisect_pipeline
+from ..debugging.device_bisect import WrongKernel
 from ..debugging.faults import FAULTS, FaultSpec, FaultSpecError
 from ..debugging.repro import replay_command, write_repro
 from ..interpreter.abi import signature
@@ -30,6 +31,7 @@ from ..transforms.passes import builtin_passes
 from ..transforms.semantics_check import Tolerance, random_inputs
 from ..values import ValueError_, parse_input
 from .actions import function_at
+from .dispatch_divergence import find_dispatch
 from .document import Document
 from .extraction import SourceMap, function_or_chunk
 from .scratch import Scratch
@@ -60,14 +62,31 @@ def actions_at(doc: Document, offset: int, crashed: set) -> list[tuple[str, str,
 
 
 def parse_faults(flags) -> list:
-    """`--debug-miscompile=PASS:OP` and the like (faults.FAULTS) as faults; FaultSpecError."""
+    """`--debug-miscompile=PASS:OP` and the like (faults.FAULTS) as faults (a
+    `--debug-wrong-kernel=DEVICE:KERNEL` is left to `parse_wrong_kernels`); FaultSpecError."""
     faults = []
     for flag in flags or []:
         switch, _, text = flag.partition("=")
+        if switch == WrongKernel.switch:
+            continue
         if switch not in FAULTS:
-            raise FaultSpecError(f"'{flag}' is not one of {', '.join(s + '=PASS:OP' for s in FAULTS)}")
+            raise FaultSpecError(f"'{flag}' is not one of "
+                                 f"{', '.join([s + '=PASS:OP' for s in FAULTS] + [WrongKernel.switch + '=DEVICE:KERNEL'])}")
         faults.append(FAULTS[switch](FaultSpec.parse(text, builtin_passes())))
     return faults
+
+
+def parse_wrong_kernels(flags, devices) -> list:
+    """The `--debug-wrong-kernel=DEVICE:KERNEL` flags as WrongKernel faults on `devices`; FaultSpecError."""
+    out = []
+    for flag in flags or []:
+        switch, _, text = flag.partition("=")
+        if switch == WrongKernel.switch:
+            try:
+                out.append(WrongKernel.parse(text, devices))
+            except ValueError as e:
+                raise FaultSpecError(f"{switch}: {e}") from None
+    return out
 
 
 def _located(doc: Document, function: str):
@@ -83,7 +102,7 @@ def _located(doc: Document, function: str):
     return f"no function named @{name} in {doc.filename}"
 
 
-def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scratch: Scratch,
+def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scratch: Scratch, devices=(),
                     cancelled: Optional[threading.Event] = None, report: Callable = _noop) -> dict:
     """Bisect @function's lowering to llvm on `inputs` (iree-run-module strings, e.g. its last run's;
     else seeded random ones, as `mlirtext bisect` takes): {"function", "total", "kind" (None when
@@ -91,9 +110,13 @@ def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scr
     ({"max_abs", "max_rel", "max_ulp"} when its numbers diverged), "markers": [{"start": [line,
     character], "end": [...], "op", "message"}] on the source ops to blame, "repro" (a directory in
     `scratch`, which replaces the function's last one) and "command" (what replays the pass
-    there)}, or {"error": message}."""
+    there)}, or {"error": message}. With `devices`, the function compiled runs on each of them
+    dispatch by dispatch against the reference too (`mlirtext bisect --devices`): "dispatch" the
+    first that differs (dispatch_divergence.py; None when all agree), its source ops marked too."""
+    devices = list(devices or [])
     try:
         fault_list = parse_faults(faults)
+        wrong = parse_wrong_kernels(faults, devices)
     except FaultSpecError as e:
         return {"error": str(e)}
     found = _located(doc, function)
@@ -119,6 +142,26 @@ def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scr
         return {"error": str(e)}
     except Cancelled:
         return {"error": "cancelled"}
+    dispatch = None
+    if devices:
+        report(f"@{name} on {', '.join(devices)}, dispatch by dispatch")
+        found = find_dispatch(module, name, values, devices, tolerance, wrong)
+        if isinstance(found, str):
+            return {"error": found}
+        dispatch = found
+    answer = _pass_answer(doc, where, name, result, tolerance, fault_list, scratch)
+    if dispatch is not None:
+        answer["dispatch"] = dispatch.answer(lambda ops, message: _markers(doc, where, ops, message))
+        answer["markers"] += answer["dispatch"]["markers"]
+        answer["summary"] += f"; {dispatch.summary()}"
+    elif devices:
+        answer["summary"] += f"; every dispatch on {', '.join(devices)} agrees with the reference"
+    return answer
+
+
+def _pass_answer(doc: Document, where: SourceMap, name: str, result, tolerance: Tolerance, fault_list: list,
+                 scratch: Scratch) -> dict:
+    """find_divergence's answer for the pipeline's bisect `result`."""
     finding = result.finding
     key = ("bisect", doc.uri, name)
     if finding is None:
@@ -135,7 +178,7 @@ def find_divergence(doc: Document, function: str, inputs, seed: int, faults, scr
     return {"function": name, "total": result.total, "kind": finding.kind, "pass": finding.pass_spelling,
             "position": finding.position, "level": finding.level, "message": finding.message,
             "difference": None if d is None else {"max_abs": d.max_abs, "max_rel": d.max_rel, "max_ulp": d.max_ulp},
-            "summary": summary, "crashed": finding.kind == CRASHED, "repro": repro,
+            "summary": summary, "crashed": finding.kind == CRASHED, "repro": repro, "rewrote": finding.rewrote,
             "command": " ".join(command),
             "markers": _markers(doc, where, finding.ops, f"{summary}: {finding.message}")}
 
@@ -164,6 +207,7 @@ def reduce_crash(doc: Document, function: str, faults, scratch: Scratch, level: 
         parse_faults(faults)
     except FaultSpecError as e:
         return {"error": str(e)}
+    faults = [f for f in faults or [] if not f.startswith(WrongKernel.switch)]   # (the pipeline's faults only)
     found = _located(doc, function)
     if isinstance(found, str):
         return {"error": found}

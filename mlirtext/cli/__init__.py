@@ -182,6 +182,9 @@ def _add_bisect(sub) -> None:
                           "and README with the command that shows the failure")
     _add_tolerance(bis, "results")
     _add_faults(bis)
+    bis.add_argument("--debug-wrong-kernel", action="append", metavar="DEVICE:KERNEL",
+                     help="with --devices: on DEVICE, kernel @KERNEL gets the first element of its first output "
+                          "wrong (a kernel wrong on one device, to check the bisect)")
 
 
 def _add_run(sub) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from ..diagnostics import Diagnostic, report
 from ..compiler.module_writer import in_memory, pack
 from ..debugging.bisect import BisectError, bisect_pipeline
-from ..debugging.device_bisect import bisect_devices
+from ..debugging.device_bisect import WrongKernel, bisect_devices
 from ..debugging.dispatch_trace import kernel_module, kernel_sources
 from ..debugging.repro import dispatch_command, replay_command, write_dispatch_repro, write_repro
 from ..interpreter.abi import signature
@@ -31,6 +31,9 @@ from .run_values import parse_inputs
 def main(args) -> int:
     faults = make_faults(args)
     if faults is None:
+        return 1
+    if args.debug_wrong_kernel and not args.devices:
+        report([Diagnostic("error", f"{WrongKernel.switch} makes a kernel wrong on a device: give --devices")])
         return 1
     result = read_verified(args.input)
     if result is None:
@@ -73,7 +76,10 @@ def main(args) -> int:
     for name, span in finding.ops:
         line, col = span.line_col
         print(f"  {span.source.name}:{line}:{col}: {name}")
-    print(f"  {_runs(found.runs)}: one per level, then one per pass of the step to {finding.level} that changed it")
+    narrowed = "" if finding.rewrote is None else \
+        f", then of the pass on copies converting some of the {finding.rewrote} ops it rewrote, down to this one"
+    print(f"  {_runs(found.runs)}: one per level, then one per pass of the step to {finding.level} that changed it"
+          f"{narrowed}")
     if args.output:
         command = replay_command(finding, tolerance, faults)
         write_repro(args.output, finding, command)
@@ -95,6 +101,11 @@ def _show_progress(position: int, total: int, name: str) -> None:
 def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kernel_fault=None) -> int:
     """Each device of --devices against the reference, dispatch by dispatch; 1 when one differs.
     `kernel_fault` (device_bisect.KernelFault) makes a kernel wrong on the devices checked, for tests."""
+    try:
+        wrong = [WrongKernel.parse(text, args.devices) for text in args.debug_wrong_kernel or []]
+    except ValueError as e:
+        report([Diagnostic("error", f"{WrongKernel.switch}: {e}")])
+        return 1
     got = read_input(args.input)
     if got is None:
         return 1
@@ -104,12 +115,15 @@ def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kern
         if done is None:
             return 1
         compiled = done[0]
+        sources = kernel_sources(compiled.reference_kernels)
+        report([Diagnostic("warning", f"{w.flag()}: there is no kernel @{w.kernel} (the kernels: "
+                                      f"{', '.join(sources)})") for w in wrong if w.device == device and w.kernel not in sources])
+        fault = kernel_fault or next((w.on(device) for w in wrong if w.device == device), None)
         try:
             remote = (RemoteModule(pack(compiled), device, args.cluster).entry_function(function)
                       if args.cluster else None)
-            dispatches, finding = bisect_devices(in_memory(compiled), function, inputs, device,
-                                               kernel_sources(compiled.reference_kernels), tolerance, kernel_fault,
-                                               remote.replay_all if remote else None)
+            dispatches, finding = bisect_devices(in_memory(compiled), function, inputs, device, sources, tolerance,
+                                               fault, remote.replay_all if remote else None)
         except VMError as e:
             report([Diagnostic("error", f"{device}: {e}" if not args.cluster else str(e))])
             return 1

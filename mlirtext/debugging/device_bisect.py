@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..transforms.semantics_check import Difference, Tolerance, compare
+from .faults import FLOAT_NUDGE
 from ..vm.vm import LoadedModule
 
 #: (kernel name, kernel) -> the kernel to use instead: a fault for tests ("wrong on one device").
@@ -19,6 +20,48 @@ KernelFault = Callable[[str, Callable], Callable]
 #: Every dispatch's inputs (a list per dispatch, in program order) -> its outputs, each dispatch run alone
 #: on the device under test somewhere else (a cluster node: remote.RemoteFunction.replay_all).
 ReplayAll = Callable[[list], list]
+
+
+@dataclass(frozen=True)
+class WrongKernel:
+    """`--debug-wrong-kernel=DEVICE:KERNEL`: on DEVICE, kernel @KERNEL gets the first element of its
+    first output wrong, by 2**-10 plus 2**-10 of its magnitude (1 for an integer): a kernel wrong on one
+    device, so that a bisect across devices can be checked end to end."""
+
+    device: str
+    kernel: str
+
+    switch = "--debug-wrong-kernel"
+
+    @staticmethod
+    def parse(text: str, devices) -> "WrongKernel":
+        """From `DEVICE:KERNEL`; ValueError says what is wrong (`devices`: those it may name)."""
+        device, colon, kernel = text.partition(":")
+        if not colon or not kernel:
+            raise ValueError(f"'{text}' is not DEVICE:KERNEL (for example local-task:mlp_dispatch_2)")
+        if device not in devices:
+            raise ValueError(f"'{text}': '{device}' is not one of the devices checked ({', '.join(devices)})")
+        return WrongKernel(device, kernel.lstrip("@"))
+
+    def on(self, device: str) -> Optional[KernelFault]:
+        """The kernel fault for a bisect of `device`, None for another device."""
+        return self._wrong if device == self.device else None
+
+    def _wrong(self, name: str, kernel: Callable) -> Callable:
+        if name != self.kernel:
+            return kernel
+
+        def run(ins, outs):
+            kernel(ins, outs)
+            flat = outs[0].reshape(-1)
+            if np.issubdtype(flat.dtype, np.floating):
+                flat[0] += FLOAT_NUDGE * (1 + abs(flat[0]))
+            else:
+                flat[0] += 1
+        return run
+
+    def flag(self) -> str:
+        return f"{self.switch}={self.device}:{self.kernel}"
 
 
 @dataclass

@@ -23,8 +23,8 @@ from ..transforms.semantics_check import Difference, Tolerance, compare
 INDEX = "dispatches.json"
 
 
-def kernel_sources(kernels: Operation) -> dict:
-    """{kernel name: [{"op", "at"}]}: the distinct source ops behind each kernel's body, in order."""
+def kernel_source_spans(kernels: Operation) -> dict:
+    """{kernel name: [(op name, span)]}: the distinct source ops behind each kernel's body, in order."""
     out = {}
     for fn in kernels.regions[0].blocks[0].ops:
         if fn.sym_name is None:
@@ -34,9 +34,16 @@ def kernel_sources(kernels: Operation) -> dict:
             span = origin_span(op) if op is not fn else None
             if span is not None and op.name not in ("func.return", "func.func"):
                 line, col = span.line_col
-                seen.setdefault(f"{span.source.name}:{line}:{col}", source_op_name(span) or op.name)
-        out[fn.sym_name] = [{"op": name, "at": at} for at, name in seen.items()]
+                seen.setdefault(f"{span.source.name}:{line}:{col}", (source_op_name(span) or op.name, span))
+        out[fn.sym_name] = list(seen.values())
     return out
+
+
+def kernel_sources(kernels: Operation) -> dict:
+    """{kernel name: [{"op", "at"}]}: the distinct source ops behind each kernel's body, in order, at
+    file:line:col."""
+    return {kernel: [{"op": name, "at": f"{span.source.name}:{span.line_col[0]}:{span.line_col[1]}"}
+                     for name, span in ops] for kernel, ops in kernel_source_spans(kernels).items()}
 
 
 def kernel_module(kernels: Operation, name: str) -> Operation:

@@ -656,15 +656,17 @@ async def target_code_command(ls: MlirServer, *args):
 @server.command("mlirtext.bisect")
 @safe(lambda: {"error": "internal error (see the server log)"})
 async def bisect_command(ls: MlirServer, *args):
-    """[uri, function name, inputs (iree-run-module strings) or None, seed, faults (--debug-* flags)]:
-    the first pass of the function's lowering to llvm that changes its numbers, crashes or leaves IR
-    that does not verify, with markers on the ops to blame and a repro directory."""
-    uri, function, inputs, seed, faults = (list(args) + [None] * 5)[:5]
+    """[uri, function name, inputs (iree-run-module strings) or None, seed, faults (--debug-* flags),
+    devices (to check against the reference dispatch by dispatch) or None]: the first pass of the
+    function's lowering to llvm that changes its numbers, crashes or leaves IR that does not verify,
+    with markers on the ops to blame and a repro directory; with devices, the first dispatch that
+    differs too."""
+    uri, function, inputs, seed, faults, devices = (list(args) + [None] * 6)[:6]
     doc = await ls.document(uri)
     if doc is None:
         return {"error": f"unknown document '{uri}'"}
     found = await _long_command(ls, f"Finding where @{function}'s numbers diverge", debug_commands.find_divergence,
-                                doc, function, inputs, seed or 0, faults or [], ls.scratch)
+                                doc, function, inputs, seed or 0, faults or [], ls.scratch, devices or [])
     if found.get("crashed"):
         ls.crashes[(uri, found["function"])] = (list(faults or []), found.get("level"))
     elif "function" in found:
