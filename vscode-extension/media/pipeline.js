@@ -156,9 +156,10 @@
     bringIntoView(matches);
   }
 
-  // An op clicked in a level, in a pass's diff or a dispatch in the profile table.
+  // An op clicked in a level, in a pass's diff, a dispatch in the profile table or a source op of the
+  // dispatch a device got wrong.
   document.addEventListener('click', (e) => {
-    const row = e.target.closest && e.target.closest('tr.dispatch[data-origin]');
+    const row = e.target.closest && e.target.closest('tr.dispatch[data-origin], #dispatch-divergence [data-origin]');
     if (row) {
       vscode.postMessage({ type: 'reveal', source: false, defs: [], origin: Number(row.dataset.origin) });
       return;

@@ -6,7 +6,7 @@ import { DeviceRunsResult, runDevicesCommandArguments } from '../devices';
 import { UNTRUSTED_RUN_MESSAGE } from '../trust';
 import { definedValues, definitionLine, findFunctions } from '../functions';
 import { BisectResult } from '../debugging/results';
-import { Divergence, divergenceOf } from '../pipeline/divergence';
+import { Divergence, DispatchDivergence, dispatchDivergenceOf, divergenceOf } from '../pipeline/divergence';
 import { PipelineResult, ProfileResult, TargetCodeResult } from '../pipeline/model';
 import { renderProfile } from '../pipeline/profile';
 import { ProfileLenses } from '../profileLens';
@@ -52,8 +52,8 @@ export class PipelineView implements vscode.Disposable {
   private current: symbol | undefined;
   /** The levels shown (the view is rendered again from them when a bisect marks a pass). */
   private pipeline: PipelineResult | undefined;
-  /** Per `uri#function`, where its last bisect found the numbers diverging, for that version of the document. */
-  private readonly divergences = new Map<string, { version: number; divergence: Divergence }>();
+  /** Per `uri#function`, where its last bisect found the numbers diverging (a pass, a device's dispatch), for that version of the document. */
+  private readonly divergences = new Map<string, { version: number; divergence?: Divergence; dispatch?: DispatchDivergence }>();
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -173,15 +173,17 @@ export class PipelineView implements vscode.Disposable {
   }
 
   /**
-   * Where "Find where @f's numbers diverge" found them diverging (`result` without a `kind`: no pass
-   * to blame, the mark goes): marked on the guilty pass and its level now, when the view shows that
-   * function, or when it is opened for it (unless the document changed meanwhile).
+   * Where "Find where @f's numbers diverge" found them diverging (`result` without a `kind` nor a
+   * `dispatch`: nothing to blame, the marks go): marked on the guilty pass and its level, and on the
+   * dispatch a device got wrong, now, when the view shows that function, or when it is opened for it
+   * (unless the document changed meanwhile).
    */
   markDivergence(document: vscode.TextDocument, fnName: string, result: BisectResult): void {
     const key = `${document.uri.toString()}#${fnName}`;
     const divergence = divergenceOf(result);
-    if (divergence) {
-      this.divergences.set(key, { version: document.version, divergence });
+    const dispatch = dispatchDivergenceOf(result);
+    if (divergence || dispatch) {
+      this.divergences.set(key, { version: document.version, divergence, dispatch });
     } else {
       this.divergences.delete(key);
     }
@@ -190,12 +192,13 @@ export class PipelineView implements vscode.Disposable {
     }
   }
 
-  private divergence(): Divergence | undefined {
+  /** The marks of the function shown, when its last bisect was of this version of the document. */
+  private marks(): { divergence?: Divergence; dispatch?: DispatchDivergence } {
     if (!this.document || !this.fnName) {
-      return undefined;
+      return {};
     }
     const mark = this.divergences.get(`${this.document.uri.toString()}#${this.fnName}`);
-    return mark && mark.version === this.document.version ? mark.divergence : undefined;
+    return mark && mark.version === this.document.version ? mark : {};
   }
 
   /** The levels into the panel with what has come so far; the rest is posted once its script is ready. */
@@ -211,7 +214,8 @@ export class PipelineView implements vscode.Disposable {
       devices: this.devices,
       profile: this.profile,
       targets: this.targets ?? 'pending',
-      divergence: this.divergence(),
+      divergence: this.marks().divergence,
+      dispatch: this.marks().dispatch,
     });
   }
 
@@ -225,7 +229,7 @@ export class PipelineView implements vscode.Disposable {
   /** The profile into the shown view, once both it and the view's script are there. */
   private postProfile(): void {
     if (this.panel && this.viewReady && this.profile) {
-      void this.panel.webview.postMessage({ type: 'profile', html: renderProfile(this.profile) });
+      void this.panel.webview.postMessage({ type: 'profile', html: renderProfile(this.profile, this.marks().dispatch) });
     }
   }
 

@@ -15,6 +15,7 @@ import {
   ReduceResult,
   bisectArguments,
   describeFinding,
+  deviceNames,
   faultFlags,
   lastInputs,
   reduceArguments,
@@ -51,7 +52,7 @@ export class DebuggingCommands implements vscode.Disposable {
         executeServerCommand<BisectResult | null>(
           client,
           BISECT_SERVER_COMMAND,
-          bisectArguments(serverUri(client, editor.document), name, given, faults ?? configuredFaults()),
+          bisectArguments(serverUri(client, editor.document), name, given, faults ?? configuredFaults(), configuredDevices()),
         ),
     );
     const result: BisectResult = answer ?? { error: 'the server did not answer (see its log)' };
@@ -121,6 +122,10 @@ export class DebuggingCommands implements vscode.Disposable {
 
 function configuredFaults(): string[] {
   return faultFlags(vscode.workspace.getConfiguration('mlirtext.debug').get('faults'));
+}
+
+function configuredDevices(): string[] {
+  return deviceNames(vscode.workspace.getConfiguration('mlirtext.debug').get('devices'));
 }
 
 /** A marker as an error on the op's text, linked to the repro's README. */

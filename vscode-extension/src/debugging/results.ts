@@ -12,6 +12,21 @@ export interface Marker {
   message: string;
 }
 
+/** The first dispatch a device computes differently from the reference (a bisect across devices). */
+export interface DispatchFound {
+  device: string;
+  index: number;
+  /** The dispatches of the call. */
+  total: number;
+  /** `FUNCTION#INDEX`, as the profile names the dispatch. */
+  name: string;
+  kernel: string;
+  summary: string;
+  difference: { max_abs: number; max_rel: number; max_ulp: number };
+  /** Its kernel's source ops, each with its document line (0-based). */
+  ops: { op: string; line: number }[];
+}
+
 export interface BisectResult {
   function?: string;
   /** 'diverged', 'crashed', 'does not verify', 'failed'; null when no pass is to blame. */
@@ -30,6 +45,8 @@ export interface BisectResult {
   repro?: string;
   command?: string;
   crashed?: boolean;
+  /** With devices: the first dispatch that differs (absent when all agree). */
+  dispatch?: DispatchFound;
   error?: string;
 }
 
@@ -41,9 +58,14 @@ export interface ReduceResult {
   error?: string;
 }
 
-/** [uri, function, inputs or null (seeded random), seed, faults (--debug-* flags)]. */
-export function bisectArguments(uri: string, fn: string, inputs: string[] | undefined, faults: string[]): unknown[] {
-  return [uri, fn, inputs ?? null, 0, faults];
+/** [uri, function, inputs or null (seeded random), seed, faults (--debug-* flags), devices (checked against the reference dispatch by dispatch)]. */
+export function bisectArguments(uri: string, fn: string, inputs: string[] | undefined, faults: string[], devices: string[] = []): unknown[] {
+  return [uri, fn, inputs ?? null, 0, faults, devices];
+}
+
+/** The `mlirtext.debug.devices` setting's device names (anything else in it is dropped). */
+export function deviceNames(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.length > 0) : [];
 }
 
 /** [uri, function, faults or null (those of the bisect that found the crash)]. */

@@ -1,9 +1,11 @@
 /**
  * What the pipeline view marks after "Find where @f's numbers diverge": the guilty pass (in the
  * pass times and the pass explorer), its level (in the chart and the level's column) and a banner
- * with the error value. Made from the server's `mlirtext.bisect` answer. Pure.
+ * with the error value; with devices checked, the first dispatch a device gets wrong (a banner
+ * with its kernel and source ops, a click on one reveals it in the text, and its row of the
+ * profile). Made from the server's `mlirtext.bisect` answer. Pure.
  */
-import { BisectResult } from '../debugging/results';
+import { BisectResult, DispatchFound } from '../debugging/results';
 import { escapeHtml } from './highlight';
 
 export interface Divergence {
@@ -65,4 +67,55 @@ export function renderDivergence(d: Divergence | undefined): string {
     `<b>✗ pass ${d.position} of ${d.total}, ${escapeHtml(d.spelling)} (step to ${escapeHtml(d.level)}), ${escapeHtml(d.kind)}</b>` +
     ` <span class="value">${escapeHtml(d.value)}</span><div class="muted">${escapeHtml(d.message)}</div></div>`
   );
+}
+
+/** The dispatch a bisect across devices found differing, as the view marks it. */
+export interface DispatchDivergence {
+  device: string;
+  index: number;
+  total: number;
+  /** `FUNCTION#INDEX`: the profile's row. */
+  name: string;
+  kernel: string;
+  value: string;
+  ops: { op: string; line: number }[];
+}
+
+/** The dispatch a bisect found differing on a device, or undefined (none checked, all agree, an error). */
+export function dispatchDivergenceOf(found: BisectResult | undefined): DispatchDivergence | undefined {
+  const d: DispatchFound | undefined = found?.error ? undefined : found?.dispatch;
+  if (!d) {
+    return undefined;
+  }
+  return {
+    device: d.device,
+    index: d.index,
+    total: d.total,
+    name: d.name,
+    kernel: d.kernel,
+    value: `max |Δ| ${formatNumber(d.difference.max_abs)} · ${d.difference.max_ulp} ulp`,
+    ops: d.ops,
+  };
+}
+
+/** The dispatch's banner: which dispatch on which device, its kernel, by how much, and its source ops (each revealed in the text on a click). */
+export function renderDispatchDivergence(d: DispatchDivergence | undefined): string {
+  if (!d) {
+    return '';
+  }
+  const first = d.ops.length ? ` data-origin="${d.ops[0].line}"` : '';
+  const ops = d.ops
+    .map((o) => `<li class="source-op" data-origin="${o.line}" title="reveal it in the text">${escapeHtml(o.op)} <span class="muted">line ${o.line + 1}</span></li>`)
+    .join('');
+  return (
+    `<div class="divergence" id="dispatch-divergence" data-dispatch="${escapeHtml(d.name)}" data-device="${escapeHtml(d.device)}">` +
+    `<b class="dispatch-head"${first}>✗ dispatch ${d.index} of ${d.total} (${escapeHtml(d.name)}) on ${escapeHtml(d.device)}, kernel @${escapeHtml(d.kernel)}, differs from the reference</b>` +
+    ` <span class="value">${escapeHtml(d.value)}</span>` +
+    `<div class="muted">fed the reference's inputs; its source ops:</div><ul class="source-ops">${ops}</ul></div>`
+  );
+}
+
+/** The ✗ beside the dispatch's row of the profile (the device and the value in its tooltip). */
+export function dispatchMark(d: DispatchDivergence): string {
+  return `<span class="guilty-mark" title="${escapeHtml(`on ${d.device}, kernel @${d.kernel}: ${d.value}`)}">✗ ${escapeHtml(d.device)}</span>`;
 }

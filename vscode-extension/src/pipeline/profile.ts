@@ -4,6 +4,7 @@
  * run time, through the dispatches it went into). Pure.
  */
 import { formatSeconds } from '../runInputs';
+import { DispatchDivergence, dispatchMark } from './divergence';
 import { escapeHtml } from './highlight';
 import { OpShare, ProfileResult } from './model';
 
@@ -16,8 +17,11 @@ export function shareLabel(op: OpShare): string {
   return `⏱ ${formatShare(op.share)} of run time · ${op.dispatches.join(', ')}`;
 }
 
-/** The table: each dispatch (calls, total, median, share, a bar), then the host's part. `undefined`: still running. */
-export function renderProfile(result: ProfileResult | undefined): string {
+/**
+ * The table: each dispatch (calls, total, median, share, a bar), then the host's part. `undefined`: still running.
+ * `guilty`: the dispatch a bisect across devices found differing (its `FUNCTION#INDEX`), marked.
+ */
+export function renderProfile(result: ProfileResult | undefined, guilty?: DispatchDivergence): string {
   if (!result) {
     return '<p class="muted pending">profiling on local-task…</p>';
   }
@@ -29,10 +33,10 @@ export function renderProfile(result: ProfileResult | undefined): string {
   const body = rows
     .map(
       (r) =>
-        `<tr class="dispatch" data-dispatch="${escapeHtml(r.name)}"${r.lines.length ? ` data-origin="${r.lines[0]}"` : ''} title="${escapeHtml(
+        `<tr class="dispatch${guilty?.name === r.name ? ' guilty' : ''}" data-dispatch="${escapeHtml(r.name)}"${r.lines.length ? ` data-origin="${r.lines[0]}"` : ''} title="${escapeHtml(
           `@${r.kernel}: ${r.ops.join(', ')}`,
         )}">` +
-        `<td class="pass">${escapeHtml(r.name)}</td><td class="num">${r.calls}</td>` +
+        `<td class="pass">${escapeHtml(r.name)}${guilty?.name === r.name ? ` ${dispatchMark(guilty)}` : ''}</td><td class="num">${r.calls}</td>` +
         `<td class="num">${formatSeconds(r.total)}</td><td class="num">${formatSeconds(r.median)}</td>` +
         `<td class="num">${formatShare(r.share)}</td>${bar(r.share)}</tr>`,
     )

@@ -9,7 +9,7 @@
 import { DeviceRun, DeviceRunsResult, formatDiff, speedup } from '../devices';
 import { clip, formatSeconds } from '../runInputs';
 import { escapeHtml, highlightLine, namedDefinitions, opName } from './highlight';
-import { Divergence, divergenceMark, isGuilty, renderDivergence } from './divergence';
+import { Divergence, DispatchDivergence, divergenceMark, isGuilty, renderDispatchDivergence, renderDivergence } from './divergence';
 import { renderPassExplorer } from './passes';
 import { renderProfile } from './profile';
 import {
@@ -40,6 +40,8 @@ export interface RenderContext {
   targets?: TargetCodeResult | 'pending';
   /** Where the last "Find where @f's numbers diverge" found them diverging: marked on its pass and level. */
   divergence?: Divergence;
+  /** The dispatch it found a device getting wrong (with devices checked): a banner and its profile row. */
+  dispatch?: DispatchDivergence;
   /** Webview resource origin and a per-render nonce (the content security policy). */
   cspSource: string;
   nonce: string;
@@ -106,11 +108,12 @@ export function renderPipeline(result: PipelineResult, ctx: RenderContext): stri
 </header>
 ${result.error ? `<div class="error" id="pipeline-error">${escapeHtml(result.error)}</div>` : ''}
 ${renderDivergence(ctx.divergence)}
+${renderDispatchDivergence(ctx.dispatch)}
 <section class="panels">
   <div class="panel" id="op-chart"><h2>Ops per dialect</h2>${renderChart(levels, ctx.divergence)}</div>
   <div class="panel" id="pass-times"><h2>Time per pass</h2>${renderPassTimes(levels, ctx.divergence)}</div>
   <div class="panel" id="device-runs"><h2>Run on each device</h2><div class="body">${renderDeviceRuns(ctx.devices)}</div></div>
-  <div class="panel" id="profile"><h2>Profile</h2><div class="body">${renderProfile(ctx.profile)}</div></div>
+  <div class="panel" id="profile"><h2>Profile</h2><div class="body">${renderProfile(ctx.profile, ctx.dispatch)}</div></div>
 </section>
 ${renderPassExplorer(result.steps, ctx.divergence)}
 <nav class="bar">

@@ -1,16 +1,23 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LastInputs, bisectArguments, describeFinding, faultFlags, reduceArguments } from '../../src/debugging/results';
+import { LastInputs, bisectArguments, describeFinding, deviceNames, faultFlags, reduceArguments } from '../../src/debugging/results';
 
-test('the bisect command takes the last inputs (or null: random) and the faults', () => {
-  assert.deepEqual(bisectArguments('file:///a.mlir', 'f', ['4xf32=1'], []), ['file:///a.mlir', 'f', ['4xf32=1'], 0, []]);
-  assert.deepEqual(bisectArguments('file:///a.mlir', 'f', undefined, ['--debug-crash=cse:arith.addf']), [
+test('the bisect command takes the last inputs (or null: random), the faults and the devices', () => {
+  assert.deepEqual(bisectArguments('file:///a.mlir', 'f', ['4xf32=1'], []), ['file:///a.mlir', 'f', ['4xf32=1'], 0, [], []]);
+  assert.deepEqual(bisectArguments('file:///a.mlir', 'f', undefined, ['--debug-crash=cse:arith.addf'], ['local-task']), [
     'file:///a.mlir',
     'f',
     null,
     0,
     ['--debug-crash=cse:arith.addf'],
+    ['local-task'],
   ]);
+});
+
+test('the devices setting keeps device names only', () => {
+  assert.deepEqual(deviceNames(['local-task', 3, '', 'local-sync']), ['local-task', 'local-sync']);
+  assert.deepEqual(deviceNames('local-task'), []);
+  assert.deepEqual(deviceNames(undefined), []);
 });
 
 test('the reduce command leaves the faults to the server unless given', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BisectResult } from '../../src/debugging/results';
-import { divergenceOf, isGuilty, renderDivergence } from '../../src/pipeline/divergence';
+import { dispatchDivergenceOf, divergenceOf, isGuilty, renderDispatchDivergence, renderDivergence } from '../../src/pipeline/divergence';
+import { renderProfile } from '../../src/pipeline/profile';
 import { PassStep, PipelineResult } from '../../src/pipeline/model';
 import { renderPassExplorer } from '../../src/pipeline/passes';
 import { renderChart, renderPassTimes, renderPipeline } from '../../src/pipeline/render';
@@ -81,4 +82,45 @@ test('the view has a banner with the pass and the value, and marks the level\'s 
   assert.match(html, /pass 5 of 13, canonicalize\{max-num-rewrites=-1\} \(step to linalg\), diverged/);
   assert.match(html, /<article class="level fam-border-linalg guilty" data-col="2" data-level="linalg">/);
   assert.doesNotMatch(renderPipeline({ function: 'mlp', levels: LEVELS }, CTX), /guilty|id="divergence"/);
+});
+
+// As `mlirtext.bisect` answers with devices ['local-task'] and --debug-wrong-kernel=local-task:mlp_dispatch_2.
+const ON_A_DEVICE: BisectResult = {
+  function: 'mlp',
+  kind: null,
+  dispatch: {
+    device: 'local-task', index: 1, total: 2, name: 'mlp#1', kernel: 'mlp_dispatch_2',
+    summary: 'on local-task, dispatch 1 of 2 (kernel @mlp_dispatch_2) differs from the reference, fed the reference\'s inputs',
+    difference: { max_abs: 0.0025177001953125, max_rel: 0.000135, max_ulp: 21164 },
+    ops: [{ op: 'stablehlo.dot_general', line: 4 }, { op: 'stablehlo.add', line: 10 }],
+  },
+};
+
+test('a dispatch a device got wrong: a banner with its kernel and its source ops, each revealed on a click', () => {
+  const d = dispatchDivergenceOf(ON_A_DEVICE);
+  assert.ok(d);
+  assert.deepEqual([d.name, d.device, d.kernel, d.value], ['mlp#1', 'local-task', 'mlp_dispatch_2', 'max |Δ| 0.00252 · 21164 ulp']);
+  assert.equal(divergenceOf(ON_A_DEVICE), undefined);   // (no pass to blame)
+  const html = renderDispatchDivergence(d);
+  assert.match(html, /<div class="divergence" id="dispatch-divergence" data-dispatch="mlp#1" data-device="local-task">/);
+  assert.match(html, /dispatch 1 of 2 \(mlp#1\) on local-task, kernel @mlp_dispatch_2, differs from the reference/);
+  assert.deepEqual([...html.matchAll(/<li class="source-op" data-origin="(\d+)"[^>]*>([\w.]+)/g)].map((m) => [m[1], m[2]]),
+    [['4', 'stablehlo.dot_general'], ['10', 'stablehlo.add']]);
+  assert.match(html, /<b class="dispatch-head" data-origin="4">/);
+  assert.equal(dispatchDivergenceOf(FOUND), undefined);
+  assert.equal(dispatchDivergenceOf({ ...ON_A_DEVICE, error: 'cancelled' }), undefined);
+  assert.equal(renderDispatchDivergence(undefined), '');
+  const view = renderPipeline({ function: 'mlp', levels: LEVELS }, { ...CTX, dispatch: d });
+  assert.match(view, /id="dispatch-divergence"/);
+  assert.doesNotMatch(view, /id="divergence"/);
+});
+
+test('the profile marks the dispatch a device got wrong', () => {
+  const row = (name: string, kernel: string) => ({ name, kernel, calls: 1, total: 0.01, median: 0.01, share: 0.4, ops: ['stablehlo.add'], lines: [4] });
+  const profile = { device: 'local-task', calls: 1, seconds: 0.02, host_share: 0.2, rows: [row('mlp#0', 'mlp_dispatch_0'), row('mlp#1', 'mlp_dispatch_2')] };
+  const html = renderProfile(profile, dispatchDivergenceOf(ON_A_DEVICE));
+  assert.match(html, /<tr class="dispatch guilty" data-dispatch="mlp#1"/);
+  assert.match(html, /<tr class="dispatch" data-dispatch="mlp#0"/);
+  assert.equal((html.match(/guilty-mark/g) ?? []).length, 1);
+  assert.doesNotMatch(renderProfile(profile), /guilty/);
 });
