@@ -63,7 +63,7 @@ export class DebuggingCommands implements vscode.Disposable {
     this.lastRepro = result.repro;
     this.onBisect?.(editor.document, name, result);
     this.markers.set(editor.document.uri, (result.markers ?? []).map((m) => diagnosticOf(m, result.repro)));
-    if (!result.kind) {
+    if (!result.kind && !result.dispatch) {
       void vscode.window.showInformationMessage(`mlirtext: @${name}: ${describeFinding(result)}`);
       return result;
     }

@@ -480,7 +480,7 @@ export const checks = [
     },
   },
   {
-    name: 'code action finds where the numbers diverge and marks the guilty op, and the pipeline view its pass',
+    name: 'code action finds where the numbers diverge and marks the guilty op, and the pipeline view its pass (and a device\'s dispatch)',
     async run({ page, settings, out }) {
       // The relu's maximum nudged by the first canonicalize after the linalg step (README, "Finding what broke").
       await editUserSettings(page, { ...settings, 'mlirtext.debug.faults': ['--debug-miscompile=canonicalize:arith.maximumf'] });
@@ -529,9 +529,49 @@ export const checks = [
       }
       await frame.evaluate(() => document.getElementById('divergence').scrollIntoView());
       await screenshotBothThemes(page, out, 'pipeline-divergence');
+      // Across devices: the second kernel made wrong on local-task. The view, still open for @mlp, marks
+      // its dispatch (banner, profile row) with its kernel and source ops; a click on one reveals it.
+      await runCommand(page, 'View: Focus First Editor Group');
+      await editUserSettings(page, { ...settings, 'mlirtext.debug.devices': ['local-task'],
+        'mlirtext.debug.faults': ['--debug-wrong-kernel=local-task:mlp_dispatch_2'] });
+      await openFile(page, MLP);
+      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
+      await chooseCodeAction(page, "Find where @mlp's numbers diverge");
+      // (the bisect runs the pipeline's, then compiles the function and runs each dispatch on both devices)
+      const onDevice = await waitFor('the dispatch banner', () => webviewFrame(page, '#dispatch-divergence').catch(() => null),
+        240_000, 1000);
+      const dispatch = await waitFor('the dispatch marked in the banner and the profile', async () => {
+        const got = await onDevice.evaluate(() => {
+          const banner = document.getElementById('dispatch-divergence');
+          return banner && {
+            name: banner.dataset.dispatch, device: banner.dataset.device,
+            head: banner.querySelector('.dispatch-head').textContent,
+            ops: [...banner.querySelectorAll('li.source-op')].map((li) => ({ text: li.textContent, line: Number(li.dataset.origin) })),
+            row: document.querySelector('#profile tr.dispatch.guilty')?.dataset.dispatch ?? null,
+            passBanner: !!document.getElementById('divergence'),
+          };
+        }).catch(() => null);
+        return got && got.row ? got : null;
+      }, 120_000, 1000);
+      if (dispatch.name !== 'mlp#1' || dispatch.device !== 'local-task' || dispatch.row !== 'mlp#1' || dispatch.passBanner
+        || !dispatch.head.includes('kernel @mlp_dispatch_2') || !dispatch.ops.some((o) => o.text.startsWith('stablehlo.dot_general'))) {
+        throw new Error(`the pipeline view marked: ${JSON.stringify(dispatch)}`);
+      }
+      const last = dispatch.ops[dispatch.ops.length - 1];
+      await onDevice.click('#dispatch-divergence li.source-op >> nth=-1');
+      await runCommand(page, 'View: Focus First Editor Group');
+      await waitFor(`the editor on line ${last.line + 1}`, async () => {
+        const c = await cursor(page);
+        return c && c.line === last.line + 1 ? c : null;
+      });
+      await onDevice.evaluate(() => document.getElementById('dispatch-divergence').scrollIntoView());
+      await screenshotBothThemes(page, out, 'pipeline-dispatch-divergence');
+      await editUserSettings(page, settings);
       await runCommand(page, 'View: Close All Editors');
       return `marker on stablehlo.maximum: ${pass} diverged; the pipeline view marks ${marked.rows[0]}: ` +
-        marked.banner.slice(marked.banner.indexOf('max |Δ|')).split('@')[0].trim();
+        marked.banner.slice(marked.banner.indexOf('max |Δ|')).split('@')[0].trim() +
+        `; on local-task it marks dispatch ${dispatch.name} (${dispatch.ops.map((o) => o.text.split(' ')[0]).join(', ')}), ` +
+        `a click on ${last.text.split(' ')[0]} put the editor on Ln ${last.line + 1}`;
     },
   },
   ...graphChecks,
