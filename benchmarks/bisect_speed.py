@@ -1,8 +1,9 @@
 """`mlirtext bisect` on the MLP of `benchmarks/programs/mlp.mlir`, shrunk to BATCHxINxHIDDEN
 (default 8x64x64: at 64x512x512 the loops and llvm levels take minutes a run), clean and with a
 miscompile injected into the last pass (`cse` at the llvm level, on the relu's
-`llvm.intr.maximum`): the wall time, what it found and how many times the function ran (every
-`Interpreter.call` of the bisect module counted, the run before any pass left out).
+`llvm.intr.maximum`): the wall time and the CPU time of the process (on the shared machine the
+wall time moves with the load, the CPU time much less), what it found and how many times the function
+ran (every `Interpreter.call` of the bisect module counted, the run before any pass left out).
 
     PYTHONPATH=. python benchmarks/bisect_speed.py [--size 8x64x64] [--rounds 1] [--only clean|fault]
 
@@ -64,13 +65,13 @@ def bisect_once(text: str, fault: bool):
     inputs = random_inputs(fn, np.random.default_rng(0))
     faults = [Miscompile(FaultSpec.parse(FAULT, PASS_MODULES))] if fault else []
     _Counted.calls = 0
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = bisect_module.bisect_pipeline(module, "main", inputs, faults=faults)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     found = result.finding
     said = "no pass to blame" if found is None else f"pass {found.position} of {result.total} " \
         f"'{found.pass_spelling}' ({found.level}) {found.kind}"
-    return seconds, _Counted.calls - 1, said
+    return seconds, cpu, _Counted.calls - 1, said
 
 
 def main() -> None:
@@ -83,12 +84,13 @@ def main() -> None:
     text = shrunk_mlp(batch, inputs, hidden)
     bisect_module.Interpreter = _Counted   # (the module's own name for it: every run counted)
     for case in args.only or ("clean", "fault"):
-        times = []
+        times, cpus = [], []
         for _ in range(args.rounds):
-            seconds, runs, said = bisect_once(text, case == "fault")
+            seconds, cpu, runs, said = bisect_once(text, case == "fault")
             times.append(seconds)
-        print(f"bisect MLP {args.size} {case:5s}: {statistics.median(times):7.1f} s (median of {args.rounds}), "
-              f"{runs} runs after passes; {said}", flush=True)
+            cpus.append(cpu)
+        print(f"bisect MLP {args.size} {case:5s}: {statistics.median(times):7.1f} s, CPU {statistics.median(cpus):7.1f} s "
+              f"(median of {args.rounds}), {runs} runs after passes; {said}", flush=True)
 
 
 if __name__ == "__main__":

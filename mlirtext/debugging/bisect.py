@@ -9,7 +9,8 @@ run after every pass of that step that changed the text (a pass that changed not
 changed them; the function as each pass left it is kept while its step runs, so nothing is lowered
 twice), each compared with the results before that pass (as `--check-semantics` does, so the
 repro's `--check-semantics` command shows the same thing). A long pipeline so costs one run per
-level plus one per pass of one level, not one per pass. The first pass outside the tolerance, or
+level plus one per pass of one level, not one per pass; a pass that only merged or moved constants
+(equivalence.py: `cse` after each conversion) is not run after either. The first pass outside the tolerance, or
 the first that fails, is the finding: the pass, its position, the ops it rewrote (their spans
 survive rewrites, so they point into the source file) and the function as it was before the pass,
 to replay that one pass.
@@ -33,6 +34,7 @@ from ..transforms.pass_manager import Instrumentation
 from ..transforms.passes import Pass
 from ..transforms.pipeline import Nest, parse_pipeline
 from ..transforms.semantics_check import Difference, Tolerance, compare
+from .equivalence import same_but_constants
 from .faults import Fault
 from .narrow import ConversionNarrower
 
@@ -220,6 +222,8 @@ class _Watcher(Instrumentation):
         position = len(self.result.passes)
         if self.changes and self.changes[-1].position == position:
             self.changes.pop()   # the same pass on the next function: the IR after its last run counts
+        if same_but_constants(self.before_module, now):
+            return   # constants merged or moved (cse after a conversion): the results cannot have changed
         self.changes.append(_Change(position, self.result.passes[-1][0], p.spelling(), self.before_module, now,
                                     self.rewritten(root)))
 
