@@ -212,6 +212,16 @@ def test_a_pass_that_only_merged_constants_is_not_run_after():
     assert ("loops", "cse") in found.passes
 
 
+def test_hlo_to_tosa_is_narrowed_too():
+    # softmax's divide has no exact TOSA form: convert-hlo-to-tosa takes it to a linalg.generic's divf
+    module = api.parse_and_verify(SOFTMAX, "softmax.mlir").module
+    fn = module.regions[0].blocks[0].ops[0]
+    fault = Miscompile(FaultSpec.parse("convert-hlo-to-tosa:arith.divf", builtin_passes()))
+    found = bisect_pipeline(module, "main", random_inputs(fn, np.random.default_rng(0)), faults=[fault]).finding
+    assert (found.position, found.kind, found.rewrote) == (1, DIVERGED, 9)
+    assert [(name, span.line_col) for name, span in found.ops] == [("stablehlo.divide", (11, 3))]
+
+
 def test_functions_alike_but_for_their_constants():
     module = api.parse_and_verify(SOFTMAX, "softmax.mlir").module
     lowered = PassManager(parse_pipeline("convert-hlo-to-tosa,convert-tosa-to-linalg,convert-linalg-to-loops"))
