@@ -6,6 +6,14 @@ wall time moves with the load, the CPU time much less), what it found and how ma
 ran (every `Interpreter.call` of the bisect module counted, the run before any pass left out).
 
     PYTHONPATH=. python benchmarks/bisect_speed.py [--size 8x64x64] [--rounds 1] [--only clean|fault]
+        [--fault PASS:OP] [--softmax ROWS]
+
+`--fault` injects another miscompile instead: `canonicalize:arith.maximumf` (the README's example,
+the relu nudged in the step to linalg) stops the bisect before the loops level, so it takes seconds
+at 64x512x512, where the interpreter runs the loops and llvm levels element by element.
+`--softmax ROWS` bisects the softmax of `benchmarks/programs/softmax.mlir` (ROWS rows of 1024; 256
+there) instead, where the default tolerance finds convert-linalg-to-loops changing the numbers (its
+loops sum each row in another order): the `clean` case is that one.
 
 To compare with another version of mlirtext (before a change), run the same script with that
 version first on PYTHONPATH: it uses only `bisect_pipeline` and the fault classes. For figures to
@@ -29,6 +37,7 @@ from mlirtext.transforms.passes import PASS_MODULES  # (the pass names, in the c
 from mlirtext.transforms.semantics_check import random_inputs
 
 MLP = Path(__file__).resolve().parent / "programs" / "mlp.mlir"
+SOFTMAX = Path(__file__).resolve().parent / "programs" / "softmax.mlir"
 FAULT = "cse:llvm.intr.maximum"
 
 
@@ -41,6 +50,11 @@ def shrunk_mlp(batch: int, inputs: int, hidden: int) -> str:
     text = re.sub(r"64x512", f"{batch}x{hidden}", text)
     text = re.sub(r"512x512", f"{hidden}x{hidden}", text)
     return re.sub(r"tensor<512x", f"tensor<{hidden}x", re.sub(r"tensor<512xf32>", f"tensor<{hidden}xf32>", text))
+
+
+def shrunk_softmax(rows: int) -> str:
+    """softmax.mlir (256 rows of 1024) with ROWS rows."""
+    return SOFTMAX.read_text().replace("256x1024", f"{rows}x1024").replace("tensor<256xf32>", f"tensor<{rows}xf32>")
 
 
 class _Counted(bisect_module.Interpreter):
@@ -59,11 +73,11 @@ class _Counted(bisect_module.Interpreter):
             _Counted.depth -= 1
 
 
-def bisect_once(text: str, fault: bool):
-    module = api.parse_and_verify(text, "mlp.mlir").module
+def bisect_once(text: str, fault: str):
+    module = api.parse_and_verify(text, "program.mlir").module
     fn = next(op for op in module.regions[0].blocks[0].ops if op.sym_name == "main")
     inputs = random_inputs(fn, np.random.default_rng(0))
-    faults = [Miscompile(FaultSpec.parse(FAULT, PASS_MODULES))] if fault else []
+    faults = [Miscompile(FaultSpec.parse(fault, PASS_MODULES))] if fault else []
     _Counted.calls = 0
     start, cpu = time.perf_counter(), time.process_time()
     result = bisect_module.bisect_pipeline(module, "main", inputs, faults=faults)
@@ -79,17 +93,22 @@ def main() -> None:
     parser.add_argument("--size", default="8x64x64")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--only", choices=("clean", "fault"), action="append")
+    parser.add_argument("--fault", default=FAULT, metavar="PASS:OP", help=f"the miscompile injected (default {FAULT})")
+    parser.add_argument("--softmax", type=int, metavar="ROWS", help="bisect softmax.mlir with ROWS rows instead")
     args = parser.parse_args()
-    batch, inputs, hidden = (int(n) for n in args.size.split("x"))
-    text = shrunk_mlp(batch, inputs, hidden)
+    if args.softmax:
+        text, name = shrunk_softmax(args.softmax), f"softmax {args.softmax}x1024"
+    else:
+        batch, inputs, hidden = (int(n) for n in args.size.split("x"))
+        text, name = shrunk_mlp(batch, inputs, hidden), f"MLP {args.size}"
     bisect_module.Interpreter = _Counted   # (the module's own name for it: every run counted)
     for case in args.only or ("clean", "fault"):
         times, cpus = [], []
         for _ in range(args.rounds):
-            seconds, cpu, runs, said = bisect_once(text, case == "fault")
+            seconds, cpu, runs, said = bisect_once(text, args.fault if case == "fault" else "")
             times.append(seconds)
             cpus.append(cpu)
-        print(f"bisect MLP {args.size} {case:5s}: {statistics.median(times):7.1f} s, CPU {statistics.median(cpus):7.1f} s "
+        print(f"bisect {name} {case:5s}: {statistics.median(times):7.1f} s, CPU {statistics.median(cpus):7.1f} s "
               f"(median of {args.rounds}), {runs} runs after passes; {said}", flush=True)
 
 
