@@ -25,6 +25,8 @@ export interface DispatchFound {
   difference: { max_abs: number; max_rel: number; max_ulp: number };
   /** Its kernel's source ops, each with its document line (0-based). */
   ops: { op: string; line: number }[];
+  /** Its source ops' markers (among the answer's `markers` too). */
+  markers: Marker[];
 }
 
 export interface BisectResult {

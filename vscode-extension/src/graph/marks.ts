@@ -5,21 +5,8 @@
  * Pure, with no runtime imports: the webview loads this file as it is compiled, after model.js
  * (its `exports` are the page's); the extension and the unit tests import it.
  */
-import type { BisectResult, Marker } from '../debugging/results';
+import type { BisectResult } from '../debugging/results';
 import type { LevelGraph } from './model';
-
-/**
- * What a bisect across devices adds to its answer (`dispatch`: the first dispatch a device computes
- * differently from the reference), as far as the marks read it; its source ops are among the
- * answer's markers too.
- */
-interface DispatchAnswer {
-  device: string;
-  index: number;
-  kernel: string;
-  difference?: { max_abs: number; max_rel: number; max_ulp: number } | null;
-  markers?: Marker[];
-}
 
 /** A bisect's finding as the graph view marks it. */
 export interface GraphDivergence {
@@ -35,7 +22,7 @@ export interface GraphDivergence {
 }
 
 /** The marks of a bisect's answer, or undefined when nothing is to blame (or it failed). */
-export function graphDivergenceOf(found: BisectResult & { dispatch?: DispatchAnswer | null }): GraphDivergence | undefined {
+export function graphDivergenceOf(found: BisectResult): GraphDivergence | undefined {
   const dispatch = found.dispatch ?? null;
   const pass = found.kind && found.pass ? found.pass : null;
   if (found.error || !found.function || (!pass && !dispatch)) return undefined;

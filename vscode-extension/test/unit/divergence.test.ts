@@ -93,6 +93,7 @@ const ON_A_DEVICE: BisectResult = {
     summary: 'on local-task, dispatch 1 of 2 (kernel @mlp_dispatch_2) differs from the reference, fed the reference\'s inputs',
     difference: { max_abs: 0.0025177001953125, max_rel: 0.000135, max_ulp: 21164 },
     ops: [{ op: 'stablehlo.dot_general', line: 4 }, { op: 'stablehlo.add', line: 10 }],
+    markers: [],
   },
 };
 
