@@ -110,6 +110,8 @@ async def test_a_kernel_wrong_on_a_device_is_named_with_its_dispatch_and_source_
     bad = await execute(client, "mlirtext.bisect", URI, "f", None, 0, ["--debug-wrong-kernel=vulkan:f_dispatch_0"],
                         ["local-task"])
     assert "'vulkan' is not one of the devices checked" in bad["error"]
+    alone = await execute(client, "mlirtext.bisect", URI, "f", None, 0, wrong)
+    assert "no devices are checked against the reference" in alone["error"]
 
 
 async def test_a_crash_offers_reduce_this_failure_which_reduces_it(client: LanguageClient):

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Callable, Union
 
 from ..debugging.device_bisect import DispatchFinding, bisect_devices
+from ..debugging.dispatch_trace import kernel_source_spans, kernel_sources
 from ..ir.core import Operation
 from ..transforms.semantics_check import Tolerance
+from ..vm.vm import VMError
 
 
 @dataclass
@@ -45,12 +47,10 @@ def find_dispatch(module: Operation, function: str, inputs: list, devices: list,
     """The first dispatch of @`function` (of `module`) that a device of `devices` computes differently
     from the reference, None when every device agrees, or a message when it cannot be compiled or
     run there. `wrong`: WrongKernel faults to inject."""
-    # (the compiler and the VM are imported on the first bisect across devices: the language server
-    # starts without them, as device_run.py does)
+    # (the compiler is imported on the first bisect across devices: the language server starts
+    # without it, as device_run.py does)
     from ..compiler.driver import CompileFailed, compile_module
     from ..compiler.module_writer import in_memory
-    from ..debugging.dispatch_trace import kernel_source_spans, kernel_sources
-    from ..vm.vm import VMError
     try:
         compiled = compile_module(module, "llvm-cpu")
     except CompileFailed as e:

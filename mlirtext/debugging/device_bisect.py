@@ -39,6 +39,8 @@ class WrongKernel:
         device, colon, kernel = text.partition(":")
         if not colon or not kernel:
             raise ValueError(f"'{text}' is not DEVICE:KERNEL (for example local-task:mlp_dispatch_2)")
+        if not devices:
+            raise ValueError(f"'{text}': no devices are checked against the reference")
         if device not in devices:
             raise ValueError(f"'{text}': '{device}' is not one of the devices checked ({', '.join(devices)})")
         return WrongKernel(device, kernel.lstrip("@"))
