@@ -126,8 +126,8 @@ def test_matmuls_with_a_narrower_last_panel_run_on_the_micro_kernel(m, k, n):
 
 @pytest.mark.parametrize("oc,k,stride", [(3, 3, 1), (24, 1, 1), (40, 3, 2), (72, 1, 1)])
 def test_convolutions_with_odd_output_channels_run_on_the_micro_kernel(oc, k, stride):
-    """Output channels not a multiple of 16; with several GEMMs (output rows) each workgroup writes
-    a whole one."""
+    """Output channels not a multiple of 16; with several GEMMs each workgroup writes a whole one
+    (here a small image's output lines are all one GEMM)."""
     text, xs, ws, ys = conv_text(9, 8, oc, k, stride, pad=k // 2, epilogue=True)
     kernels = _check(text, [xs, ws, (oc,)])
     kernel = _conv_kernel(kernels)
@@ -135,8 +135,8 @@ def test_convolutions_with_odd_output_channels_run_on_the_micro_kernel(oc, k, st
     assert kernel["implementation"].endswith("addf+maximumf epilogue")
     count, block = kernel["workgroups"]["count"], kernel["workgroups"]["block"]
     assert count == -(-(ys[1] * ys[2] * oc) // block)
-    if k > 1:   # a workgroup per output row (the 1x1 convolutions are one GEMM: below)
-        assert (count, block) == (ys[1], ys[2] * oc)
+    if k > 1:   # one GEMM of every output line (81 or 25 rows: fewer than 48 per line), a workgroup per panel
+        assert (count, block) == (-(-oc // 16), ys[1] * ys[2] * min(oc, 16))
 
 
 def _residual_text(c: int, groups: int) -> tuple[str, list]:
@@ -175,6 +175,22 @@ def test_a_1x1_convolution_on_a_small_image_is_one_gemm_of_many_rows(h, ic, oc, 
     """Output rows that continue each other in the input merge into GEMMs of 48 rows or more:
     7x7 is one GEMM of 49 rows (a workgroup per 16-column panel); 14x14 two of 98."""
     text, xs, ws, ys = conv_text(h, ic, oc, 1, epilogue=True)
+    kernel = _conv_kernel(_check(text, [xs, ws, (oc,)]))
+    assert kernel["implementation"].startswith("micro-kernel: convolution f32"), kernel
+    assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == (count, block)
+
+
+@pytest.mark.parametrize("h,ic,oc,k,stride,count,block", [
+    (14, 16, 32, 3, 1, 2 * 2, 98 * 16),    # 7 lines of 14 per GEMM (98 rows: 8 tiles of 12, one of 2)
+    (13, 8, 24, 3, 2, 2, 49 * 16),         # strided: 7 lines of 7 (the last panel 8 columns, masked)
+    (9, 16, 48, 5, 2, 3, 25 * 16),         # 5x5 stride 2: 5 lines of 5 (25 rows: two tiles of 12, one of 1)
+    (7, 192, 160, 3, 1, 10, 49 * 16),      # a filter over FILTER_IN_L2: the whole image, read once per panel
+])
+def test_output_lines_of_a_convolution_merge_into_one_gemm(h, ic, oc, k, stride, count, block):
+    """A convolution's output lines are rows of one GEMM: row r of A starts at line r // OW, pixel
+    r % OW of the padded image (rows wrap across lines, row tiles straddle them). Fewest lines that
+    make 48 rows, or every line when the filter is too big for L2 to hold between GEMMs."""
+    text, xs, ws, ys = conv_text(h, ic, oc, k, stride, pad=k // 2, epilogue=True)
     kernel = _conv_kernel(_check(text, [xs, ws, (oc,)]))
     assert kernel["implementation"].startswith("micro-kernel: convolution f32"), kernel
     assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == (count, block)

@@ -65,6 +65,8 @@ ROW_TILES = (6, 4, 2, 1)
 WIDE_ROW_TILES = (12, 8, 4, 2, 1)
 #: A convolution's output rows are merged into GEMMs of at least this many rows where they can be.
 MERGED_ROWS = 48
+#: Filters of more floats than this (1 MB, half of a 2 MB L2) are read once per image, not per GEMM.
+FILTER_IN_L2 = 1 << 18
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
 KC = 256
 DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
@@ -89,6 +91,10 @@ class MatmulPlan:
     epilogue: Optional[Epilogue] = None
     taps: int = 1
     a_row: int = 0                      # floats between rows of A (0: K)
+    #: Rows of A per image line (a convolution's OW; 0: A's rows are evenly `a_row` apart): row r of
+    #: a GEMM of several output lines reads (r // a_wrap) * a_line + (r % a_wrap) * a_row.
+    a_wrap: int = 0
+    a_line: int = 0
     a_tap: int = 0                      # floats between taps of A, of B
     b_tap: int = 0
     a_batch: tuple = ()                 # A of batch b starts at (b // d) * s1 + (b % d) * s2: (d, s1, s2)
@@ -261,17 +267,23 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     # A filter row's window is one run of KW x IC floats when its columns are adjacent; with
     # dilated columns every filter pixel is a tap of its own (IC floats).
     per_row = dw == 1 or KW == 1
-    # Output rows whose input pixels continue each other (sh * W == sw * OW: a 1x1 convolution)
-    # are one GEMM of several rows: a small image's rows fill whole row tiles, and each panel of
-    # B is packed once for all of them.
-    rows = 1
-    if sh * W == sw * OW:
-        rows = next((g for g in range(1, OH + 1) if OH % g == 0 and g * OW >= MERGED_ROWS), OH)
+    # Several output lines are one GEMM (rows of A wrap from one line's input pixels to the next's):
+    # a small image's lines fill whole row tiles, and each panel of B is read once for all of them
+    # (with one line per GEMM, 7x7x512's 9 MB filter streamed from L3 once per output line).
+    rows = merged_lines(OH, OW, KH * KW * IC * OC)
     return MatmulPlan(nb * OH // rows, rows * OW, OC, KW * IC if per_row else IC, conv.x_arg, conv.w_arg,
                       conv.num_inputs, epilogue, taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
                       b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH // rows, H * W * IC, rows * sh * W * IC),
                       b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC,
-                      b_packed=conv.w_packed)
+                      b_packed=conv.w_packed, a_wrap=OW if rows > 1 and sh * W != sw * OW else 0, a_line=sh * W * IC)
+
+
+def merged_lines(OH: int, OW: int, filter_floats: int) -> int:
+    """Output lines per GEMM: the fewest (a divisor of OH) that make MERGED_ROWS rows, or, when the
+    filter outgrows L2 (`FILTER_IN_L2` floats), the whole image, so that it is streamed once."""
+    if filter_floats > FILTER_IN_L2:
+        return OH
+    return next((g for g in range(1, OH + 1) if OH % g == 0 and g * OW >= MERGED_ROWS), OH)
 
 
 def matmul_ir(name: str, plan: MatmulPlan) -> str:
@@ -416,7 +428,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     for i in range(R):
         L += [f"  %{p}.row{i} = add i64 %{p}, {i}", f"  %{p}.cr{i} = mul i64 %{p}.row{i}, {N}",
               f"  %{p}.cb{i} = add i64 %c.base, %{p}.cr{i}",
-              f"  %{p}.ar{i} = mul i64 %{p}.row{i}, {plan.a_row or K}", f"  %{p}.ab{i} = add i64 %a.tbase, %{p}.ar{i}",
+              *_a_row_offset(f"%{p}", i, plan), f"  %{p}.ab{i} = add i64 %a.tbase, %{p}.ar{i}",
               f"  %{p}.ak{i} = add i64 %{p}.ab{i}, %k0",
               f"  %{p}.ap{i} = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ak{i}",
               f"  %{p}.cp{i} = getelementptr inbounds float, ptr %C, i64 %{p}.cb{i}"]
@@ -460,3 +472,13 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
             L.append(V.store(value, f"%{p}.cq{i}{j}", masks[j], W))
     L += [f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
     return L
+
+
+def _a_row_offset(p: str, i: int, plan: MatmulPlan) -> list[str]:
+    """`{p}.ar{i}`: where row `{p}.row{i}` of A starts, past the tap's base (rows wrap from one image
+    line to the next every `a_wrap` rows; computed once per row tile and block of k)."""
+    if not plan.a_wrap:
+        return [f"  {p}.ar{i} = mul i64 {p}.row{i}, {plan.a_row or plan.K}"]
+    return [f"  {p}.line{i} = udiv i64 {p}.row{i}, {plan.a_wrap}", f"  {p}.col{i} = urem i64 {p}.row{i}, {plan.a_wrap}",
+            f"  {p}.al{i} = mul i64 {p}.line{i}, {plan.a_line}", f"  {p}.ac{i} = mul i64 {p}.col{i}, {plan.a_row}",
+            f"  {p}.ar{i} = add i64 {p}.al{i}, {p}.ac{i}"]
