@@ -9,6 +9,7 @@ import pytest
 
 from mlirtext import runtime
 from mlirtext.api import parse_and_verify
+from mlirtext.compiler.ukernels import host_tile_columns
 from mlirtext.interpreter import Interpreter
 from mlirtext.vm.modfile import read_module_file
 
@@ -136,7 +137,7 @@ def test_convolutions_with_odd_output_channels_run_on_the_micro_kernel(oc, k, st
     count, block = kernel["workgroups"]["count"], kernel["workgroups"]["block"]
     assert count == -(-(ys[1] * ys[2] * oc) // block)
     if k > 1:   # one GEMM of every output line (81 or 25 rows: fewer than 48 per line), a workgroup per panel
-        assert (count, block) == (-(-oc // 16), ys[1] * ys[2] * min(oc, 16))
+        assert (count, block) == _gemm_workgroups(1, ys[1] * ys[2], oc)
 
 
 def _residual_text(c: int, groups: int) -> tuple[str, list]:
@@ -170,30 +171,40 @@ def test_a_residual_add_runs_in_the_epilogue(c, groups, kind):
     assert len(kernel["inputs"]) == 4
 
 
-@pytest.mark.parametrize("h,ic,oc,count,block", [(7, 32, 96, 6, 49 * 16), (14, 16, 24, 2, 98 * 24), (9, 8, 16, 1, 81 * 16)])
-def test_a_1x1_convolution_on_a_small_image_is_one_gemm_of_many_rows(h, ic, oc, count, block):
+def _gemm_workgroups(gemms: int, rows: int, oc: int) -> tuple[int, int]:
+    """(count, block) of a convolution run as `gemms` GEMMs of `rows` rows: a workgroup per GEMM and
+    column tile (32 columns with 16-float vectors where oc is a multiple of 32, else 16), or per
+    GEMM (every panel) when the last panel is narrower and there are several GEMMs."""
+    cols = host_tile_columns(oc)
+    if oc % 16 and gemms > 1:
+        return gemms, rows * oc
+    return gemms * -(-oc // cols), rows * min(cols, oc)
+
+
+@pytest.mark.parametrize("h,ic,oc,gemms,rows", [(7, 32, 96, 1, 49), (14, 16, 24, 2, 98), (9, 8, 16, 1, 81)])
+def test_a_1x1_convolution_on_a_small_image_is_one_gemm_of_many_rows(h, ic, oc, gemms, rows):
     """Output rows that continue each other in the input merge into GEMMs of 48 rows or more:
-    7x7 is one GEMM of 49 rows (a workgroup per 16-column panel); 14x14 two of 98."""
+    7x7 is one GEMM of 49 rows (a workgroup per column tile); 14x14 two of 98."""
     text, xs, ws, ys = conv_text(h, ic, oc, 1, epilogue=True)
     kernel = _conv_kernel(_check(text, [xs, ws, (oc,)]))
     assert kernel["implementation"].startswith("micro-kernel: convolution f32"), kernel
-    assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == (count, block)
+    assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == _gemm_workgroups(gemms, rows, oc)
 
 
-@pytest.mark.parametrize("h,ic,oc,k,stride,count,block", [
-    (14, 16, 32, 3, 1, 2 * 2, 98 * 16),    # 7 lines of 14 per GEMM (98 rows: 8 tiles of 12, one of 2)
-    (13, 8, 24, 3, 2, 2, 49 * 16),         # strided: 7 lines of 7 (the last panel 8 columns, masked)
-    (9, 16, 48, 5, 2, 3, 25 * 16),         # 5x5 stride 2: 5 lines of 5 (25 rows: two tiles of 12, one of 1)
-    (7, 192, 160, 3, 1, 10, 49 * 16),      # a filter over FILTER_IN_L2: the whole image, read once per panel
+@pytest.mark.parametrize("h,ic,oc,k,stride,gemms,rows", [
+    (14, 16, 32, 3, 1, 2, 98),    # 7 lines of 14 per GEMM (98 rows: 8 tiles of 12, one of 2)
+    (13, 8, 24, 3, 2, 1, 49),     # strided: 7 lines of 7 (the last panel 8 columns, masked)
+    (9, 16, 48, 5, 2, 1, 25),     # 5x5 stride 2: 5 lines of 5 (25 rows: two tiles of 12, one of 1)
+    (7, 192, 160, 3, 1, 1, 49),   # a filter over FILTER_IN_L2: the whole image, read once per panel
 ])
-def test_output_lines_of_a_convolution_merge_into_one_gemm(h, ic, oc, k, stride, count, block):
+def test_output_lines_of_a_convolution_merge_into_one_gemm(h, ic, oc, k, stride, gemms, rows):
     """A convolution's output lines are rows of one GEMM: row r of A starts at line r // OW, pixel
     r % OW of the padded image (rows wrap across lines, row tiles straddle them). Fewest lines that
     make 48 rows, or every line when the filter is too big for L2 to hold between GEMMs."""
     text, xs, ws, ys = conv_text(h, ic, oc, k, stride, pad=k // 2, epilogue=True)
     kernel = _conv_kernel(_check(text, [xs, ws, (oc,)]))
     assert kernel["implementation"].startswith("micro-kernel: convolution f32"), kernel
-    assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == (count, block)
+    assert (kernel["workgroups"]["count"], kernel["workgroups"]["block"]) == _gemm_workgroups(gemms, rows, oc)
 
 
 @pytest.mark.parametrize("h,w,k,stride,pad,dilation", [

@@ -76,7 +76,8 @@ def test_packed_and_unpacked_b_give_numpys_numbers(m, k, n, width, monkeypatch):
         assert np.array_equal(runtime.load_module(plain, device=device).mm(a, b), a @ b), device
 
 
-@pytest.mark.parametrize("batch,m,k,n", [(2, 1, 9, 40), (3, 1, 16, 2 * GROUP * 16), (2, 5, 17, 20), (2, 14, 8, 16)])
+@pytest.mark.parametrize("batch,m,k,n", [(2, 1, 9, 40), (3, 1, 16, 2 * GROUP * 16), (2, 5, 17, 20), (2, 14, 8, 16),
+                                         (2, 25, 8, 96)])   # (32-column tiles on AVX-512: two panels each)
 def test_a_batch_of_constant_weights_is_packed_per_batch(batch, m, k, n):
     """batch_matmul with a constant B per batch: each batch's panels packed; GEMV workgroups are
     whole batches when a row is not whole groups of panels."""
@@ -188,7 +189,7 @@ window = {{stride = [{stride}, {stride}], rhs_dilate = [{dilation}, {dilation}]}
 
 
 @pytest.mark.parametrize("h,ic,oc,k,stride,dilation", [(7, 8, 24, 1, 1, 1), (9, 5, 16, 3, 1, 1), (11, 3, 40, 3, 2, 1),
-                                                       (10, 4, 16, 2, 1, 2)])
+                                                       (10, 4, 16, 2, 1, 2), (9, 5, 64, 3, 1, 1)])
 def test_a_constant_filter_is_packed_for_the_implicit_gemm(h, ic, oc, k, stride, dilation):
     """A convolution's constant HWIO filter is packed as its (KH * KW * IC) x OC matrix: filter rows
     (or, dilated, filter pixels) are taps reading their rows of each panel in place; the same bits

@@ -7,7 +7,7 @@ import pytest
 from mlirtext import runtime
 from mlirtext.vm.modfile import read_module_file
 from mlirtext.compiler import ukernels
-from mlirtext.compiler.ukernels import DESCRIPTION, KC, ROW_TILES, WIDE_ROW_TILES, host_tiles
+from mlirtext.compiler.ukernels import DESCRIPTION, KC, ROW_TILES, WIDE_ROW_TILES, host_tile_columns, host_tiles
 
 from .test_vm_programs import ROOT
 
@@ -118,13 +118,14 @@ def test_a_consumer_the_micro_kernel_cannot_take_stays_a_kernel_of_its_own():
 
 def test_workgroups_are_panels_shared_by_the_threads():
     data = runtime.compile_file(str(ROOT / "benchmarks" / "programs" / "mlp.mlir"))
-    assert {k["workgroups"]["count"] for k in _kernels(data).values()} == {512 // 16}
+    tiles = 512 // host_tile_columns(512)   # (32 or 16 columns each)
+    assert {k["workgroups"]["count"] for k in _kernels(data).values()} == {tiles}
     module = runtime.load_module(data, device="local-task").vm_module
     workers = module.device.workers
     if workers < 2:
         pytest.skip("one CPU: nothing to share")
     for grain in module.functions["main"].grains:   # every thread can take some panels
-        assert 1 <= grain and -(-(512 // 16) // grain) >= workers
+        assert 1 <= grain and -(-tiles // grain) >= workers
 
 
 def _conv_text(h: int, w: int, ic: int, oc: int, k: int, pad: int, stride: int = 1) -> str:

@@ -123,7 +123,7 @@ def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
 }}"""
     data = runtime.compile_text(text)
     kernels = read_module_file(data).manifest["kernels"]
-    assert [k_["implementation"] for k_ in kernels.values() if k_.get("implementation")] == [DESCRIPTION + ", " + host_tiles()]
+    assert [k_["implementation"] for k_ in kernels.values() if k_.get("implementation")] == [DESCRIPTION + ", " + host_tiles(n)]
     rng = np.random.default_rng(0)
     a = rng.integers(-3, 4, ([batch] if batch else []) + [m, k]).astype(np.float32)
     b = rng.integers(-3, 4, ([batch] if batch else []) + [k, n]).astype(np.float32)

@@ -66,12 +66,12 @@ class Epilogue:
     def _intrinsic(self, op: Operation) -> str:
         return _INTRINSICS[op.name].replace("v8f32", f"v{self.width}f32")
 
-    def column_loads(self, n: str, masks: Sequence = (None, None)) -> list[str]:
-        """Per workgroup: the 16 floats at column `n` of each row-vector input (16 / width vectors,
-        each under its lane mask, if any)."""
+    def column_loads(self, n: str, masks: Sequence) -> list[str]:
+        """Per workgroup: the floats at column `n` of each row-vector input, a vector of the width
+        per mask (each under its lane mask, if any): the register tile's columns."""
         lines, w = [], self.width
         for arg in self.column_inputs:
-            for j in range(16 // w):
+            for j in range(len(masks)):
                 lines += [f"  %ecol{arg}.i{j} = add i64 {n}, {w * j}",
                           f"  %ecol{arg}.p{j} = getelementptr inbounds float, ptr %in{arg}, i64 %ecol{arg}.i{j}",
                           load(f"%ecol{arg}.{j}", f"%ecol{arg}.p{j}", masks[j], w)]

@@ -122,8 +122,23 @@ class MatmulPlan:
         return out | V.declarations(self.vec) if self.edge else out
 
     @property
+    def tile_n(self) -> int:
+        """Columns of C per register tile and workgroup: two 16-column panels with 16-float vectors
+        when N is a multiple of 32 (twelve rows x 32 columns: 24 accumulators, two loads of B and
+        twelve broadcasts of A per 24 multiply-adds, where a 16-column tile needs 13 loads for 12),
+        else one panel."""
+        wide = self.vec == 16 and self.N % (2 * TILE_N) == 0 and not self.b_transposed and not self.gemv
+        return 2 * TILE_N if wide else TILE_N
+
+    @property
     def panels(self) -> int:
-        """16-column panels of C per batch (the last one narrower when N is not a multiple of 16)."""
+        """Column tiles of C per batch (`tile_n` wide; the last one narrower when N is not a
+        multiple of 16)."""
+        return -(-self.N // self.tile_n)
+
+    @property
+    def packed_panels(self) -> int:
+        """16-column panels of B packed at compile time, per batch (prepack.py's layout)."""
         return -(-self.N // TILE_N)
 
     @property
@@ -150,7 +165,7 @@ class MatmulPlan:
             return gemv_workgroups(self)
         if self.panels_per_workgroup > 1:
             return self.batch, self.M * self.N
-        return self.batch * self.panels, min(self.M * TILE_N, self.M * self.N)
+        return self.batch * self.panels, min(self.M * self.tile_n, self.M * self.N)
 
     @property
     def description(self) -> str:
@@ -161,16 +176,23 @@ class MatmulPlan:
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
-        what += f", {self.row_tiles[0]}x16 register tiles"
+        what += f", {self.row_tiles[0]}x{self.tile_n} register tiles"
         what += ", B transposed while packed" if self.b_transposed else ""
         what += ", B packed at compile time" if self.b_packed else ""
         what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
         return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
 
 
-def host_tiles() -> str:
-    """The register tiles of this host's micro-kernels, as their descriptions say them."""
-    return f"{(WIDE_ROW_TILES if host_vector_floats() == 16 else ROW_TILES)[0]}x16 register tiles"
+def host_tile_columns(N: int) -> int:
+    """Columns per register tile (and workgroup) of this host's micro-kernel for a C of N columns
+    (more than one row, B not transposed)."""
+    return MatmulPlan(1, 2, N, 1, 0, 1, 2).tile_n
+
+
+def host_tiles(N: int = TILE_N) -> str:
+    """The register tiles of this host's micro-kernels for a C of N columns (B not transposed), as
+    their descriptions say them."""
+    return f"{MatmulPlan(1, 2, N, 1, 0, 1, 2).row_tiles[0]}x{host_tile_columns(N)} register tiles"
 
 
 def _vector_epilogue(epilogue):
@@ -289,17 +311,17 @@ def merged_lines(OH: int, OW: int, filter_floats: int) -> int:
 def matmul_ir(name: str, plan: MatmulPlan) -> str:
     """The micro-kernel's definition, as LLVM IR text (intrinsics it calls: `plan.epilogue.intrinsics`)."""
     M, N, K = plan.M, plan.N, plan.K
-    panels, kc = plan.panels, min(K, KC)
+    panels, kc, tile_n = plan.panels, min(K, KC), plan.tile_n
     # (several row tiles reuse each panel; read in place, a narrower last panel is read under the masks)
     tiles, W = plan.row_tiles, plan.vec
     # (a constant B packed at compile time is read where it lies: never copied)
     packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
-    b_batch = plan.b_batch if plan.b_batch is not None else panels * K * TILE_N if plan.b_packed else K * N
+    b_batch = plan.b_batch if plan.b_batch is not None else plan.packed_panels * K * TILE_N if plan.b_packed else K * N
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
     out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     if packed:
-        out.append(f"  %pack = alloca float, i64 {kc * TILE_N}, align 64")
+        out.append(f"  %pack = alloca float, i64 {kc * tile_n}, align 64")
     # The range, in (batch, panel) pairs, is clamped to [0, count): no caller can make the kernel
     # touch other panels.
     count, per = plan.batch * panels, plan.panels_per_workgroup
@@ -310,13 +332,13 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             "w.head:", "  %w = phi i64 [ %lo.c, %entry ], [ %w.next, %t.exit ]",
             "  %w.more = icmp slt i64 %w, %hi.c", "  br i1 %w.more, label %w.body, label %exit",
             "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
-            f"  %n = mul i64 %pan, {TILE_N}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
+            f"  %n = mul i64 %pan, {tile_n}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
             f"  %b.base0 = mul i64 %bat, {b_batch}",
             f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
             "  %b.base1 = add i64 %b.base0, %b.col",
             f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
-    masks = [f"%cm{j}" for j in range(TILE_N // W)] if plan.edge else [None] * (TILE_N // W)
+    masks = [f"%cm{j}" for j in range(tile_n // W)] if plan.edge else [None] * (tile_n // W)
     if plan.edge:   # (the panel's lanes inside the row; all of them but in the last panel)
         for j, mask in enumerate(masks):
             out += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
@@ -342,7 +364,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
         out += ["  br label %pk"] + (_pack_transposed(f"%in{plan.b_arg}", K, f"m{tiles[0]}.head")
                                      if plan.b_transposed else
                                      _pack_panel(f"%in{plan.b_arg}", N, f"m{tiles[0]}.head", masks, W))
-        entry, stride = "pk", TILE_N
+        entry, stride = "pk", tile_n
     else:   # B in place (packed or not): the block starts at row k0 of the panel
         stride = TILE_N if plan.b_packed else N
         out += [f"  %bk = mul i64 %k0, {stride}", "  %bk.base = add i64 %b.base, %bk",
@@ -361,13 +383,13 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
 
 
 def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8) -> list[str]:
-    """Copy rows k0 .. k0+kc of the panel (16 floats each, N apart in B) next to each other
-    (under `masks`: zeros past the row's end)."""
+    """Copy rows k0 .. k0+kc of the tile's columns (a vector per mask, N apart in B) next to each
+    other (under `masks`: zeros past the row's end)."""
     lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
              f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
              f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
-             f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
-    for j in range(TILE_N // W):   # (vectors of the micro-kernel's width, as its masks are)
+             f"  %pk.dst = mul i64 %pk.i, {W * len(masks)}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
+    for j in range(len(masks)):   # (vectors of the micro-kernel's width, as its masks are)
         if j:
             lines += [f"  %pk.s{j} = getelementptr inbounds float, ptr %pk.s0, i64 {W * j}",
                       f"  %pk.d{j} = getelementptr inbounds float, ptr %pk.d0, i64 {W * j}"]
@@ -418,7 +440,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     accumulate in registers over the block of k (from zero in the first block, from C after),
     and the last block's sums go through the epilogue; C is read and written under `masks`."""
     W = plan.vec
-    p, J, N, K, vec = f"m{R}", TILE_N // W, plan.N, plan.K, f"<{W} x float>"
+    p, J, N, K, vec = f"m{R}", plan.tile_n // W, plan.N, plan.K, f"<{W} x float>"
     panel, align = ("%pack", 32) if packed else ("%panel", 4)
     whole = packed or plan.b_packed   # (packed panels hold zeros past N: read without masks)
     L = [] if first_tile else [f"{p}.pre:", f"  br label %{p}.head"]
@@ -442,8 +464,9 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
             L.append(f"  %{p}.acc{i}{j} = phi {vec} [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.k ]")
     L += [f"  %{p}.bo = mul i64 %{p}.kk, {stride}", f"  %{p}.bp0 = getelementptr inbounds float, ptr {panel}, i64 %{p}.bo"]
     for j in range(J):
-        if j:
-            L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {W * j}")
+        if j:   # (a tile's second panel of B packed at compile time is the next panel: K x taps rows on)
+            column = W * j if not plan.b_packed else W * j % TILE_N + W * j // TILE_N * TILE_N * K * plan.taps
+            L.append(f"  %{p}.bp{j} = getelementptr inbounds float, ptr %{p}.bp0, i64 {column}")
         L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}" if whole else
                  V.load(f"%{p}.bv{j}", f"%{p}.bp{j}", masks[j], W))
     for i in range(R):
