@@ -20,7 +20,8 @@ behind the same interface instead, shaped as BLIS/IREE's are:
   with A broadcast one element at a time and B loaded 16 floats at a time (FMA); rows left over
   use 4-, 2- and 1-row tiles. With AVX-512 (32 registers of 16 floats) the tile is 12x16, twelve
   16-float registers (`WIDE_ROW_TILES`): twice the multiply-adds per instruction, as IREE's and
-  ONNX Runtime's AVX-512 kernels do;
+  ONNX Runtime's AVX-512 kernels do; and where N is a multiple of 32, 12x32 (two panels a
+  workgroup, 24 registers: `MatmulPlan.tile_n`), which halves the loads of A per multiply-add;
 - epilogue: after the last block of k, the tile goes through the epilogue before it is stored;
 - N not a multiple of 16: the last panel is narrower. Its columns past N are neither read nor
   written: B is packed (or, with one row tile, read in place) and C loaded and stored under lane
@@ -80,7 +81,7 @@ class MatmulPlan:
     A matmul has one tap. A convolution is the same loop nest over its input in place (an implicit
     GEMM, no im2col copy): for output row `oh` and filter row `t`, the rows of A are the input
     pixels of row oh*sh + t*dh, `a_row` floats apart (sw * IC), each with its KW x IC window contiguous,
-    and B is filter row t, (KW * IC) x OC."""
+    and B is filter row t, (KW * IC) x OC. Several output lines make one GEMM (`a_wrap`)."""
     batch: int
     M: int
     N: int
