@@ -19,6 +19,7 @@ from ..ir.attributes import (ArrayAttr, DenseArrayAttr, DictionaryAttr, FloatAtt
                              OpaqueAttr, StringAttr, SymbolRefAttr, TypeAttr, UnitAttr, escape_string,
                              unit)
 from ..ir.core import Region
+from ..ir.signatures import OpSignature
 from ..ir.symbols import resolve_symbol, symbol_table_of
 from ..syntax.grammar_files import grammar_dir
 from ..syntax.literals import string_value, symbol_ref
@@ -150,6 +151,12 @@ FLOAT_LIKE = "floating point LLVM type or LLVM dialect-compatible vector of floa
 
 
 # ---- binaries --------------------------------------------------------------------
+#: MLIR's names (LLVMOps.td) for the binary ops' operands, the casts' one and the value ops' result.
+_BINARY_NAMES = OpSignature.of(("lhs", "rhs"), ("res",))
+_CAST_NAMES = OpSignature.of(("arg",), ("res",))
+_VALUE_NAMES = OpSignature.of((), ("res",))
+
+
 def _print_binary(p, op) -> None:
     word = ""
     if "isExact" in op.attributes:
@@ -178,12 +185,13 @@ for _name in INT_BINARY:
     props += ["isExact"] if _name in EXACT_OPS else []
     props += ["isDisjoint"] if _name == "or" else []
     dialect.op(f"llvm.{_name}", f"Integer {_name} (LLVM's `{_name}` instruction).", traits=(PURE,),
-               properties=props, verify=_verify_binary, print=safe_printer(_print_binary))
+               properties=props, verify=_verify_binary, print=safe_printer(_print_binary), names=_BINARY_NAMES)
 for _name in FLOAT_BINARY:
     dialect.op(f"llvm.{_name}", f"Floating-point {_name[1:]} (LLVM's `{_name}`).", traits=(PURE,),
-               properties=("fastmathFlags",), verify=_verify_binary, print=safe_printer(_print_binary))
+               properties=("fastmathFlags",), verify=_verify_binary, print=safe_printer(_print_binary),
+               names=_BINARY_NAMES)
 dialect.op("llvm.fneg", "Floating-point negation.", traits=(PURE,), properties=("fastmathFlags",),
-           verify=_verify_binary, print=safe_printer(_print_binary))
+           verify=_verify_binary, print=safe_printer(_print_binary), names=OpSignature.of(("operand",), ("res",), ()))
 
 
 @dialect.rule("llvm_flags")
@@ -224,16 +232,17 @@ def _llvm_unary(ctx, children):
 
 # ---- freeze ----------------------------------------------------------------------
 def _print_unary_plain(p, op) -> None:
-    p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.results[0].type))
+    p.write(op.name, " ", p.value(op.operand("val")), p.op_attr_dict(op), " : ", p.type(op.results[0].type))
 
 
 def _verify_same(op) -> None:
-    if op.operands[0].type != op.results[0].type:
+    if op.operand("val").type != op.results[0].type:
         raise VerifyError("failed to verify that all of {val, res} have same type")
 
 
 dialect.op("llvm.freeze", "Stops poison/undef propagation: a fixed but arbitrary value.",
-           traits=(PURE,), verify=_verify_same, print=safe_printer(_print_unary_plain))
+           traits=(PURE,), verify=_verify_same, print=safe_printer(_print_unary_plain),
+           names=OpSignature.of(("val",), ("res",), ()))
 
 
 @dialect.rule("llvm_freeze")
@@ -252,10 +261,10 @@ def _i1_like(t):
 
 
 def _print_cmp(p, op) -> None:
-    pred = _predicates(op.name)[op.attributes["predicate"].value]
+    pred = _predicates(op.name)[op.attr("predicate").value]
     p.write(op.name, " ", escape_string(pred), " ", p.values(op.operands), _fastmath_text(op))
     p.write(p.attr_dict(op.attributes, elide=("predicate", "fastmathFlags")), " : ",
-            p.type(op.operands[0].type))
+            p.type(op.operand("lhs").type))
 
 
 def _verify_cmp(op) -> None:
@@ -276,10 +285,11 @@ def _verify_cmp(op) -> None:
 
 
 dialect.op("llvm.icmp", "Integer or pointer comparison with a predicate (\"eq\", \"slt\", ...).",
-           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=safe_printer(_print_cmp))
+           traits=(PURE,), properties=("predicate",), verify=_verify_cmp, print=safe_printer(_print_cmp),
+           names=OpSignature.of(("lhs", "rhs"), ("res",), ("predicate",)))
 dialect.op("llvm.fcmp", "Floating-point comparison with an ordered/unordered predicate.",
            traits=(PURE,), properties=("predicate", "fastmathFlags"), verify=_verify_cmp,
-           print=safe_printer(_print_cmp))
+           print=safe_printer(_print_cmp), names=OpSignature.of(("lhs", "rhs"), ("res",), ("predicate",)))
 
 
 @dialect.rule("llvm_cmp")
@@ -333,15 +343,15 @@ def _bits(t):
 
 def _print_cast(p, op) -> None:
     word = " nneg" if "nonNeg" in op.attributes else ""
-    p.write(op.name, word, " ", p.value(op.operands[0]), _overflow_text(op), _fastmath_text(op))
+    p.write(op.name, word, " ", p.value(op.operand("arg")), _overflow_text(op), _fastmath_text(op))
     p.write(p.attr_dict(op.attributes, elide=("nonNeg", "overflowFlags", "fastmathFlags")))
-    p.write(" : ", p.type(op.operands[0].type), " to ", p.type(op.results[0].type))
+    p.write(" : ", p.type(op.operand("arg").type), " to ", p.type(op.results[0].type))
 
 
 def _verify_cast(op) -> None:
     kind = op.name[5:]
     src_kind, dst_kind, size = CASTS[kind]
-    src, dst = op.operands[0].type, op.results[0].type
+    src, dst = op.operand("arg").type, op.results[0].type
     if not _kind_ok(src, src_kind):
         raise _type_error(0, {"int": INT_LIKE, "float": FLOAT_LIKE,
                               "ptr": "LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type"
@@ -391,7 +401,7 @@ for _name in CASTS:
     props = ["overflowFlags"] if _name in OVERFLOW_OPS else []
     props += ["nonNeg"] if _name in ("zext", "uitofp") else []
     dialect.op(f"llvm.{_name}", f"Cast ({_name}).", traits=(PURE,), properties=props,
-               verify=_verify_cast, print=safe_printer(_print_cast))
+               verify=_verify_cast, print=safe_printer(_print_cast), names=_CAST_NAMES)
 
 
 @dialect.rule("llvm_cast")
@@ -415,7 +425,7 @@ def _llvm_cast(ctx, children):
 # ---- select ---------------------------------------------------------------------
 def _print_select(p, op) -> None:
     p.write("llvm.select ", p.values(op.operands), _fastmath_text(op))
-    p.write(p.attr_dict(op.attributes, elide=("fastmathFlags",)), " : ", p.type(op.operands[0].type), ", ",
+    p.write(p.attr_dict(op.attributes, elide=("fastmathFlags",)), " : ", p.type(op.operand("condition").type), ", ",
             p.type(op.results[0].type))
 
 
@@ -429,7 +439,8 @@ def _verify_select(op) -> None:
 
 
 dialect.op("llvm.select", "Chooses between two values by an i1 condition.", traits=(PURE,),
-           properties=("fastmathFlags",), verify=_verify_select, print=safe_printer(_print_select))
+           properties=("fastmathFlags",), verify=_verify_select, print=safe_printer(_print_select),
+           names=OpSignature.of(("condition", "trueValue", "falseValue"), ("res",), ()))
 
 
 @dialect.rule("llvm_select")
@@ -526,14 +537,14 @@ _MEM_ELIDE = ("volatile_", "ordering", "syncscope", "alignment", "invariant", "i
 
 
 def _print_load(p, op) -> None:
-    p.write("llvm.load ", "volatile " if "volatile_" in op.attributes else "", p.value(op.operands[0]))
+    p.write("llvm.load ", "volatile " if "volatile_" in op.attributes else "", p.value(op.operand("addr")))
     p.write(_atomic_text(op))
     if "invariant" in op.attributes:
         p.write(" invariant")
     if "invariantGroup" in op.attributes:
         p.write(" invariant_group")
     p.write(_align_text(op), p.attr_dict(op.attributes, elide=_MEM_ELIDE))
-    p.write(" : ", p.type(op.operands[0].type), " -> ", p.type(op.results[0].type))
+    p.write(" : ", p.type(op.operand("addr").type), " -> ", p.type(op.results[0].type))
 
 
 def _print_store(p, op) -> None:
@@ -542,7 +553,7 @@ def _print_store(p, op) -> None:
     if "invariantGroup" in op.attributes:
         p.write(" invariant_group")
     p.write(_align_text(op), p.attr_dict(op.attributes, elide=_MEM_ELIDE))
-    p.write(" : ", p.type(op.operands[0].type), ", ", p.type(op.operands[1].type))
+    p.write(" : ", p.type(op.operand("value").type), ", ", p.type(op.operand("addr").type))
 
 
 def _check_pointer(op, index: int) -> None:
@@ -581,16 +592,16 @@ def _verify_load(op) -> None:
 
 def _verify_store(op) -> None:
     _check_pointer(op, 1)
-    _check_loadable(op.operands[0].type, "operand #0")
-    _check_atomic(op, op.operands[0].type, forbidden=("acquire", "acq_rel"))
+    _check_loadable(op.operand("value").type, "operand #0")
+    _check_atomic(op, op.operand("value").type, forbidden=("acquire", "acq_rel"))
 
 
 _MEM_PROPS = ("alignment", "volatile_", "nontemporal", "invariant", "invariantGroup", "ordering",
               "syncscope", "access_groups", "alias_scopes", "noalias_scopes", "tbaa", "dereferenceable")
 dialect.op("llvm.load", "Loads a value of the result type from a pointer.", properties=_MEM_PROPS,
-           verify=_verify_load, print=safe_printer(_print_load))
+           verify=_verify_load, print=safe_printer(_print_load), names=OpSignature.of(("addr",), ("res",), ()))
 dialect.op("llvm.store", "Stores a value through a pointer.", properties=_MEM_PROPS,
-           verify=_verify_store, print=safe_printer(_print_store))
+           verify=_verify_store, print=safe_printer(_print_store), names=OpSignature.of(("value", "addr"), (), ()))
 
 
 def _volatile(ctx, word, attributes) -> None:
@@ -631,7 +642,7 @@ GEP_FLAGS = {"nusw": 2, "nuw": 4, "inbounds": 3}  # inbounds = inbounds_flag (1)
 def gep_indices(op) -> list:
     """The op's indices in order: ints for constants, Values for SSA indices."""
     raw = op.attributes.get("rawConstantIndices")
-    values = iter(op.operands[1:])
+    values = iter(op.operands_named("dynamicIndices"))
     return [next(values) if i == DYNAMIC_INDEX else i for i in (raw.values if raw is not None else ())]
 
 
@@ -648,15 +659,15 @@ def _gep_flags_text(value: int) -> str:
 
 def _print_gep(p, op) -> None:
     flags = _gep_flags_text(_int(op.attributes.get("noWrapFlags")))
-    p.write("llvm.getelementptr ", flags + " " if flags else "", p.value(op.operands[0]), "[")
+    p.write("llvm.getelementptr ", flags + " " if flags else "", p.value(op.operand("base")), "[")
     p.write(", ".join(p.value(i) if not isinstance(i, int) else str(i) for i in gep_indices(op)), "]")
     p.write(p.attr_dict(op.attributes, elide=("rawConstantIndices", "elem_type", "noWrapFlags", "inbounds")))
     p.write(" : ", p.function_type(op.operand_types, op.result_types), ", ",
-            p.type(op.attributes["elem_type"].type))
+            p.type(op.attr("elem_type").type))
 
 
 def _verify_gep(op) -> None:
-    base = op.operands[0].type
+    base = op.operand("base").type
     if not LT.is_pointer_like(base):
         raise _type_error(0, "LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type", base)
     elem = op.attributes.get("elem_type")
@@ -665,9 +676,9 @@ def _verify_gep(op) -> None:
     raw = op.attributes.get("rawConstantIndices")
     if not isinstance(raw, DenseArrayAttr):
         raise VerifyError("requires a 'rawConstantIndices' attribute")
-    if sum(1 for i in raw.values if i == DYNAMIC_INDEX) != len(op.operands) - 1:
+    if sum(1 for i in raw.values if i == DYNAMIC_INDEX) != len(op.operands_named("dynamicIndices")):
         raise VerifyError("expected as many dynamic indices as specified in 'rawConstantIndices'")
-    for v in op.operands[1:]:
+    for v in op.operands_named("dynamicIndices"):
         if not _is_int(v.type):
             raise VerifyError(f"index must be an integer or a vector of integers, but got '{v.type}'")
     t = elem.type
@@ -694,7 +705,8 @@ def _verify_gep(op) -> None:
 
 dialect.op("llvm.getelementptr", "Address arithmetic: a pointer offset by typed indices.",
            traits=(PURE,), properties=("rawConstantIndices", "elem_type", "noWrapFlags", "inbounds"),
-           verify=_verify_gep, print=safe_printer(_print_gep))
+           verify=_verify_gep, print=safe_printer(_print_gep),
+           names=OpSignature.of(("base", "dynamicIndices*"), ("res",), ("rawConstantIndices", "elem_type")))
 
 
 @dialect.rule("llvm_gep_flags")
@@ -747,15 +759,16 @@ def _llvm_gep(ctx, children):
 
 # ---- alloca ---------------------------------------------------------------------------
 def _print_alloca(p, op) -> None:
-    p.write("llvm.alloca ", "inalloca " if "inalloca" in op.attributes else "", p.value(op.operands[0]))
-    p.write(" x ", p.type(op.attributes["elem_type"].type))
+    p.write("llvm.alloca ", "inalloca " if "inalloca" in op.attributes else "", p.value(op.operand("arraySize")))
+    p.write(" x ", p.type(op.attr("elem_type").type))
     p.write(p.attr_dict(op.attributes, elide=("elem_type", "inalloca")))
     p.write(" : ", p.function_type(op.operand_types, op.result_types))
 
 
 def _verify_alloca(op) -> None:
-    if not _is_int(op.operands[0].type) or isinstance(op.operands[0].type, T.VectorType):
-        raise _type_error(0, "signless integer", op.operands[0].type)
+    size = op.operand("arraySize").type
+    if not _is_int(size) or isinstance(size, T.VectorType):
+        raise _type_error(0, "signless integer", size)
     if not LT.is_pointer(op.results[0].type):
         raise VerifyError(f"result #0 must be LLVM pointer type, but got '{op.results[0].type}'")
     if not isinstance(op.attributes.get("elem_type"), TypeAttr):
@@ -764,7 +777,7 @@ def _verify_alloca(op) -> None:
 
 dialect.op("llvm.alloca", "Stack allocation of `size` elements of a type.",
            properties=("alignment", "elem_type", "inalloca"), verify=_verify_alloca,
-           print=safe_printer(_print_alloca))
+           print=safe_printer(_print_alloca), names=OpSignature.of(("arraySize",), ("res",), ("elem_type",)))
 
 
 @dialect.rule("llvm_alloca")
@@ -786,19 +799,19 @@ def _llvm_alloca(ctx, children):
 # ---- atomics and fences ----------------------------------------------------------------
 def _print_atomicrmw(p, op) -> None:
     p.write("llvm.atomicrmw ", "volatile " if "volatile_" in op.attributes else "",
-            ATOMIC_BIN_OPS[op.attributes["bin_op"].value], " ", p.values(op.operands))
+            ATOMIC_BIN_OPS[op.attr("bin_op").value], " ", p.values(op.operands))
     p.write(_scope_text(op))
-    p.write(" ", ORDERING_NAMES[op.attributes["ordering"].value], _align_text(op))
+    p.write(" ", ORDERING_NAMES[op.attr("ordering").value], _align_text(op))
     p.write(p.attr_dict(op.attributes, elide=("volatile_", "bin_op", "syncscope", "ordering", "alignment")))
-    p.write(" : ", p.type(op.operands[0].type), ", ", p.type(op.operands[1].type))
+    p.write(" : ", p.type(op.operand("ptr").type), ", ", p.type(op.operand("val").type))
 
 
 def _verify_atomicrmw(op) -> None:
     _check_pointer(op, 0)
-    if op.operands[1].type != op.results[0].type:
+    if op.operand("val").type != op.results[0].type:
         raise VerifyError("failed to verify that result #0 and operand #1 have the same type")
     kind = ATOMIC_BIN_OPS[_int(op.attributes.get("bin_op"))]
-    t = op.operands[1].type
+    t = op.operand("val").type
     if kind.startswith("f") and not _is_float(t):
         raise VerifyError("expected LLVM IR floating point type")
     if kind in ("max", "min", "umax", "umin", "add", "sub", "_and", "nand", "_or", "_xor") and not _is_int(t):
@@ -809,7 +822,8 @@ def _verify_atomicrmw(op) -> None:
 
 dialect.op("llvm.atomicrmw", "Atomic read-modify-write through a pointer.",
            properties=("bin_op", "ordering", "syncscope", "alignment", "volatile_"),
-           verify=_verify_atomicrmw, print=safe_printer(_print_atomicrmw))
+           verify=_verify_atomicrmw, print=safe_printer(_print_atomicrmw),
+           names=OpSignature.of(("ptr", "val"), ("res",), ("bin_op", "ordering")))
 
 
 @dialect.rule("llvm_atomicrmw")
@@ -836,17 +850,17 @@ def _print_cmpxchg(p, op) -> None:
     p.write("llvm.cmpxchg ", "weak " if "weak" in op.attributes else "",
             "volatile " if "volatile_" in op.attributes else "", p.values(op.operands))
     p.write(_scope_text(op))
-    p.write(" ", ORDERING_NAMES[op.attributes["success_ordering"].value], " ",
-            ORDERING_NAMES[op.attributes["failure_ordering"].value], _align_text(op))
+    p.write(" ", ORDERING_NAMES[op.attr("success_ordering").value], " ",
+            ORDERING_NAMES[op.attr("failure_ordering").value], _align_text(op))
     p.write(p.attr_dict(op.attributes, elide=("weak", "volatile_", "syncscope", "success_ordering",
                                               "failure_ordering", "alignment")))
-    p.write(" : ", p.type(op.operands[0].type), ", ", p.type(op.operands[1].type))
+    p.write(" : ", p.type(op.operand("ptr").type), ", ", p.type(op.operand("cmp").type))
 
 
 def _verify_cmpxchg(op) -> None:
     _check_pointer(op, 0)
-    t = op.operands[1].type
-    if op.operands[2].type != t:
+    t = op.operand("cmp").type
+    if op.operand("val").type != t:
         raise VerifyError("failed to verify that operand #2 and operand #1 have the same type")
     if op.results[0].type != LT.LLVMStructType((t, T.i1)):
         raise VerifyError("result must be !llvm.struct<(T, i1)> of the compared type")
@@ -858,7 +872,8 @@ def _verify_cmpxchg(op) -> None:
 
 dialect.op("llvm.cmpxchg", "Atomic compare-and-exchange; yields the old value and a success bit.",
            properties=("success_ordering", "failure_ordering", "syncscope", "alignment", "weak",
-                       "volatile_"), verify=_verify_cmpxchg, print=safe_printer(_print_cmpxchg))
+                       "volatile_"), verify=_verify_cmpxchg, print=safe_printer(_print_cmpxchg),
+           names=OpSignature.of(("ptr", "cmp", "val"), ("res",), ("success_ordering", "failure_ordering")))
 
 
 @dialect.rule("llvm_cmpxchg")
@@ -883,7 +898,7 @@ def _llvm_cmpxchg(ctx, children):
 def _print_fence(p, op) -> None:
     p.write("llvm.fence")
     p.write(_scope_text(op))
-    p.write(" ", ORDERING_NAMES[op.attributes["ordering"].value])
+    p.write(" ", ORDERING_NAMES[op.attr("ordering").value])
     p.write(p.attr_dict(op.attributes, elide=("syncscope", "ordering")))
 
 
@@ -894,7 +909,7 @@ def _verify_fence(op) -> None:
 
 
 dialect.op("llvm.fence", "A memory fence.", properties=("ordering", "syncscope"), verify=_verify_fence,
-           print=safe_printer(_print_fence))
+           print=safe_printer(_print_fence), names=OpSignature.of((), (), ("ordering",)))
 
 
 @dialect.rule("llvm_fence")
@@ -920,7 +935,8 @@ def _print_br(p, op) -> None:
 
 
 dialect.op("llvm.br", "Unconditional branch to a block, passing its arguments.", traits=(TERMINATOR, PURE),
-           properties=("loop_annotation",), verify=verify_branch, print=safe_printer(_print_br))
+           properties=("loop_annotation",), verify=verify_branch, print=safe_printer(_print_br),
+           names=OpSignature.of(("destOperands*",), (), ()))
 
 
 @dialect.rule("llvm_br")
@@ -930,7 +946,8 @@ def _llvm_br(ctx, children):
 
 
 def _verify_cond_br(op) -> None:
-    cond = op.operands[0].type if op.operands else None
+    condition = operand_segments(op, 3)[0]
+    cond = condition[0].type if len(condition) == 1 else None
     if cond != T.i1:
         raise _type_error(0, "1-bit signless integer", cond)
     verify_branch(op)
@@ -938,7 +955,8 @@ def _verify_cond_br(op) -> None:
 
 dialect.op("llvm.cond_br", "Branches to one of two blocks on an i1 condition.", traits=(TERMINATOR, PURE),
            properties=("branch_weights", "loop_annotation", "operandSegmentSizes"),
-           verify=_verify_cond_br, print=safe_printer(print_cond_br))
+           verify=_verify_cond_br, print=safe_printer(print_cond_br),
+           names=OpSignature.of(("condition", "trueDestOperands*", "falseDestOperands*"), (), ()))
 
 
 @dialect.rule("llvm_weights")
@@ -953,7 +971,8 @@ def _llvm_cond_br(ctx, children):
 
 def _print_switch(p, op) -> None:
     groups = successor_groups(op)
-    p.write("llvm.switch ", p.value(op.operands[0]), " : ", p.type(op.operands[0].type), ", ")
+    value = op.operand("value")
+    p.write("llvm.switch ", p.value(value), " : ", p.type(value.type), ", ")
     write_successor(p, op.successors[0], groups[0])
     p.write(" [")
     values = case_values(op.attributes.get("case_values"))
@@ -973,7 +992,8 @@ def _print_switch(p, op) -> None:
 
 
 def _verify_switch(op) -> None:
-    if not op.operands or not _is_int(op.operands[0].type) or isinstance(op.operands[0].type, T.VectorType):
+    value = operand_segments(op, 3)[0]
+    if len(value) != 1 or not _is_int(value[0].type) or isinstance(value[0].type, T.VectorType):
         raise VerifyError("operand #0 must be signless integer")
     values = case_values(op.attributes.get("case_values"))
     if len(values) != len(op.successors) - 1:
@@ -983,7 +1003,8 @@ def _verify_switch(op) -> None:
 
 dialect.op("llvm.switch", "Multi-way branch on an integer value.", traits=(TERMINATOR, PURE),
            properties=("case_values", "case_operand_segments", "branch_weights", "operandSegmentSizes"),
-           verify=_verify_switch, print=safe_printer(_print_switch))
+           verify=_verify_switch, print=safe_printer(_print_switch),
+           names=OpSignature.of(("value", "defaultOperands*", "caseOperands*"), (), ()))
 
 
 @dialect.rule("llvm_case", "cf_case")
@@ -1006,7 +1027,8 @@ def _llvm_switch(ctx, children):
 def _print_return(p, op) -> None:
     p.write("llvm.return", p.op_attr_dict(op))
     if op.operands:
-        p.write(" ", p.value(op.operands[0]), " : ", p.type(op.operands[0].type))
+        value = op.operand("arg")
+        p.write(" ", p.value(value), " : ", p.type(value.type))
 
 
 def _verify_return(op) -> None:
@@ -1026,18 +1048,19 @@ def _verify_return(op) -> None:
             return
         if not op.operands:
             raise VerifyError("expected 1 operand")
-        if op.operands[0].type != expected:
+        if op.operand("arg").type != expected:
             raise VerifyError("mismatching result types")
     elif parent.name == "llvm.mlir.global":
         gtype = parent.attributes.get("global_type")
         if len(op.operands) != 1:
             raise VerifyError("expected 1 operand")
-        if isinstance(gtype, TypeAttr) and op.operands[0].type != gtype.type:
+        if isinstance(gtype, TypeAttr) and op.operand("arg").type != gtype.type:
             raise VerifyError("mismatching result types")
 
 
 dialect.op("llvm.return", "Returns from an LLVM function (or yields a global's initializer).",
-           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=safe_printer(_print_return))
+           traits=(TERMINATOR, RETURN_LIKE, PURE), verify=_verify_return, print=safe_printer(_print_return),
+           names=OpSignature.of(("arg?",), (), ()))
 
 
 @dialect.rule("llvm_return")
@@ -1062,8 +1085,9 @@ def _llvm_nullary_op(ctx, children):
 
 
 dialect.op("llvm.resume", "Resumes propagation of an in-flight exception.", traits=(TERMINATOR,),
-           print=safe_printer(lambda p, op: p.write("llvm.resume ", p.value(op.operands[0]), p.op_attr_dict(op),
-                                             " : ", p.type(op.operands[0].type))))
+           print=safe_printer(lambda p, op: p.write("llvm.resume ", p.value(op.operand("value")), p.op_attr_dict(op),
+                                             " : ", p.type(op.operand("value").type))),
+           names=OpSignature.of(("value",), (), ()))
 
 
 @dialect.rule("llvm_resume")
@@ -1319,7 +1343,8 @@ _CALL_PROPS = ("callee", "var_callee_type", "CConv", "TailCallKind", "fastmathFl
                "zero_call_used_regs", "trap_func_name", "default_func_attrs", "no_inline", "always_inline",
                "inline_hint", "access_groups", "alias_scopes", "noalias_scopes", "tbaa")
 dialect.op("llvm.call", "Calls a function directly (@f) or through a pointer.", properties=_CALL_PROPS,
-           verify=_verify_call, print=safe_printer(_print_call))
+           verify=_verify_call, print=safe_printer(_print_call),
+           names=OpSignature.of(("callee_operands*", "op_bundle_operands*"), ("result?",), ("callee",)))
 
 
 @dialect.rule("llvm_call")
@@ -1364,7 +1389,9 @@ def _verify_invoke(op) -> None:
 
 
 dialect.op("llvm.invoke", "A call that continues at one block or unwinds to another.",
-           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=safe_printer(_print_invoke))
+           traits=(TERMINATOR,), properties=_CALL_PROPS, verify=_verify_invoke, print=safe_printer(_print_invoke),
+           names=OpSignature.of(("callee_operands*", "normalDestOperands*", "unwindDestOperands*",
+                                 "op_bundle_operands*"), ("result?",), ("callee",)))
 
 
 @dialect.rule("llvm_invoke")
@@ -1379,7 +1406,7 @@ def _llvm_invoke(ctx, children):
 
 def _print_call_intrinsic(p, op) -> None:
     args, bundle_ops = (list(g) for g in operand_segments(op, 2))
-    p.write("llvm.call_intrinsic ", escape_string(op.attributes["intrin"].value), "(", p.values(args), ")")
+    p.write("llvm.call_intrinsic ", escape_string(op.attr("intrin").value), "(", p.values(args), ")")
     _write_bundles(p, op, bundle_ops)
     p.write(p.attr_dict(op.attributes, elide=("intrin", "op_bundle_sizes", "op_bundle_tags",
                                               "operandSegmentSizes", "arg_attrs", "res_attrs")))
@@ -1388,7 +1415,8 @@ def _print_call_intrinsic(p, op) -> None:
 
 dialect.op("llvm.call_intrinsic", "Calls an LLVM intrinsic by name.",
            properties=("intrin", "fastmathFlags", "op_bundle_sizes", "op_bundle_tags", "operandSegmentSizes",
-                       "arg_attrs", "res_attrs"), print=safe_printer(_print_call_intrinsic))
+                       "arg_attrs", "res_attrs"), print=safe_printer(_print_call_intrinsic),
+                       names=OpSignature.of(("args*", "op_bundle_operands*"), ("results?",), ("intrin",)))
 
 
 @dialect.rule("llvm_call_intrinsic")
@@ -1417,8 +1445,8 @@ def _print_inline_asm(p, op) -> None:
                                              "constraints", "tail_call_kind"))
     if rest:
         p.write(rest.strip(), " ")
-    p.write(escape_string(op.attributes["asm_string"].value), ", ",
-            escape_string(op.attributes["constraints"].value))
+    p.write(escape_string(op.attr("asm_string").value), ", ",
+            escape_string(op.attr("constraints").value))
     if op.operands:
         p.write(" ", p.values(op.operands))
     p.write(" : ", p.function_type(op.operand_types, op.result_types))
@@ -1426,7 +1454,8 @@ def _print_inline_asm(p, op) -> None:
 
 dialect.op("llvm.inline_asm", "Inline assembly with constraints.",
            properties=("asm_string", "constraints", "has_side_effects", "is_align_stack", "tail_call_kind",
-                       "asm_dialect", "operand_attrs"), print=safe_printer(_print_inline_asm))
+                       "asm_dialect", "operand_attrs"), print=safe_printer(_print_inline_asm),
+                       names=OpSignature.of(("operands*",), ("res?",), ("asm_string", "constraints")))
 
 
 @dialect.rule("llvm_inline_asm")
@@ -1443,8 +1472,9 @@ def _llvm_inline_asm(ctx, children):
 
 
 dialect.op("llvm.va_arg", "Reads the next variadic argument.",
-           print=safe_printer(lambda p, op: p.write("llvm.va_arg ", p.value(op.operands[0]), p.op_attr_dict(op),
-                                             " : ", p.function_type(op.operand_types, op.result_types))))
+           print=safe_printer(lambda p, op: p.write("llvm.va_arg ", p.value(op.operand("arg")), p.op_attr_dict(op),
+                                             " : ", p.function_type(op.operand_types, op.result_types))),
+           names=OpSignature.of(("arg",), ("res",), ()))
 
 
 @dialect.rule("llvm_va_arg")
@@ -1471,7 +1501,8 @@ def _verify_landingpad(op) -> None:
 
 
 dialect.op("llvm.landingpad", "The landing site of an unwinding invoke.", properties=("cleanup",),
-           verify=_verify_landingpad, print=safe_printer(_print_landingpad))
+           verify=_verify_landingpad, print=safe_printer(_print_landingpad),
+           names=OpSignature.of(("operands*",), ("res",), ()))
 
 
 @dialect.rule("llvm_clause")
@@ -1556,7 +1587,7 @@ def _print_func(p, op) -> None:
     ftype = function_type(op)
     p.write("llvm.func ")
     _write_symbol_words(p, op, False)
-    p.write(p.symbol(op.attributes["sym_name"].value), "(")
+    p.write(p.symbol(op.attr("sym_name").value), "(")
     body = op.regions[0] if op.regions else None
     entry = body.blocks[0] if body is not None and body.blocks else None
     arg_attrs = _dicts(op, "arg_attrs", len(ftype.params))
@@ -1618,7 +1649,8 @@ dialect.op("llvm.func", "An LLVM function: a symbol with an LLVM function type a
                        "always_inline", "inline_hint", "no_unwind", "will_return", "optimize_none",
                        "vec_type_hint", "work_group_size_hint", "reqd_work_group_size",
                        "intel_reqd_sub_group_size", "uwtable_kind", "sym_visibility"),
-           verify=_verify_func, print=safe_printer(_print_func))
+           verify=_verify_func, print=safe_printer(_print_func),
+           names=OpSignature.of((), (), ("sym_name", "function_type")))
 
 
 @dialect.rule("llvm_named_param")
@@ -1703,14 +1735,14 @@ _GLOBAL_ELIDE = ("sym_name", "global_type", "linkage", "visibility_", "unnamed_a
 def _print_global(p, op) -> None:
     p.write("llvm.mlir.global ")
     _write_symbol_words(p, op, True)
-    p.write(p.symbol(op.attributes["sym_name"].value), "(")
+    p.write(p.symbol(op.attr("sym_name").value), "(")
     value = op.attributes.get("value")
     if value is not None:
         p.write(p.attr(value))
     p.write(")", p.attr_dict(op.attributes, elide=_GLOBAL_ELIDE))
     body = op.regions[0] if op.regions else None
     if not isinstance(value, StringAttr) or (body is not None and body.blocks):
-        p.write(" : ", p.type(op.attributes["global_type"].type))
+        p.write(" : ", p.type(op.attr("global_type").type))
     if body is not None and body.blocks:
         p.write(" ")
         p.region(body)
@@ -1738,7 +1770,7 @@ def _verify_global(op) -> None:
         last = block.ops[-1] if block.ops else None
         if last is None or last.name != "llvm.return":
             raise VerifyError("initializer region must end with 'llvm.return'")
-        if len(last.operands) != 1 or last.operands[0].type != gtype.type:
+        if len(last.operands) != 1 or last.operand("arg").type != gtype.type:
             raise VerifyError("initializer region type mismatch: expected the global's type")
 
 
@@ -1747,7 +1779,8 @@ dialect.op("llvm.mlir.global", "A global variable or constant, with a value or a
            properties=("global_type", "constant", "sym_name", "linkage", "dso_local", "thread_local_",
                        "externally_initialized", "value", "alignment", "addr_space", "unnamed_addr",
                        "section", "comdat", "dbg_exprs", "visibility_", "target_specific_attrs", "tls_mode"),
-           verify=_verify_global, print=safe_printer(_print_global))
+           verify=_verify_global, print=safe_printer(_print_global),
+           names=OpSignature.of((), (), ("sym_name", "global_type", "value")))
 
 
 @dialect.rule("llvm_global")
@@ -1773,7 +1806,7 @@ def _llvm_global(ctx, children):
 
 # ---- constants and values -------------------------------------------------------------
 def _print_constant(p, op) -> None:
-    p.write("llvm.mlir.constant(", p.attr(op.attributes["value"]), ")",
+    p.write("llvm.mlir.constant(", p.attr(op.attr("value")), ")",
             p.attr_dict(op.attributes, elide=("value",)), " : ", p.type(op.results[0].type))
 
 
@@ -1804,7 +1837,8 @@ def _verify_constant(op) -> None:
 
 
 dialect.op("llvm.mlir.constant", "A constant of an LLVM-compatible type.", traits=(PURE,),
-           properties=("value",), verify=_verify_constant, print=safe_printer(_print_constant))
+           properties=("value",), verify=_verify_constant, print=safe_printer(_print_constant),
+           names=OpSignature.of((), ("res",), ("value",)))
 
 
 @dialect.rule("llvm_constant")
@@ -1835,7 +1869,8 @@ def _print_value_op(p, op) -> None:
 
 for _name, _summary in (("undef", "An undefined value of a type."), ("poison", "A poison value of a type."),
                         ("zero", "The zero value of a type (null for pointers).")):
-    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=safe_printer(_print_value_op))
+    dialect.op(f"llvm.mlir.{_name}", _summary, traits=(PURE,), print=safe_printer(_print_value_op),
+               names=_VALUE_NAMES)
 
 
 @dialect.rule("llvm_value_op")
@@ -1845,7 +1880,7 @@ def _llvm_value_op(ctx, children):
 
 
 def _print_addressof(p, op) -> None:
-    p.write("llvm.mlir.addressof ", str(op.attributes["global_name"]),
+    p.write("llvm.mlir.addressof ", str(op.attr("global_name")),
             p.attr_dict(op.attributes, elide=("global_name",)), " : ", p.type(op.results[0].type))
 
 
@@ -1870,7 +1905,8 @@ def _verify_addressof(op) -> None:
 
 
 dialect.op("llvm.mlir.addressof", "The address of a global or function.", traits=(PURE,),
-           properties=("global_name",), verify=_verify_addressof, print=safe_printer(_print_addressof))
+           properties=("global_name",), verify=_verify_addressof, print=safe_printer(_print_addressof),
+           names=OpSignature.of((), ("res",), ("global_name",)))
 
 
 @dialect.rule("llvm_addressof")
@@ -1881,12 +1917,12 @@ def _llvm_addressof(ctx, children):
 
 
 def _print_named_metadata(p, op) -> None:
-    p.write("llvm.named_metadata ", escape_string(op.attributes["metadata_name"].value), " ",
-            p.attr(op.attributes["nodes"]), p.attr_dict(op.attributes, elide=("metadata_name", "nodes")))
+    p.write("llvm.named_metadata ", escape_string(op.attr("metadata_name").value), " ",
+            p.attr(op.attr("nodes")), p.attr_dict(op.attributes, elide=("metadata_name", "nodes")))
 
 
 dialect.op("llvm.named_metadata", "Module-level named metadata.", properties=("metadata_name", "nodes"),
-           print=safe_printer(_print_named_metadata))
+           print=safe_printer(_print_named_metadata), names=OpSignature.of((), (), ("metadata_name", "nodes")))
 
 
 @dialect.rule("llvm_named_metadata")
@@ -1905,12 +1941,13 @@ def _llvm_tag(ctx, children):
 
 
 dialect.op("llvm.blockaddress", "The address of a tagged block.", traits=(PURE,), properties=("block_addr",),
-           print=safe_printer(lambda p, op: p.write("llvm.blockaddress ", op.attributes["block_addr"].text[len(
+           print=safe_printer(lambda p, op: p.write("llvm.blockaddress ", op.attr("block_addr").text[len(
                "#llvm.blockaddress"):], p.attr_dict(op.attributes, elide=("block_addr",)), " : ",
-               p.type(op.results[0].type))))
+               p.type(op.results[0].type))), names=OpSignature.of((), ("res",), ("block_addr",)))
 dialect.op("llvm.blocktag", "Tags a block so `llvm.blockaddress` can name it.", properties=("tag",),
-           print=safe_printer(lambda p, op: p.write("llvm.blocktag ", op.attributes["tag"].text[len("#llvm.blocktag"):],
-                                             p.attr_dict(op.attributes, elide=("tag",)))))
+           print=safe_printer(lambda p, op: p.write("llvm.blocktag ", op.attr("tag").text[len("#llvm.blocktag"):],
+                                             p.attr_dict(op.attributes, elide=("tag",)))),
+           names=OpSignature.of((), (), ("tag",)))
 
 
 @dialect.rule("llvm_blockaddress")
@@ -1953,14 +1990,16 @@ def _position(op):
 
 
 def _print_extractvalue(p, op) -> None:
-    p.write("llvm.extractvalue ", p.value(op.operands[0]), "[", ", ".join(map(str, _position(op))), "]",
-            p.attr_dict(op.attributes, elide=("position",)), " : ", p.type(op.operands[0].type))
+    container = op.operand("container")
+    p.write("llvm.extractvalue ", p.value(container), "[", ", ".join(map(str, _position(op))), "]",
+            p.attr_dict(op.attributes, elide=("position",)), " : ", p.type(container.type))
 
 
 def _verify_extractvalue(op) -> None:
-    t = aggregate_element(op.operands[0].type, _position(op))
+    container = op.operand("container").type
+    t = aggregate_element(container, _position(op))
     if t != op.results[0].type:
-        raise VerifyError(f"Type mismatch: extracting from {op.operands[0].type} should produce {t} but this op "
+        raise VerifyError(f"Type mismatch: extracting from {container} should produce {t} but this op "
                           f"returns {op.results[0].type}")
 
 
@@ -1981,9 +2020,11 @@ def _verify_insertvalue(op) -> None:
 
 
 dialect.op("llvm.extractvalue", "Reads a member of a struct or array value.", traits=(PURE,),
-           properties=("position",), verify=_verify_extractvalue, print=safe_printer(_print_extractvalue))
+           properties=("position",), verify=_verify_extractvalue, print=safe_printer(_print_extractvalue),
+           names=OpSignature.of(("container",), ("res",), ("position",)))
 dialect.op("llvm.insertvalue", "A struct or array value with one member replaced.", traits=(PURE,),
-           properties=("position",), verify=_verify_insertvalue, print=safe_printer(_print_insertvalue))
+           properties=("position",), verify=_verify_insertvalue, print=safe_printer(_print_insertvalue),
+           names=OpSignature.of(("container", "value"), ("res",), ("position",)))
 
 
 @dialect.rule("llvm_position")
@@ -2030,9 +2071,10 @@ def _verify_vector_element(vec_type, value_type) -> None:
 
 
 def _verify_extractelement(op) -> None:
-    _verify_vector_element(op.operands[0].type, op.results[0].type)
-    if not _is_int(op.operands[1].type):
-        raise _type_error(1, "signless integer", op.operands[1].type)
+    vec, pos = op.operands
+    _verify_vector_element(vec.type, op.results[0].type)
+    if not _is_int(pos.type):
+        raise _type_error(1, "signless integer", pos.type)
 
 
 def _print_insertelement(p, op) -> None:
@@ -2049,9 +2091,11 @@ def _verify_insertelement(op) -> None:
 
 
 dialect.op("llvm.extractelement", "Reads one element of a vector.", traits=(PURE,),
-           verify=_verify_extractelement, print=safe_printer(_print_extractelement))
+           verify=_verify_extractelement, print=safe_printer(_print_extractelement),
+           names=OpSignature.of(("vector", "position"), ("res",), ()))
 dialect.op("llvm.insertelement", "A vector with one element replaced.", traits=(PURE,),
-           verify=_verify_insertelement, print=safe_printer(_print_insertelement))
+           verify=_verify_insertelement, print=safe_printer(_print_insertelement),
+           names=OpSignature.of(("vector", "value", "position"), ("res",), ()))
 
 
 @dialect.rule("llvm_extractelement")
@@ -2074,8 +2118,8 @@ def _llvm_insertelement(ctx, children):
 
 def _print_shufflevector(p, op) -> None:
     p.write("llvm.shufflevector ", p.values(op.operands), " [",
-            ", ".join(map(str, op.attributes["mask"].values)), "]",
-            p.attr_dict(op.attributes, elide=("mask",)), " : ", p.type(op.operands[0].type))
+            ", ".join(map(str, op.attr("mask").values)), "]",
+            p.attr_dict(op.attributes, elide=("mask",)), " : ", p.type(op.operand("v1").type))
 
 
 def _verify_shufflevector(op) -> None:
@@ -2095,7 +2139,8 @@ def _verify_shufflevector(op) -> None:
 
 
 dialect.op("llvm.shufflevector", "Selects elements of two vectors by a constant mask.", traits=(PURE,),
-           properties=("mask",), verify=_verify_shufflevector, print=safe_printer(_print_shufflevector))
+           properties=("mask",), verify=_verify_shufflevector, print=safe_printer(_print_shufflevector),
+           names=OpSignature.of(("v1", "v2"), ("res",), ("mask",)))
 
 
 @dialect.rule("llvm_shufflevector")
@@ -2142,9 +2187,10 @@ def _print_intr(p, op) -> None:
 def _verify_intr(op) -> None:
     kind = op.name[len("llvm.intr."):]
     if kind in ("powi", "ldexp") and len(op.operands) == 2:
-        if not isinstance(op.operands[1].type, T.IntegerType):
-            raise _type_error(1, "signless integer", op.operands[1].type)
-        if not _is_float(op.operands[0].type) or op.results[0].type != op.operands[0].type:
+        val, power = op.operand("val").type, op.operand("power").type
+        if not isinstance(power, T.IntegerType):
+            raise _type_error(1, "signless integer", power)
+        if not _is_float(val) or op.results[0].type != val:
             raise VerifyError("requires a floating-point operand #0 of the result type")
     if kind in SAME_TYPE_INTRINSICS:
         if len(op.results) != 1:
@@ -2167,11 +2213,36 @@ def intrinsic_names() -> list:
     return re.findall(r'"(llvm\.intr\.[^"]+)"', block)
 
 
+#: The intrinsics whose operands MLIR names otherwise than `$in` (one) or `$a, $b[, $c]`.
+_INTRINSIC_OPERANDS = {
+    "powi": ("val", "power"), "ldexp": ("val", "power"), "lrint": ("val",), "llrint": ("val",),
+    "lround": ("val",), "llround": ("val",), "frexp": ("val",), "sincos": ("val",),
+    "expect": ("val", "expected"), "ptrmask": ("ptr", "mask"),
+    "trap": (), "debugtrap": (), "stacksave": (), "stepvector": (),
+}
+_TERNARY_INTRINSICS = {"fma", "fmuladd", "fshl", "fshr"}
+_UNARY_INTRINSICS = {"fabs", "sqrt", "exp", "exp2", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "asin",
+                     "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "round", "roundeven", "trunc", "rint",
+                     "nearbyint", "bitreverse", "ctpop", "bswap", "vector.reduce.fmax", "vector.reduce.fmin",
+                     "vector.reduce.fmaximum", "vector.reduce.fminimum"}
+
+
+def intrinsic_signature(kind: str) -> OpSignature:
+    """MLIR's operand names for the call-like intrinsic `llvm.intr.<kind>` (LLVMIntrinsicOps.td)."""
+    if kind in _INTRINSIC_OPERANDS:
+        operands = _INTRINSIC_OPERANDS[kind]
+    elif kind in _UNARY_INTRINSICS:
+        operands = ("in",)
+    else:
+        operands = ("a", "b", "c") if kind in _TERNARY_INTRINSICS else ("a", "b")
+    return OpSignature.of(operands, ("res",) if kind not in ("trap", "debugtrap") else ())
+
+
 for _name in intrinsic_names():
     _kind = _name[len("llvm.intr."):]
     dialect.op(_name, f"The LLVM intrinsic `llvm.{_kind}`.", traits=(PURE,),
                properties=("fastmathFlags",) if _kind in FASTMATH_INTRINSICS else (),
-        verify=_verify_intr, print=safe_printer(_print_intr))
+               verify=_verify_intr, print=safe_printer(_print_intr), names=intrinsic_signature(_kind))
 
 
 @dialect.rule("llvm_intr")
@@ -2182,15 +2253,17 @@ def _llvm_intr(ctx, children):
 
 
 def _print_intr_ptr(p, op) -> None:
-    v = op.operands[0]
+    (v,) = op.operands  # (ptr or arg_list)
     p.write(op.name, " ", p.value(v), p.op_attr_dict(op), " : ", p.type(v.type))
 
 
-for _name in ("lifetime.start", "lifetime.end", "vastart", "vaend", "stackrestore"):
-    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=safe_printer(_print_intr_ptr))
+for _name, _operand in (("lifetime.start", "ptr"), ("lifetime.end", "ptr"), ("vastart", "arg_list"),
+                       ("vaend", "arg_list"), ("stackrestore", "ptr")):
+    dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", print=safe_printer(_print_intr_ptr),
+               names=OpSignature.of((_operand,), ()))
 for _name in ("launder.invariant.group", "strip.invariant.group"):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,),
-               print=safe_printer(_print_intr_ptr))
+               print=safe_printer(_print_intr_ptr), names=OpSignature.of(("ptr",), ("res",)))
 
 
 @dialect.rule("llvm_intr_ptr")
@@ -2201,8 +2274,9 @@ def _llvm_intr_ptr(ctx, children):
 
 
 dialect.op("llvm.intr.eh.typeid.for", "The LLVM intrinsic `llvm.eh.typeid.for`.",
-           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ",
-                                             p.function_type(op.operand_types, op.result_types))))
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operand("type_info")), p.op_attr_dict(op),
+                                             " : ", p.function_type(op.operand_types, op.result_types))),
+           names=OpSignature.of(("type_info",), ("res",), ()))
 
 
 @dialect.rule("llvm_intr_typed")
@@ -2212,20 +2286,24 @@ def _llvm_intr_typed(ctx, children):
 
 
 def _print_intr_vector(p, op) -> None:
-    pos = op.attributes["pos"].value
+    pos = op.attr("pos").value
     if op.name.endswith("insert"):
-        p.write(op.name, " ", p.value(op.operands[1]), ", ", p.value(op.operands[0]), f"[{pos}]",
-                p.attr_dict(op.attributes, elide=("pos",)), " : ", p.type(op.operands[1].type), " into ",
+        sub = op.operand("srcvec")
+        p.write(op.name, " ", p.value(sub), ", ", p.value(op.operand("dstvec")), f"[{pos}]",
+                p.attr_dict(op.attributes, elide=("pos",)), " : ", p.type(sub.type), " into ",
                 p.type(op.results[0].type))
     else:
-        p.write(op.name, " ", p.value(op.operands[0]), f"[{pos}]", p.attr_dict(op.attributes, elide=("pos",)),
-                " : ", p.type(op.results[0].type), " from ", p.type(op.operands[0].type))
+        vec = op.operand("srcvec")
+        p.write(op.name, " ", p.value(vec), f"[{pos}]", p.attr_dict(op.attributes, elide=("pos",)),
+                " : ", p.type(op.results[0].type), " from ", p.type(vec.type))
 
 
 dialect.op("llvm.intr.vector.insert", "Inserts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=safe_printer(_print_intr_vector))
+           properties=("pos",), print=safe_printer(_print_intr_vector),
+           names=OpSignature.of(("dstvec", "srcvec"), ("res",), ("pos",)))
 dialect.op("llvm.intr.vector.extract", "Extracts a subvector at a constant position.", traits=(PURE,),
-           properties=("pos",), print=safe_printer(_print_intr_vector))
+           properties=("pos",), print=safe_printer(_print_intr_vector),
+           names=OpSignature.of(("srcvec",), ("res",), ("pos",)))
 
 
 @dialect.rule("llvm_intr_vector")
@@ -2251,7 +2329,8 @@ def _print_assume(p, op) -> None:
 
 
 dialect.op("llvm.intr.assume", "Tells the optimizer a condition holds.",
-           properties=("op_bundle_sizes", "op_bundle_tags"), print=safe_printer(_print_assume))
+           properties=("op_bundle_sizes", "op_bundle_tags"), print=safe_printer(_print_assume),
+           names=OpSignature.of(("cond", "op_bundle_operands*"), (), ()))
 
 
 @dialect.rule("llvm_intr_assume")
@@ -2267,14 +2346,16 @@ def _llvm_intr_assume(ctx, children):
 
 
 dialect.op("llvm.intr.invariant.start", "Marks memory as invariant.", properties=("size",),
-           print=safe_printer(lambda p, op: p.write(op.name, " ", str(op.attributes["size"].value), ", ",
-                                             p.value(op.operands[0]), p.attr_dict(op.attributes, elide=("size",)),
-                                             " : ", p.type(op.operands[0].type))))
+           print=safe_printer(lambda p, op: p.write(op.name, " ", str(op.attr("size").value), ", ",
+                                             p.value(op.operand("ptr")), p.attr_dict(op.attributes, elide=("size",)),
+                                             " : ", p.type(op.operand("ptr").type))),
+           names=OpSignature.of(("ptr",), ("res",), ("size",)))
 dialect.op("llvm.intr.invariant.end", "Ends an invariant region.", properties=("size",),
-           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[0]), ", ",
-                                             str(op.attributes["size"].value), ", ", p.value(op.operands[1]),
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operand("start")), ", ",
+                                             str(op.attr("size").value), ", ", p.value(op.operand("ptr")),
                                              p.attr_dict(op.attributes, elide=("size",)), " : ",
-                                             p.type(op.operands[1].type))))
+                                             p.type(op.operand("ptr").type))),
+           names=OpSignature.of(("start", "ptr"), (), ("size",)))
 
 
 @dialect.rule("llvm_intr_invariant_start")
@@ -2292,10 +2373,14 @@ def _llvm_intr_invariant_end(ctx, children):
                   merge_attrs({"size": IntegerAttr(int(size.value, 0), I64)}, attrs))
 
 
-dialect.op("llvm.intr.vacopy", "Copies a va_list.",
-           print=safe_printer(lambda p, op: p.write(op.name, " ", p.value(op.operands[1]), " to ", p.value(op.operands[0]),
-                                             p.op_attr_dict(op), " : ", p.type(op.operands[1].type), ", ",
-                                             p.type(op.operands[0].type))))
+def _print_vacopy(p, op) -> None:
+    src, dest = op.operand("src_list"), op.operand("dest_list")
+    p.write(op.name, " ", p.value(src), " to ", p.value(dest), p.op_attr_dict(op), " : ", p.type(src.type), ", ",
+            p.type(dest.type))
+
+
+dialect.op("llvm.intr.vacopy", "Copies a va_list.", print=safe_printer(_print_vacopy),
+           names=OpSignature.of(("dest_list", "src_list"), (), ()))
 
 
 @dialect.rule("llvm_intr_vacopy")
@@ -2306,8 +2391,9 @@ def _llvm_intr_vacopy(ctx, children):
 
 
 dialect.op("llvm.intr.experimental.noalias.scope.decl", "Declares a noalias scope.", properties=("scope",),
-           print=safe_printer(lambda p, op: p.write(op.name, " ", p.attr(op.attributes["scope"]),
-                                             p.attr_dict(op.attributes, elide=("scope",)))))
+           print=safe_printer(lambda p, op: p.write(op.name, " ", p.attr(op.attr("scope")),
+                                             p.attr_dict(op.attributes, elide=("scope",)))),
+           names=OpSignature.of((), (), ("scope",)))
 
 
 @dialect.rule("llvm_intr_scope_decl")
@@ -2335,9 +2421,9 @@ def _fp_words(ctx, words, attributes) -> None:
 def _fp_words_text(op) -> str:
     out = ""
     if "roundingmode" in op.attributes:
-        out += " " + ROUNDING_NAMES[op.attributes["roundingmode"].value]
+        out += " " + ROUNDING_NAMES[op.attr("roundingmode").value]
     if "fpExceptionBehavior" in op.attributes:
-        out += " " + EXCEPTION_NAMES[op.attributes["fpExceptionBehavior"].value]
+        out += " " + EXCEPTION_NAMES[op.attr("fpExceptionBehavior").value]
     return out
 
 
@@ -2347,15 +2433,17 @@ def _print_constrained(p, op) -> None:
     p.write(op.name, " ", p.values(op.operands), _fp_words_text(op),
             p.attr_dict(op.attributes, elide=("roundingmode", "fpExceptionBehavior", "fastmathFlags")), " : ")
     if op.name.endswith(("fptrunc", "fpext", "sitofp", "uitofp")):
-        p.write(p.type(op.operands[0].type), " to ", p.type(op.results[0].type))
+        p.write(p.type(op.operand("arg_0").type), " to ", p.type(op.results[0].type))
     else:
         p.write(p.type(op.results[0].type))
 
 
-for _name in ("fadd", "fsub", "fmul", "fdiv", "frem", "fma", "fmuladd", "fptrunc", "fpext", "sitofp",
-              "uitofp"):
+#: MLIR names a constrained intrinsic's operands arg_0, arg_1, ...
+for _name, _arity in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fdiv", 2), ("frem", 2), ("fma", 3), ("fmuladd", 3),
+                      ("fptrunc", 1), ("fpext", 1), ("sitofp", 1), ("uitofp", 1)):
     dialect.op(f"llvm.intr.experimental.constrained.{_name}", f"Constrained floating-point {_name}.",
-               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"), print=safe_printer(_print_constrained))
+               properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"),
+               print=safe_printer(_print_constrained), names=OpSignature.of(tuple(f"arg_{i}" for i in range(_arity)), ("res",)))
 
 
 @dialect.rule("llvm_intr_constrained")
@@ -2376,14 +2464,15 @@ def _llvm_intr_constrained(ctx, children):
 
 
 def _print_constrained_call(p, op) -> None:
-    p.write(op.name, " ", escape_string(op.attributes["intrinsic"].value), "(", p.values(op.operands), ")",
+    p.write(op.name, " ", escape_string(op.attr("intrinsic").value), "(", p.values(op.operands), ")",
             _fp_words_text(op), p.attr_dict(op.attributes, elide=("intrinsic", "roundingmode",
                                                                   "fpExceptionBehavior")),
             " : ", p.function_type(op.operand_types, op.result_types))
 
 
 dialect.op("llvm.intr.experimental.constrained_fp_call", "A constrained floating-point intrinsic call.",
-           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=safe_printer(_print_constrained_call))
+           properties=("intrinsic", "roundingmode", "fpExceptionBehavior"), print=safe_printer(_print_constrained_call),
+           names=OpSignature.of(("args*",), ("res",), ("intrinsic",)))
 
 
 @dialect.rule("llvm_constrained_call")
@@ -2399,10 +2488,11 @@ def _llvm_constrained_call(ctx, children):
 
 # ---- intrinsics in generic form only (iree-opt 3.13 has no custom form for them) ------------
 def _verify_same_int(op) -> None:
-    if len(op.operands) != 1 or len(op.results) != 1 or op.operands[0].type != op.results[0].type:
+    if len(op.operands) != 1 or len(op.results) != 1 or op.operand("in").type != op.results[0].type:
         raise VerifyError("requires one operand and one result of the same type")
-    if not _is_int(op.operands[0].type):
-        raise _type_error(0, INT_LIKE, op.operands[0].type)
+    t = op.operand("in").type
+    if not _is_int(t):
+        raise _type_error(0, INT_LIKE, t)
 
 
 def _verify_mem_intr(op) -> None:
@@ -2413,13 +2503,19 @@ def _verify_mem_intr(op) -> None:
 
 for _name, _prop in (("abs", "is_int_min_poison"), ("ctlz", "is_zero_poison"), ("cttz", "is_zero_poison")):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,), properties=(_prop,),
-               verify=_verify_same_int)
-for _name, _props in (("memcpy", ("isVolatile",)), ("memmove", ("isVolatile",)), ("memset", ("isVolatile",)),
-                      ("memcpy.inline", ("isVolatile", "len")), ("memset.inline", ("isVolatile", "len"))):
+               verify=_verify_same_int, names=OpSignature.of(("in",), ("res",)))
+#: memcpy and memmove copy `src` to `dst`; memset fills `dst` with `val` (`len` bytes: an operand, or the
+#: attribute of the `.inline` forms).
+for _name, _operands, _props in (("memcpy", ("dst", "src", "len"), ("isVolatile",)),
+                                 ("memmove", ("dst", "src", "len"), ("isVolatile",)),
+                                 ("memset", ("dst", "val", "len"), ("isVolatile",)),
+                                 ("memcpy.inline", ("dst", "src"), ("isVolatile", "len")),
+                                 ("memset.inline", ("dst", "val"), ("isVolatile", "len"))):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.",
                properties=_props + ("access_groups", "alias_scopes", "noalias_scopes", "tbaa"),
-               verify=_verify_mem_intr)
-dialect.op("llvm.intr.is.fpclass", "The LLVM intrinsic `llvm.is.fpclass`.", traits=(PURE,), properties=("bit",))
+               verify=_verify_mem_intr, names=OpSignature.of(_operands, (), _props))
+dialect.op("llvm.intr.is.fpclass", "The LLVM intrinsic `llvm.is.fpclass`.", traits=(PURE,), properties=("bit",),
+           names=OpSignature.of(("in",), ("res",), ("bit",)))
 
 
 def _print_intr_nullary(p, op) -> None:
@@ -2430,7 +2526,8 @@ def _print_intr_nullary(p, op) -> None:
 
 for _name, _pure in (("trap", False), ("debugtrap", False), ("stacksave", False), ("stepvector", True)):
     dialect.op(f"llvm.intr.{_name}", f"The LLVM intrinsic `llvm.{_name}`.", traits=(PURE,) if _pure else (),
-               print=safe_printer(_print_intr_nullary))
+               print=safe_printer(_print_intr_nullary),
+               names=OpSignature.of((), ("res",) if _name in ("stacksave", "stepvector") else ()))
 
 
 @dialect.rule("llvm_intr_nullary")
@@ -2444,10 +2541,12 @@ def _llvm_intr_nullary(ctx, children):
 
 dialect.op("llvm.intr.expect", "The LLVM intrinsic `llvm.expect`.", traits=(PURE,),
            print=safe_printer(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
-                                             p.type(op.results[0].type))))
+                                             p.type(op.results[0].type))),
+           names=OpSignature.of(("val", "expected"), ("res",), ()))
 dialect.op("llvm.intr.ptrmask", "The LLVM intrinsic `llvm.ptrmask`.", traits=(PURE,),
            print=safe_printer(lambda p, op: p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ",
-                                             p.function_type(op.operand_types, op.result_types))))
+                                             p.function_type(op.operand_types, op.result_types))),
+           names=OpSignature.of(("ptr", "mask"), ("res",), ()))
 
 
 @dialect.rule("llvm_intr_expect")
