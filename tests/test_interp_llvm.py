@@ -297,6 +297,18 @@ def test_integer_intrinsics():
     assert it.call("bswap", [np.int32(0x12345678)])[0] == 0x78563412
 
 
+def test_call_intrinsic_by_name_runs_the_intrinsic():
+    """`llvm.call_intrinsic "llvm.smax.i32"` finds llvm.intr.smax by its `intrin` name (the type suffix
+    dropped); the operand bundles are not its arguments."""
+    it = Interpreter(_module("""
+llvm.func @f(%a: i32, %b: i32) -> i32 {
+  %r = llvm.call_intrinsic "llvm.smax.i32"(%a, %b) ["tag"(%a : i32)] : (i32, i32) -> i32
+  llvm.return %r : i32
+}"""))
+    assert it.call("f", [np.int32(-3), np.int32(7)])[0] == 7
+    assert it.call("f", [np.int32(9), np.int32(7)])[0] == 9
+
+
 def test_integer_vector_reductions_in_generic_form():
     ops = ["add", "mul", "and", "or", "xor", "smax", "smin", "umax", "umin"]
     body = "\n".join(f'  %r{i} = "llvm.intr.vector.reduce.{o}"(%v) : (vector<4xi8>) -> i8\n'

@@ -39,7 +39,7 @@ def _global_ops(interp) -> dict:
         table = {}
         for op in interp.module.walk():
             if op.name == "llvm.mlir.global" and isinstance(op.attributes.get("sym_name"), StringAttr):
-                table.setdefault(op.attributes["sym_name"].value, op)
+                table.setdefault(op.attr("sym_name").value, op)
         interp._llvm_global_ops = table
     return table
 
@@ -55,8 +55,8 @@ def symbol_pointer(interp, name: str) -> Pointer:
         if name in interp.functions:
             return memory.function_pointer(name)
         raise InterpreterError(f"no global or function named '@{name}'")
-    t = op.attributes["global_type"].type
-    align = op.attributes.get("alignment")
+    t = op.attr("global_type").type
+    align = op.attr("alignment")
     ptr = memory.allocate(size_of(t), "global", align.value if isinstance(align, IntegerAttr) else 16, name)
     memory.globals[name] = ptr  # before the initializer runs: it may take its own address
     value = op.attributes.get("value")
@@ -194,8 +194,8 @@ def _addresses(interp, v):
 @impl("llvm.icmp")
 def _icmp(interp, op, args):
     a, b = args
-    fn, pointers = op_info(interp, op, lambda o: (A.CMPI_FUNCTIONS[ICMP_PREDICATES[o.attributes["predicate"].value]],
-                                                  LT.is_pointer_like(o.operands[0].type)))
+    fn, pointers = op_info(interp, op, lambda o: (A.CMPI_FUNCTIONS[ICMP_PREDICATES[o.attr("predicate").value]],
+                                                  LT.is_pointer_like(o.operand("lhs").type)))
     if pointers:
         a, b = _addresses(interp, a), _addresses(interp, b)
     return [np.asarray(fn(a, b))]
@@ -204,7 +204,7 @@ def _icmp(interp, op, args):
 @impl("llvm.fcmp")
 def _fcmp(interp, op, args):
     a, b = args
-    name = FCMP_PREDICATES[op.attributes["predicate"].value].lstrip("_")
+    name = FCMP_PREDICATES[op.attr("predicate").value].lstrip("_")
     with np.errstate(invalid="ignore"):
         return [np.asarray(A.CMPF_FUNCTIONS[name](a, b))]
 
@@ -233,12 +233,16 @@ def _zext_source(a: np.ndarray, t) -> np.ndarray:
     return a.astype(np.int64) & ((1 << bits) - 1)
 
 
+def _cast_types(op) -> tuple:
+    return op.operand("arg").type, op.results[0].type
+
+
 @impl("llvm.trunc", "llvm.zext", "llvm.sext", "llvm.fptrunc", "llvm.fpext", "llvm.fptosi", "llvm.fptoui",
       "llvm.sitofp", "llvm.uitofp")
 def _cast(interp, op, args):
     (a,) = args
     kind = op.name[5:]
-    src_t, dst_t = op.operands[0].type, op.results[0].type
+    src_t, dst_t = op_info(interp, op, _cast_types)
     dtype = dtype_of(dst_t)
     with np.errstate(all="ignore"):
         if kind == "trunc":
@@ -279,7 +283,7 @@ def saturating_float_to_int(a: np.ndarray, lo: int, hi: int, target: np.dtype) -
 @impl("llvm.bitcast")
 def _bitcast(interp, op, args):
     (a,) = args
-    src_t, dst_t = op.operands[0].type, op.results[0].type
+    src_t, dst_t = op_info(interp, op, _cast_types)
     if LT.is_pointer_like(src_t) and LT.is_pointer_like(dst_t):
         return [a]
     memory = memory_of(interp)
@@ -304,7 +308,7 @@ def _ptrtoint(interp, op, args):
 @impl("llvm.inttoptr")
 def _inttoptr(interp, op, args):
     memory = memory_of(interp)
-    a = _zext_source(np.asarray(args[0]), op.operands[0].type)
+    a = _zext_source(np.asarray(args[0]), op_info(interp, op, lambda o: o.operand("arg").type))
     if a.ndim == 0:
         return [memory.pointer_at(int(a))]
     out = np.empty(a.shape, object)
@@ -315,7 +319,7 @@ def _inttoptr(interp, op, args):
 # ---- constants and values ------------------------------------------------------------------------
 @impl("llvm.mlir.constant")
 def _constant(interp, op, args):
-    return [attribute_value(op.attributes["value"], op.results[0].type)]
+    return [attribute_value(op.attr("value"), op.results[0].type)]
 
 
 @impl("llvm.mlir.undef", "llvm.mlir.poison", "llvm.mlir.zero")
@@ -325,13 +329,13 @@ def _zero(interp, op, args):
 
 @impl("llvm.mlir.addressof")
 def _addressof(interp, op, args):
-    ref = op.attributes["global_name"]
+    ref = op.attr("global_name")
     return [symbol_pointer(interp, ref.root if isinstance(ref, SymbolRefAttr) else str(ref))]
 
 
 # ---- aggregates ---------------------------------------------------------------------------------
 def _position(op) -> list:
-    return list(op.attributes["position"].values)
+    return list(op.attr("position").values)
 
 
 @impl("llvm.extractvalue")
@@ -367,7 +371,7 @@ def _element(v, i):
 @impl("llvm.extractelement")
 def _extractelement(interp, op, args):
     vec, pos = args
-    i = int(_zext_source(np.asarray(pos), op.operands[1].type))
+    i = int(_zext_source(np.asarray(pos), op_info(interp, op, lambda o: o.operand("position").type)))
     if i >= vec.shape[0]:  # poison: a fixed value
         return [zero_value(op.results[0].type)]
     return [_element(vec, i)]
@@ -376,7 +380,7 @@ def _extractelement(interp, op, args):
 @impl("llvm.insertelement")
 def _insertelement(interp, op, args):
     vec, value, pos = args
-    i = int(_zext_source(np.asarray(pos), op.operands[2].type))
+    i = int(_zext_source(np.asarray(pos), op_info(interp, op, lambda o: o.operand("position").type)))
     out = vec.copy()
     if i < out.shape[0]:
         out[i] = value
@@ -387,7 +391,7 @@ def _insertelement(interp, op, args):
 def _shufflevector(interp, op, args):
     a, b = args
     both = np.concatenate([a.reshape(-1), b.reshape(-1)])
-    mask = np.array(op.attributes["mask"].values, np.int64)
+    mask = np.array(op.attr("mask").values, np.int64)
     out = both[np.where(mask < 0, 0, mask)]
     if (mask < 0).any():  # undefined lanes: zero
         out = np.where(mask < 0, zero_value(T.VectorType((1,), op.results[0].type.element))[0], out)
@@ -398,9 +402,9 @@ def _shufflevector(interp, op, args):
 @impl("llvm.alloca")
 def _alloca(interp, op, args):
     memory = memory_of(interp)
-    t = op.attributes["elem_type"].type
-    count = int(_zext_source(np.asarray(args[0]), op.operands[0].type))
-    align = op.attributes.get("alignment")
+    t, size_t, align = op_info(interp, op, lambda o: (o.attr("elem_type").type, o.operand("arraySize").type,
+                                                      o.attr("alignment")))
+    count = int(_zext_source(np.asarray(args[0]), size_t))
     ptr = memory.allocate(count * size_of(t), "stack", align.value if isinstance(align, IntegerAttr) else 16)
     memory.stack.append(ptr.alloc)
     return [ptr]
@@ -408,8 +412,8 @@ def _alloca(interp, op, args):
 
 def _gep_plan(op):
     """(constant byte offset, [(dynamic operand index, scale)]): the GEP as a linear form."""
-    t = op.attributes["elem_type"].type
-    raw = op.attributes["rawConstantIndices"].values
+    t = op.attr("elem_type").type
+    raw = op.attr("rawConstantIndices").values
     const, dynamic, k = 0, [], 0
     for n, r in enumerate(raw):
         if n == 0:
@@ -470,12 +474,12 @@ def _load(interp, op, args):
 def _store(interp, op, args):
     value, ptr = args
     memory = memory_of(interp)
-    fast = op_info(interp, op, lambda o: _scalar_access(o.operands[0].type))
+    fast = op_info(interp, op, lambda o: _scalar_access(o.operand("value").type))
     if fast is not None and isinstance(value, np.ndarray) and value.dtype == fast[0]:
         a = memory.checked(ptr, fast[1], "'llvm.store'", write=True)
         a.data[ptr.offset:ptr.offset + fast[1]] = value.reshape(1).view(np.uint8)
         return []
-    memory.store(ptr, value, op.operands[0].type, "'llvm.store'")
+    memory.store(ptr, value, op.operand("value").type, "'llvm.store'")
     return []
 
 
@@ -492,8 +496,7 @@ _RMW = {
 def _atomicrmw(interp, op, args):
     from ..dialects.llvm import ATOMIC_BIN_OPS
     ptr, value = args
-    t = op.operands[1].type
-    kind = ATOMIC_BIN_OPS[op.attributes["bin_op"].value]
+    t, kind = op_info(interp, op, lambda o: (o.operand("val").type, ATOMIC_BIN_OPS[o.attr("bin_op").value]))
     fn = _RMW.get(kind)
     if fn is None:
         raise InterpreterError(f"'llvm.atomicrmw' {kind.lstrip('_')} is not supported")
@@ -508,7 +511,7 @@ def _atomicrmw(interp, op, args):
 @impl("llvm.cmpxchg")
 def _cmpxchg(interp, op, args):
     ptr, expected, new = args
-    t = op.operands[1].type
+    t = op_info(interp, op, lambda o: o.operand("cmp").type)
     memory = memory_of(interp)
     old = memory.load(ptr, t, "'llvm.cmpxchg'")
     same = (old == expected) if isinstance(old, Pointer) else bool(np.asarray(old == expected))

@@ -19,7 +19,7 @@ from .registry import impl
 # ---- functions ----------------------------------------------------------------------------------
 def call_function(interp, fn, args: list) -> list:
     """Run llvm.func `fn` on `args`; its stack allocations die when it returns."""
-    name = fn.attributes["sym_name"].value
+    name = fn.sym_name
     if not fn.regions or not fn.regions[0].blocks:
         from .llvm_runtime import call_external
         return call_external(interp, name, args, None)
@@ -36,7 +36,7 @@ def call_function(interp, fn, args: list) -> list:
 def call_entry(interp, fn, args: list) -> list:
     """`Interpreter.call` of an llvm.func: check the arguments against its LLVM signature."""
     from ..dialects.llvm import function_type
-    name = fn.attributes["sym_name"].value
+    name = fn.sym_name
     ftype = function_type(fn)
     if len(args) != len(ftype.params):
         raise InterpreterError(f"@{name} takes {len(ftype.params)} argument(s), got {len(args)}", fn.span)
@@ -90,7 +90,7 @@ def builtin_signature(fn):
     float and vector parameters and results can be given and printed on a command line."""
     from ..dialects.llvm import function_type
     ftype = function_type(fn)
-    name = fn.attributes["sym_name"].value
+    name = fn.sym_name
     for what, types in (("takes", ftype.params), ("returns", () if LT.is_void(ftype.result) else (ftype.result,))):
         for t in types:
             e = t.element if isinstance(t, T.VectorType) else t
@@ -103,7 +103,7 @@ def builtin_signature(fn):
 
 # ---- control flow ------------------------------------------------------------------------------
 def _groups(op, args, n):
-    sizes = op.attributes["operandSegmentSizes"].values
+    sizes = op.attr("operandSegmentSizes").values
     if n == 3 and sizes[0] == 1 and sizes[1] == 0 and sizes[2] == 0:
         return [[args[0]], [], []]
     out, i = [], 0
@@ -137,7 +137,7 @@ def _switch(interp, op, args):
     values = case_values(op.attributes.get("case_values"))
     seg = op.attributes.get("case_operand_segments")
     sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [0] * len(values)
-    bits = int_width(op.operands[0].type)
+    bits = int_width(op.operand("value").type)
     mask = (1 << bits) - 1
     key = int(flag) & mask
     i = 0

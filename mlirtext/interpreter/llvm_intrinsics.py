@@ -124,7 +124,7 @@ def _sincos(interp, op, args):
 @impl("llvm.intr.is.fpclass")
 def _is_fpclass(interp, op, args):
     x = np.asarray(args[0])
-    bits = op.attributes["bit"].value
+    bits = op.attr("bit").value
     f = _wide(x) if x.dtype.kind != "f" or x.dtype.itemsize >= 2 else x
     nan, neg = np.isnan(f), np.signbit(f)
     tiny = np.finfo(x.dtype).tiny if x.dtype.kind == "f" else np.finfo(np.float32).tiny
@@ -266,7 +266,7 @@ def _stepvector(interp, op, args):
 
 @impl("llvm.intr.vector.extract")
 def _vector_extract(interp, op, args):
-    pos = op.attributes["pos"].value
+    pos = op.attr("pos").value
     n = op.results[0].type.shape[0]
     return [args[0][pos:pos + n].copy()]
 
@@ -274,7 +274,7 @@ def _vector_extract(interp, op, args):
 @impl("llvm.intr.vector.insert")
 def _vector_insert(interp, op, args):
     vec, sub = args
-    pos = op.attributes["pos"].value
+    pos = op.attr("pos").value
     out = vec.copy()
     out[pos:pos + sub.shape[0]] = sub
     return [out]
@@ -331,7 +331,7 @@ for _kind in list(_REDUCE) + ["fadd", "fmul"]:
 # ---- memory ----------------------------------------------------------------------------------------
 def _length(op, args, i):
     if op.name.endswith(".inline"):
-        return int(op.attributes["len"].value)
+        return int(op.attr("len").value)
     return int(unsigned_view(np.asarray(args[i])))
 
 
@@ -351,14 +351,12 @@ def _memset(interp, op, args):
 @impl("llvm.call_intrinsic")
 def _call_intrinsic(interp, op, args):
     """`llvm.call_intrinsic "llvm.smax.i32"(...)`: the matching llvm.intr.* op, type suffixes dropped."""
-    name = op.attributes["intrinsic"].value
+    name = op.attr("intrin").value
     parts = name.split(".")
     while len(parts) > 1:
         fn = semantics_of(interp).impls.get("llvm.intr." + ".".join(parts[1:]))
         if fn is not None and "llvm.intr." + ".".join(parts[1:]) != "llvm.intr.call_intrinsic":
-            sizes = op.attributes.get("op_bundle_sizes")
-            n = len(args) - (sum(sizes.values) if sizes is not None else 0)
-            return fn(interp, op, args[:n])
+            return fn(interp, op, args[:len(op.operands_named("args"))])  # (the operand bundles follow)
         parts.pop()
     raise InterpreterError(f"'llvm.call_intrinsic': intrinsic {name} has no semantics in the interpreter")
 
