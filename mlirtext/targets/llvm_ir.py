@@ -199,7 +199,7 @@ class _ModuleWriter:
 
     def global_text(self, op: Operation) -> str:
         try:
-            t = op.attributes["global_type"].type
+            t = op.attr("global_type").type
             name = "@" + quote_name(op.sym_name)
             words = linkage_of(op)
             if "unnamed_addr" in op.attributes:
@@ -211,7 +211,7 @@ class _ModuleWriter:
             if "thread_local_" in op.attributes:
                 words += "thread_local "
             kind = "constant" if "constant" in op.attributes else "global"
-            value = op.attributes.get("value")
+            value = op.attr("value")
             if value is not None:
                 init = " " + attr_constant(value, t)
             elif op.regions and op.regions[0].blocks:
@@ -233,10 +233,10 @@ class _ModuleWriter:
         block = op.regions[0].blocks[0]
         for inner in block.ops:
             if inner.name == "llvm.return":
-                return writer.operand_value(inner.operands[0])
+                return writer.operand_value(inner.operand("arg"))
             if inner.name == "llvm.insertvalue":
-                agg, val = inner.operands
-                pos = list(inner.attributes["position"].values)
+                agg, val = inner.operand("container"), inner.operand("value")
+                pos = list(inner.attr("position").values)
                 writer.constants[inner.results[0]] = _insert_constant(writer.operand_value(agg), agg.type, pos,
                                                                       writer.operand(val))
             elif not writer.fold_constant(inner):
@@ -430,7 +430,7 @@ class _FunctionWriter:
         name = op.name
         try:
             if name == "llvm.mlir.constant":
-                text = attr_constant(op.attributes["value"], op.results[0].type)
+                text = attr_constant(op.attr("value"), op.results[0].type)
             elif name == "llvm.mlir.undef":
                 text = "undef"
             elif name == "llvm.mlir.poison":
@@ -438,7 +438,7 @@ class _FunctionWriter:
             elif name == "llvm.mlir.zero":
                 text = zero_constant(op.results[0].type)
             elif name == "llvm.mlir.addressof":
-                text = "@" + quote_name(op.attributes["global_name"].root)
+                text = "@" + quote_name(op.attr("global_name").root)
             else:
                 return False
         except Untranslatable as e:
@@ -477,7 +477,7 @@ class _FunctionWriter:
             return [f"{self.result(op)} = fneg {fastmath(op)}{self.operand(ops[0])}"]
         if kind in ("icmp", "fcmp"):
             table = ICMP_PREDICATES if kind == "icmp" else FCMP_PREDICATES
-            pred = table[op.attributes["predicate"].value].lstrip("_")
+            pred = table[op.attr("predicate").value].lstrip("_")
             fm = fastmath(op) if kind == "fcmp" else ""
             return [f"{self.result(op)} = {kind} {fm}{pred} {self.operand(ops[0])}, {self.operand_value(ops[1])}"]
         if kind in _CASTS:
@@ -497,28 +497,28 @@ class _FunctionWriter:
 
     def load(self, op):
         vol = "volatile " if "volatile_" in op.attributes else ""
-        return [f"{self.result(op)} = load {vol}{ir_type(op.results[0].type)}, {self.operand(op.operands[0])}"
+        return [f"{self.result(op)} = load {vol}{ir_type(op.results[0].type)}, {self.operand(op.operand('addr'))}"
                 f"{_align(op)}"]
 
     def store(self, op):
         vol = "volatile " if "volatile_" in op.attributes else ""
-        return [f"store {vol}{self.operand(op.operands[0])}, {self.operand(op.operands[1])}{_align(op)}"]
+        return [f"store {vol}{self.operand(op.operand('value'))}, {self.operand(op.operand('addr'))}{_align(op)}"]
 
     def gep(self, op):
-        raw = list(op.attributes["rawConstantIndices"].values)
-        dynamic = iter(op.operands[1:])
+        raw = list(op.attr("rawConstantIndices").values)
+        dynamic = iter(op.operands_named("dynamicIndices"))
         indices = []
         for r in raw:
             indices.append(self.operand(next(dynamic)) if r == DYNAMIC_INDEX else f"i32 {r}")
         flags = _flag(op, "noWrapFlags")
         words = ("inbounds " if flags & 1 else "nusw " if flags & 2 else "") + ("nuw " if flags & 4 else "")
-        elem = ir_type(op.attributes["elem_type"].type)
-        return [f"{self.result(op)} = getelementptr {words}{elem}, {self.operand(op.operands[0])}, "
+        elem = ir_type(op.attr("elem_type").type)
+        return [f"{self.result(op)} = getelementptr {words}{elem}, {self.operand(op.operand('base'))}, "
                 + ", ".join(indices)]
 
     def alloca(self, op):
-        elem = ir_type(op.attributes["elem_type"].type)
-        return [f"{self.result(op)} = alloca {elem}, {self.operand(op.operands[0])}{_align(op)}"]
+        elem = ir_type(op.attr("elem_type").type)
+        return [f"{self.result(op)} = alloca {elem}, {self.operand(op.operand('arraySize'))}{_align(op)}"]
 
     def call(self, op):
         text = "call " + self.callee_text(op)
@@ -546,7 +546,7 @@ class _FunctionWriter:
         return [f"{self.result(op)} = landingpad {ir_type(op.results[0].type)}{cleanup}{''.join(clauses)}"]
 
     def resume(self, op):
-        return [f"resume {self.operand(op.operands[0])}"]
+        return [f"resume {self.operand(op.operand('value'))}"]
 
     def callee_text(self, op) -> str:
         """`fast T @f(args)` of a call or invoke: fast-math flags, callee type, callee and arguments."""
@@ -575,7 +575,7 @@ class _FunctionWriter:
     def intrinsic(self, op):
         name = intrinsic_name(op)
         kind = op.name[len("llvm.intr."):]
-        if kind in ("lifetime.start", "lifetime.end") and getattr(getattr(op.operands[0], "op", None), "name",
+        if kind in ("lifetime.start", "lifetime.end") and getattr(getattr(op.operand("ptr"), "op", None), "name",
                                                                    None) != "llvm.alloca":
             raise Untranslatable("LLVM requires the pointer of a lifetime marker to come from an alloca")
         operands, bundles = self.bundles(op)
@@ -608,23 +608,25 @@ class _FunctionWriter:
         return operands, " [ " + ", ".join(parts) + " ]"
 
     def extractvalue(self, op):
-        pos = ", ".join(str(p) for p in op.attributes["position"].values)
-        return [f"{self.result(op)} = extractvalue {self.operand(op.operands[0])}, {pos}"]
+        pos = ", ".join(str(p) for p in op.attr("position").values)
+        return [f"{self.result(op)} = extractvalue {self.operand(op.operand('container'))}, {pos}"]
 
     def insertvalue(self, op):
-        pos = ", ".join(str(p) for p in op.attributes["position"].values)
-        return [f"{self.result(op)} = insertvalue {self.operand(op.operands[0])}, {self.operand(op.operands[1])}, "
+        pos = ", ".join(str(p) for p in op.attr("position").values)
+        container, value = op.operand("container"), op.operand("value")
+        return [f"{self.result(op)} = insertvalue {self.operand(container)}, {self.operand(value)}, "
                 f"{pos}"]
 
     def extractelement(self, op):
-        return [f"{self.result(op)} = extractelement {self.operand(op.operands[0])}, {self.operand(op.operands[1])}"]
+        vec, pos = op.operands
+        return [f"{self.result(op)} = extractelement {self.operand(vec)}, {self.operand(pos)}"]
 
     def insertelement(self, op):
         vec, value, pos = op.operands
         return [f"{self.result(op)} = insertelement {self.operand(vec)}, {self.operand(value)}, {self.operand(pos)}"]
 
     def shufflevector(self, op):
-        mask = list(op.attributes["mask"].values)
+        mask = list(op.attr("mask").values)
         t = op.results[0].type
         if isinstance(t, T.VectorType) and t.scalable and t.scalable[0]:
             if any(mask):
@@ -632,11 +634,11 @@ class _FunctionWriter:
             mask_text = f"<vscale x {len(mask)} x i32> zeroinitializer"
         else:
             mask_text = f"<{len(mask)} x i32> <" + ", ".join("i32 poison" if m < 0 else f"i32 {m}" for m in mask) + ">"
-        return [f"{self.result(op)} = shufflevector {self.operand(op.operands[0])}, {self.operand(op.operands[1])}, "
-                f"{mask_text}"]
+        v1, v2 = self.operand(op.operand("v1")), self.operand(op.operand("v2"))
+        return [f"{self.result(op)} = shufflevector {v1}, {v2}, {mask_text}"]
 
     def call_intrinsic(self, op):
-        name = op.attributes["intrin"].value
+        name = op.attr("intrin").value
         seg = op.attributes.get("operandSegmentSizes")
         n_args = seg.values[0] if isinstance(seg, DenseArrayAttr) and seg.values else len(op.operands)
         args = list(op.operands[:n_args])
@@ -655,8 +657,8 @@ class _FunctionWriter:
         vol = "volatile " if "volatile_" in op.attributes else ""
         scope = op.attributes.get("syncscope")
         scope = f'syncscope("{scope.value}") ' if isinstance(scope, StringAttr) else ""
-        return [f"{self.result(op)} = atomicrmw {vol}{kind} {self.operand(op.operands[0])}, "
-                f"{self.operand(op.operands[1])} {scope}{ORDERING_NAMES[_flag(op, 'ordering')]}{_align(op)}"]
+        return [f"{self.result(op)} = atomicrmw {vol}{kind} {self.operand(op.operand('ptr'))}, "
+                f"{self.operand(op.operand('val'))} {scope}{ORDERING_NAMES[_flag(op, 'ordering')]}{_align(op)}"]
 
     def cmpxchg(self, op):
         from ..dialects.llvm import ORDERING_NAMES
@@ -669,7 +671,7 @@ class _FunctionWriter:
                 f"{ORDERING_NAMES[_flag(op, 'failure_ordering')]}{_align(op)}"]
 
     def va_arg(self, op):
-        return [f"{self.result(op)} = va_arg {self.operand(op.operands[0])}, {ir_type(op.results[0].type)}"]
+        return [f"{self.result(op)} = va_arg {self.operand(op.operand('arg'))}, {ir_type(op.results[0].type)}"]
 
     # -- terminators ---------------------------------------------------------------------------------
     def label(self, block) -> str:
@@ -680,17 +682,23 @@ class _FunctionWriter:
 
     def cond_br(self, op):
         t, f = op.successors
-        return [f"br {self.operand(op.operands[0])}, {self.label(t)}, {self.label(f)}"]
+        return [f"br {self.operand(op.operand('condition'))}, {self.label(t)}, {self.label(f)}"]
 
     def switch(self, op):
         values = case_values(op.attributes.get("case_values"))
-        flag = op.operands[0]
+        flag = op.operand("value")
         t = ir_type(flag.type)
         cases = " ".join(f"{t} {int(v)}, {self.label(b)}" for v, b in zip(values, op.successors[1:]))
         return [f"switch {self.operand(flag)}, {self.label(op.successors[0])} [ {cases} ]"]
 
     def ret(self, op):
-        return [f"ret {self.operand(op.operands[0])}" if op.operands else "ret void"]
+        """llvm.return, or a func.return left in an llvm.func: of one value or none."""
+        if not op.operands:
+            return ["ret void"]
+        if len(op.operands) > 1:
+            raise Untranslatable("an LLVM function returns one value")
+        (value,) = op.operands
+        return [f"ret {self.operand(value)}"]
 
     def unreachable(self, op):
         return ["unreachable"]
