@@ -200,7 +200,7 @@ class FunctionLowering:
         if keep_attrs and "fastmath" in op.attributes and name.startswith("llvm.f"):
             # Only `reassoc` goes through (sums that may be vectorised: compiler/reductions.py); the
             # other flags would let LLVM assume what the interpreter does not (no NaNs, ...).
-            flags = op.attributes["fastmath"]
+            flags = op.attr("fastmath")
             reassoc = isinstance(flags, OpaqueAttr) and "reassoc" in flags.body.replace(" ", "").split(",")
             attrs["fastmathFlags"] = OpaqueAttr(f"#llvm.fastmath<{'reassoc' if reassoc else 'none'}>")
         new = self.emit(name, [self.v(x) for x in op.operands], [convert_type(t) for t in op.result_types],
@@ -214,7 +214,7 @@ class FunctionLowering:
 
     # -- arith and math beyond one-to-one -------------------------------------------------------------
     def _constant(self, op: Operation) -> None:
-        attr = op.attributes["value"]
+        attr = op.attr("value")
         t = convert_type(op.results[0].type)
         if isinstance(attr, IntegerAttr) and isinstance(attr.type, T.IndexType):
             attr = IntegerAttr(attr.value, I64)
@@ -492,7 +492,7 @@ class FunctionLowering:
         self.emit("llvm.return", values, (), None, op)
 
     def _call(self, op: Operation) -> None:
-        callee = op.attributes["callee"].root
+        callee = op.attr("callee").root
         results = [convert_type(t) for t in op.result_types]
         if len(results) > 1:
             raise ValueError("calls with several results are not supported yet")
@@ -568,14 +568,14 @@ class ModuleLowering:
         owner = getattr(value, "op", None)
         if owner is None or owner.name != "arith.constant":
             raise ValueError("a dynamic dimension index")
-        return owner.attributes["value"].value
+        return owner.attr("value").value
 
     def global_op(self, op: Operation) -> Operation:
-        t = op.attributes["type"].type
+        t = op.attr("type").type
         value = op.attributes.get("initial_value")
         count = t.num_elements
         array = LT.llvm_type(f"llvm.array<{count} x {convert_type(t.element)}>")
-        attrs = {"sym_name": op.attributes["sym_name"], "linkage": OpaqueAttr("#llvm.linkage<private>"),
+        attrs = {"sym_name": op.attr("sym_name"), "linkage": OpaqueAttr("#llvm.linkage<private>"),
                  "global_type": TypeAttr(array), "addr_space": IntegerAttr(0, T.i32)}
         if "constant" in op.attributes:
             attrs["constant"] = UnitAttr()
