@@ -86,7 +86,7 @@ class Epilogue:
 
 def splat_text(value) -> str:
     """A splat constant tensor's element as MLIR constant text (floats by their bits: exact)."""
-    array = np.asarray(attr_to_array(value.op.attributes["value"], value.type)).reshape(-1)
+    array = np.asarray(attr_to_array(value.op.attr("value"), value.type)).reshape(-1)
     return constant_text(array[0], value.type.element)
 
 
@@ -146,7 +146,7 @@ def is_splat_constant(value) -> bool:
             isinstance(value.type.element, T.FloatType) and value.type.element.name not in ("f16", "f32", "f64"):
         return False
     try:
-        array = np.asarray(attr_to_array(owner.attributes["value"], value.type)).reshape(-1)
+        array = np.asarray(attr_to_array(owner.attr("value"), value.type)).reshape(-1)
     except Exception:  # noqa: BLE001
         return False
     return array.size > 0 and bool(np.all(array == array[0]))

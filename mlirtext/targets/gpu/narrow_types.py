@@ -328,12 +328,12 @@ def emulate_narrow_types(module: Operation, target: str = "vulkan-spirv") -> Non
 
 def _global(op: Operation, formats: dict) -> None:
     """A constant's element bits as the integers that hold them (narrow integers sign-extended)."""
-    t = op.attributes["type"].type
+    t = op.attr("type").type
     if not _involved(t.element, formats):
         return
     stored = _held(t, formats)
     op.attributes["type"] = TypeAttr(stored)
-    value = op.attributes.get("initial_value")
+    value = op.attr("initial_value")
     if not isinstance(value, DenseElementsAttr):   # uninitialised: nothing to convert
         return
     array = np.asarray(attr_to_array(value, T.RankedTensorType(t.shape, t.element)))
@@ -434,20 +434,20 @@ class _Kernel:
         raise NarrowTypeError(f"'{name}' on {shown} has no emulation here")
 
     def op_memref_load(self, op: Operation) -> None:
-        t = op.operands[0].type.element
+        t = op.operand("memref").type.element
         element = self.type_of(op.results[0])
         op.results[0].type = t   # the bits, widened for the users
         self.follow(op, lambda b, bits: self.held_value(b, bits, element))
 
     def op_memref_store(self, op: Operation) -> None:
-        value = op.operands[0]
+        value = op.operand("value")
         fmt = self.narrow(self.type_of(value))
         if fmt:   # (a narrow integer is stored as the sign-extended byte it is held in)
             b = _Builder(op)
             op.set_operand(0, b.cast("arith.trunci", to_bits(b, value, fmt), fmt.storage))
 
     def op_arith_constant(self, op: Operation) -> None:
-        t, attr = self.type_of(op.results[0]), op.attributes["value"]
+        t, attr = self.type_of(op.results[0]), op.attr("value")
         if isinstance(attr, FloatAttr) and self.narrow(t):
             exact = np.array([attr.value], np.float64).astype(dtype_of(t)).astype(np.float32)[0]
             op.attributes["value"] = FloatAttr(float(exact), T.f32)
@@ -458,7 +458,7 @@ class _Kernel:
             raise NarrowTypeError(f"a non-scalar constant of {t}")
 
     def op_arith_cmpi(self, op: Operation) -> None:
-        if op.attributes["predicate"].value >= 6:   # unsigned comparisons: the low bits alone
+        if op.attr("predicate").value >= 6:   # unsigned comparisons: the low bits alone
             b = _Builder(op)
             for i, v in enumerate(list(op.operands)):
                 op.set_operand(i, _low_bits(b, v, self.type_of(v).width))
@@ -482,15 +482,17 @@ class _Kernel:
         return b.cast("arith.extf" if dst.width > 32 else "arith.truncf", x, dst)
 
     def op_arith_extf(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
-        self.replace(op, self.convert(_Builder(op), op.operands[0], src, dst))
+        x = op.operand("in")
+        src, dst = self.type_of(x), self.type_of(op.results[0])
+        self.replace(op, self.convert(_Builder(op), x, src, dst))
 
     op_arith_truncf = op_arith_extf
 
     def op_arith_sitofp(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
+        x = op.operand("in")
+        src, dst = self.type_of(x), self.type_of(op.results[0])
         if narrow_int(src) and op.name == "arith.uitofp":
-            op.set_operand(0, _low_bits(_Builder(op), op.operands[0], src.width))
+            op.set_operand(0, _low_bits(_Builder(op), x, src.width))
         fmt = self.narrow(dst)
         if fmt:   # converted to f32 (the op's new type), then rounded
             self.follow(op, lambda b, r: quantize(b, r, fmt))
@@ -504,7 +506,8 @@ class _Kernel:
         if not narrow_int(dst):
             return None   # from a narrow float: its f32 value converts as any f32 does
         b = _Builder(op)
-        x = self.float_value(b, op.operands[0], self.type_of(op.operands[0]))
+        source = op.operand("in")
+        x = self.float_value(b, source, self.type_of(source))
         low, high = (0.0, 255.0) if op.name == "arith.fptoui" else (-128.0, 127.0)
         x = b.op("arith.maximumf", [x, b.c(low, T.f32)], T.f32)
         x = b.op("arith.minimumf", [x, b.c(high, T.f32)], T.f32)
@@ -515,8 +518,8 @@ class _Kernel:
     op_arith_fptoui = op_arith_fptosi
 
     def op_arith_bitcast(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
-        x, b = op.operands[0], _Builder(op)
+        x, b = op.operand("in"), _Builder(op)
+        src, dst = self.type_of(x), self.type_of(op.results[0])
         if self.narrow(src):
             bits = b.cast("arith.trunci", to_bits(b, x, self.narrow(src)), T.i8 if dst.width <= 8 else T.i16)
             self.replace(op, _sign_extend(b, bits, dst.width) if narrow_int(dst) else bits)
@@ -536,8 +539,8 @@ class _Kernel:
     op_arith_scaling_truncf = op_arith_scaling_extf
 
     def op_arith_extsi(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
-        x = op.operands[0]
+        x = op.operand("in")
+        src, dst = self.type_of(x), self.type_of(op.results[0])
         if op.name == "arith.extui" and narrow_int(src):
             x = _low_bits(_Builder(op), x, src.width)
         if dst.width <= 8:   # into another narrow integer or i8: the held byte already is the value
@@ -548,22 +551,23 @@ class _Kernel:
     op_arith_extui = op_arith_extsi
 
     def op_arith_trunci(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
+        x = op.operand("in")
+        src, dst = self.type_of(x), self.type_of(op.results[0])
         if not narrow_int(dst):   # from a narrow integer to i1: its low bit, as from any integer
             return None
         b = _Builder(op)
-        x = op.operands[0]
         if src.width > 8:
             x = b.cast("arith.trunci", x, T.i8)
         self.replace(op, _sign_extend(b, x, dst.width))
 
     def op_arith_index_cast(self, op: Operation) -> None:
-        src, dst = self.type_of(op.operands[0]), self.type_of(op.results[0])
+        x = op.operand("in")
+        src, dst = self.type_of(x), self.type_of(op.results[0])
         b = _Builder(op)
         if narrow_int(src):
             if op.name == "arith.index_castui":
-                op.set_operand(0, _low_bits(b, op.operands[0], src.width))
+                op.set_operand(0, _low_bits(b, x, src.width))
             return None
-        self.replace(op, _sign_extend(b, b.cast(op.name, op.operands[0], T.i8), dst.width))
+        self.replace(op, _sign_extend(b, b.cast(op.name, x, T.i8), dst.width))
 
     op_arith_index_castui = op_arith_index_cast

@@ -91,7 +91,7 @@ def emit_kernels(loops: Operation, launches: dict, workgroup_size: int) -> tuple
     """({kernel: SPIR-V assembly}, {kernel: SPIR-V binary}, {kernel: [scratch buffer bytes]})."""
     from .validate import need_tool, run_tool
     body = loops.regions[0].blocks[0]
-    globals_ = {op.attributes["sym_name"].value: op for op in body.ops if op.name == "memref.global"}
+    globals_ = {op.sym_name: op for op in body.ops if op.name == "memref.global"}
     functions = {op.sym_name: op for op in body.ops if op.name == "func.func"}
     assembly, code, scratch = {}, {}, {}
     spirv_as = need_tool("spirv-as")
@@ -288,8 +288,9 @@ class ShaderWriter:
 
     def op_func_call(self, op: Operation) -> None:
         from .tiling import BARRIER
-        if op.attributes["callee"].root != BARRIER:
-            raise Unsupported(f"a call to @{op.attributes['callee'].root}")
+        callee = op.attr("callee").root
+        if callee != BARRIER:
+            raise Unsupported(f"a call to @{callee}")
         # Workgroup execution and memory scope (2); AcquireRelease | WorkgroupMemory semantics.
         scope, semantics = self.const(2, T.i32), self.const(0x8 | 0x100, T.i32)
         self.code.append(f"OpControlBarrier {scope} {scope} {semantics}")
@@ -472,7 +473,7 @@ class ShaderWriter:
         self.values[op.results[0]] = ident
 
     def op_arith_constant(self, op: Operation) -> None:
-        attr = op.attributes["value"]
+        attr = op.attr("value")
         if not isinstance(attr, (IntegerAttr, FloatAttr)):
             raise Unsupported("a non-scalar constant")
         self.values[op.results[0]] = self.const(attr.value, op.results[0].type)
@@ -524,7 +525,8 @@ class ShaderWriter:
         bits = T.IntegerType(t.width)
         it = self.scalar(bits)
         a, b, mag, sign, both = (self.fresh() for _ in range(5))
-        self.code += [f"{a} = OpBitcast {it} {self.v(op.operands[0])}", f"{b} = OpBitcast {it} {self.v(op.operands[1])}",
+        self.code += [f"{a} = OpBitcast {it} {self.v(op.operand('lhs'))}",
+                      f"{b} = OpBitcast {it} {self.v(op.operand('rhs'))}",
                       f"{mag} = OpBitwiseAnd {it} {a} {self.const((1 << (t.width - 1)) - 1, bits)}",
                       f"{sign} = OpBitwiseAnd {it} {b} {self.const(1 << (t.width - 1), bits)}",
                       f"{both} = OpBitwiseOr {it} {mag} {sign}"]
@@ -534,7 +536,7 @@ class ShaderWriter:
         """Half away from zero (GLSL's Round leaves halves to the implementation)."""
         t = op.results[0].type
         ft, boolean = self.scalar(t), self.scalar(T.i1)
-        x = self.v(op.operands[0])
+        x = self.v(op.operand("operand"))
         whole, frac, size, away, step = (self.fresh() for _ in range(5))
         self.code += [f"{whole} = OpExtInst {ft} %glsl Trunc {x}", f"{frac} = OpFSub {ft} {x} {whole}",
                       f"{size} = OpExtInst {ft} %glsl FAbs {frac}",
@@ -560,14 +562,14 @@ class ShaderWriter:
         self.result(op, f"OpISub {it} {q} {one}")
 
     def op_arith_negf(self, op: Operation) -> None:
-        self.result(op, f"OpFNegate {self.scalar(op.results[0].type)} {self.v(op.operands[0])}")
+        self.result(op, f"OpFNegate {self.scalar(op.results[0].type)} {self.v(op.operand('operand'))}")
 
     def op_arith_select(self, op: Operation) -> None:
         c, a, b = (self.v(x) for x in op.operands)
         self.result(op, f"OpSelect {self.scalar(op.results[0].type)} {c} {a} {b}")
 
     def op_arith_cmpf(self, op: Operation) -> None:
-        pred = op.attributes["predicate"].value
+        pred = op.attr("predicate").value
         a, b = (self.v(x) for x in op.operands)
         boolean = self.scalar(T.i1)
         if pred in _CMPF:
@@ -584,9 +586,9 @@ class ShaderWriter:
             self.result(op, f"OpLogicalNot {boolean} {either}")
 
     def op_arith_cmpi(self, op: Operation) -> None:
-        pred = op.attributes["predicate"].value
+        pred = op.attr("predicate").value
         a, b = (self.v(x) for x in op.operands)
-        t = op.operands[0].type
+        t = op.operand("lhs").type
         if isinstance(t, T.IntegerType) and t.width == 1:
             code = {0: "OpLogicalEqual", 1: "OpLogicalNotEqual"}.get(pred)
             if code is None:   # ordered: compare as i32, true being -1 for the signed predicates
@@ -603,8 +605,9 @@ class ShaderWriter:
         return widened
 
     def cast(self, op: Operation) -> None:
-        src, dst = op.operands[0].type, op.results[0].type
-        x = self.v(op.operands[0])
+        source = op.operand("in")
+        src, dst = source.type, op.results[0].type
+        x = self.v(source)
         src_bool = isinstance(src, T.IntegerType) and src.width == 1
         if src_bool:   # i1 -> int / float: a select (extsi and sitofp of true are -1)
             minus = op.name in ("arith.extsi", "arith.sitofp")
@@ -618,9 +621,10 @@ class ShaderWriter:
         self.result(op, f"{_CASTS[op.name]} {self.scalar(dst)} {x}")
 
     def op_arith_index_cast(self, op: Operation) -> None:
-        src, dst = op.operands[0].type, op.results[0].type
+        source = op.operand("in")
+        src, dst = source.type, op.results[0].type
         width = lambda t: 32 if isinstance(t, T.IndexType) else t.width  # noqa: E731
-        x = self.v(op.operands[0])
+        x = self.v(source)
         if width(src) == width(dst):
             self.values[op.results[0]] = x
             return
@@ -668,7 +672,7 @@ class ShaderWriter:
 
     def op_memref_get_global(self, op: Operation) -> None:
         from .tiling import WORKGROUP_SPACE
-        name = op.attributes["name"].root
+        name = op.attr("name").root
         key = ("global", name)
         t = op.results[0].type
         if key not in self.cache and getattr(t.memory_space, "value", None) == WORKGROUP_SPACE:
