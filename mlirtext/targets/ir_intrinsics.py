@@ -32,7 +32,7 @@ _BY_OPERANDS = {
 }
 #: Overloaded on the result type, then operand 0 (conversions, subvectors).
 _RESULT_THEN_OPERAND = {"lround", "llround", "lrint", "llrint", "fptosi.sat", "fptoui.sat", "vector.extract"}
-#: Overloaded on operand 0, then operand 1.
+#: Overloaded on the vector (operand 0), then the subvector (operand 1).
 _TWO_OPERANDS = {"vector.insert"}
 _NOT_OVERLOADED = {"assume", "trap", "debugtrap", "vastart", "vaend", "vacopy"}
 _STACKSAVE = {"stacksave"}
@@ -77,13 +77,13 @@ def intrinsic_name(op) -> str:
         types = [op.operands[i].type for i in _BY_OPERANDS[kind]]
         return "llvm." + kind + "".join("." + mangle(t) for t in types)
     if kind in _TWO_OPERANDS:
-        return f"llvm.{kind}.{mangle(op.operands[0].type)}.{mangle(op.operands[1].type)}"
+        return f"llvm.{kind}.{mangle(op.operand('dstvec').type)}.{mangle(op.operand('srcvec').type)}"
     if kind in ("vector.interleave2",):
         return f"llvm.{kind}.{mangle(op.results[0].type)}"
     if kind in ("vector.deinterleave2",):
-        return f"llvm.{kind}.{mangle(op.operands[0].type)}"
+        return f"llvm.{kind}.{mangle(op.operand_types[0])}"
     if kind in _RESULT_THEN_OPERAND:
-        return f"llvm.{kind}.{mangle(op.results[0].type)}.{mangle(op.operands[0].type)}"
+        return f"llvm.{kind}.{mangle(op.results[0].type)}.{mangle(op.operand_types[0])}"
     raise Untranslatable("no LLVM intrinsic mapping")
 
 
