@@ -156,6 +156,10 @@ class Operation:
     # -- access by the names the op's dialect declares (see ir/signatures.py) ----
     def operand(self, name: str) -> "Value":
         """The operand named `name` (`op.operand("lhs")`); KeyError if the op has no such one."""
+        sig = signature(self.name)
+        i = sig.place("operands", name) if sig is not None else None
+        if i is not None and i < len(self.operands):
+            return self.operands[i]
         group = self._named(self.operands, "operands", "operandSegmentSizes", name)
         if len(group) != 1:
             raise KeyError(f"{self.name}: operand group '{name}' holds {len(group)} values")

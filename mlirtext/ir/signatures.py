@@ -44,12 +44,29 @@ class OpSignature:
     """The named operands, results and attributes of one op. (Plain classes: a dataclass
     costs half a millisecond of start-up each.)"""
 
-    __slots__ = ("operands", "results", "attributes")
+    __slots__ = ("operands", "results", "attributes", "_places")
 
     def __init__(self, operands: tuple = (), results: tuple = (), attributes: tuple = ()):
         self.operands = operands      # of Group
         self.results = results        # of Group
         self.attributes = attributes  # names of the inherent attributes the op reads by name
+        self._places = None           # see place(); made on first use (start-up pays nothing)
+
+    def place(self, kind: str, name: str):
+        """The index of the single operand (`kind` "operands") or result `name` when no
+        variadic or optional group comes before it, so that its place does not depend on the
+        counts; else None. (`Operation.operand` reads such a value without `slice_of`: printers
+        and verifiers read one per op, and the slow path made printing llvm IR 20% slower.)"""
+        places = self._places
+        if places is None:
+            places = {}
+            for k in ("operands", "results"):
+                for i, group in enumerate(getattr(self, k)):
+                    if not group.single:
+                        break
+                    places[k, group.name] = i
+            self._places = places
+        return places.get((kind, name))
 
     @staticmethod
     def of(operands=(), results=(), attributes=()) -> "OpSignature":
