@@ -1,5 +1,5 @@
 """The llvm dialect's operand, result and attribute names (MLIR's, from LLVMOps.td), and the
-fixed-place fast path of `Operation.operand` they rely on."""
+fast path of `Operation.operand` they rely on."""
 from __future__ import annotations
 
 import pytest
@@ -67,8 +67,14 @@ def test_a_name_the_op_lacks_is_a_key_error():
         ops["llvm.call"].operand("callee_operands")  # a group of two is no single operand
 
 
-def test_places_are_fixed_only_ahead_of_the_first_variadic_group():
-    sig = OpSignature.of(("value", "memref", "indices*", "last"), ("res",))
-    assert sig.place("operands", "value") == 0 and sig.place("operands", "memref") == 1
-    assert sig.place("operands", "indices") is None and sig.place("operands", "last") is None
-    assert sig.place("results", "res") == 0 and sig.place("operands", "res") is None
+def test_bounds_need_no_segment_sizes_up_to_one_variadic_group():
+    values = list(range(7))
+    one = OpSignature.of(("value", "memref", "indices*", "last"), ("res",))
+    assert values[one.bounds("operands", "value")] == [0] and values[one.bounds("operands", "memref")] == [1]
+    assert values[one.bounds("operands", "indices")] == [2, 3, 4, 5]
+    assert values[one.bounds("operands", "last")] == [6]
+    assert one.bounds("results", "res") == slice(0, 1) and one.bounds("operands", "res") is None
+    two = OpSignature.of(("condition", "trueDestOperands*", "falseDestOperands*"))
+    assert values[two.bounds("operands", "condition")] == [0]   # ahead of both groups
+    assert two.bounds("operands", "trueDestOperands") is None     # operandSegmentSizes decides
+    assert two.bounds("operands", "falseDestOperands") is None

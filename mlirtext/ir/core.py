@@ -157,10 +157,9 @@ class Operation:
     def operand(self, name: str) -> "Value":
         """The operand named `name` (`op.operand("lhs")`); KeyError if the op has no such one."""
         sig = signature(self.name)
-        i = sig.place("operands", name) if sig is not None else None
-        if i is not None and i < len(self.operands):
-            return self.operands[i]
-        group = self._named(self.operands, "operands", "operandSegmentSizes", name)
+        where = sig.bounds("operands", name) if sig is not None else None   # (the common case, inline)
+        group = self.operands[where] if where is not None else \
+            self._named(self.operands, "operands", "operandSegmentSizes", name)
         if len(group) != 1:
             raise KeyError(f"{self.name}: operand group '{name}' holds {len(group)} values")
         return group[0]
@@ -184,6 +183,9 @@ class Operation:
         sig = signature(self.name)
         if sig is None:
             raise KeyError(f"{self.name} declares no names for its {kind}")
+        where = sig.bounds(kind, name)
+        if where is not None:
+            return values[where]
         sizes = self.attributes.get(sizes_key)
         where = sig.slice_of(getattr(sig, kind), name, len(values),
                              getattr(sizes, "values", None) if sizes is not None else None)

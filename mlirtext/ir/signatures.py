@@ -50,22 +50,30 @@ class OpSignature:
         self.operands = operands      # of Group
         self.results = results        # of Group
         self.attributes = attributes  # names of the inherent attributes the op reads by name
-        self._places = None           # see place(); made on first use (start-up pays nothing)
+        self._places = None           # see bounds()
 
-    def place(self, kind: str, name: str):
-        """The index of the single operand (`kind` "operands") or result `name` when no
-        variadic or optional group comes before it, so that its place does not depend on the
-        counts; else None. (`Operation.operand` reads such a value without `slice_of`: printers
-        and verifiers read one per op, and the slow path made printing llvm IR 20% slower.)"""
+    def bounds(self, kind: str, name: str) -> Optional[slice]:
+        """Where group `name` of `kind` ("operands" or "results") sits when that does not depend
+        on segment sizes: a slice from the start or, after the one variadic or optional group,
+        from the end; None where the segment sizes decide. (Made on first use: start-up pays
+        nothing. `Operation.operand` then costs a dict lookup and a slice, not `slice_of`.)"""
         places = self._places
         if places is None:
-            places = {}
+            places = self._places = {}
             for k in ("operands", "results"):
-                for i, group in enumerate(getattr(self, k)):
-                    if not group.single:
-                        break
-                    places[k, group.name] = i
-            self._places = places
+                groups = getattr(self, k)
+                flexible = [i for i, group in enumerate(groups) if not group.single]
+                for i, group in enumerate(groups):
+                    if flexible and i >= flexible[0] and len(flexible) > 1:
+                        break   # behind two variadic groups: the segment sizes say where
+                    if flexible and i > flexible[0]:   # behind the one variadic group: from the end
+                        j = i - len(groups)
+                        places[k, group.name] = slice(j, j + 1 if j + 1 < 0 else None)
+                    elif flexible and i == flexible[0]:
+                        after = len(groups) - i - 1
+                        places[k, group.name] = slice(i, -after if after else None)
+                    else:
+                        places[k, group.name] = slice(i, i + 1)
         return places.get((kind, name))
 
     @staticmethod
