@@ -34,6 +34,16 @@ ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf"
                 "mulf", "muli", "ori", "andi", "maxnumf", "minnumf")
 
 
+#: The ops that view a buffer with another shape or layout, without copying it.
+VIEWS = frozenset({"memref.subview", "memref.reinterpret_cast", "memref.cast", "memref.collapse_shape",
+                   "memref.expand_shape"})
+
+
+def view_source(op):
+    """The buffer a view op (one of `VIEWS`) reads: a reshape's `$src`, the others' `$source`."""
+    return op.operand("src" if op.name in ("memref.collapse_shape", "memref.expand_shape") else "source")
+
+
 def _is_memref(t) -> bool:
     return isinstance(t, (T.MemRefType, T.UnrankedMemRefType))
 

@@ -187,8 +187,7 @@ class Operation:
         if where is not None:
             return values[where]
         sizes = self.attributes.get(sizes_key)
-        where = sig.slice_of(getattr(sig, kind), name, len(values),
-                             getattr(sizes, "values", None) if sizes is not None else None)
+        where = sig.slice_of(getattr(sig, kind), name, getattr(sizes, "values", None) if sizes is not None else None)
         return values[where]
 
     @property

@@ -82,28 +82,18 @@ class OpSignature:
         return OpSignature(tuple(Group.parse(s) for s in operands), tuple(Group.parse(s) for s in results),
                            tuple(attributes))
 
-    def slice_of(self, groups: tuple, name: str, count: int, sizes) -> slice:
-        """Where group `name` sits in a list of `count` values; `sizes` is the segment-sizes
-        attribute's counts (needed only with two or more non-single groups)."""
-        for i, group in enumerate(groups):  # ahead of every variadic group: a fixed place
-            if not group.single:
-                break
-            if group.name == name:
-                return slice(i, i + 1)
-        flexible = [g for g in groups if not g.single]
-        if len(flexible) > 1:
-            if sizes is None or len(sizes) != len(groups):
-                raise KeyError(f"'{name}': the op needs a segment-sizes attribute with {len(groups)} counts")
-            counts = list(sizes)
-        else:
-            spare = count - (len(groups) - len(flexible))
-            counts = [1 if g.single else spare for g in groups]
+    def slice_of(self, groups: tuple, name: str, sizes) -> slice:
+        """Where group `name` sits behind the first of two or more variadic or optional groups
+        (`bounds` answers for the others): by `sizes`, the segment-sizes attribute's counts."""
+        if all(group.name != name for group in groups):
+            raise KeyError(f"no operand or result named '{name}'")
+        if sizes is None or len(sizes) != len(groups):
+            raise KeyError(f"'{name}': the op needs a segment-sizes attribute with {len(groups)} counts")
         start = 0
-        for group, n in zip(groups, counts):
+        for group, n in zip(groups, sizes):
             if group.name == name:
                 return slice(start, start + n)
             start += n
-        raise KeyError(f"no operand or result named '{name}'")
 
 
 #: [fn(op name) -> its OpSignature or None]: where `signature` asks. The names are a field of

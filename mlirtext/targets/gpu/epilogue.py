@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dialects.tensor import view_source
 from ...ir import types as T
 from ...ir.arrays import attr_to_array
 from ...ir.core import Operation
@@ -40,7 +41,7 @@ class Epilogue:
         printer = Printer(generic=True)
         for g in self.generics:
             if g.name in _RESHAPES:   # back to the shape of the main result: the same element
-                current[g.results[0]] = current[g.operands[0]]
+                current[g.results[0]] = current[view_source(g)]
                 continue
             s = structured(g)
             body = s.body
@@ -79,7 +80,7 @@ class Epilogue:
                 printer.out = []
                 printer.operation(op)
                 lines.append("".join(printer.out).strip())
-            result = printer.value(body.ops[-1].operands[0])
+            result = printer.value(body.ops[-1].operands_named("values")[0])
             current[g.results[0]] = result
         return lines, result
 
@@ -100,7 +101,7 @@ def match_epilogue(ops: list, main: Operation, arguments: list):
     produced, reshaped = [main.results[0]], []
     shape = main.results[0].type.shape
     for g in generics:
-        if g.name in _RESHAPES and (g.operands[0] in produced or g.operands[0] in reshaped):
+        if g.name in _RESHAPES and (view_source(g) in produced or view_source(g) in reshaped):
             # Row-major reshapes keep the elements' order: one that comes back to the main
             # result's shape is that value again.
             (produced if g.results[0].type.shape == shape else reshaped).append(g.results[0])

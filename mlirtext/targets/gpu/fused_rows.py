@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...dialects.tensor import view_source
 from ...ir import types as T
 from ...ir.core import Operation
 from .epilogue import splat_text, is_splat_constant
@@ -226,7 +227,7 @@ class _Analysis:
         return info.kind == "constant" or index == info.home
 
     def _reshape(self, op) -> bool:
-        source = self.values.get(op.operands[0])
+        source = self.values.get(view_source(op))
         if source is None or source.kind not in ("constant", "row"):
             return False
         if source.kind == "constant":
@@ -467,7 +468,7 @@ class _Writer:
         s = _structured(op)
         printer = self.bind_inputs(op, s, scope, symbols)
         self.body_ops(s.body.ops[:-1], printer, scope)
-        return printer.value(s.body.ops[-1].operands[0])
+        return printer.value(s.body.ops[-1].operands_named("values")[0])
 
     def bind_inputs(self, op, s, scope: _Scope, symbols: tuple):
         """A generic-form printer whose names for the body's input arguments are their elements."""

@@ -30,6 +30,7 @@ import tempfile
 
 import numpy as np
 
+from ...dialects.memref import VIEWS, view_source
 from ...ir import types as T
 from ...ir.arrays import dense_to_array, dtype_of
 from ...ir.attributes import FloatAttr, IntegerAttr
@@ -63,8 +64,6 @@ _CASTS = {"arith.sitofp": "OpConvertSToF", "arith.uitofp": "OpConvertUToF", "ari
           "arith.fptoui": "OpConvertFToU", "arith.extf": "OpFConvert", "arith.truncf": "OpFConvert",
           "arith.extsi": "OpSConvert", "arith.extui": "OpUConvert", "arith.trunci": "OpUConvert",
           "arith.bitcast": "OpBitcast"}
-_VIEWS = ("memref.subview", "memref.collapse_shape", "memref.expand_shape", "memref.reinterpret_cast",
-          "memref.cast")
 
 
 #: lavapipe (llvmpipe) ends a shader invocation's loops after this many iterations in all (its
@@ -462,8 +461,8 @@ class ShaderWriter:
             return self.glsl(op)
         if name in _CASTS:
             return self.cast(op)
-        if name in _VIEWS:
-            self.memrefs[op.results[0]] = self.root(op.operands[0])
+        if name in VIEWS:
+            self.memrefs[op.results[0]] = self.root(view_source(op))
             return None
         raise Unsupported(f"'{name}' has no SPIR-V form here")
 
@@ -816,7 +815,7 @@ class ShaderWriter:
             self.result_at(result, f"OpPhi {self.scalar(result.type)} {value} {exit_block}")
 
     def op_scf_if(self, op: Operation) -> None:
-        cond = self.v(op.operands[0])
+        cond = self.v(op.operand("condition"))
         then, other, merge = self.fresh("then"), self.fresh("else"), self.fresh("endif")
         self.code += [f"OpSelectionMerge {merge} None", f"OpBranchConditional {cond} {then} {other}"]
         incoming = []

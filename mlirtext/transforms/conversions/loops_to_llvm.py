@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ...dialects import llvm_types as LT
+from ...dialects.memref import view_source
 from ...ir import types as T
 from ...ir.arrays import array_to_attr, attr_to_array
 from ...ir.attributes import DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr, SymbolRefAttr, \
@@ -350,7 +351,7 @@ class FunctionLowering:
 
     def _view(self, op: Operation) -> None:
         """Subviews and reshapes keep the base pointer: the new type carries the layout."""
-        self.values[op.results[0]] = self.v(op.operands[0])
+        self.values[op.results[0]] = self.v(view_source(op))
 
     def _get_global(self, op: Operation) -> None:
         name = op.attr("name").root
@@ -433,7 +434,7 @@ class FunctionLowering:
     def _if(self, op: Operation) -> None:
         then_block, else_block = self.new_block(), self.new_block()
         after = self.new_block([convert_type(t) for t in op.result_types])
-        self.emit("llvm.cond_br", [self.v(op.operands[0])], (),
+        self.emit("llvm.cond_br", [self.v(op.operand("condition"))], (),
                   {"operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0))}, op, successors=[then_block, else_block])
         for region, block in zip(op.regions, (then_block, else_block)):
             self.block = block
