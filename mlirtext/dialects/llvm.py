@@ -2443,7 +2443,8 @@ for _name, _arity in (("fadd", 2), ("fsub", 2), ("fmul", 2), ("fdiv", 2), ("frem
                       ("fptrunc", 1), ("fpext", 1), ("sitofp", 1), ("uitofp", 1)):
     dialect.op(f"llvm.intr.experimental.constrained.{_name}", f"Constrained floating-point {_name}.",
                properties=("roundingmode", "fpExceptionBehavior", "fastmathFlags"),
-               print=safe_printer(_print_constrained), names=OpSignature.of(tuple(f"arg_{i}" for i in range(_arity)), ("res",)))
+               print=safe_printer(_print_constrained),
+               names=OpSignature.of(tuple(f"arg_{i}" for i in range(_arity)), ("res",)))
 
 
 @dialect.rule("llvm_intr_constrained")
