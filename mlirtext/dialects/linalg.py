@@ -356,10 +356,8 @@ def verify_indexing(op, maps, num_loops, ins, inits) -> None:
                               f"#{i} ({m.num_results})")
     # Loop sizes come from the first bare-dimension use of each loop (MLIR inverts the concatenated
     # maps); shapes are only checked when every loop size is static, as MLIR does.
-    if num_loops is not None and maps:
-        defined = {val for m in maps for kind, val in m.results if kind == "dim"}
-        if any(j not in defined for j in range(num_loops)):
-            raise VerifyError("invalid indexing maps are non-invertible: " + _concat_maps_text(maps))
+    if num_loops is not None and maps and not loops_invertible(maps, num_loops):
+        raise VerifyError("invalid indexing maps are non-invertible: " + _concat_maps_text(maps))
     sizes = {}
     for m, v in zip(maps, operands):
         shape = _shape(v.type)
@@ -393,6 +391,13 @@ def verify_indexing(op, maps, num_loops, ins, inits) -> None:
                 if want > d:
                     raise VerifyError(f"inferred input/output operand #{i} has shape's dimension #{k} to be "
                                       f"greater than or equal to {want}, but found {d}")
+
+
+def loops_invertible(maps, num_loops: int) -> bool:
+    """Whether every loop is a bare dimension of some map: the concatenated maps then have an
+    inverse (as MLIR requires), so each loop's size is read off an operand's shape."""
+    defined = {val for m in maps for kind, val in m.results if kind == "dim"}
+    return all(j in defined for j in range(num_loops))
 
 
 def _concat_maps_text(maps) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..dialects.affine_maps import parse_map
-from ..dialects.linalg import segments
+from ..dialects.linalg import explicit_indexing_maps, loops_invertible, segments
 from ..ir import types as T
 from ..ir.arrays import array_to_attr, dense_to_array, dtype_of
 from ..ir.attributes import ArrayAttr, DenseArrayAttr
@@ -86,8 +86,7 @@ class FoldSplatInputs(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rw) -> bool:
         ins, outs = segments(op)
-        splats = {i: _splat_scalar(v) for i, v in enumerate(ins)}
-        splats = {i: c for i, c in splats.items() if c is not None}
+        splats = _foldable_splats(op, ins)
         if not splats:
             return False
         body = op.regions[0].blocks[0]
@@ -114,6 +113,24 @@ class FoldSplatInputs(RewritePattern):
         rw.insert_before(op, folded)
         rw.replace_op(op, folded.results)
         return True
+
+
+def _foldable_splats(op: Operation, ins) -> dict:
+    """The scalar of each splat input of `op` that can be folded, by input index: in order, as long
+    as the maps left still give every loop its size (MLIR's fold-scalar-or-splat-constant checks
+    that the concatenated maps stay invertible; `linalg.generic ins(%splat) outs(%acc)` of a
+    reduction into a 0-d accumulator keeps its input, or no operand would say how long its loop is)."""
+    maps = explicit_indexing_maps(op)
+    if maps is None:
+        return {}
+    num_loops = len(op.attr("iterator_types").items)
+    folded = {}
+    for i, v in enumerate(ins):
+        scalar = _splat_scalar(v)
+        if scalar is not None and \
+                loops_invertible([m for j, m in enumerate(maps) if j != i and j not in folded], num_loops):
+            folded[i] = scalar
+    return folded
 
 
 def _splat_scalar(value):
