@@ -9,7 +9,8 @@ tensor. Fusing repeats until a whole elementwise chain is one op.
 A generic input that is a splat constant (one value broadcast to the whole tensor: the
 coefficients of an expanded erf or tanh, a scale) becomes a scalar constant in the body, as
 MLIR's fold-scalar-or-splat-constant does: the loop then reads one register instead of a
-tensor as big as its output (and the module does not store that tensor).
+tensor as big as its output (and the module does not store that tensor). As there, an input is
+kept where without it the indexing maps would no longer give every loop its size.
 """
 from __future__ import annotations
 
@@ -120,15 +121,15 @@ def _foldable_splats(op: Operation, ins) -> dict:
     as the maps left still give every loop its size (MLIR's fold-scalar-or-splat-constant checks
     that the concatenated maps stay invertible; `linalg.generic ins(%splat) outs(%acc)` of a
     reduction into a 0-d accumulator keeps its input, or no operand would say how long its loop is)."""
-    maps = explicit_indexing_maps(op)
+    scalars = {i: _splat_scalar(v) for i, v in enumerate(ins)}
+    scalars = {i: c for i, c in scalars.items() if c is not None}
+    maps = explicit_indexing_maps(op) if scalars else None  # (parsed only for a generic with splats)
     if maps is None:
         return {}
     num_loops = len(op.attr("iterator_types").items)
     folded = {}
-    for i, v in enumerate(ins):
-        scalar = _splat_scalar(v)
-        if scalar is not None and \
-                loops_invertible([m for j, m in enumerate(maps) if j != i and j not in folded], num_loops):
+    for i, scalar in scalars.items():
+        if loops_invertible([m for j, m in enumerate(maps) if j != i and j not in folded], num_loops):
             folded[i] = scalar
     return folded
 
