@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bytecodeChecks } from './bytecodeChecks.mjs';
 import { dialectChecks } from './dialectChecks.mjs';
+import { findMlpDivergence } from './divergence.mjs';
 import { encodingChecks } from './encodingChecks.mjs';
 import { graphChecks } from './graphChecks.mjs';
 import { testingChecks } from './testingChecks.mjs';
@@ -14,11 +15,14 @@ import {
   cursor,
   editUserSettings,
   editorLines,
+  frameWith,
+  hoverOverOp,
   notifications,
   openFile,
   panelText,
   runCommand,
   screenshotBothThemes,
+  serverReady,
   sleep,
   tokenBox,
   waitFor,
@@ -85,20 +89,23 @@ function hoverOverAdd(page, want) {
   return hoverOverOp(page, 'stablehlo.add', '%2 = stablehlo.add', want);
 }
 
-/** The hover's text over `op` on the line holding `line` once it has each of `want` (hovered again until then). */
-async function hoverOverOp(page, op, line, want) {
-  const hover = page.locator('.monaco-hover:not(.hidden)').first();
-  return waitFor(`a hover with ${want.join(', ')}`, async () => {
-    await page.mouse.move(5, 5);
-    await sleep(150);
-    const box = await tokenBox(page, op, line);
-    await page.mouse.move(box.x + 20, box.y + box.height / 2);
-    await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
-    const t = ((await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '').replace(/\u00a0/g, ' ');
-    const missing = want.filter((s) => !t.includes(s));
-    if (process.env.E2E_DEBUG) console.log(`  hover: ${t.length} characters, missing ${missing.join(', ') || 'nothing'}`);
-    return missing.length === 0 ? t : null;
-  }, 120_000, 1000);
+/** The pipeline view of the MLP's @mlp, opened from the palette with the cursor on its first add. */
+async function showPipeline(page) {
+  await openFile(page, MLP);
+  await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
+  await runCommand(page, 'mlirtext: Show Pipeline');
+  return webviewFrame(page, 'article.level');
+}
+
+/**
+ * The pipeline view's frame once it holds `selector`: the view the checks before left open, or
+ * (a check run alone) the MLP's, opened here.
+ */
+async function pipelineFrame(page, selector) {
+  if (!(await frameWith(page, 'article.level'))) {
+    await showPipeline(page);
+  }
+  return webviewFrame(page, selector);
 }
 
 export function writeMarkdownFiles(workspace) {
@@ -218,6 +225,7 @@ export const checks = [
       const lines = readFileSync(join(workspace, MLP), 'utf8').split('\n');
       const defLine = lines.findIndex((l) => l.includes('%h = stablehlo.maximum')) + 1;
       await clickToken(page, '%h', '%3 = stablehlo.dot_general');
+      await serverReady(page);   // (run alone, the server may still be starting: F12 would do nothing)
       const before = await cursor(page);
       await page.keyboard.press('F12');
       const after = await waitFor(`the cursor on line ${defLine}`, async () => {
@@ -253,10 +261,7 @@ export const checks = [
   {
     name: 'pipeline view renders every level',
     async run({ page }) {
-      await openFile(page, MLP);
-      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
-      await runCommand(page, 'mlirtext: Show Pipeline');
-      const frame = await webviewFrame(page, 'article.level');
+      const frame = await showPipeline(page);
       const levels = await frame.$$eval('article.level', (els) => els.map((e) => e.dataset.level));
       if (JSON.stringify(levels) !== JSON.stringify(LEVELS)) {
         throw new Error(`levels shown: ${levels.join(', ')}; expected ${LEVELS.join(', ')}`);
@@ -286,7 +291,7 @@ export const checks = [
   {
     name: 'pipeline view has a target column with each target\'s kernels',
     async run({ page }) {
-      const frame = await webviewFrame(page, '#target-select');
+      const frame = await pipelineFrame(page, '#target-select');
       const targets = await frame.$$eval('#target-select option', (els) => els.map((e) => e.value));
       if (targets[0] !== 'llvm-cpu') {
         throw new Error(`targets offered: ${targets.join(', ')}`);
@@ -320,7 +325,7 @@ export const checks = [
   {
     name: 'pipeline view shows the run on each device against the reference',
     async run({ page, out }) {
-      const frame = await webviewFrame(page, '#device-runs');
+      const frame = await pipelineFrame(page, '#device-runs');
       // The runs come after the levels (a compile, then timed calls): wait for the rows.
       const runs = await waitFor('a row per device', async () => {
         const got = await frame.$$eval('#device-runs tr.device', (els) => els.map((e) =>
@@ -356,7 +361,8 @@ export const checks = [
   {
     name: 'clicking an op highlights its source op at every level and in the editor',
     async run({ page, workspace }) {
-      const frame = await webviewFrame(page, 'article.level');
+      // (the target column's kernels are marked too: wait for them, run alone)
+      const frame = await pipelineFrame(page, '.target-code .kernel');
       const lines = readFileSync(join(workspace, MLP), 'utf8').split('\n');
       const dotLine = lines.findIndex((l) => l.includes('%0 = stablehlo.dot_general')) + 1;
       // The first matmul at tosa came from the first dot_general.
@@ -385,7 +391,7 @@ export const checks = [
   {
     name: 'pass explorer steps through the passes, each with its diff; unchanged passes hide',
     async run({ page, out }) {
-      const frame = await webviewFrame(page, '#pass-explorer');
+      const frame = await pipelineFrame(page, '#pass-explorer');
       const shown = () => frame.$eval('.px-step:not([hidden])', (e) => ({
         step: Number(e.dataset.step),
         title: e.querySelector('h3 .name').textContent,
@@ -460,7 +466,7 @@ export const checks = [
   {
     name: 'profile: the table in the pipeline view and each source op\'s share as a code lens',
     async run({ page, out }) {
-      const frame = await webviewFrame(page, '#profile');
+      const frame = await pipelineFrame(page, '#profile');
       const rows = await waitFor('the profile rows', async () => {
         const got = await frame.$$eval('#profile tr.dispatch', (els) => els.map((e) => e.textContent));
         return got.length ? got : null;
@@ -482,35 +488,12 @@ export const checks = [
   {
     name: 'code action finds where the numbers diverge and marks the guilty op, and the pipeline view its pass (and a device\'s dispatch)',
     async run({ page, settings, out }) {
-      // The relu's maximum nudged by the first canonicalize after the linalg step (README, "Finding what broke").
-      await editUserSettings(page, { ...settings, 'mlirtext.debug.faults': ['--debug-miscompile=canonicalize:arith.maximumf'] });
-      await runCommand(page, 'View: Close All Editors');
-      await openFile(page, MLP);
-      await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
-      await chooseCodeAction(page, "Find where @mlp's numbers diverge");
-      const line = '%h = stablehlo.maximum';
-      await waitFor('a marker in the editor', async () => (await page.locator('.part.editor .squiggly-error').count()) > 0, 120_000);
-      // The marker is on the guilty op: hovering the op shows it, with the pass.
-      const hover = page.locator('.monaco-hover:not(.hidden)').first();
-      const text = await waitFor('the marker\'s message in the hover over the maximum', async () => {
-        await page.mouse.move(5, 5);
-        await sleep(150);
-        const box = await tokenBox(page, 'stablehlo.maximum', line);
-        await page.mouse.move(box.x + 20, box.y + box.height / 2);
-        await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
-        const t = (await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '';
-        return t.includes('mlirtext bisect') && t.includes('diverged') ? t : null;
-      }, 30_000, 1000);
-      const other = await tokenBox(page, 'stablehlo.add', '%2 = stablehlo.add');
-      await page.mouse.move(other.x + 20, other.y + other.height / 2);
-      await sleep(1500);
-      const elsewhere = (await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '';
-      if (elsewhere.includes('mlirtext bisect')) {
-        throw new Error('the marker is on the add too');
+      const hovers = await findMlpDivergence(page, settings);
+      // The marker is on the maximum alone: the add's own hover has none.
+      if (hovers.add.includes('mlirtext bisect')) {
+        throw new Error(`the marker is on the add too: ${hovers.add.slice(0, 300)}`);
       }
-      await page.mouse.move(5, 5);
-      await editUserSettings(page, settings);
-      const pass = /'canonicalize[^']*'/.exec(text)?.[0];
+      const pass = /'canonicalize[^']*'/.exec(hovers.guilty)?.[0];
       // The pipeline view, opened for the function, marks the guilty pass and its level, with the error value.
       await openFile(page, MLP);
       await clickToken(page, 'stablehlo.add', '%2 = stablehlo.add');
@@ -664,11 +647,7 @@ export const checks = [
     name: 'status bar says the server is ready; an mlir fence in Markdown is coloured like MLIR',
     async run({ page, settings }) {
       await openFile(page, MLP);
-      const status = page.locator('.part.statusbar .statusbar-item', { hasText: /mlirtext: / }).first();
-      const ready = await waitFor('"mlirtext: ready" in the status bar', async () => {
-        const text = (await status.textContent())?.trim();
-        return text === 'mlirtext: ready' ? text : null;
-      }, 90_000, 500);
+      const ready = await serverReady(page);
       // Grammar colours on both sides: the server's semantic tokens recolour ops in .mlir files only.
       // (Edited once the server runs: run alone, an edit before the extension started left it without the server path.)
       await editUserSettings(page, { ...settings, 'editor.semanticHighlighting.enabled': false });

@@ -17,6 +17,7 @@ import { checks, writeMarkdownFiles } from './checks.mjs';
 import { writeBytecodeFiles } from './bytecodeChecks.mjs';
 import { writeDialectFiles } from './dialectChecks.mjs';
 import { writeEncodingFiles } from './encodingChecks.mjs';
+import { writeGraphFiles } from './graphChecks.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../../..');
@@ -61,6 +62,7 @@ writeBytecodeFiles(python, REPO, workspace);
 writeDialectFiles(REPO, workspace);
 writeMarkdownFiles(workspace);
 writeEncodingFiles(workspace);
+writeGraphFiles(workspace);
 const settingsFile = join(dirs.userData, 'User/settings.json');
 const baseSettings = {
   'mlirtext.server.path': python,

@@ -119,15 +119,38 @@ export async function clickToken(page, token, lineHas, occurrence = 0) {
   return box;
 }
 
+/** The hover's text over `op` on the line holding `line` once it has each of `want` (hovered again until then). */
+export async function hoverOverOp(page, op, line, want) {
+  const hover = page.locator('.monaco-hover:not(.hidden)').first();
+  return waitFor(`a hover with ${want.join(', ')}`, async () => {
+    // Away first, until the last hover is gone: a hover drawn over the line would stay open
+    // under the mouse and be read as this op's.
+    await page.mouse.move(5, 5);
+    await hover.waitFor({ state: 'hidden', timeout: 3000 }).catch(() => {});
+    const box = await tokenBox(page, op, line);
+    await page.mouse.move(box.x + 20, box.y + box.height / 2);
+    await hover.waitFor({ state: 'visible', timeout: 5000 }).catch(() => {});
+    const t = ((await hover.textContent({ timeout: 1000 }).catch(() => '')) ?? '').replace(/\u00a0/g, ' ');
+    const missing = want.filter((s) => !t.includes(s));
+    if (process.env.E2E_DEBUG) console.log(`  hover: ${t.length} characters, missing ${missing.join(', ') || 'nothing'}`);
+    return missing.length === 0 ? t : null;
+  }, 120_000, 1000);
+}
+
 /** Open the code action menu at the cursor and choose the action titled `title`. */
 export async function chooseCodeAction(page, title) {
-  // The first Ctrl+. is sometimes lost: try again until the menu shows the action.
-  await waitFor('the code action menu', async () => {
+  // The first Ctrl+. is sometimes lost: ask again until the menu shows the action. Each Ctrl+.
+  // cancels the request before it, and on a loaded machine the server can take longer than a
+  // short wait to answer (a file just opened is analysed first): each try waits longer.
+  const menu = page.locator('.action-widget').first();
+  let wait = 4000;
+  await waitFor(`the code action menu with "${title}"`, async () => {
     await page.keyboard.press('Escape');
     await page.keyboard.press('Control+Period');
-    await page.locator('.action-widget').first().waitFor({ state: 'visible', timeout: 4000 });
-    return (await page.locator('.action-widget').first().textContent())?.includes(title);
-  }, 40_000, 500);
+    const shown = await menu.waitFor({ state: 'visible', timeout: wait }).then(() => true, () => false);
+    wait = Math.min(2 * wait, 20_000);
+    return shown && (await menu.textContent())?.includes(title);
+  }, 90_000, 500);
   // Clicks on the menu are swallowed by an overlay in 1.100: move with the keys.
   await waitFor(`"${title}" focused`, async () => {
     const focused = await page.locator('.action-widget .monaco-list-row.focused').first().textContent().catch(() => '');
@@ -136,6 +159,15 @@ export async function chooseCodeAction(page, title) {
     return false;
   }, 15_000, 150);
   await page.keyboard.press('Enter');
+}
+
+/** "mlirtext: ready" once the status bar says so (the language server answers requests from then on). */
+export async function serverReady(page, timeoutMs = 90_000) {
+  const status = page.locator('.part.statusbar .statusbar-item', { hasText: /mlirtext: / }).first();
+  return waitFor('"mlirtext: ready" in the status bar', async () => {
+    const text = (await status.textContent())?.trim();
+    return text === 'mlirtext: ready' ? text : null;
+  }, timeoutMs, 500);
 }
 
 /** The cursor as the status bar shows it: {line, column}, 1-based. */
@@ -155,18 +187,21 @@ export async function panelText(page) {
   );
 }
 
-/** The frame of a webview whose document holds `selector` (webviews nest two iframes deep). */
-export async function webviewFrame(page, selector) {
-  return waitFor(`a webview with ${selector}`, async () => {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$(selector)) return frame;
-      } catch {
-        // a frame navigating meanwhile
-      }
+/** The frame of an open webview whose document holds `selector` now, or null (webviews nest two iframes deep). */
+export async function frameWith(page, selector) {
+  for (const frame of page.frames()) {
+    try {
+      if (await frame.$(selector)) return frame;
+    } catch {
+      // a frame navigating meanwhile
     }
-    return null;
-  }, 90_000, 500);
+  }
+  return null;
+}
+
+/** The frame of a webview whose document holds `selector`, once there is one. */
+export async function webviewFrame(page, selector) {
+  return waitFor(`a webview with ${selector}`, () => frameWith(page, selector), 90_000, 500);
 }
 
 export async function notifications(page) {
