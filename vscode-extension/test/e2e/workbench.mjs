@@ -4,6 +4,8 @@
 // `.view-lines`).
 
 const EDITOR = '.part.editor .monaco-editor:not(.embedded-editor)';
+// The group with focus (settings.json opens there: beside the MLP when a view in the second group had it).
+const ACTIVE_GROUP = '.part.editor .editor-group-container.active';
 
 export async function sleep(ms) {
   await new Promise((r) => setTimeout(r, ms));
@@ -61,20 +63,20 @@ export async function openFile(page, name) {
   }, 60_000, 500);
   await page.keyboard.press('Enter');
   await waitFor(`${name} open in the editor`, async () =>
-    (await page.locator('.part.editor .tab.active').first().textContent())?.includes(name),
+    (await page.locator(`${ACTIVE_GROUP} .tab.active`).first().textContent())?.includes(name),
   );
   await page.locator(`${EDITOR} .view-lines`).first().waitFor({ state: 'visible' });
 }
 
-/** The editor's visible lines as plain text (the rendering uses non-breaking spaces). */
-export async function editorLines(page) {
+/** The editor's visible lines as plain text (the rendering uses non-breaking spaces); `editor` picks one of several. */
+export async function editorLines(page, editor = EDITOR) {
   return page.evaluate((sel) => {
     const lines = [...document.querySelectorAll(`${sel} .view-lines .view-line`)];
     return lines
       .map((l) => ({ top: parseFloat(l.style.top) || 0, text: l.textContent.replace(/\u00a0/g, ' ') }))
       .sort((a, b) => a.top - b.top)
       .map((l) => l.text);
-  }, EDITOR);
+  }, editor);
 }
 
 /**
@@ -220,19 +222,20 @@ export async function notifications(page) {
 export async function editUserSettings(page, settings) {
   await runCommand(page, 'Preferences: Open User Settings (JSON)');
   await waitFor('settings.json in the editor', async () =>
-    (await page.locator('.part.editor .tab.active').first().textContent())?.includes('settings.json'),
+    (await page.locator(`${ACTIVE_GROUP} .tab.active`).first().textContent())?.includes('settings.json'),
   );
-  await page.locator(`${EDITOR} .view-lines`).first().click();
+  const editor = `${ACTIVE_GROUP} .monaco-editor:not(.embedded-editor)`;
+  await page.locator(`${editor} .view-lines`).first().click();
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   // One line, typed at once (the run's settings turn auto-closing and auto-indent off).
   await page.keyboard.insertText(JSON.stringify(settings));
-  const typed = (await editorLines(page)).join('').trim();
+  const typed = (await editorLines(page, editor)).join('').trim();
   if (typed !== JSON.stringify(settings)) {
     throw new Error(`settings.json reads: ${typed.slice(0, 200)}`);
   }
   await page.keyboard.press('Control+S');
-  await waitFor('settings.json saved', async () => (await page.locator('.part.editor .tab.active.dirty').count()) === 0);
+  await waitFor('settings.json saved', async () => (await page.locator(`${ACTIVE_GROUP} .tab.active.dirty`).count()) === 0);
   await runCommand(page, 'View: Close Editor');
 }
 
