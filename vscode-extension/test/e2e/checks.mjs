@@ -13,6 +13,7 @@ import {
   chooseCodeAction,
   clickToken,
   cursor,
+  editRemoteSettings,
   editUserSettings,
   editorLines,
   frameWith,
@@ -680,18 +681,25 @@ export const checks = [
   ...encodingChecks,
   {
     name: 'server without mlirtext gives the install command',
-    async run({ page, run, settings }) {
+    async run({ page, run }) {
       // An interpreter that lacks mlirtext: a fresh venv. Changing the setting restarts the server.
       const venv = join(run, 'no-mlirtext-venv');
+      const python = join(venv, 'bin/python');
       execFileSync('python3', ['-m', 'venv', '--without-pip', venv]);
-      await editUserSettings(page, { ...settings, 'mlirtext.server.path': join(venv, 'bin/python') });
-      const message = await waitFor('the error notification', async () =>
-        (await notifications(page)).find((n) => n.includes('cannot import mlirtext')),
-      60_000);
-      if (!message.includes('-m pip install mlirtext') || !message.includes("No module named") && !message.includes("not installed")) {
-        throw new Error(`message: ${message}`);
+      await editRemoteSettings(page, { 'mlirtext.server.path': python });
+      try {
+        const message = await waitFor('the error notification', async () =>
+          (await notifications(page)).find((n) => n.includes('cannot import mlirtext')),
+        60_000);
+        // About the interpreter of the setting (with PYTHONPATH set, it finds mlirtext but not pygls).
+        if (!message.includes(`with ${python} (from the mlirtext.server.path setting)`) || !message.includes('-m pip install mlirtext')
+          || !message.includes('No module named') && !message.includes('not installed')) {
+          throw new Error(`message: ${message}`);
+        }
+        return message.slice(message.indexOf('mlirtext language server:'), message.indexOf('mlirtext language server:') + 200);
+      } finally {
+        await editRemoteSettings(page, {});
       }
-      return message.slice(0, 200);
     },
   },
   {

@@ -27,8 +27,11 @@ export async function waitFor(what, fn, timeoutMs = 30_000, everyMs = 250) {
   throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}` + (last ? ` (last: ${String(last).slice(0, 300)})` : ''));
 }
 
-/** Run a command from the palette by its exact title (clicked, so a longer title that sorts first is not taken). */
-export async function runCommand(page, title) {
+/**
+ * Run a command from the palette by its exact title (clicked, so a longer title that sorts first is not
+ * taken); `suffix`, a regular expression, matches what some titles add (the remote's name, say).
+ */
+export async function runCommand(page, title, suffix = '') {
   const input = page.locator('.quick-input-widget input');
   // F1 can be lost while focus moves (out of a webview's frame, say): open the palette again until it shows.
   await waitFor('the command palette', async () => {
@@ -38,7 +41,7 @@ export async function runCommand(page, title) {
     return true;
   }, 20_000, 300);
   const row = page.locator('.quick-input-list .monaco-list-row', {
-    has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
+    has: page.locator('.label-name', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}${suffix}$`) }),
   });
   await waitFor(`"${title}" in the command palette`, async () => (await row.count()) > 0, 15_000).catch(async (e) => {
     const shown = await page.locator('.quick-input-list .monaco-list-row .label-name').allTextContents();
@@ -220,7 +223,20 @@ export async function notifications(page) {
  * noticed by code-server's file watcher on a loaded machine).
  */
 export async function editUserSettings(page, settings) {
-  await runCommand(page, 'Preferences: Open User Settings (JSON)');
+  await editSettingsJson(page, settings, 'Preferences: Open User Settings (JSON)');
+}
+
+/**
+ * Replace the remote's settings (code-server's Machine settings) the same way. The extension host runs
+ * on the remote: a change to a machine-scoped setting such as `mlirtext.server.path` in the user
+ * settings does not reach it (VS Code keeps those for local windows); in the remote's it does.
+ */
+export async function editRemoteSettings(page, settings) {
+  await editSettingsJson(page, settings, 'Preferences: Open Remote Settings (JSON)', ' \\(.+\\)');
+}
+
+async function editSettingsJson(page, settings, command, suffix = '') {
+  await runCommand(page, command, suffix);
   await waitFor('settings.json in the editor', async () =>
     (await page.locator(`${ACTIVE_GROUP} .tab.active`).first().textContent())?.includes('settings.json'),
   );
