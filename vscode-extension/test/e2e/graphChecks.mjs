@@ -1,7 +1,7 @@
 // The graph view's end-to-end checks (checks.mjs runs them after the pipeline view's and the bisect's, while
-// the MLP is still as written; each runs alone too): the MLP's graph with the bisect's marks, the links both ways between
-// nodes and text, the dispatch overlay, the origin lines beside the linalg level, and a generated
-// 2,000-op function (its open times are printed).
+// the MLP is still as written; each runs alone too): the MLP's graph with the bisect's marks, the links
+// both ways between nodes and text, the dispatch overlay, the origin lines beside the linalg level, and a
+// generated 2,000-op function (its open times are printed).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findMlpDivergence, mlpDivergenceFound } from './divergence.mjs';
