@@ -207,8 +207,12 @@ class Format:
 
     def __init__(self, rule: str, op_names: tuple, text: str, signature: OpSignature,
                  attributes: dict, successors: tuple, infer: dict, customs: dict, type_checks: dict,
-                 strict: bool = True, aliases=None):
+                 strict: bool = True, aliases=None, build=None):
         self.rule = rule
+        #: fn(ctx, name, operands, result types, attributes[, regions, successors]) -> Operation;
+        #: `common.create` unless the dialect builds its ops its own way (mhlo keeps the inherent
+        #: attributes its custom forms write as properties)
+        self.build = build or create
         self.aliases = dict(aliases or {})  # other spellings of op names (`call` for `func.call`)
         self.strict = strict
         self.type_checks = type_checks
@@ -302,7 +306,7 @@ class Format:
     # -- parsing: the callback as generated Python ---------------------------------------
     def _callback_source(self) -> tuple[str, dict]:
         lines: list = []
-        env: dict = {"create": create, "explicit_attrs": explicit_attrs, "merge_unique_attrs": merge_unique_attrs}
+        env: dict = {"create": self.build, "explicit_attrs": explicit_attrs, "merge_unique_attrs": merge_unique_attrs}
         slot = [0]
         if self.aliases:
             env["ALIASES"] = self.aliases
@@ -610,7 +614,7 @@ class _PrinterSource:
 
 def declare_family(dialect, family: str, op_names, format: str, operands=(), results=(), attributes=None,
                    successors=(), infer=None, custom=None, type_checks=None, per_op=None,
-                   strict_properties=True, aliases=None, **op_kwargs) -> Format:
+                   strict_properties=True, aliases=None, build=None, **op_kwargs) -> Format:
     """Declare the ops `op_names` of `dialect`, which share the syntax `format`: the grammar
     rule `<dialect>_<family>`, its callback, the printer and the ops' names (see
     ir/signatures.py). `operands`/`results`: specs like ("memref", "indices*");
@@ -621,12 +625,13 @@ def declare_family(dialect, family: str, op_names, format: str, operands=(), res
     MLIR did before properties: `memref.load %m[%i] {nontemporal = true}`); other keywords
     go to `Dialect.op` (verify, traits, ...), and `per_op(op name)` gives the keywords that
     differ between the ops (a dict). `aliases` maps other spellings to op names (`{"call":
-    "func.call"}`: MLIR reads ops of the func dialect without their prefix).
+    "func.call"}`: MLIR reads ops of the func dialect without their prefix). `build` makes the op
+    (`common.create`'s arguments) where the dialect does more than `create`.
     The operand/result/successor counts are derived from the names unless given."""
     signature = OpSignature.of(operands, results, tuple(attributes or ()))
     fmt = Format(f"{dialect.name}_{family}", tuple(op_names), format, signature, dict(attributes or {}),
                  tuple(successors), dict(infer or {}), dict(custom or {}), dict(type_checks or {}),
-                 strict_properties, aliases)
+                 strict_properties, aliases, build)
     dialect.formats.append(fmt)
     counts = {"operands": _count(signature.operands), "results": _count(signature.results),
               "regions": 0, "successors": len(successors)}

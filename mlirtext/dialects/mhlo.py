@@ -37,7 +37,7 @@ MHLO_ONLY = {
     "erf": ("Elementwise erf.", (), True),
 }
 
-stablehlo.declare_family(dialect, "mhlo", stablehlo.PRINTERS, own_verify=("cross-replica-sum",))
+stablehlo.declare_op_set(dialect, "mhlo", stablehlo.PRINTERS, own_verify=("cross-replica-sum",))
 for _short, (_summary, _props, _pure) in MHLO_ONLY.items():
     dialect.op(f"mhlo.{_short}", _summary, (PURE,) if _pure else (), _props,
                hlo_verify.verifier_for(f"mhlo.{_short}"), stablehlo.MHLO_PRINTERS.get(_short))
@@ -47,7 +47,7 @@ dialect.op("mhlo.custom_call", _cc.summary, _cc.traits, _cc.properties + ("custo
            _cc.verify, _cc.print)
 
 # Printing: mlir-hlo's pretty forms are stablehlo's under the `mhlo.` prefix, so the stablehlo
-# printers (given to `declare_family` above) print mhlo ops too. They read the attributes in
+# printers and declared formats (given to `declare_op_set` above) print mhlo ops too. They read the attributes in
 # the prefix's own spelling (`#mhlo<comparison_direction GT>`, `#mhlo.conv<...>`) and fall back
 # to the generic form, keeping the source's `<{...}>` / `{...}` split, for any attribute without
 # a pretty spelling: mhlo's dense-element dimension lists (`broadcast_dimensions = dense<[0]> :

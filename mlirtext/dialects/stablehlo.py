@@ -1,9 +1,11 @@
 """stablehlo: the StableHLO op set (declarations, custom syntax callbacks, printers).
 
 The op table below is shared with mhlo (same ops under the `mhlo.` prefix, plus
-a few of its own); the custom syntax lives in `grammars/hlo.lark` and
-`hlo_syntax.py`-style helpers in this module. Verification and shape rules are
-in `hlo_verify.py`, keyed by the stablehlo op name.
+a few of its own). The regular families (elementwise, compare, select, the shape
+ops) declare assembly formats (`FORMATS`, as StableHLO's ODS writes them); the
+others keep hand-written rules in `grammars/hlo.lark` with their callbacks and
+printers here. Verification and shape rules are in `hlo_verify.py`, keyed by the
+stablehlo op name.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.literals import number_value, string_value
 from . import hlo_attrs, hlo_verify
+from .assembly_format import Custom, declare_family
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name
 
@@ -145,27 +148,25 @@ OTHER = {
 }
 
 
-def declare_family(d: Dialect, prefix: str, printers: dict, own_verify=()) -> None:
+def declare_op_set(d: Dialect, prefix: str, printers: dict, own_verify=()) -> None:
     """Declare the StableHLO op set on dialect `d` under `prefix` (stablehlo / mhlo).
 
-    `printers` maps the short op name to its custom printer; `own_verify` lists
-    short names that have no stablehlo op (their verifier is looked up by their own name).
+    The regular families have declared assembly formats (`declare_formats`); `printers` maps
+    the short name of each other op to its custom printer; `own_verify` lists short names
+    that have no stablehlo op (their verifier is looked up by their own name).
     """
     def vname(short: str) -> str:
         return f"{prefix}.{short}" if short in own_verify else f"stablehlo.{short}"
 
-    for short in UNARY + CONVERSIONS:
-        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
-             hlo_verify.verifier_for(vname(short)), printers.get(short))
-    for short in UNARY_ACCURACY:
-        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), ("result_accuracy",),
-             hlo_verify.verifier_for(vname(short)), printers.get(short))
-    for short in BINARY:
-        d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
-             hlo_verify.verifier_for(vname(short)), printers.get(short))
+    formatted = declare_formats(d, prefix, lambda short: hlo_verify.verifier_for(vname(short)))
+    for short in UNARY + CONVERSIONS + BINARY:
+        if short not in formatted:
+            d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
+                 hlo_verify.verifier_for(vname(short)), printers.get(short))
     for short, (summary, props, _regions, pure) in OTHER.items():
-        d.op(f"{prefix}.{short}", summary, (PURE,) if pure else (), props,
-             hlo_verify.verifier_for(vname(short)), printers.get(short))
+        if short not in formatted:
+            d.op(f"{prefix}.{short}", summary, (PURE,) if pure else (), props,
+                 hlo_verify.verifier_for(vname(short)), printers.get(short))
     d.op(f"{prefix}.return", "Returns values from a region of its parent op.", (TERMINATOR, RETURN_LIKE, PURE),
          (), hlo_verify.verifier_for(vname("return")), printers.get("return"))
 
@@ -210,9 +211,11 @@ def i64_array(values) -> DenseArrayAttr:
 def _int(item, ctx):
     if isinstance(item, tuple) and isinstance(item[0], str):
         try:
-            return int(number_value(item[0]))
+            value = number_value(item[0])
         except (TypeError, ValueError):
-            pass
+            value = None
+        if isinstance(value, int):  # not `1.5`, which int() would quietly make 1
+            return value
         raise ctx.fail(f"expected an integer, got '{item[0]}'", item[1])
     raise ctx.fail("expected an integer")
 
@@ -292,14 +295,9 @@ def _bool(ctx, val, name: str) -> IntegerAttr:
 _FORMAT = re.compile(r"e(\d+)m(\d+)\Z")
 #: `key = value` spellings of each op -> (attribute name, kind)
 _KWARGS = {
-    "broadcast_in_dim": {"dims": ("broadcast_dimensions", "i64s")},
     "dynamic_broadcast_in_dim": {"dims": ("broadcast_dimensions", "i64s")},
-    "broadcast": {"sizes": ("broadcast_sizes", "i64s")},
-    "transpose": {"dims": ("permutation", "i64s")},
-    "reverse": {"dims": ("dimensions", "i64s")},
     "concatenate": {"dim": ("dimension", "i64")},
     "dynamic_slice": {"sizes": ("slice_sizes", "i64s")},
-    "iota": {"dim": ("iota_dimension", "i64")},
     "dynamic_iota": {"dim": ("iota_dimension", "i64")},
     "get_dimension_size": {"dim": ("dimension", "i64")},
     "set_dimension_size": {"dim": ("dimension", "i64")},
@@ -379,15 +377,7 @@ def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
     return attrs
 
 
-#: Ops whose single type `: T` is the type of every operand and the result.
-_SAME = set(UNARY + UNARY_ACCURACY + CONVERSIONS + BINARY) | {
-    "clamp", "reverse", "reduce_precision", "cholesky", "transpose", "broadcast", "broadcast_in_dim",
-    "concatenate", "add_dependency", "bitcast", "copy", "stochastic_convert"}
-_NULLARY = {"create_token", "replica_id", "partition_id", "iota"}
-#: Ops whose `: T` alone (no attributes) means T for every operand and the result: `_signature`
-#: has no special case for them (`complex` has one).
-_ONE_TYPE = frozenset(_SAME - {"complex"} - _NULLARY - {"select", "after_all", "tuple", "optimization_barrier",
-                                                       "compare", "broadcast_compare", "dot_general"})
+_NULLARY = {"create_token", "replica_id", "partition_id"}
 
 
 def _signature(ctx, name: str, n_operands: int, types, results):
@@ -401,11 +391,6 @@ def _signature(ctx, name: str, n_operands: int, types, results):
         if len(types) != 1:
             raise ctx.fail(f"expected one result type for '{name}'")
         return [], list(types)
-    if short == "select":
-        if len(types) == 2:
-            return [types[0], types[1], types[1]], [types[1]]
-        if len(types) == 1:
-            return [types[0]] * 3, [types[0]]
     if short == "after_all":
         if len(types) == 1:
             return [types[0]] * n_operands, [types[0]]
@@ -415,10 +400,7 @@ def _signature(ctx, name: str, n_operands: int, types, results):
         return list(types), [T.TupleType(tuple(types))]
     if short == "optimization_barrier":
         return list(types), list(types)
-    if short == "complex" and len(types) == 1 and isinstance(T.element_type(types[0]), T.ComplexType):
-        part = shaped_like(types[0], T.element_type(types[0]).element)
-        return [part] * n_operands, [types[0]]
-    if short in ("compare", "broadcast_compare") and len(types) == 1:
+    if short == "broadcast_compare" and len(types) == 1:
         return [types[0]] * n_operands, [shaped_like(types[0], T.i1)]
     if len(types) == 1:
         return [types[0]] * n_operands, [types[0]]
@@ -437,15 +419,8 @@ def _hlo_simple(ctx, children):
             words.append(arg[1])
         else:
             kwargs.append((arg[1], arg[2]))
-    short = short_of(name)
-    if (not words and not kwargs and attrs is None and results is None and len(types) == 1
-            and short in _ONE_TYPE and not isinstance(types[0], T.FunctionType)):
-        # The commonest form (`stablehlo.add %a, %b : tensor<4xf32>`), a tenth of a large
-        # file's parse: what the general path below makes of it, without its detours.
-        t = types[0]
-        return hlo_create(ctx, name, ctx.resolve_all(operands, [t] * len(operands)), [t], {})
     attributes = _kwarg_attrs(ctx, name, kwargs)
-    if short in ("compare", "broadcast_compare") and words:
+    if short_of(name) == "broadcast_compare" and words:
         prefix = prefix_of(name)
         attributes["comparison_direction"] = enum_attr(prefix, "comparison_direction", words[0].value)
         if len(words) > 1:
@@ -454,8 +429,6 @@ def _hlo_simple(ctx, children):
             raise ctx.fail("unexpected word after the comparison type", words[2])
     elif words:
         raise ctx.fail(f"unexpected '{words[0].value}' in '{name}'", words[0])
-    if short == "compare":
-        attributes = {k: attributes[k] for k in ("comparison_direction", "compare_type") if k in attributes}
     attributes.update(attrs or {})
     in_types, out_types = _signature(ctx, name, len(operands), types, results)
     return hlo_create(ctx, name, ctx.resolve_all(operands, in_types), out_types, attributes)
@@ -501,30 +474,6 @@ def _hlo_constant_generic(ctx, children):
 def _hlo_range(ctx, children):
     start, limit, stride = children
     return (int(start.value, 0), int(limit.value, 0), int(stride.value, 0) if stride is not None else 1)
-
-
-@dialect.rule("hlo_slice")
-def _hlo_slice(ctx, children):
-    name, operand, *ranges = children
-    attrs, type = ranges[-2], ranges[-1]
-    ranges = [r for r in ranges[:-2] if r is not None]
-    if not isinstance(type, T.FunctionType) or len(type.inputs) != 1 or len(type.results) != 1:
-        raise ctx.fail(f"expected `(operand type) -> result type` for '{name.value}'")
-    attributes = {"start_indices": i64_array(r[0] for r in ranges),
-                  "limit_indices": i64_array(r[1] for r in ranges),
-                  "strides": i64_array(r[2] for r in ranges)}
-    attributes.update(attrs or {})
-    return hlo_create(ctx, name.value, [ctx.resolve(operand, type.inputs[0])], list(type.results), attributes)
-
-
-@dialect.rule("hlo_gte")
-def _hlo_gte(ctx, children):
-    name, operand, index, attrs, type = children
-    if not isinstance(type, T.FunctionType) or len(type.inputs) != 1 or len(type.results) != 1:
-        raise ctx.fail(f"expected `(tuple type) -> result type` for '{name.value}'")
-    attributes = {"index": IntegerAttr(int(index.value, 0), T.i32)}
-    attributes.update(attrs or {})
-    return hlo_create(ctx, name.value, [ctx.resolve(operand, type.inputs[0])], list(type.results), attributes)
 
 
 @dialect.rule("hlo_call")
@@ -971,17 +920,10 @@ def _parts_dot(p, op):
     return [f"precision = [{', '.join(_precision_words(op))}]"], ("precision_config",)
 
 
-for _short in UNARY + UNARY_ACCURACY + BINARY + ("convert", "uniform_quantize", "uniform_dequantize", "clamp"):
-    PRINTERS[_short] = _make_printer(None, sig=_sig_same)
-for _short in ("reshape", "bitcast_convert", "dot_general", "dynamic_pad", "dynamic_reshape", "real_dynamic_slice",
-               "dynamic_update_slice"):
+for _short in ("dot_general", "dynamic_pad", "dynamic_reshape", "real_dynamic_slice", "dynamic_update_slice"):
     PRINTERS[_short] = _make_printer(None)
 PRINTERS.update({
-    "broadcast_in_dim": _make_printer(_kw_list("dims", "broadcast_dimensions")),
     "dynamic_broadcast_in_dim": _make_printer(_kw_list("dims", "broadcast_dimensions")),
-    "broadcast": _make_printer(_kw_list("sizes", "broadcast_sizes")),
-    "transpose": _make_printer(_kw_list("dims", "permutation")),
-    "reverse": _make_printer(_kw_list("dims", "dimensions"), sig=_sig_same),
     "concatenate": _make_printer(_kw_int("dim", "dimension")),
     "dynamic_slice": _make_printer(_kw_list("sizes", "slice_sizes")),
     "dynamic_iota": _make_printer(_kw_int("dim", "iota_dimension")),
@@ -1007,13 +949,6 @@ def _print_nullary(p, op) -> None:
 
 
 @custom
-def _print_iota(p, op) -> None:
-    _need(not op.operands and len(op.results) == 1)
-    p.write(op.name, f" dim = {_i64(op, 'iota_dimension')}", p.op_attr_dict(op, elide=("iota_dimension",)),
-            " : ", p.type(op.results[0].type))
-
-
-@custom
 def _print_after_all(p, op) -> None:
     _need(len(op.results) == 1 and all(t == op.results[0].type for t in op.operand_types))
     _head(p, op)
@@ -1036,29 +971,6 @@ def _print_barrier(p, op) -> None:
 
 
 @custom
-def _print_select(p, op) -> None:
-    _need(len(op.operands) == 3 and len(op.results) == 1)
-    pred, a, b = op.operand_types
-    _head(p, op)
-    p.write(p.op_attr_dict(op), " : ")
-    if a == b == op.results[0].type:
-        p.write(p.type(pred), ", ", p.type(a))
-    else:
-        p.write(_sig_func(p, op))
-
-
-@custom
-def _print_compare(p, op) -> None:
-    _need(len(op.operands) == 2)
-    direction = _enum_word(op, "comparison_direction", "comparison_direction")
-    parts = [direction] + [p.value(v) for v in op.operands]
-    if "compare_type" in op.attributes:
-        parts.append(_enum_word(op, "compare_type", "comparison_type"))
-    p.write(op.name, " ", ", ".join(parts), p.op_attr_dict(op, elide=("comparison_direction", "compare_type")),
-            " : ", _sig_func(p, op))
-
-
-@custom
 def _print_constant(p, op) -> None:
     value = op.attributes.get("value")
     _need(value is not None and getattr(value, "type", None) == op.results[0].type)
@@ -1067,23 +979,6 @@ def _print_constant(p, op) -> None:
     # after an attribute dictionary the grammar takes only a dense literal (`hlo_constant_value`)
     _need(not attrs or isinstance(value, (DenseElementsAttr, SelfTypedDenseAttr, DenseResourceAttr)))
     p.write(op.name, attrs, " ", str(value) if attrs else p.attr(value))
-
-
-@custom
-def _print_slice(p, op) -> None:
-    starts, limits, strides = _arr(op, "start_indices"), _arr(op, "limit_indices"), _arr(op, "strides")
-    _need(len(starts) == len(limits) == len(strides) and len(op.operands) == 1)
-    ranges = [f"{s}:{l}" + (f":{k}" if k != 1 else "") for s, l, k in zip(starts, limits, strides)]
-    p.write(op.name, " ", p.value(op.operands[0]), " [", ", ".join(ranges), "]",
-            p.op_attr_dict(op, elide=("start_indices", "limit_indices", "strides")), " : ", _sig_func(p, op))
-
-
-@custom
-def _print_gte(p, op) -> None:
-    a = op.attributes.get("index")
-    _need(isinstance(a, IntegerAttr) and a.type == T.i32 and len(op.operands) == 1)
-    p.write(op.name, " ", p.value(op.operands[0]), f"[{a.value}]", p.op_attr_dict(op, elide=("index",)),
-            " : ", _sig_func(p, op))
 
 
 @custom
@@ -1201,26 +1096,10 @@ def _print_while(p, op) -> None:
     p.region(body, print_entry_args=False)
 
 
-@custom
-def _print_complex(p, op) -> None:
-    """`%a, %b : tensor<4xcomplex<f32>>` when the operands are the parts of the result type."""
-    _need(len(op.operands) == 2 and len(op.results) == 1)
-    t = op.results[0].type
-    e = T.element_type(t)
-    _head(p, op)
-    p.write(p.op_attr_dict(op), " : ")
-    if isinstance(e, T.ComplexType) and op.operand_types == [shaped_like(t, e.element)] * 2:
-        p.write(p.type(t))
-    else:
-        p.write(_sig_func(p, op))
-
-
 PRINTERS.update({
-    "complex": _print_complex,
     "create_token": _print_nullary, "replica_id": _print_nullary, "partition_id": _print_nullary,
-    "iota": _print_iota, "after_all": _print_after_all, "tuple": _print_tuple,
-    "optimization_barrier": _print_barrier, "select": _print_select, "compare": _print_compare,
-    "constant": _print_constant, "slice": _print_slice, "get_tuple_element": _print_gte,
+    "after_all": _print_after_all, "tuple": _print_tuple, "optimization_barrier": _print_barrier,
+    "constant": _print_constant,
     "custom_call": _print_custom_call, "composite": _print_composite, "convolution": _print_convolution,
     "reduce": _print_reduce, "while": _print_while, "return": custom(_print_return),
 })
@@ -1280,5 +1159,199 @@ CHLO_PRINTERS.update({
 })
 
 
+# ---- declared assembly formats: the regular families -----------------------------------------
+# As StableHLO's ODS declares them (`$lhs `,` $rhs attr-dict `:`
+# custom<SameOperandsAndResultType>(...)`), for stablehlo and mhlo alike (one rule per prefix).
+# Printing raises where the IR has no custom spelling (an attribute of another kind, a type
+# the short form cannot say): the printer then writes the generic form.
+class _EnumWord:
+    """An HLO enum attribute written as its bare word: `GT` for `#stablehlo<comparison_direction GT>`."""
+
+    grammar = "BARE_ID"
+
+    def __init__(self, prefix: str, kind: str):
+        self.prefix, self.kind = prefix, kind
+        self.pattern = re.compile(rf"#{prefix}<{kind} (\w+)>")
+
+    def parse(self, ctx, tok):
+        return enum_attr(self.prefix, self.kind, tok.value)
+
+    def print(self, p, attr) -> str:
+        return self.pattern.fullmatch(attr.text).group(1)
+
+
+class _I64List:
+    """`[0, 1]`: a dense i64 array (`array<i64: 0, 1>`)."""
+
+    grammar = "hlo_list"
+
+    def parse(self, ctx, items):
+        return i64_array(_ints(items, ctx))
+
+    def print(self, p, attr) -> str:
+        _need(isinstance(attr, DenseArrayAttr) and attr.element_type == T.i64)
+        return _list_text(attr.values)
+
+
+class _Int:
+    """An integer of `type` written bare: `dim = 0` (i64), `%t[1]` (i32)."""
+
+    def __init__(self, type, grammar: str):
+        self.type, self.grammar = type, grammar
+
+    def parse(self, ctx, item):
+        return IntegerAttr(_int(item if isinstance(item, tuple) else (item.value, item), ctx), self.type)
+
+    def print(self, p, attr) -> str:
+        _need(isinstance(attr, IntegerAttr) and attr.type == self.type)
+        return str(attr.value)
+
+
+def _print_same_types(p, op):
+    """`T` when every operand and the one result have type T, else the function type."""
+    return " " + _sig_same(p, op), ()
+
+
+def _same_types(n_operands: int) -> Custom:
+    """custom<SameOperandsAndResultType>: one type for all, or a function type."""
+    def parse(ctx, name, t):
+        if not isinstance(t, T.FunctionType):
+            return (t,) * (n_operands + 1)
+        if len(t.inputs) != n_operands:
+            raise ctx.fail(f"custom op '{name}' {n_operands} operands present, but expected {len(t.inputs)}")
+        if len(t.results) != 1:
+            raise ctx.fail(f"custom op '{name}' expected single output")
+        return (*t.inputs, t.results[0])
+    return Custom("type", parse, _print_same_types)
+
+
+def _parse_complex_types(ctx, name, t):
+    """custom<ComplexOpType>: `tensor<..xcomplex<E>>` (operands: the parts) or a function type."""
+    if isinstance(t, T.FunctionType):
+        return _same_types(2).parse(ctx, name, t)
+    if not isinstance(t, (T.RankedTensorType, T.UnrankedTensorType)) or \
+            not isinstance(T.element_type(t), T.ComplexType):
+        raise ctx.fail(f"custom op '{name}' expected tensor with complex element type")
+    part = shaped_like(t, T.element_type(t).element)
+    return part, part, t
+
+
+def _print_complex_types(p, op):
+    t = op.results[0].type
+    e = T.element_type(t)
+    if isinstance(e, T.ComplexType) and op.operand_types == [shaped_like(t, e.element)] * 2:
+        return " " + p.type(t), ()
+    return " " + _sig_func(p, op), ()
+
+
+def _parse_select_types(ctx, name, types):
+    """custom<SelectOpType>: `pred type, T` or a function type."""
+    if len(types) == 2:
+        return types[0], types[1], types[1], types[1]
+    if len(types) == 1 and isinstance(types[0], T.FunctionType):
+        ftype = types[0]
+        if len(ftype.inputs) != 3 or len(ftype.results) != 1:
+            raise ctx.fail(f"custom op '{name}' expected a function type with 3 inputs and 1 result")
+        return (*ftype.inputs, ftype.results[0])
+    raise ctx.fail(f"custom op '{name}' expected functional type or list of two types")
+
+
+def _print_select_types(p, op):
+    pred, a, b = op.operand_types
+    if a == b == op.results[0].type:
+        return f" {p.type(pred)}, {p.type(a)}", ()
+    return " " + _sig_func(p, op), ()
+
+
+_SLICE_KEYS = ("start_indices", "limit_indices", "strides")
+
+
+def _parse_slice_ranges(ctx, name, ranges):
+    """`[0:2, 1:4:2]`: start, limit and stride (1 when left out) per dimension."""
+    return {key: i64_array(r[k] for r in ranges) for k, key in enumerate(_SLICE_KEYS)}
+
+
+def _print_slice_ranges(p, op):
+    starts, limits, strides = (_arr(op, key) for key in _SLICE_KEYS)
+    _need(len(starts) == len(limits) == len(strides))
+    ranges = [f"{s}:{l}" + (f":{k}" if k != 1 else "") for s, l, k in zip(starts, limits, strides)]
+    return " [" + ", ".join(ranges) + "]", _SLICE_KEYS
+
+
+@dialect.rule("hlo_slice_ranges")
+def _hlo_slice_ranges(ctx, children):
+    return [r for r in children if r is not None]
+
+
+_SELECT_TYPES = Custom("types", _parse_select_types, _print_select_types)
+_COMPLEX_TYPES = Custom("type", _parse_complex_types, _print_complex_types)
+_SLICE_RANGES = Custom("hlo_slice_ranges", _parse_slice_ranges, _print_slice_ranges)
+_I64S = _I64List()
+_FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
+_SAME_TYPES = "attr-dict `:` custom<SameTypes>"
+
+
+def _same(*names: str) -> str:
+    """`attr-dict : custom<SameTypes>(type($a), ..., type($result))` over operands `names`."""
+    return _SAME_TYPES + "(" + ", ".join(f"type(${n})" for n in (*names, "result")) + ")"
+
+
+#: family -> (short names, format, operands, named attributes (name -> kind, or a function of the
+#: prefix giving it), customs). Results: one, `result`.
+FORMATS = {
+    "unary": (UNARY + UNARY_ACCURACY + ("convert", "uniform_quantize", "uniform_dequantize"),
+              "$operand " + _same("operand"), ("operand",), {}, {"SameTypes": _same_types(1)}),
+    "binary": (tuple(n for n in BINARY if n != "complex"), "$lhs `,` $rhs " + _same("lhs", "rhs"),
+               ("lhs", "rhs"), {}, {"SameTypes": _same_types(2)}),
+    "complex": (("complex",), "$lhs `,` $rhs attr-dict `:` custom<ComplexTypes>(type($lhs), type($rhs), "
+                "type($result))", ("lhs", "rhs"), {}, {"ComplexTypes": _COMPLEX_TYPES}),
+    "clamp": (("clamp",), "$min `,` $operand `,` $max " + _same("min", "operand", "max"),
+              ("min", "operand", "max"), {}, {"SameTypes": _same_types(3)}),
+    "select": (("select",), "$pred `,` $on_true `,` $on_false attr-dict `:` custom<SelectTypes>(type($pred), "
+               "type($on_true), type($on_false), type($result))", ("pred", "on_true", "on_false"), {},
+               {"SelectTypes": _SELECT_TYPES}),
+    "compare": (("compare",), "$comparison_direction `,` $lhs `,` $rhs (`,` $compare_type^)? " + _FUNCTIONAL,
+                ("lhs", "rhs"), {"comparison_direction": lambda prefix: _EnumWord(prefix, "comparison_direction"),
+                                 "compare_type": lambda prefix: _EnumWord(prefix, "comparison_type")}, {}),
+    "cast": (("reshape", "bitcast_convert"), "$operand " + _FUNCTIONAL, ("operand",), {}, {}),
+    "broadcast_in_dim": (("broadcast_in_dim",), "$operand `,` `dims` `=` $broadcast_dimensions " + _FUNCTIONAL,
+                         ("operand",), {"broadcast_dimensions": _I64S}, {}),
+    "broadcast": (("broadcast",), "$operand `,` `sizes` `=` $broadcast_sizes " + _FUNCTIONAL, ("operand",),
+                  {"broadcast_sizes": _I64S}, {}),
+    "transpose": (("transpose",), "$operand `,` `dims` `=` $permutation " + _FUNCTIONAL, ("operand",),
+                  {"permutation": _I64S}, {}),
+    "reverse": (("reverse",), "$operand `,` `dims` `=` $dimensions " + _same("operand"), ("operand",),
+                {"dimensions": _I64S}, {"SameTypes": _same_types(1)}),
+    "iota": (("iota",), "`dim` `=` $iota_dimension attr-dict `:` type($result)", (),
+             {"iota_dimension": _Int(T.i64, "number")}, {}),
+    "get_tuple_element": (("get_tuple_element",), "$operand `[` $index `]` " + _FUNCTIONAL, ("operand",),
+                          {"index": _Int(T.i32, "INTEGER")}, {}),
+    "slice": (("slice",), "$operand custom<SliceRanges> " + _FUNCTIONAL, ("operand",), {},
+              {"SliceRanges": _SLICE_RANGES}),
+}
+
+
+def declare_formats(d: Dialect, prefix: str, verifier) -> set:
+    """Declare the `FORMATS` families on `d` under `prefix`; `verifier(short name)` gives each
+    op's check. Returns the short names declared."""
+    declared = set()
+    for family, (shorts, text, operands, attributes, customs) in FORMATS.items():
+        kinds = {k: v(prefix) if callable(v) else v for k, v in attributes.items()}
+
+        def per_op(name: str) -> dict:
+            short = short_of(name)
+            summary, props, _regions, pure = OTHER.get(short) or (f"Elementwise {short}.", (), False, True)
+            if short in UNARY_ACCURACY:
+                props = ("result_accuracy",)
+            return {"summary": summary, "traits": (PURE,) if pure else (), "properties": props,
+                    "verify": verifier(short)}
+
+        declare_family(d, family, [f"{prefix}.{s}" for s in shorts], text, operands=operands,
+                       results=("result",), attributes=kinds, custom=customs, per_op=per_op,
+                       strict_properties=False, build=hlo_create)
+        declared.update(shorts)
+    return declared
+
+
 # ---- declarations (after the printers they use) -----------------------------------------
-declare_family(dialect, "stablehlo", PRINTERS)
+declare_op_set(dialect, "stablehlo", PRINTERS)
