@@ -145,8 +145,11 @@ def test_same_generic_form_as_iree_opt():
      "sum of axis dimensions"),
     ("%0 = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<3>",
      "expect number of elements in attribute values (2) to be equal to the rank (3)"),
-    ("%0 = tosa.abs %a, %a : (tensor<13x21x3xf32>, tensor<13x21x3xf32>) -> tensor<13x21x3xf32>",
+    ('%0 = "tosa.abs"(%a, %a) : (tensor<13x21x3xf32>, tensor<13x21x3xf32>) -> tensor<13x21x3xf32>',
      "expected 1 operands, but found 2"),
+    # the declared format `$input1 attr-dict : ...` takes one operand
+    ("%0 = tosa.abs %a, %a : (tensor<13x21x3xf32>, tensor<13x21x3xf32>) -> tensor<13x21x3xf32>",
+     "unexpected ','; expected one of ':', '{'"),
     ("%0 = tosa.argmax %a kernel([1]) : (tensor<13x21x3xf32>) -> tensor<13x3xi32>",
      "has no attribute named 'kernel'"),
 ])

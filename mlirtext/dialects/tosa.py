@@ -22,6 +22,7 @@ from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr,
                              TypeAttr, unit)
 from ..syntax.literals import string_value
+from .assembly_format import declare_family
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create
 
@@ -1303,7 +1304,39 @@ def _verify_while(op) -> None:
                               f"({len(term.operands)}) and 'output_list' ({len(op.results)})")
 
 
+# ---- declared assembly formats -------------------------------------------------------------
+#: The ops without inherent attributes, by their operands' names (TOSA's ODS): each family has
+#: the format `$input1 `,` $input2 attr-dict `:` functional-type(operands, results)`.
+FORMATS = {
+    "unary": (("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt", "sin",
+               "sigmoid", "tanh", "erf", "logical_not"), ("input1",)),
+    "cast": (("cast",), ("input",)),
+    "binary": (("add", "sub", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
+                "logical_right_shift", "pow", "logical_and", "logical_or", "logical_xor", "equal", "greater",
+                "greater_equal"), ("input1", "input2")),
+    "mul": (("mul",), ("input1", "input2", "shift")),
+    "select": (("select",), ("input1", "input2", "input3")),
+    "negate": (("negate",), ("input1", "input1_zp", "output_zp")),
+    "table": (("table",), ("input1", "table")),
+    "reshape": (("reshape",), ("input1", "shape")),
+    "slice": (("slice",), ("input1", "start", "size")),
+    "tile": (("tile",), ("input1", "multiples")),
+    "pad": (("pad",), ("input1", "padding", "pad_const")),
+}
+
+
+def _summary_and_traits(name: str) -> dict:
+    return {"summary": f"TOSA {name[5:]}.", "traits": (PURE,) if SPECS[name].pure else ()}
+
+
+for _family, (_shorts, _operands) in FORMATS.items():
+    declare_family(dialect, _family, [f"tosa.{n}" for n in _shorts],
+                   " `,` ".join(f"${n}" for n in _operands) + " attr-dict `:` functional-type(operands, results)",
+                   operands=_operands, results=("output",), per_op=_summary_and_traits, verify=_verify_simple)
+_FORMATTED = {f"tosa.{n}" for shorts, _ in FORMATS.values() for n in shorts}
 for _name, _spec in SPECS.items():
+    if _name in _FORMATTED:
+        continue
     _props = tuple(a.name for a in _spec.attrs) + (("value",) if _name == "tosa.const" else ())
     dialect.op(_name, f"TOSA {_name[5:]}.", traits=(PURE,) if _spec.pure else (),
                properties=_props, verify=_verify_simple, print=_print_simple)
