@@ -729,10 +729,10 @@ def _collective_broadcast(op):
 @rule("stablehlo.broadcast")
 def _broadcast(op):
     sizes = ints_attr(op, "broadcast_sizes")
-    if sizes is None or not op.operands:
+    if sizes is None:
         return
     rank1_attrs(op, "broadcast_sizes")
-    t = op.operand_types[0]
+    t = op.operand("operand").type
     s = shape_of(t)
     if s is None:
         return
@@ -755,9 +755,9 @@ def _static_or_single_bounded(t) -> bool:
 @rule("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim(op):
     dims = ints_attr(op, "broadcast_dimensions")
-    if dims is None or not op.operands or not op.results:
+    if dims is None:
         return
-    ot, rt = op.operand_types[0], op.result_types[0]
+    ot, rt = op.operand("operand").type, op.result_named("result").type
     os_, rs = shape_of(ot), shape_of(rt)
     if os_ is None or rs is None:
         return
@@ -791,7 +791,8 @@ def _dynamic_broadcast_in_dim(op):
     dims = ints_attr(op, "broadcast_dimensions")
     if dims is None or len(op.operands) < 2 or not op.results:
         return
-    ot, st, rt = op.operand_types[0], op.operand_types[1], op.result_types[0]
+    shape = op.operand("output_dimensions")
+    ot, st, rt = op.operand("operand").type, shape.type, op.result_types[0]
     ss = shape_of(st)
     if ss is not None and None in ss:
         fail(f"operand #1 must be statically shaped 1-dimensional tensor of index or integer values, "
@@ -813,7 +814,7 @@ def _dynamic_broadcast_in_dim(op):
         if os_[i] != 1 and not compatible_dims(os_[i], rs[d]):
             fail(f"size of operand dimension {i} ({os_[i]}) is not compatible with size of result dimension "
                  f"{d} ({rs[d]})")
-    shape_operand_check(op, op.operands[1], rt)
+    shape_operand_check(op, shape, rt)
     hints = (ints_attr(op, "known_expanding_dimensions") or []) + \
         (ints_attr(op, "known_nonexpanding_dimensions") or [])
     if len(set(hints)) != len(hints):
@@ -821,7 +822,7 @@ def _dynamic_broadcast_in_dim(op):
     for h in sorted(set(hints)):
         if h < 0 or h >= len(os_):
             fail(f"hint for expanding dimension {h} does not refer to a valid operand dimension")
-    vals = constant_ints(op.operands[1])
+    vals = constant_ints(shape)
     if vals is not None and None not in os_:
         for i, d in enumerate(dims):
             if os_[i] != 1 and d < len(vals) and os_[i] != vals[d]:
@@ -1149,9 +1150,9 @@ def _transpose(op):
 def _slice(op):
     rank1_attrs(op, "start_indices", "limit_indices", "strides")
     start, limit, strides = (ints_attr(op, n) for n in ("start_indices", "limit_indices", "strides"))
-    if start is None or limit is None or strides is None or not op.operands:
+    if start is None or limit is None or strides is None:
         return
-    t = op.operand_types[0]
+    t = op.operand("operand").type
     s = shape_of(t)
     if s is None:
         return
@@ -1264,18 +1265,18 @@ def _pad(op):
 def _dynamic_pad(op):
     if len(op.operands) != 5 or not op.results:
         return
-    t = op.operand_types[0]
-    s = shape_of(t)
-    ls = shape_of(op.operand_types[2])
+    s = shape_of(op.operand("operand").type)
+    low_value, high_value = op.operand("edge_padding_low"), op.operand("edge_padding_high")
+    ls = shape_of(low_value.type)
     if s is None or ls is None:
         return
     if ls and ls[0] is not None and ls[0] != len(s):
         fail(f"padding operands size ({ls[0]}) must match operand rank ({len(s)})")
-    interior = constant_ints(op.operands[4])
+    interior = constant_ints(op.operand("interior_padding"))
     if interior is not None and any(v < 0 for v in interior):
         fail(f"interior_padding must be non-negative, but got {', '.join(map(str, interior))}")
     rs = shape_of(op.result_types[0])
-    low, high = constant_ints(op.operands[2]), constant_ints(op.operands[3])
+    low, high = constant_ints(low_value), constant_ints(high_value)
     if interior is None or low is None or high is None or rs is None or None in s or None in rs:
         return
     for i, (a, o, lo, hi, it) in enumerate(zip(s, rs, low, high, interior)):
@@ -1286,9 +1287,7 @@ def _dynamic_pad(op):
 
 @rule("stablehlo.reshape")
 def _reshape(op):
-    if not op.operands or not op.results:
-        return
-    a, b = op.operand_types[0], op.result_types[0]
+    a, b = op.operand("operand").type, op.result_named("result").type
     if shape_of(b) is not None and None in shape_of(b) and not _static_or_single_bounded(b):
         fail(f"result #0 must be statically shaped or single bounded dimension tensor, but got '{b}'")
     if not (is_quant(a) or is_quant(b)) and is_tensor(a) and is_tensor(b) and not compatible_elements(a, b):
@@ -1304,7 +1303,8 @@ def _reshape(op):
 def _dynamic_reshape(op):
     if len(op.operands) != 2 or not op.results:
         return
-    a, st, b = op.operand_types[0], op.operand_types[1], op.result_types[0]
+    shape = op.operand("output_shape")
+    a, st, b = op.operand("operand").type, shape.type, op.result_types[0]
     ss = shape_of(st)
     if ss is not None and None in ss:
         fail(f"operand #1 must be statically shaped 1-dimensional tensor of index or integer values, "
@@ -1315,11 +1315,11 @@ def _dynamic_reshape(op):
             and b.has_static_shape and a.num_elements != b.num_elements:
         fail(f"number of output elements ({b.num_elements}) doesn't match expected number of elements "
              f"({a.num_elements})")
-    shape_operand_check(op, op.operands[1], b)
+    shape_operand_check(op, shape, b)
     rs = shape_of(b)
     if ss and rs is not None and ss[0] is not None and ss[0] != len(rs):
         fail("result should have a rank equal to the number of elements in output_shape")
-    vals = constant_ints(op.operands[1])
+    vals = constant_ints(shape)
     if vals is not None and isinstance(a, T.RankedTensorType) and a.has_static_shape:
         n = 1
         for v in vals:
@@ -1440,37 +1440,33 @@ for _n in _UNARY_SAME + _BINARY_SAME:
 
 @rule("stablehlo.abs")
 def _abs(op):
-    if op.operands and op.results:
-        t = op.operand_types[0]
-        check_inferred(op, [_with_elt(t, _real_of(elt(t)))])
+    t = op.operand("operand").type
+    check_inferred(op, [_with_elt(t, _real_of(elt(t)))])
 
 
 @rule("stablehlo.real", "stablehlo.imag")
 def _real(op):
     if not same_shapes(op.operand_types + op.result_types):
         fail("requires the same shape for all operands and results")
-    if op.operands and op.results:
-        t = op.operand_types[0]
-        check_inferred(op, [_with_elt(t, _real_of(elt(t)))])
+    t = op.operand("operand").type
+    check_inferred(op, [_with_elt(t, _real_of(elt(t)))])
 
 
 @rule("stablehlo.complex")
 def _complex(op):
     if not same_shapes(op.operand_types + op.result_types):
         fail("requires the same shape for all operands and results")
-    if len(op.operands) == 2 and elt(op.operand_types[0]) != elt(op.operand_types[1]):
+    t = op.operand("lhs").type
+    if elt(t) != elt(op.operand("rhs").type):
         fail("requires the same element type for all operands")
-    if op.operands and op.results:
-        t = op.operand_types[0]
-        check_inferred(op, [_with_elt(t, T.ComplexType(elt(t)))])
+    check_inferred(op, [_with_elt(t, T.ComplexType(elt(t)))])
 
 
 @rule("stablehlo.is_finite")
 def _is_finite(op):
     if not same_shapes(op.operand_types + op.result_types):
         fail("all non-scalar operands/results must have the same shape and base type")
-    if op.operands and op.results:
-        check_inferred(op, [_with_elt(op.operand_types[0], T.i1)])
+    check_inferred(op, [_with_elt(op.operand("operand").type, T.i1)])
 
 
 _DIRECTIONS = {"EQ", "NE", "GE", "GT", "LE", "LT"}
@@ -1478,23 +1474,21 @@ _DIRECTIONS = {"EQ", "NE", "GE", "GT", "LE", "LT"}
 
 @rule("stablehlo.compare")
 def _compare(op):
-    d = op.attributes.get("comparison_direction")
+    d = op.attr("comparison_direction")
     if d is not None and A.enum_word(d) not in _DIRECTIONS:
         fail("attribute 'comparison_direction' failed to satisfy constraint: Which comparison operation to "
              "perform.")
     if not same_shapes(op.operand_types + op.result_types):
         fail("requires the same shape for all operands and results")
-    if len(op.operands) == 2 and not compatible_elements(op.operand_types[0], op.operand_types[1]):
+    lhs = op.operand("lhs").type
+    if not compatible_elements(lhs, op.operand("rhs").type):
         fail("requires compatible types for all operands")
-    if op.operands and op.results:
-        check_inferred(op, [_with_elt(op.operand_types[0], T.i1)])
+    check_inferred(op, [_with_elt(lhs, T.i1)])
 
 
 @rule("stablehlo.select")
 def _select(op):
-    if len(op.operands) != 3:
-        return
-    p, a, b = op.operand_types
+    p, a, b = (op.operand(n).type for n in ("pred", "on_true", "on_false"))
     if not compatible_shape_and_el(a, b):
         fail("requires compatible types for non-predicate operands")
     ps = shape_of(p)
@@ -1505,9 +1499,7 @@ def _select(op):
 
 @rule("stablehlo.bitcast_convert")
 def _bitcast_convert(op):
-    if not op.operands or not op.results:
-        return
-    a, b = op.operand_types[0], op.result_types[0]
+    a, b = op.operand("operand").type, op.result_named("result").type
     ea, eb = elt(a), elt(b)
     if isinstance(ea, T.ComplexType) != isinstance(eb, T.ComplexType):
         fail(f"cannot convert between real and complex types, but got: '{a}' and '{b}'")
@@ -1538,10 +1530,10 @@ def _bitcast_convert(op):
 @rule("stablehlo.get_tuple_element")
 def _get_tuple_element(op):
     nonneg_attr(op, "index", 32)
-    if not op.operands or not isinstance(op.operand_types[0], T.TupleType):
+    tt = op.operand("operand").type
+    if not isinstance(tt, T.TupleType):
         return
     i = int_attr(op, "index", 0)
-    tt = op.operand_types[0]
     if i >= len(tt.types):
         fail(f"index {i} is out of bounds of operand with size {len(tt.types)}")
     check_inferred(op, [tt.types[i]])
@@ -1601,18 +1593,18 @@ def _dynamic_iota(op):
     if r is not None and d >= r:
         fail("iota dimension cannot go beyond the output rank.")
     if op.operands:
-        shape_operand_check(op, op.operands[0], op.result_types[0])
+        shape_operand_check(op, op.operand("output_shape"), op.result_types[0])
 
 
 @rule("stablehlo.reverse")
 def _reverse(op):
     rank1_attrs(op, "dimensions")
     dims = ints_attr(op, "dimensions")
-    if dims is None or not op.operands:
+    if dims is None:
         return
     if len(set(dims)) != len(dims):
         fail(f"dimensions should be unique. Got: {', '.join(map(str, dims))}")
-    r = rank_of(op.operand_types[0])
+    r = rank_of(op.operand("operand").type)
     for d in dims:
         if d < 0:
             fail(f"all dimensions should be non-negative. Got dimension: {d}.")
@@ -1731,12 +1723,10 @@ def _rng_bit_generator(op):
 
 @rule("stablehlo.uniform_quantize")
 def _uniform_quantize(op):
-    if not op.operands or not op.results:
-        return
-    re_ = qtype(op.result_types[0])
+    re_ = qtype(op.result_named("result").type)
     if re_ is None:
         return
-    oe = elt(op.operand_types[0])
+    oe = elt(op.operand("operand").type)
     want = expressed(oe)
     got = T.scalar_type_from_name(re_.expressed)
     if got is not None and want != got:

@@ -15,6 +15,7 @@ from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
                              TypeAttr, escape_string)
 from ..ir.core import Block, Operation, Region
+from ..ir.signatures import OpSignature
 from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.literals import number_value, string_value
@@ -148,6 +149,16 @@ OTHER = {
 }
 
 
+#: The operand names (StableHLO's ODS) of ops with hand-written syntax whose checks read operands
+#: by name; their one result is `result`. (The ops with formats name theirs in `FORMATS`.)
+NAMES = {
+    "dynamic_broadcast_in_dim": ("operand", "output_dimensions"),
+    "dynamic_pad": ("operand", "padding_value", "edge_padding_low", "edge_padding_high", "interior_padding"),
+    "dynamic_reshape": ("operand", "output_shape"),
+    "dynamic_iota": ("output_shape",),
+}
+
+
 def declare_op_set(d: Dialect, prefix: str, printers: dict, own_verify=()) -> None:
     """Declare the StableHLO op set on dialect `d` under `prefix` (stablehlo / mhlo).
 
@@ -165,8 +176,10 @@ def declare_op_set(d: Dialect, prefix: str, printers: dict, own_verify=()) -> No
                  hlo_verify.verifier_for(vname(short)), printers.get(short))
     for short, (summary, props, _regions, pure) in OTHER.items():
         if short not in formatted:
+            names = NAMES.get(short)
             d.op(f"{prefix}.{short}", summary, (PURE,) if pure else (), props,
-                 hlo_verify.verifier_for(vname(short)), printers.get(short))
+                 hlo_verify.verifier_for(vname(short)), printers.get(short),
+                 names=OpSignature.of(names, ("result",)) if names else None)
     d.op(f"{prefix}.return", "Returns values from a region of its parent op.", (TERMINATOR, RETURN_LIKE, PURE),
          (), hlo_verify.verifier_for(vname("return")), printers.get("return"))
 

@@ -222,15 +222,15 @@ def _v_elementwise_binary(op) -> None:
 
 
 def _v_compare(op) -> None:
-    a, b = op.operands[0].type, op.operands[1].type
+    a, b = op.operand("input1").type, op.operand("input2").type
     _check_broadcast(op, [a, b])
     ea, eb = _elt(a), _elt(b)
     if _plain(ea) and _plain(eb) and ea != eb:
         raise VerifyError("requires the same element type for all operands")
-    er = _elt(op.results[0].type)
-    if er != T.i1:
+    r = op.result_named("output").type
+    if _elt(r) != T.i1:
         raise VerifyError(f"result #0 must be tosa-conformant tensor of 1-bit signless integer values, "
-                          f"but got '{op.results[0].type}'")
+                          f"but got '{r}'")
 
 
 def _v_logical(op) -> None:
@@ -238,9 +238,10 @@ def _v_logical(op) -> None:
         if _elt(v.type) != T.i1:
             raise VerifyError(f"operand must be tosa-conformant tensor of 1-bit signless integer values, "
                               f"but got '{v.type}'")
+    a = op.operand("input1").type
     if len(op.operands) == 2:
-        _check_broadcast(op, [op.operands[0].type, op.operands[1].type])
-    elif not _shapes_compatible(op.operands[0].type, op.results[0].type):
+        _check_broadcast(op, [a, op.operand("input2").type])
+    elif not _shapes_compatible(a, op.result_named("output").type):
         raise VerifyError("requires the same shape for all operands and results")
 
 
@@ -437,7 +438,7 @@ def _v_pad(op) -> None:
     if sa is not None and sr is not None:
         if len(sa) != len(sr):
             raise VerifyError("expect same input and output tensor rank")
-        pads = _const_shape_values(op.operands[1])
+        pads = _const_shape_values(op.operand("padding"))
         if pads is not None and len(pads) == 2 * len(sa):
             for i, (x, y) in enumerate(zip(sa, sr)):
                 if x is not None and y is not None and pads[2 * i] >= 0 and pads[2 * i + 1] >= 0 \
