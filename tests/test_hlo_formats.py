@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mlirtext.api import parse_and_verify, to_text
-from mlirtext.dialects import mhlo, stablehlo
+from mlirtext.dialects import chlo, mhlo, stablehlo
 
 from .oracle import generic_forms
 
@@ -155,3 +155,17 @@ def test_iree_opt_reads_the_stablehlo_print_as_we_do():
     want = generic_forms([to_text(result, generic=True)])
     assert want is not None, "iree-opt rejects our generic print"
     assert generic_forms([to_text(result)]) == want
+
+
+def test_every_chlo_formatted_op_prints_as_written():
+    T = "tensor<2x3xf32>"
+    lines = [f"%{n} = chlo.{n} %a : {T} -> {T}" for n in chlo.UNARY]
+    lines += [f"%{n} = chlo.{n} %a, %b : {T}, {T} -> {T}" for n in chlo.BINARY]
+    lines += [f"%b_{n} = chlo.broadcast_{n} %s, %a {{broadcast_dimensions = array<i64>}} : (tensor<f32>, {T}) -> {T}"
+              for n in chlo.BROADCAST_BINARY]
+    lines += [f"%bc = chlo.broadcast_compare %a, %b {{comparison_direction = #chlo<comparison_direction GT>}} : "
+              f"({T}, {T}) -> tensor<2x3xi1>",
+              f"%bs = chlo.broadcast_select %p, %a, %b : (tensor<2x3xi1>, {T}, {T}) -> {T}"]
+    assert _roundtrip(lines) == lines
+    formatted = {n for f in chlo.dialect.formats for n in f.op_names}
+    assert formatted == {line.split(" = ")[1].split(" ")[0] for line in lines}

@@ -1,6 +1,7 @@
 """chlo: client HLO ops: broadcasting binaries, special functions and a few composites.
 
-The custom syntax is in `grammars/hlo.lark` (shared with stablehlo and mhlo).
+The elementwise families have declared assembly formats (below); the other ops'
+custom syntax is in `grammars/hlo.lark` (shared with stablehlo and mhlo).
 chlo ops have no stablehlo counterpart, so their checks are looked up by their
 own name in `hlo_verify.VERIFIERS`.
 """
@@ -10,6 +11,7 @@ from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from . import hlo_verify, stablehlo
 from ..ir.signatures import OpSignature
+from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import create
 
@@ -26,29 +28,35 @@ UNARY = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "bessel_i1e", "conj"
 BINARY = ("next_after", "polygamma", "zeta", "mulhi")
 
 _print = stablehlo.CHLO_PRINTERS.get
+_FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
+_BROADCAST = ("broadcast_dimensions",)
 
-# MLIR's names of the operands, results and attributes (ChloOps.td)
-_UNARY_NAMES = OpSignature.of(("operand",), ("result",))
-_BINARY_NAMES = OpSignature.of(("lhs", "rhs"), ("result",), ("broadcast_dimensions",))
 
-for _name in BROADCAST_BINARY:
-    dialect.op(f"chlo.broadcast_{_name}", f"Broadcasting elementwise {_name}.", (PURE,),
-               ("broadcast_dimensions",), hlo_verify.verifier_for(f"chlo.broadcast_{_name}"),
-               _print("broadcast_binary"), names=_BINARY_NAMES)
-dialect.op("chlo.broadcast_compare", "Broadcasting elementwise comparison.", (PURE,),
-           ("broadcast_dimensions", "comparison_direction", "compare_type"),
-           hlo_verify.verifier_for("chlo.broadcast_compare"), _print("broadcast_compare"),
-           names=OpSignature.of(("lhs", "rhs"), ("result",), ("broadcast_dimensions", "comparison_direction",
-                                                                 "compare_type")))
-dialect.op("chlo.broadcast_select", "Broadcasting select.", (PURE,), (),
-           hlo_verify.verifier_for("chlo.broadcast_select"), _print("broadcast_select"),
-           names=OpSignature.of(("pred", "on_true", "on_false"), ("result",)))
-for _name in UNARY:
-    dialect.op(f"chlo.{_name}", f"Elementwise {_name}.", (PURE,), (), hlo_verify.verifier_for(f"chlo.{_name}"),
-               _print("unary"), names=_UNARY_NAMES)
-for _name in BINARY:
-    dialect.op(f"chlo.{_name}", f"Elementwise {_name}.", (PURE,), (), hlo_verify.verifier_for(f"chlo.{_name}"),
-               _print("binary"), names=_BINARY_NAMES)
+def _per_op(summary: str):
+    """`summary` with the op's short name (`add` of `chlo.broadcast_add`) and the op's checks."""
+    def per_op(name: str) -> dict:
+        return {"summary": summary.format(name[5:].removeprefix("broadcast_")),
+                "verify": hlo_verify.verifier_for(name)}
+    return per_op
+
+
+# Declared assembly formats, as chlo's ODS writes them: family, ops, format, operands, summary,
+# inherent attributes (written in the attribute dictionary).
+for _family, _names, _format, _operands, _summary, _props in (
+        ("broadcast_binary", [f"chlo.broadcast_{n}" for n in BROADCAST_BINARY], "$lhs `,` $rhs " + _FUNCTIONAL,
+         ("lhs", "rhs"), "Broadcasting elementwise {}.", _BROADCAST),
+        ("broadcast_compare", ["chlo.broadcast_compare"], "$lhs `,` $rhs " + _FUNCTIONAL, ("lhs", "rhs"),
+         "Broadcasting elementwise comparison.", _BROADCAST + ("comparison_direction", "compare_type")),
+        ("broadcast_select", ["chlo.broadcast_select"], "$pred `,` $on_true `,` $on_false " + _FUNCTIONAL,
+         ("pred", "on_true", "on_false"), "Broadcasting select.", ()),
+        ("unary", [f"chlo.{n}" for n in UNARY], "$operand attr-dict `:` type($operand) `->` type($result)",
+         ("operand",), "Elementwise {}.", ()),
+        ("binary", [f"chlo.{n}" for n in BINARY],
+         "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)", ("lhs", "rhs"),
+         "Elementwise {}.", ())):
+    declare_family(dialect, _family, _names, _format, operands=_operands, results=("result",),
+                   attributes=dict.fromkeys(_props), per_op=_per_op(_summary), strict_properties=False,
+                   traits=(PURE,), properties=_props)
 dialect.op("chlo.constant_like", "A splat constant shaped like its operand.", (PURE,), ("value",),
            hlo_verify.verifier_for("chlo.constant_like"), _print("constant_like"),
            names=OpSignature.of(("operand",), ("result",), ("value",)))

@@ -13,7 +13,7 @@ import re
 
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, BoolAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, StringAttr,
-                             TypeAttr, escape_string)
+                             TypeAttr)
 from ..ir.core import Block, Operation, Region
 from ..ir.signatures import OpSignature
 from ..ir.source import Span
@@ -203,8 +203,8 @@ def short_of(name: str) -> str:
 
 
 def hlo_create(ctx, name, operands=(), result_types=(), attributes=None, regions=()):
-    """An HLO op from custom syntax; mhlo ops keep their inherent attributes as properties
-    (they print in generic form, see `print_as_written`)."""
+    """An HLO op from custom syntax (hand-written or a declared format's); mhlo ops keep the
+    inherent attributes it wrote as properties, as mlir-hlo's own parser makes them."""
     op = create(ctx, name, operands, result_types, attributes or {}, regions)
     if name.startswith("mhlo."):
         d = ctx.registry.lookup(name)
@@ -413,8 +413,6 @@ def _signature(ctx, name: str, n_operands: int, types, results):
         return list(types), [T.TupleType(tuple(types))]
     if short == "optimization_barrier":
         return list(types), list(types)
-    if short == "broadcast_compare" and len(types) == 1:
-        return [types[0]] * n_operands, [shaped_like(types[0], T.i1)]
     if len(types) == 1:
         return [types[0]] * n_operands, [types[0]]
     raise ctx.fail(f"expected a single type or a function type for '{name}'")
@@ -433,14 +431,7 @@ def _hlo_simple(ctx, children):
         else:
             kwargs.append((arg[1], arg[2]))
     attributes = _kwarg_attrs(ctx, name, kwargs)
-    if short_of(name) == "broadcast_compare" and words:
-        prefix = prefix_of(name)
-        attributes["comparison_direction"] = enum_attr(prefix, "comparison_direction", words[0].value)
-        if len(words) > 1:
-            attributes["compare_type"] = enum_attr(prefix, "comparison_type", words[1].value)
-        if len(words) > 2:
-            raise ctx.fail("unexpected word after the comparison type", words[2])
-    elif words:
+    if words:
         raise ctx.fail(f"unexpected '{words[0].value}' in '{name}'", words[0])
     attributes.update(attrs or {})
     in_types, out_types = _signature(ctx, name, len(operands), types, results)
@@ -723,30 +714,6 @@ def _hlo_while(ctx, children):
 
 
 # ---- custom syntax: printing ---------------------------------------------------------------
-def print_as_written(p, op) -> None:
-    """The generic form, with `<{...}>` holding exactly the attributes the source put there.
-
-    mhlo is not registered in iree-opt 3.13 (the reference), so mhlo ops print in
-    the generic form it reads; ops parsed from mhlo's custom syntax carry their
-    inherent attributes as properties (as mhlo's own generic print does)."""
-    w = p.out.append
-    w(f"{escape_string(op.name)}({p.values(op.operands)})")
-    if op.successors:
-        w("[" + ", ".join(p.block(b) for b in op.successors) + "]")
-    props = {k: v for k, v in op.attributes.items() if k in op.property_names}
-    if props:
-        w(" <" + p.attr_dict(props).strip() + ">")
-    if op.regions:
-        w(" (")
-        for i, region in enumerate(op.regions):
-            if i:
-                w(", ")
-            p.region(region, print_empty_block=True)
-        w(")")
-    w(p.attr_dict(op.attributes, elide=props))
-    w(" : " + p.function_type([v.type for v in op.operands], [r.type for r in op.results]))
-
-
 def _print_return(p, op) -> None:
     p.write(op.name, p.op_attr_dict(op))
     if op.operands:
@@ -1125,25 +1092,6 @@ for _short in ("add_dependency", "bitcast", "copy", "stochastic_convert"):
 
 # ---- chlo printers -------------------------------------------------------------------
 @custom
-def _print_chlo_unary(p, op) -> None:
-    _need(len(op.operands) == 1 and len(op.results) == 1)
-    p.write(op.name, " ", p.value(op.operands[0]), p.op_attr_dict(op), " : ", p.type(op.operand_types[0]),
-            " -> ", p.type(op.result_types[0]))
-
-
-@custom
-def _print_chlo_binary(p, op) -> None:
-    _need(len(op.results) == 1)
-    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", p.types(op.operand_types),
-            " -> ", p.type(op.result_types[0]))
-
-
-@custom
-def _print_chlo_broadcast(p, op) -> None:
-    p.write(op.name, " ", p.values(op.operands), p.op_attr_dict(op), " : ", _sig_func(p, op))
-
-
-@custom
 def _print_top_k(p, op) -> None:
     _need(len(op.operands) == 1)
     p.write(op.name, "(", p.value(op.operands[0]), f", k = {_i64(op, 'k')})", p.op_attr_dict(op, elide=("k",)),
@@ -1166,10 +1114,7 @@ def _print_mhlo_topk(p, op) -> None:
 
 MHLO_PRINTERS["topk"] = _print_mhlo_topk
 
-CHLO_PRINTERS.update({
-    "unary": _print_chlo_unary, "binary": _print_chlo_binary, "broadcast_binary": _print_chlo_broadcast,
-    "broadcast_compare": _print_chlo_broadcast, "broadcast_select": _print_chlo_broadcast, "top_k": _print_top_k,
-})
+CHLO_PRINTERS["top_k"] = _print_top_k
 
 
 # ---- declared assembly formats: the regular families -----------------------------------------

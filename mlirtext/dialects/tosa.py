@@ -106,10 +106,6 @@ def _plain(e) -> bool:
     return isinstance(e, (T.IntegerType, T.FloatType, T.IndexType))
 
 
-def _fmt_shape(shape) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
-
-
 def _dims_compatible(a, b) -> bool:
     return a is None or b is None or a == b
 
