@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
-from . import hlo_verify, stablehlo
 from ..ir.signatures import OpSignature
+from . import hlo_verify, stablehlo
 from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import create
