@@ -14,7 +14,7 @@ import pytest
 from . import corpus, invalid_first_error as measure
 
 #: The issue's floor, today's counts minus a small margin, the number of invalid cases.
-FLOOR_PERCENT, FLOOR_PASSED, FLOOR_MATCHED, TOTAL = 97.0, 1164, 1136, 1187   # today 1,169 (1,143 matched)
+FLOOR_PERCENT, FLOOR_PASSED, FLOOR_MATCHED, TOTAL = 97.0, 1164, 1143, 1187   # today 1,169 (1,150 matched)
 
 
 @pytest.mark.skipif(not corpus.available(), reason="no corpus")

@@ -162,18 +162,14 @@ NAMES = {
 def declare_op_set(d: Dialect, prefix: str, printers: dict, own_verify=()) -> None:
     """Declare the StableHLO op set on dialect `d` under `prefix` (stablehlo / mhlo).
 
-    The regular families have declared assembly formats (`declare_formats`); `printers` maps
-    the short name of each other op to its custom printer; `own_verify` lists short names
+    The regular families (every elementwise op among them) have declared assembly formats
+    (`declare_formats`); `printers` maps the short name of each other op to its custom printer; `own_verify` lists short names
     that have no stablehlo op (their verifier is looked up by their own name).
     """
     def vname(short: str) -> str:
         return f"{prefix}.{short}" if short in own_verify else f"stablehlo.{short}"
 
     formatted = declare_formats(d, prefix, lambda short: hlo_verify.verifier_for(vname(short)))
-    for short in UNARY + CONVERSIONS + BINARY:
-        if short not in formatted:
-            d.op(f"{prefix}.{short}", f"Elementwise {short}.", (PURE,), (),
-                 hlo_verify.verifier_for(vname(short)), printers.get(short))
     for short, (summary, props, _regions, pure) in OTHER.items():
         if short not in formatted:
             names = NAMES.get(short)
