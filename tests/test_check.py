@@ -336,12 +336,15 @@ def test_serialized_eq_compares_with_the_probe():
   %2 = arith.constant dense<[1.0, 3.0]> : tensor<2xf32>
   check.expect_serialized_eq %2, probe_id = "p" : tensor<2xf32>
   check.expect_serialized_eq %2, probe_id = "never" : tensor<2xf32>
-  check.expect_serialized_eq %2, probe_id = "p", iter = 1 : tensor<2xf32>"""
+  check.expect_serialized_eq %2, probe_id = "p", iter = 1 : tensor<2xf32>
+  %3 = arith.constant dense<[1, 2]> : tensor<2xi32>
+  check.expect_serialized_eq %3, probe_id = "p" : tensor<2xi32>"""
     failures = _failures(body)
-    assert [f.line for f in failures] == [6, 7, 8]
+    assert [f.line for f in failures] == [6, 7, 8, 10]
     assert "element [1]: got 3.0, expected 2.0" in failures[0].message
     assert "no value was recorded by probe 'never'" in failures[1].message
     assert "at iteration 1" in failures[2].message
+    assert "serialized types don't match: tensor<2xi32> (actual) vs tensor<2xf32> (expected)" in failures[3].message
 
 
 def test_a_value_in_the_wrong_runtime_form_fails_the_check():
@@ -389,3 +392,29 @@ def test_no_corpus_test_function_is_worse_than_expected():
     results = [r for rel in check_suite.tests(options) for r in check_suite.run(rel, options)]
     comparison = expectations.compare(results, expectations.read(str(EXPECTED)))
     assert not comparison.worse, expectations.describe(comparison, str(EXPECTED))
+
+
+def test_check_operands_have_both_dialects_names():
+    """IREE's `$device? $lhs $rhs` and StableHLO's `$lhs $rhs` (`$actual $expected` for
+    expect_close, `$expected` for expect_serialized_eq): the optional device goes by the count."""
+    result = parse_and_verify("""\
+func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>, %i: i32, %d: !hal.device) {
+  check.expect_eq<%d>(%a, %b) : tensor<2xf32>
+  check.expect_eq(%a, %b) : tensor<2xf32>
+  check.expect_almost_eq %b, %a, tolerance = 0.1 : tensor<2xf32>
+  check.expect_close %a, %b, max_ulp_difference = 3 : tensor<2xf32>, tensor<2xf32>
+  check.expect_eq_const %b, dense<1.0> : tensor<2xf32>
+  check.expect_serialized_eq %a, probe_id = "p" : tensor<2xf32>
+  check.expect_true(%i) : i32
+  return
+}
+""")
+    assert result.ok, [d.message for d in result.diagnostics]
+    fn = result.module.regions[0].blocks[0].ops[0]
+    iree, plain, almost, close, const, serialized, true = fn.regions[0].blocks[0].ops[:7]
+    a, b, i, d = fn.regions[0].blocks[0].arguments
+    assert (iree.operand("device"), iree.operand("lhs"), iree.operand("rhs")) == (d, a, b)
+    assert plain.operands_named("device") == [] and (plain.operand("lhs"), plain.operand("rhs")) == (a, b)
+    assert (almost.operand("lhs"), almost.operand("rhs")) == (b, a)
+    assert (close.operand("actual"), close.operand("expected")) == (a, b)
+    assert const.operand("lhs") is b and serialized.operand("expected") is a and true.operand("operand") is i

@@ -22,6 +22,7 @@ from ..ir.attributes import FloatAttr, IntegerAttr, StringAttr, escape_string, f
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr
 from ..syntax.lexer import Tok
 from ..syntax.literals import number_value, string_value
+from ..ir.signatures import OpSignature
 from .base import Dialect, VerifyError
 from .common import create, merge_unique_attrs
 
@@ -36,6 +37,16 @@ ALMOST = ("expect_almost_eq", "expect_almost_eq_const")
 
 HAL_DEVICE = T.DialectType("hal.device")
 HAL_BUFFER_VIEW = T.DialectType("hal.buffer_view")
+
+#: The operands by the names both dialects' ODS give them (IREE's `check.expect_eq` is
+#: `$device? $lhs $rhs`, StableHLO's `$lhs $rhs`: the optional HAL device, IREE's alone, is
+#: told apart by the operand count, as MLIR's segment-free optional operand is).
+_OPERANDS = {
+    "expect_true": ("operand",), "expect_false": ("operand",), "expect_all_true": ("device?", "operand"),
+    "expect_eq": ("device?", "lhs", "rhs"), "expect_almost_eq": ("device?", "lhs", "rhs"),
+    "expect_eq_const": ("device?", "lhs"), "expect_almost_eq_const": ("device?", "lhs"),
+    "expect_close": ("actual", "expected"), "expect_serialized_eq": ("expected",),
+}
 
 
 def _f32(value: float) -> float:
@@ -90,7 +101,7 @@ def _print_iree(p, op) -> None:
     data = _data_operands(op)
     p.write(op.name)
     if has_device_operand(op):
-        p.write("<", p.value(op.operands[0]), ">")
+        p.write("<", p.value(op.operand("device")), ">")
     p.write("(", p.values(data[:1]))
     if short in CONST:
         p.write(", ", p.attr(op.attr("value")))
@@ -110,11 +121,12 @@ def _print_iree(p, op) -> None:
 def _print_stablehlo(p, op) -> None:
     short = _short(op)
     attrs = op.attributes
-    p.write(op.name, " ", p.value(op.operands[0]))
+    names = [n for n in _OPERANDS[short] if n != "device?"]  # StableHLO's ops have no device
+    p.write(op.name, " ", p.value(op.operand(names[0])))
     if short in CONST:
         p.write(", ", p.attr(attrs["value"]))
-    elif len(op.operands) > 1:
-        p.write(", ", p.value(op.operands[1]))
+    elif len(names) > 1:
+        p.write(", ", p.value(op.operand(names[1])))
     elided = ("value", "tolerance", "max_ulp_difference", "min_ulp_difference", "probe_id", "iteration")
     if short == "expect_close":
         if "max_ulp_difference" in attrs:
@@ -132,7 +144,7 @@ def _print_stablehlo(p, op) -> None:
         p.write(", tolerance = ", _number(attrs["tolerance"]))
     p.write(p.op_attr_dict(op, elide=elided))
     if short not in CONST:
-        p.write(" : ", p.type(op.operands[0].type))
+        p.write(" : ", p.type(op.operand(names[0]).type))
 
 
 def _print(p, op) -> None:
@@ -178,8 +190,9 @@ def _verify_iree(op) -> None:
     data = _data_operands(op)
     if short in ("expect_true", "expect_false"):
         _expect_count(op, 1)
-        if not _is_signless_int(op.operands[0].type):
-            raise VerifyError(f"operand #0 must be signless integer, but got '{op.operands[0].type}'")
+        t = op.operand("operand").type
+        if not _is_signless_int(t):
+            raise VerifyError(f"operand #0 must be signless integer, but got '{t}'")
         return
     index = 1 if has_device_operand(op) else 0
     if short == "expect_all_true":
@@ -222,7 +235,7 @@ def _verify_stablehlo(op) -> None:
     attrs = op.attributes
     if short in CONST:
         _expect_count(op, 1)
-        _check_value(op, op.operands[0].type, "lhs, value")
+        _check_value(op, op.operand("lhs").type, "lhs, value")
     elif short == "expect_serialized_eq":
         _expect_count(op, 1)
         if not isinstance(attrs.get("probe_id"), StringAttr):
@@ -262,7 +275,7 @@ for _short_name, _summary in _SUMMARIES.items():
     dialect.op(f"check.{_short_name}", _summary,
                properties=("value", "atol", "rtol", "tolerance", "max_ulp_difference",
                            "min_ulp_difference", "probe_id", "iteration"),
-               verify=_verify, print=_print)
+               verify=_verify, print=_print, names=OpSignature.of(_OPERANDS[_short_name]))
 
 
 # ---- parsing ----------------------------------------------------------------------------

@@ -449,8 +449,9 @@ def _expect_serialized_eq(interp, op, args):
               + (f" at iteration {iteration}" if iteration else "") + " (no interpreter.probe ran with that id)")
         return []
     rtype, value = recorded[iteration]
-    if rtype != op.operands[0].type:
-        _fail(interp, op, op.name, f"serialized types don't match: {op.operands[0].type} (actual) vs {rtype} "
+    t = op.operand("expected").type  # StableHLO's name for the operand; its message calls it "actual"
+    if rtype != t:
+        _fail(interp, op, op.name, f"serialized types don't match: {t} (actual) vs {rtype} "
               f"(expected) for probe '{name}'")
         return []
     _check_eq(interp, op, op.name, args[0], value, bytewise=False)
