@@ -102,7 +102,7 @@ class FoldTransposeOfConstant(RewritePattern):
     ops = ("stablehlo.transpose", "mhlo.transpose")
 
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
-        source, perm = op.operands[0], _perm(op)
+        source, perm = op.operand("operand"), _perm(op)
         value = constant_value(source)
         if isinstance(value, DenseElementsAttr):
             t = op.results[0].type
@@ -121,7 +121,7 @@ class FoldTransposeOfConstant(RewritePattern):
             return True
         if _is_transpose(source):
             inner = _perm(source.op)
-            rw.replace_op(op, [transpose(rw, op, source.op.operands[0], [inner[p] for p in perm])])
+            rw.replace_op(op, [transpose(rw, op, source.op.operand("operand"), [inner[p] for p in perm])])
             return True
         if perm == list(range(len(perm))):
             rw.replace_op(op, [source])
@@ -153,7 +153,7 @@ class SinkTranspose(RewritePattern):
             if not isinstance(v.type, T.RankedTensorType) or v.type.rank != rank:
                 return False
             if _is_transpose(v):
-                new.append(v.op.operands[0])
+                new.append(v.op.operand("operand"))
             elif getattr(v, "op", None) is not None and v.op.name.endswith(".broadcast_in_dim"):
                 dims = int_list(v.op.attributes.get("broadcast_dimensions")) or []
                 new.append(self._broadcast(rw, op, v.op, [perm[d] for d in dims], _permuted_type(v.type, inv)))
@@ -184,7 +184,7 @@ class SinkTranspose(RewritePattern):
         """`broadcast` re-laid out: its operand's dims go to `dims` of `t`. A bias shaped for NCHW
         (C x 1 x 1) would go to dims out of order, which the lowering makes a transpose of its own:
         its unit dims are reshaped away first, leaving the channels in order."""
-        source = broadcast.operands[0]
+        source = broadcast.operand("operand")
         keep = [k for k, size in enumerate(source.type.shape) if size != 1]
         kept = [dims[k] for k in keep]
         if dims != sorted(dims) and kept == sorted(kept):
