@@ -62,7 +62,7 @@ class StridedSlice(HloLoweringPattern):
     signless_safe = True
 
     def rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         t = op.results[0].type
         start = int_list(op.attributes.get("start_indices"))
         strides = int_list(op.attributes.get("strides")) or [1] * t.rank
@@ -145,7 +145,7 @@ class Broadcast(HloLoweringPattern):
     signless_safe = True
 
     def rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         t = op.results[0].type
         lead = t.rank - x.type.rank
         block = generic_body([x], [t], lambda b, i, o: [i[0]])
@@ -179,7 +179,7 @@ class BitcastConvertWidths(HloLoweringPattern):
     signless_safe = True
 
     def rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         t = op.results[0].type
         w_in, w_out = _bit_width(x.type.element), _bit_width(t.element)
         if w_in is None or w_out is None or w_in == w_out:

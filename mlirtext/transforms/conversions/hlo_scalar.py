@@ -168,7 +168,7 @@ def scalar_op(b: Scalar, op: Operation, args):
         v = splat_value(op.attributes.get("value"))
         return None if v is None else b.const(v, rt)
     if kind in ("reshape", "broadcast_in_dim", "convert"):
-        src = op.operands[0].type
+        src = op.operand("operand").type
         if not (isinstance(src, T.RankedTensorType) and src.rank == 0 and is_arith_element(src)):
             return None
         return cast_scalar(b, args[0], rt)

@@ -74,17 +74,17 @@ class DynamicReshape(_Static):
     ops = hlo_names("dynamic_reshape")
 
     def static_form(self, op):
-        return "reshape", [op.operands[0]], {}
+        return "reshape", [op.operand("operand")], {}
 
 
 class DynamicBroadcastInDim(_Static):
     ops = hlo_names("dynamic_broadcast_in_dim")
 
     def static_form(self, op):
-        if not all_static(op.operands[0].type):
+        if not all_static(op.operand("operand").type):
             return None
         dims = int_list(op.attributes.get("broadcast_dimensions"))
-        return "broadcast_in_dim", [op.operands[0]], {"broadcast_dimensions": _i64s(dims or [])}
+        return "broadcast_in_dim", [op.operand("operand")], {"broadcast_dimensions": _i64s(dims or [])}
 
 
 class DynamicPad(_Static):

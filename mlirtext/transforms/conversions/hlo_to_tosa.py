@@ -92,7 +92,7 @@ class UnaryFloat(_Pattern):
     ops = hlo_names(*_UNARY_FLOAT)
 
     def rewrite(self, op, rw) -> bool:
-        if not T.is_float(_elt(op.operands[0])):
+        if not T.is_float(_elt(op.operand("operand"))):
             return False
         new = rw.create(op, _UNARY_FLOAT[short_name(op)], op.operands, [_result_type(op)], location_of=op)
         rw.replace_op(op, new.results)
@@ -103,7 +103,7 @@ class Binary(_Pattern):
     ops = hlo_names(*_BINARY, "maximum", "minimum", "divide")
 
     def rewrite(self, op, rw) -> bool:
-        kind, elt = short_name(op), _elt(op.operands[0])
+        kind, elt = short_name(op), _elt(op.operand("lhs"))
         if kind == "power" and not T.is_float(elt):
             return False
         if _is_bool(elt) and kind in ("add", "subtract"):
@@ -145,7 +145,7 @@ class Bitwise(_Pattern):
 
     def rewrite(self, op, rw) -> bool:
         kind = short_name(op)
-        boolean = _is_bool(op.operands[0].type)
+        boolean = _is_bool(op.operand("operand" if kind == "not" else "lhs").type)
         if kind == "add":
             if not boolean:
                 return False  # the Binary pattern's
@@ -164,7 +164,7 @@ class AbsNegate(_Pattern):
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
-        if T.element_type(op.operands[0].type) != t.element or isinstance(t.element, T.ComplexType):
+        if T.element_type(op.operand("operand").type) != t.element or isinstance(t.element, T.ComplexType):
             return False
         if short_name(op) == "abs":
             new = rw.create(op, "tosa.abs", op.operands, [t])
@@ -173,7 +173,7 @@ class AbsNegate(_Pattern):
         else:
             zero = tensor_of([1], t.element)
             zps = [tosa_const(rw, op, 0, zero), tosa_const(rw, op, 0, zero)]
-            new = rw.create(op, "tosa.negate", [op.operands[0], *zps], [t])
+            new = rw.create(op, "tosa.negate", [op.operand("operand"), *zps], [t])
         rw.replace_op(op, new.results)
         return True
 
@@ -188,7 +188,7 @@ class Compare(_Pattern):
     def rewrite(self, op, rw) -> bool:
         direction = enum_word(op.attributes.get("comparison_direction"))
         kind = enum_word(op.attributes.get("compare_type"))
-        elt = _elt(op.operands[0])
+        elt = _elt(op.operand("lhs"))
         if kind in ("TOTALORDER", "UNSIGNED") or (isinstance(elt, T.IntegerType) and elt.is_unsigned) \
                 or isinstance(elt, T.ComplexType):
             return False
@@ -246,7 +246,7 @@ class Convert(_Pattern):
     ops = hlo_names("convert")
 
     def rewrite(self, op, rw) -> bool:
-        src, dst = _elt(op.operands[0]), _result_type(op).element
+        src, dst = _elt(op.operand("operand")), _result_type(op).element
         if T.is_float(src) and not T.is_float(dst):
             return False  # StableHLO truncates toward zero, TOSA rounds to nearest
         if isinstance(src, T.ComplexType) or isinstance(dst, T.ComplexType):
@@ -292,7 +292,7 @@ class Reshape(_Pattern):
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
-        new = rw.create(op, "tosa.reshape", [op.operands[0], tosa_shape(rw, op, t.shape)], [t])
+        new = rw.create(op, "tosa.reshape", [op.operand("operand"), tosa_shape(rw, op, t.shape)], [t])
         rw.replace_op(op, new.results)
         return True
 
@@ -313,7 +313,7 @@ class BroadcastInDim(_Pattern):
     ops = hlo_names("broadcast_in_dim")
 
     def rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         src, t = x.type, _result_type(op)
         dims = int_list(op.attributes.get("broadcast_dimensions"))
         order = sorted(range(len(dims)), key=lambda i: dims[i])
@@ -343,7 +343,7 @@ class Slice(_Pattern):
         if strides is None or any(s != 1 for s in strides):
             return False
         t = _result_type(op)
-        new = rw.create(op, "tosa.slice", [op.operands[0], tosa_shape(rw, op, start), tosa_shape(rw, op, t.shape)],
+        new = rw.create(op, "tosa.slice", [op.operand("operand"), tosa_shape(rw, op, start), tosa_shape(rw, op, t.shape)],
                         [t])
         rw.replace_op(op, new.results)
         return True
@@ -374,7 +374,7 @@ class Reverse(_Pattern):
     ops = hlo_names("reverse")
 
     def rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("operand")
         for axis in int_list(op.attributes.get("dimensions")):
             x = rw.create(op, "tosa.reverse", [x], [_result_type(op)], {"axis": IntegerAttr(axis, T.i32)}).result
         rw.replace_op(op, [x])

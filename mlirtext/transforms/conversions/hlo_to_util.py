@@ -25,7 +25,7 @@ class ForwardTupleElement(RewritePattern):
     ops = hlo_names("get_tuple_element")
 
     def match_and_rewrite(self, op, rw) -> bool:
-        source = getattr(op.operands[0], "op", None)
+        source = getattr(op.operand("operand"), "op", None)
         index = op.attributes.get("index")
         if source is None or source.name not in hlo_names("tuple") or not isinstance(index, IntegerAttr):
             return False

@@ -417,7 +417,7 @@ def unsigned_scalar_op(b, op: Operation, args):
         value = _signless_constant(op.attributes.get("value"), rt)
         v = None if value is None else splat_value(value)
         return None if v is None else b.const(v, signless(rt.element))
-    if kind in ("reshape", "broadcast_in_dim", "bitcast_convert") and signless(op.operands[0].type) == signless(rt):
+    if kind in ("reshape", "broadcast_in_dim", "bitcast_convert") and signless(op.operand("operand").type) == signless(rt):
         return args[0]
     if kind == "select":
         return b.op("arith.select", args, args[1].type)

@@ -275,7 +275,7 @@ class Reshape(RewritePattern):
     ops = ("tosa.reshape",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("input1")
         src, dst = x.type, op.results[0].type
         if not all_static(src, dst):
             return False
@@ -322,9 +322,9 @@ class Tile(RewritePattern):
     ops = ("tosa.tile",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("input1")
         t = op.results[0].type
-        multiples = _shape_values(op.operands[1])
+        multiples = _shape_values(op.operand("multiples"))
         if multiples is None or not all_static(x.type, t) or \
                 any(m != 1 and s != 1 for m, s in zip(multiples, x.type.shape)):
             return False
@@ -411,7 +411,7 @@ class Slice(RewritePattern):
     ops = ("tosa.slice",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        start, size = _shape_values(op.operands[1]), _shape_values(op.operands[2])
+        start, size = _shape_values(op.operand("start")), _shape_values(op.operand("size"))
         t = op.results[0].type
         if start is None or size is None or not all_static(t):
             return False
@@ -419,7 +419,7 @@ class Slice(RewritePattern):
         attrs = {"static_offsets": i64_array(start), "static_sizes": i64_array(size),
                  "static_strides": i64_array([1] * rank),
                  "operandSegmentSizes": DenseArrayAttr(T.i32, (1, 0, 0, 0))}
-        new = rw.create(op, "tensor.extract_slice", [op.operands[0]], [t], attrs)
+        new = rw.create(op, "tensor.extract_slice", [op.operand("input1")], [t], attrs)
         rw.replace_op(op, new.results)
         return True
 
