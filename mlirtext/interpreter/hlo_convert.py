@@ -88,7 +88,7 @@ def fit_type(arr, t):
 @impl("stablehlo.convert", "mhlo.convert")
 def _convert(interp, op, args):
     (a,) = args
-    src_q = quant_type(op.operands[0].type)
+    src_q = quant_type(op.operand("operand").type)
     if src_q is not None:
         a = dequantize(a, src_q)
     t = op.results[0].type
@@ -102,7 +102,7 @@ def _convert(interp, op, args):
 @impl("stablehlo.uniform_quantize", "mhlo.uniform_quantize")
 def _uniform_quantize(interp, op, args):
     (a,) = args
-    src_q = quant_type(op.operands[0].type)
+    src_q = quant_type(op.operand("operand").type)
     if src_q is not None:
         a = dequantize(a, src_q)
     q = quant_type(op.results[0].type)
@@ -114,7 +114,7 @@ def _uniform_quantize(interp, op, args):
 @impl("stablehlo.uniform_dequantize", "mhlo.uniform_dequantize")
 def _uniform_dequantize(interp, op, args):
     (a,) = args
-    q = quant_type(op.operands[0].type)
+    q = quant_type(op.operand("operand").type)
     if q is None:
         raise InterpreterError("uniform_dequantize expects a quantized tensor")
     return [fit(op, dequantize(a, q))]
@@ -209,7 +209,7 @@ def _from_bits(bits: np.ndarray, t) -> np.ndarray:
 def _bitcast_convert(interp, op, args):
     (a,) = args
     a = np.asarray(a)
-    src_t, dst_t = op.operands[0].type, op.results[0].type
+    src_t, dst_t = op.operand("operand").type, op.results[0].type
     w_in, w_out = _bit_width(src_t), _bit_width(dst_t)
     dt = np_dtype(dst_t)
     if w_in == w_out and a.dtype.itemsize == dt.itemsize and a.dtype.kind != "b" and dt.kind != "b" \

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.core import OpResult
-from .hlo_regions import as_result, binary_body, enum, integer, run_body, short as short_name
+from .hlo_regions import as_result, binary_body, enum, integer, run_body
 from .registry import impl
 
 
@@ -68,7 +68,7 @@ def _key_order(interp, op, operands, axis):
         return None
     returned = ops[-1].operands[0]
     final = returned.op if isinstance(returned, OpResult) else None
-    if final is None or short_name(final.name) != "compare" or not any(o is final for o in ops):
+    if final is None or final.name not in ("stablehlo.compare", "mhlo.compare") or not any(o is final for o in ops):
         return None
     direction = enum(final, "comparison_direction")
     if direction not in ("LT", "GT"):
@@ -90,7 +90,7 @@ def _key_order(interp, op, operands, axis):
 
     def deps_of(v):
         return {index[id(v)]} if id(v) in index else deps.get(id(v), set())
-    lhs, rhs = deps_of(final.operands[0]), deps_of(final.operands[1])
+    lhs, rhs = deps_of(final.operand("lhs")), deps_of(final.operand("rhs"))
     if len(lhs) != 1 or len(rhs) != 1:
         return None
     (i,), (j,) = lhs, rhs
@@ -109,7 +109,7 @@ def _key_order(interp, op, operands, axis):
             if final is o:
                 break
             interp.run_op(o, env)
-        kl, kr = np.asarray(env[id(final.operands[0])]), np.asarray(env[id(final.operands[1])])
+        kl, kr = np.asarray(env[id(final.operand("lhs"))]), np.asarray(env[id(final.operand("rhs"))])
     except Exception:  # noqa: BLE001 - any trouble: the merge sort runs the comparator itself
         return None
     if kl.shape != x.shape or kl.dtype != kr.dtype or kl.tobytes() != kr.tobytes():

@@ -225,7 +225,7 @@ def _clamp(interp, op, args):
 @impl("tosa.cast")
 def _cast(interp, op, args):
     x = np.asarray(args[0])
-    if tosa_block.is_mxint8(op.operands[0].type):
+    if tosa_block.is_mxint8(op.operand("input").type):
         x = tosa_block.dequantize(x, None, 1, True)
     if tosa_block.block_scaled_parts(out_type(op)) is not None:
         return [tosa_block.cast_block_scaled(op, x)]
