@@ -95,7 +95,7 @@ def _every_cut_matches(text: str, name: str, cuts=None) -> None:
 def test_every_cut_of_a_file_with_cross_piece_problems():
     diagnostics = Document("file:///x.mlir", CROSS_PIECE, 0, "x.mlir").diagnostics
     messages = " | ".join(d.message for d in diagnostics)
-    for expected in ("redefinition of symbol named 'twice'", "'nowhere'", "expected one of SSA value",
+    for expected in ("redefinition of symbol named 'twice'", "'nowhere'", "expected SSA value, found",
                      "operand type mismatch", "'late' does not reference", "use of undeclared SSA value name '%x'"):
         assert expected in messages
     assert len(layout_of(CROSS_PIECE)[0][2]) > 10   # many pieces: the cuts mean something
