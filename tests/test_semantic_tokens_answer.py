@@ -1,6 +1,7 @@
 """The semantic tokens answer as JSON text joined from per-piece JSON (`tokens.encode_json`),
-prepared after each version's analysis for a client that declares semantic tokens: the same
-integers as `tokens.encode` on corpus files, whole and by range, and through the real server."""
+prepared after each version's analysis for a client that declares semantic tokens (a big
+document's pieces encoded in its build, for every client): the same integers as
+`tokens.encode` on corpus files, whole and by range, and through the real server."""
 from __future__ import annotations
 
 import asyncio
@@ -12,6 +13,7 @@ import pytest
 from mlirtext.analysis import tokens
 from mlirtext.analysis.document import Document
 from mlirtext_server import whole_document
+from mlirtext_server.server import MlirServer
 from mlirtext_server.whole_document import WholeDocumentAnswers
 from tests.corpus import CORPUS
 from tests.lsp_raw import RawServer
@@ -64,42 +66,42 @@ def test_a_prepared_answer_is_the_one_the_request_gets():
     assert json.loads(first.json) == {"data": tokens.encode(doc)}
 
 
-def test_a_big_documents_tokens_are_made_ahead_in_jobs_for_every_client(monkeypatch):
-    """Over TOKENS_AHEAD_CHARS: the pieces are encoded in jobs of PIECES_PER_JOB after the
-    analysis even for a client that declares no semantic tokens (no answer is made for it);
-    a newer version of the document stops the older one's jobs, and its answer (the client
-    declares tokens) is the encoding."""
-    monkeypatch.setattr(whole_document, "TOKENS_AHEAD_CHARS", 1000)
-    monkeypatch.setattr(whole_document, "PIECES_PER_JOB", 2)
+def test_a_big_documents_tokens_are_made_in_its_build_before_its_diagnostics(monkeypatch):
+    """Over TOKENS_IN_BUILD_CHARS: the server's build of a version (`_open_frozen`, on the
+    analysis thread, before the diagnostics are published) encodes every piece's tokens, for
+    every client; a new version encodes only the pieces whose text changed, and the answer
+    joined from them is the encoding. A smaller document's build encodes none."""
+    monkeypatch.setattr(whole_document, "TOKENS_IN_BUILD_CHARS", 1000)
     texts = [p.read_text() for p in EXAMPLES]
-    old = Document("file:///big.mlir", "".join(texts))
-    new = Document("file:///big.mlir", "".join(reversed(texts)) + "\n// edited\n")
-    jobs = []
+    server = MlirServer()
 
-    class CountingPool(ThreadPoolExecutor):
-        def submit(self, fn, *args, **kwargs):
-            jobs.append(args[1] if fn.__name__ == "_compute_frozen" else
-                        ("old" if any(args[0][0] is p for p in old.pieces) else "new", len(args[0])))
-            return super().submit(fn, *args, **kwargs)
+    async def build(uri, text, version):
+        doc, early = server._open_frozen(uri, text, version, asyncio.get_running_loop())
+        return doc
 
-    async def made_ahead(doc, answer, then=None):
-        answers = WholeDocumentAnswers(CountingPool(1))
-        answers.prepare_tokens(doc, answer)
-        if then is not None:
-            answers.prepare_tokens(then, True)
-        for _ in range(500):
-            if not answers.ahead:
-                break
-            await asyncio.sleep(0.01)
-        return answers, then and await answers.answer(then, "tokens")
+    old = asyncio.run(build("file:///big.mlir", "".join(texts), 1))
+    assert len(old.pieces) > 4 and all("tokens_json" in p.parsed.cache for p in old.pieces)
+    edited = "".join(texts) + "func.func @added(%a: i32) -> i32 {\n  return %a : i32\n}\n"
+    new = asyncio.run(build("file:///big.mlir", edited, 2))
+    kept = {id(p.parsed) for p in old.pieces}
+    assert [i for i, p in enumerate(new.pieces) if id(p.parsed) not in kept] == [len(new.pieces) - 1]   # parses and
+    assert all("tokens_json" in p.parsed.cache for p in new.pieces)   # tokens kept: the new piece encoded alone
+    answer = asyncio.run(WholeDocumentAnswers(ThreadPoolExecutor(1)).answer(new, "tokens"))
+    assert json.loads(answer.json) == {"data": tokens.encode(new)}
+    small = asyncio.run(build("file:///small.mlir", "func.func @s() {\n  return\n}\n" + "// x\n" * 100, 1))
+    assert len(small.text) < 1000 and not any("tokens" in p.parsed.cache for p in small.pieces)
 
-    answers, _ = asyncio.run(made_ahead(old, False))
-    assert len(old.pieces) > 4 and jobs == [("old", 2)] * (len(old.pieces) // 2) + [("old", 1)] * (len(old.pieces) % 2)
-    assert all("tokens_json" in p.parsed.cache for p in old.pieces) and not answers.held
-    jobs.clear()
-    _, answer = asyncio.run(made_ahead(old, False, then=new))
-    assert jobs[0] == ("old", 2) and "old" not in {job[0] for job in jobs[1:]} and jobs[-1] == "tokens"
-    assert jobs.count("tokens") == 1 and json.loads(answer.json) == {"data": tokens.encode(new)}
+
+def test_a_failure_to_make_the_tokens_in_the_build_is_one_line_and_the_build_goes_on(monkeypatch, caplog):
+    monkeypatch.setattr(whole_document, "TOKENS_IN_BUILD_CHARS", 10)
+
+    def broken(doc):
+        raise ValueError("no tokens\nhere")
+    monkeypatch.setattr(tokens, "encode_pieces", broken)
+    doc = Document("file:///f.mlir", EXAMPLES[0].read_text())
+    whole_document.tokens_in_build(doc)
+    assert [r.getMessage() for r in caplog.records] == [
+        "making the semantic tokens of file:///f.mlir failed: ValueError: no tokens"]
 
 
 def test_a_client_declaring_semantic_tokens_gets_them_prepared():

@@ -137,6 +137,13 @@ def piece_tokens_json(piece) -> str:
     return cached
 
 
+def encode_pieces(doc: Document) -> None:
+    """Every piece's tokens and their JSON into the pieces' caches: what `encode_json` joins
+    (the language server does it while it builds a big document, before a request comes)."""
+    for piece in doc.pieces:
+        piece_tokens_json(piece)
+
+
 def _placed(doc: Document, start: int, end: Optional[int]):
     """(piece, its encoding, its first token re-based on the token before it) of each piece
     with tokens overlapping the offsets `start`..`end`, in order. Only a piece's first token

@@ -45,7 +45,7 @@ from .convert import (COMPLETION_KINDS, SYMBOL_KINDS, clean, lsp_diagnostic, lsp
                       workspace_edit)
 from .log_format import OneLineFormatter
 from .protocol import CURRENT_REQUEST, PARSE_ERROR, MlirProtocol, PreEncoded, one_line
-from .whole_document import WholeDocumentAnswers
+from .whole_document import WholeDocumentAnswers, tokens_in_build
 
 log = logging.getLogger("mlirtext_server")
 
@@ -137,7 +137,8 @@ class MlirServer(LanguageServer):
 
     def _open_frozen(self, uri: str, text: str, version: int, loop):
         """Analyse; on a first open of a big document, publish its diagnostics (half of
-        them computed by the worker process) before building the document. Then move what
+        them computed by the worker process) before building the document. A big document's
+        build includes its semantic tokens (`tokens_in_build`). Then move what
         exists to the collector's permanent generation, before the collector runs again: a
         collection over a big document's IR takes ~0.2-0.4 s and would land on the open or
         on a keystroke. Returns (the document, the diagnostics published early or None)."""
@@ -153,6 +154,7 @@ class MlirServer(LanguageServer):
             else:
                 doc = self.ws.open(uri, text, version)
                 self.replaced = True
+            tokens_in_build(doc)
             gc.freeze()
         return doc, early
 

@@ -12,10 +12,13 @@ started right after the analysis of each version (`prepare_tokens`), so the requ
 them ready or being made; the other answers are computed for a document only when asked.
 The semantic tokens answer is JSON text joined from per-piece JSON (`tokens.encode_json`).
 
-A big document's per-piece tokens are made after each version's analysis for every client,
-also one that declares no semantic tokens (a request for them would otherwise pay the whole
-computation: 1.6 s of CPU at 10 MB), in short jobs on the analysis thread: a request that
-comes meanwhile waits for one job, not for the whole document.
+A big document's per-piece tokens are made as part of building each version, for every
+client, also one that declares no semantic tokens (a request for them would otherwise pay
+the whole computation: 1.6 s of CPU at 10 MB): `tokens_in_build`, called on the analysis
+thread before the version's diagnostics are published. A request that comes during the
+build waits for it, as every request does; every request after the diagnostics finds the
+pieces encoded, and no job of theirs competes with the answers that follow (documentSymbol).
+A new version encodes only the pieces whose text changed.
 """
 from __future__ import annotations
 
@@ -42,11 +45,21 @@ ANSWERS = {
     "tokens": lambda doc: PreEncoded(tokens.encode_json(doc)),
 }
 
-#: Documents of at least this many characters get their semantic tokens made ahead for every
-#: client: made on the request they take about 0.15 s of CPU per MB.
-TOKENS_AHEAD_CHARS = 1_000_000
-#: Pieces encoded per job of that preparation (a few tens of milliseconds of work).
-PIECES_PER_JOB = 256
+#: Documents of at least this many characters get their pieces' semantic tokens made in their
+#: build for every client: made on the request they take about 0.15 s of CPU per MB.
+TOKENS_IN_BUILD_CHARS = 1_000_000
+
+
+def tokens_in_build(doc: Document) -> None:
+    """Part of building `doc` (on the analysis thread, the collector paused): a big document's
+    pieces' semantic tokens, into their caches. A failure is logged in one line and does not
+    cost the build; a request for the tokens then computes them and gets the error."""
+    if len(doc.text) < TOKENS_IN_BUILD_CHARS:
+        return
+    try:
+        tokens.encode_pieces(doc)
+    except Exception as exc:  # noqa: BLE001
+        log.error("making the semantic tokens of %s failed: %s", doc.uri, one_line(exc))
 
 
 class WholeDocumentAnswers:
@@ -55,7 +68,6 @@ class WholeDocumentAnswers:
     def __init__(self, pool):
         self.pool = pool
         self.held: dict[str, tuple] = {}   # uri -> (Document, kind -> the future of its answer)
-        self.ahead: dict[str, Document] = {}   # uri -> the version whose tokens are being made in jobs
 
     async def answer(self, doc: Document, kind: str):
         """The answer `kind` for `doc` (a version the analysis finished)."""
@@ -67,40 +79,11 @@ class WholeDocumentAnswers:
         self._future(doc, kind).add_done_callback(_log_failure)
 
     def prepare_tokens(self, doc: Document, answer: bool) -> None:
-        """After `doc`'s analysis: its semantic tokens made before they are asked for. `answer`:
-        the client declared semantic tokens, so the answer itself is made (it asks after
-        every open and edit). A big document's pieces are encoded first in short jobs (for
-        every client), which stop once a newer version or a close replaces `doc`."""
-        if len(doc.text) < TOKENS_AHEAD_CHARS:
-            if answer:
-                self.prepare(doc, "tokens")
-            return
-        self.ahead[doc.uri] = doc
-        self._encode_from(doc, 0, answer)
-
-    def _encode_from(self, doc: Document, start: int, answer: bool) -> None:
-        if self.ahead.get(doc.uri) is not doc:
-            return
-        if start >= len(doc.pieces):
-            del self.ahead[doc.uri]
-            if answer:
-                self.prepare(doc, "tokens")
-            return
-
-        def next_job(job: asyncio.Future) -> None:
-            if not job.cancelled() and job.exception() is None:
-                self._encode_from(doc, start + PIECES_PER_JOB, answer)
-            else:   # (logged; a request for the tokens computes them and gets the error)
-                if self.ahead.get(doc.uri) is doc:
-                    del self.ahead[doc.uri]
-                _log_failure(job)
-        try:
-            job = asyncio.get_running_loop().run_in_executor(self.pool, _encode_pieces,
-                                                             doc.pieces[start:start + PIECES_PER_JOB])
-        except RuntimeError:   # the pool is shut down: the server is exiting
-            self.ahead.pop(doc.uri, None)
-            return
-        job.add_done_callback(next_job)
+        """After `doc`'s analysis: `answer`: the client declared semantic tokens, so their
+        answer is made before it is asked for (it asks after every open and edit); a big
+        document's is joined from the pieces' tokens its build made."""
+        if answer:
+            self.prepare(doc, "tokens")
 
     def _future(self, doc: Document, kind: str) -> asyncio.Future:
         held = self.held.get(doc.uri)
@@ -114,7 +97,6 @@ class WholeDocumentAnswers:
 
     def forget(self, uri: str) -> None:
         self.held.pop(uri, None)
-        self.ahead.pop(uri, None)
 
     def _compute_frozen(self, doc: Document, kind: str):
         """With the collector paused and what was built frozen, as for the document itself."""
@@ -122,15 +104,6 @@ class WholeDocumentAnswers:
             answer = ANSWERS[kind](doc)
             gc.freeze()
         return answer
-
-
-def _encode_pieces(pieces) -> None:
-    """The pieces' semantic tokens, into their caches (with the collector paused and what was
-    built frozen, as for the document itself)."""
-    with gc_paused():
-        for piece in pieces:
-            tokens.piece_tokens_json(piece)
-        gc.freeze()
 
 
 def _log_failure(future: asyncio.Future) -> None:
