@@ -169,6 +169,10 @@ class MatmulPlan:
         return self.batch * self.panels, min(self.M * self.tile_n, self.M * self.N)
 
     @property
+    def tiles(self) -> str:
+        return f"{self.row_tiles[0]}x{self.tile_n} register tiles"
+
+    @property
     def description(self) -> str:
         if self.gemv:
             return GEMV_DESCRIPTION + (", B packed at compile time" if self.b_packed else "") + \
@@ -177,7 +181,7 @@ class MatmulPlan:
         what = DESCRIPTION if self.kind == "matmul" else \
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
-        what += f", {self.row_tiles[0]}x{self.tile_n} register tiles"
+        what += f", {self.tiles}"
         what += ", B transposed while packed" if self.b_transposed else ""
         what += ", B packed at compile time" if self.b_packed else ""
         what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
@@ -193,7 +197,7 @@ def host_tile_columns(N: int) -> int:
 def host_tiles(N: int = TILE_N) -> str:
     """The register tiles of this host's micro-kernels for a C of N columns (B not transposed), as
     their descriptions say them."""
-    return f"{MatmulPlan(1, 2, N, 1, 0, 1, 2).row_tiles[0]}x{host_tile_columns(N)} register tiles"
+    return MatmulPlan(1, 2, N, 1, 0, 1, 2).tiles
 
 
 def _vector_epilogue(epilogue):
