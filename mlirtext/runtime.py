@@ -3,8 +3,13 @@
     from mlirtext import runtime
     m = runtime.load_module("mlp.vmpack", device="local-task")   # a path, or the file's bytes
     y = m.main(x, w1, b1, w2, b2)                                  # numpy in, numpy out
+    m.main(x, w1, b1, w2, b2, out=y)                               # into the caller's buffer
 
 Each exported function is an attribute; it returns one array, or a tuple for several results.
+With `out=` (an array, or a tuple of them for several results) it writes its results there and
+returns them: a caller that calls again and again keeps its result buffers, as IREE's staged
+device arrays stay put, instead of receiving fresh arrays (the inputs are never copied: the CPU
+devices read C-contiguous arrays where they are).
 Devices: "local-task" (native kernels on a thread pool), "local-sync" (native, one by one),
 "reference" (the interpreter). `compile_file`/`compile_text` make module files in memory.
 Errors (a bad file, a wrong input) raise `runtime.VMError` with a message for the user.
@@ -27,8 +32,8 @@ class BoundFunction:
         self.vm_function = fn
         self.__name__ = fn.name
 
-    def __call__(self, *args):
-        results = self.vm_function(*args)
+    def __call__(self, *args, out=None):
+        results = self.vm_function(*args, out=out)
         return results[0] if len(results) == 1 else tuple(results)
 
     def __repr__(self) -> str:

@@ -2,6 +2,7 @@
 VM: local-sync and local-task give the reference device's results (and iree-run-module's)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,47 @@ def test_zero_d_constants_on_the_host_are_packed_and_shared():
     for device in ("reference", "local-sync"):
         got = runtime.load_module(runtime.compile_text(text), device=device).g(np.array(4, np.int32))
         assert [int(v) for v in got] == [21, 3], device
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task", "reference"])
+def test_results_written_into_the_callers_buffers(device):
+    data = module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir")
+    m = runtime.load_module(data, device=device)
+    args = inputs_for(m.vm_module.functions["main"])
+    want = m.main(*args)
+    out = np.full_like(want, np.nan)
+    assert m.main(*args, out=out) is out
+    assert np.array_equal(out, want)
+    again = m.main(*[a * 2 for a in args[:1]] + args[1:], out=(out,))
+    assert again is out and np.array_equal(out, m.main(*[a * 2 for a in args[:1]] + args[1:]))
+
+
+def test_out_takes_results_that_are_converted_or_copied():
+    # ui8 and i4 results (converted after the kernels), and a returned constant and argument (copied)
+    text = """func.func @f(%a: tensor<4xui8>, %b: tensor<4xi4>, %x: tensor<2xf32>) -> (tensor<4xui8>, tensor<4xi4>, tensor<2xf32>, tensor<2xf32>) {
+  %0 = stablehlo.add %a, %a : tensor<4xui8>
+  %1 = stablehlo.add %b, %b : tensor<4xi4>
+  %c = stablehlo.constant dense<[1.5, 2.5]> : tensor<2xf32>
+  return %0, %1, %c, %x : tensor<4xui8>, tensor<4xi4>, tensor<2xf32>, tensor<2xf32>
+}"""
+    args = (np.array([1, 100, 200, 255], np.uint8), np.array([-8, -3, 3, 7], np.int8), np.array([4, 5], np.float32))
+    for device in ("local-sync", "reference"):
+        m = runtime.load_module(runtime.compile_text(text), device=device)
+        want = m.f(*args)
+        out = tuple(np.zeros_like(w) for w in want)
+        got = m.f(*args, out=out)
+        assert all(g is o for g, o in zip(got, out))
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and np.array_equal(g, w), (device, g, w)
+
+
+def test_bad_out_buffers_are_refused_with_a_message():
+    m = runtime.load_module(runtime.compile_text(ZERO_D), device="local-sync")
+    a, b = np.array(5, np.int64), np.array([1, 2, 3], np.int64)
+    for out, message in ((np.zeros(4, np.int64), "out[0] of @f: expected tensor<3xi64>"),
+                         (np.zeros(3, np.int32), "got shape 3 of int32"),
+                         (np.zeros(6, np.int64)[::2], "must be C-contiguous and writable"),
+                         (b, "out[0] of @f overlaps argument 1"),
+                         ([np.zeros(3, np.int64)] * 2, "out= takes 1 array(s)")):
+        with pytest.raises(runtime.VMError, match=re.escape(message)):
+            m.f(a, b, out=out)

@@ -4,8 +4,8 @@ Loading checks the file (modfile.read_module_file), then every host program agai
 bindings (each buffer a dispatch reads or writes has the kernel's shape and type), and only then
 links native code. A call checks its inputs against the signature (count, shape, element type,
 naming the argument), takes its transient buffers from the memory plan's pool (one arena per
-function, reused between calls), fresh buffers for its results, and hands the dispatches to the
-device.
+function, reused between calls), fresh buffers for its results (or the caller's, `out=`), and
+hands the dispatches to the device.
 """
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ class Function:
         root, writer = {}, {}
         slot_users: dict = {}
         self.returns = []          # (register, copy?) per result
+        self._out_allocs = {}      # result alloc register -> result index: written in place with out=
         fresh = []                 # (bytes, what) of each buffer a call allocates outside the pool
         deps = []
         for ins in self.program["instructions"]:
@@ -143,6 +144,12 @@ class Function:
                     if own:
                         seen.add(root[r])
                     self.returns.append((r, not own))
+                # A result the kernels write in its caller's type (no conversion after the call) can
+                # be written straight into a buffer the caller gives (`out=`); the others are copied there.
+                self._out_allocs = {root[r]: i for i, (r, copy) in enumerate(self.returns)
+                                    if not copy and recs[root[r]][1] == record_dtype(self.results[i])
+                                    and not _narrow_int(self.results[i])}
+        self._copied_out = [i for i in range(len(self.returns)) if i not in self._out_allocs.values()]
         self.largest_fresh = max(fresh, default=(0, ""))  # checked against the memory limit per call
         self.waves = _waves(deps)
         workers = getattr(device, "workers", 1)
@@ -176,13 +183,16 @@ class Function:
         self._fixed_regs = None
 
     @staticmethod
-    def _run_setup(entries, regs: list, arena: np.ndarray) -> None:
+    def _run_setup(entries, regs: list, arena: np.ndarray, given: dict | None = None) -> None:
+        """`given`: alloc register -> the caller's buffer (`out=`) that stands for it."""
         for kind, dst, payload in entries:
             if kind == "view":
                 regs[dst] = regs[payload[0]].reshape(payload[1])
             elif kind == "alloc":
                 shape, dtype, offset, _slot = payload
-                if offset < 0:
+                if given and dst in given:
+                    regs[dst] = given[dst].reshape(shape)
+                elif offset < 0:
                     regs[dst] = np.empty(shape, dtype)
                 else:
                     count = math.prod(shape)
@@ -245,8 +255,36 @@ class Function:
         _check_memory(nbytes, f"@{self.name}'s buffer pool")
         return _new_arena(nbytes)
 
-    def __call__(self, *args):
-        return self._call(args, self._execute)
+    def __call__(self, *args, out=None):
+        """The results (a list). With `out` (an array per result, or one array for a function with
+        one result), the results are written into those arrays, which are returned: C-contiguous,
+        writable, of the result's shape and element type, and overlapping no argument. Repeated
+        calls then reuse the caller's buffers, as IREE's staged device buffers are reused, instead
+        of a fresh array per result per call."""
+        return self._call(args, self._execute, out)
+
+    def check_outputs(self, out, args) -> list:
+        if isinstance(out, np.ndarray):
+            out = [out]
+        if not isinstance(out, (list, tuple)) or len(out) != len(self.results):
+            raise VMError(f"@{self.name}: out= takes {len(self.results)} array(s), one per result")
+        for i, (a, rec) in enumerate(zip(out, self.results)):
+            what = f"out[{i}] of @{self.name}"
+            shape, dtype = tuple(rec["shape"] or ()), record_dtype(rec)
+            if not isinstance(a, np.ndarray):
+                raise VMError(f"{what}: expected a numpy array ({describe(rec)}), got {type(a).__name__}")
+            if a.shape != shape or a.dtype != dtype:
+                raise VMError(f"{what}: expected {describe(rec)} ({dtype.name}), got shape "
+                              f"{'x'.join(map(str, a.shape)) or 'a scalar'} of {a.dtype.name}")
+            if not (a.flags.c_contiguous and a.flags.writeable):
+                raise VMError(f"{what}: must be C-contiguous and writable")
+            for j, arg in enumerate(args):
+                if isinstance(arg, np.ndarray) and np.may_share_memory(a, arg):
+                    raise VMError(f"{what} overlaps argument {j}: the kernels would read what they write")
+            for k in range(i):
+                if np.may_share_memory(a, out[k]):
+                    raise VMError(f"{what} overlaps out[{k}]")
+        return list(out)
 
     def traced(self, args, observe):
         """Call with `args`, running the dispatches one at a time, in program order, on the device;
@@ -328,11 +366,15 @@ class Function:
         except DeviceError as e:
             raise VMError(str(e)) from None
 
-    def _call(self, args, execute):
+    def _call(self, args, execute, out=None):
         start = time.perf_counter()
         if not self.module.ready:
             self.module.verify()
         inputs = self.check_inputs(args)
+        given = None
+        if out is not None:
+            out = self.check_outputs(out, args)
+            given = {reg: out[i] for reg, i in self._out_allocs.items()}
         regs = [None] * self.registers
         regs[:len(inputs)] = inputs
         if self.largest_fresh[0] > limits.max_memory():
@@ -341,16 +383,21 @@ class Function:
         try:
             if held and self._fixed_regs is not None:   # the pool's views and the constants: as last call
                 regs[len(inputs):] = self._fixed_regs[len(inputs):]
-                self._run_setup(self._call_setup, regs, arena)
+                self._run_setup(self._call_setup, regs, arena, given)
             else:
-                self._run_setup(self.setup, regs, arena)
+                self._run_setup(self.setup, regs, arena, given)
                 if held:
                     self._fixed_regs = [regs[r] if r in self._fixed else None for r in range(self.registers)]
             steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], grain)
                      for (k, ins, outs, _), grain in zip(self.dispatches, self.grains)]
             execute(steps, regs)
-            results = [view(np.array(regs[r], copy=True) if copy else regs[r])
-                       for (r, copy), view in zip(self.returns, self.out_views)]
+            if out is None:
+                results = [view(np.array(regs[r], copy=True) if copy else regs[r])
+                           for (r, copy), view in zip(self.returns, self.out_views)]
+            else:   # (those not written in place: copied, converted, into the caller's)
+                for i in self._copied_out:
+                    np.copyto(out[i], self.out_views[i](regs[self.returns[i][0]]))
+                results = out
         finally:
             if held:
                 self._arena_lock.release()
@@ -389,12 +436,18 @@ def _storage_view(rec: dict):
     return lambda a: a.view(dtype).reshape(shape) if a.dtype.itemsize == dtype.itemsize else a.astype(dtype).reshape(shape)
 
 
+def _narrow_int(rec: dict) -> bool:
+    """An integer type narrower than its storage (i2, i4, ...)."""
+    elt = T.element_type(record_type(rec))
+    return isinstance(elt, T.IntegerType) and elt.width not in (1, 8, 16, 32, 64)
+
+
 def _result_view(rec: dict):
     """Kernels' result -> the caller's type; integers narrower than their storage (i2, i4, ...)
     get their upper bits from the sign (or zero) as the interpreter keeps them."""
     dtype, shape = record_dtype(rec), tuple(rec["shape"] or ())
     elt = record_type(rec)
-    odd = isinstance(T.element_type(elt), T.IntegerType) and T.element_type(elt).width not in (1, 8, 16, 32, 64)
+    odd = _narrow_int(rec)
 
     def view(a):
         if a.dtype != dtype:
