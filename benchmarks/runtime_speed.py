@@ -6,21 +6,26 @@ Thread counts (`--threads`, default both): 1 = mlirtext local-sync vs IREE local
 mlirtext local-task with 2 workers vs IREE local-task with 2 workers
 (`--task_topology_max_group_count=2`). numpy always runs on one BLAS thread.
 
-Two views of IREE, side by side:
+Two views of each runtime, side by side:
 - numpy: numpy arrays in and out on every call, as an application hands them over (IREE copies
-  each input that is not 64-byte aligned, and each result back to the host);
-- staged: the inputs staged on IREE's device once (`iree.runtime.asdevicearray`) and the results
-  left there, as iree-benchmark-module measures.
-mlirtext's CPU devices compute on host memory: numpy in and out is its only view (each call's
-input checks and result arrays included).
+  each input that is not 64-byte aligned, and each result back to the host; mlirtext reads the
+  inputs where they are and returns a fresh array per result);
+- staged: IREE's inputs staged on its device once (`iree.runtime.asdevicearray`) and the results
+  left there, as iree-benchmark-module measures; mlirtext's CPU devices compute on host memory,
+  so its staged view is the same inputs with the results written into buffers the caller keeps
+  from call to call (`out=`).
 
 Reported per workload and thread count: the median time of each, the medians of the per-round
 ratios (speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1
 means mlirtext is faster), compile time, module file size and mlirtext's planned peak memory.
 Also the per-call overhead on a tiny function (4 floats). Results are checked against numpy before
-timing. First line: the threads and the load average, since the machine is shared.
+timing. First line: the threads, the clock and the load average, since the machine is shared.
 
-    PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--threads 1 2]
+`--clock cpu` (with `--threads 1`) times every call by the process's CPU time instead of the wall
+clock: on a shared machine whose load is well above its cores, one-thread wall times are mostly
+time spent waiting for a core. Two-thread rows need the wall clock (CPU time adds the threads up).
+
+    PYTHONPATH=. python benchmarks/runtime_speed.py [--rounds 7] [--only NAME]... [--threads 1 2] [--clock cpu]
 """
 from __future__ import annotations
 
@@ -123,11 +128,15 @@ def workloads(rng):
     }
 
 
-def timed(fn, args, repeat: int) -> float:
-    start = time.perf_counter()
+#: --clock: what a call's time is measured by
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def timed(fn, args, repeat: int, clock=time.perf_counter) -> float:
+    start = clock()
     for _ in range(repeat):
         fn(*args)
-    return (time.perf_counter() - start) / repeat
+    return (clock() - start) / repeat
 
 
 class Contenders:
@@ -140,7 +149,9 @@ class Contenders:
             module.vm_module.device.workers = threads   # not one per CPU: the same count as IREE's
         numpy_view = iree.iree_function(vmfb, driver, "main")
         stage, staged_call = iree.iree_staged_function(vmfb, driver, "main")
+        kept = module.main(*args)   # the staged view's result buffers, reused by every call
         self.calls = [(f"mlirtext {ours_device}", module.main, args),
+                      (f"mlirtext {ours_device} staged", lambda *a: module.main(*a, out=kept), args),
                       (f"iree {driver}", lambda *a: numpy_view(*a)[0], args),
                       (f"iree {driver} staged", staged_call, stage(*args))]
 
@@ -154,7 +165,7 @@ class Contenders:
                 raise SystemExit(f"{name}: {label} differs from numpy (max |diff| {err})")
 
 
-def bench_workload(name, text, np_fn, args, rounds: int, thread_counts) -> dict:
+def bench_workload(name, text, np_fn, args, rounds: int, thread_counts, clock=time.perf_counter) -> dict:
     start = time.perf_counter()
     data = runtime.compile_text(text, filename=name)
     ours_compile = time.perf_counter() - start
@@ -166,13 +177,13 @@ def bench_workload(name, text, np_fn, args, rounds: int, thread_counts) -> dict:
         contenders = Contenders(data, vmfb, threads, args)
         contenders.check(name, want)
         calls += contenders.calls
-    once = min(timed(fn, a, 1) for _, fn, a in calls)
+    once = min(timed(fn, a, 1, clock) for _, fn, a in calls)
     repeat = max(1, min(50, int(0.05 / max(once, 1e-6))))
     times = {label: [] for label, _, _ in calls}
     for i in range(rounds):
         order = calls[i % len(calls):] + calls[:i % len(calls)]   # who goes first moves round by round
         for label, fn, a in order:
-            times[label].append(timed(fn, a, repeat))
+            times[label].append(timed(fn, a, repeat, clock))
     ratio = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b]))  # noqa: E731
     return {"name": name, "ms": {k: statistics.median(v) * 1e3 for k, v in times.items()}, "ratio": ratio,
             "compile": (ours_compile, iree_seconds), "size": (len(data), len(vmfb)),
@@ -186,15 +197,17 @@ def report(r: dict, thread_counts) -> str:
              f"(no reuse {r['peak'][1]} B)"]
     for threads in thread_counts:
         ours, driver = (f"mlirtext {DEVICES[threads][0]}", f"iree {DEVICES[threads][1]}")
-        lines.append(f"  {threads} thread{'s' if threads > 1 else ' '}: {ours} {ms[ours]:9.3f} ms, {driver} "
-                     f"{ms[driver]:9.3f} ms (numpy in/out), {ms[driver + ' staged']:9.3f} ms (staged) | mlirtext "
-                     f"vs iree: {ratio(driver, ours):.2f} (numpy in/out), {ratio(driver + ' staged', ours):.2f} "
-                     f"(staged) | speedup over numpy: mlirtext {ratio('numpy', ours):.2f}, iree "
-                     f"{ratio('numpy', driver):.2f} / {ratio('numpy', driver + ' staged'):.2f}")
+        staged, driver_staged = ours + " staged", driver + " staged"
+        lines.append(f"  {threads} thread{'s' if threads > 1 else ' '}: {ours} {ms[ours]:.3f} / {ms[staged]:.3f} ms, "
+                     f"{driver} {ms[driver]:.3f} / {ms[driver_staged]:.3f} ms (numpy in/out / staged) | mlirtext "
+                     f"vs iree: {ratio(driver, ours):.2f} (numpy in/out), {ratio(driver_staged, staged):.2f} "
+                     f"(staged) | speedup over numpy: mlirtext {ratio('numpy', ours):.2f} / "
+                     f"{ratio('numpy', staged):.2f}, iree {ratio('numpy', driver):.2f} / "
+                     f"{ratio('numpy', driver_staged):.2f}")
     return "\n".join(lines)
 
 
-def per_call_overhead(rounds: int, thread_counts) -> dict:
+def per_call_overhead(rounds: int, thread_counts, clock=time.perf_counter) -> dict:
     data = runtime.compile_text(TINY, filename="tiny")
     x = np.arange(4, dtype=np.float32)
     vmfb, _ = iree.iree_compile(TINY)
@@ -204,7 +217,7 @@ def per_call_overhead(rounds: int, thread_counts) -> dict:
     times = {label: [] for label, _, _ in calls}
     for _ in range(rounds):
         for label, fn, args in calls:
-            times[label].append(timed(fn, args, 2000))
+            times[label].append(timed(fn, args, 2000, clock))
     return {k: statistics.median(v) * 1e6 for k, v in times.items()}
 
 
@@ -214,18 +227,25 @@ def main(argv=None) -> None:
     ap.add_argument("--only", action="append", help="run only this workload (repeatable)")
     ap.add_argument("--threads", type=int, nargs="+", choices=sorted(DEVICES), default=sorted(DEVICES),
                     help="thread counts to compare at (default: 1 and 2)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="time calls by the wall clock or by the process's CPU time (with --threads 1 only)")
     args = ap.parse_args(argv)
+    if args.clock == "cpu" and args.threads != [1]:
+        ap.error("--clock cpu needs --threads 1 (CPU time adds up the threads of a 2-thread call)")
+    clock = CLOCKS[args.clock]
     iree.set_task_workers(TASK_WORKERS)   # before IREE's first local-task device
     print(f"threads: numpy 1 (OPENBLAS_NUM_THREADS=1); 1 = mlirtext local-sync vs iree local-sync; {TASK_WORKERS} = "
           f"mlirtext local-task with {TASK_WORKERS} workers vs iree local-task with {TASK_WORKERS} workers; "
+          f"calls timed by the {'CPU time' if args.clock == 'cpu' else 'wall clock'}; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
     rng = np.random.default_rng(0)
     for name, (text, np_fn, inputs) in workloads(rng).items():
         if args.only and name not in args.only:
             continue
-        print(report(bench_workload(name, text, np_fn, inputs, args.rounds, args.threads), args.threads), flush=True)
+        print(report(bench_workload(name, text, np_fn, inputs, args.rounds, args.threads, clock), args.threads),
+              flush=True)
     if not args.only:
-        overhead = per_call_overhead(max(3, args.rounds // 2), args.threads)
+        overhead = per_call_overhead(max(3, args.rounds // 2), args.threads, clock)
         print("per-call overhead (tiny function, 4 floats): " +
               ", ".join(f"{k} {v:.1f} us" for k, v in overhead.items()))
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
