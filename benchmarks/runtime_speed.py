@@ -15,8 +15,9 @@ Two views of each runtime, side by side:
   so its staged view is the same inputs with the results written into buffers the caller keeps
   from call to call (`out=`).
 
-Reported per workload and thread count: the median time of each, the medians of the per-round
-ratios (speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1
+Reported per workload and thread count: the median time of each (on 2 threads also the CPU time
+per call of all the process's threads: what the second thread costs the machine), the medians of
+the per-round ratios (speedup over numpy = numpy time / time; mlirtext vs IREE = IREE time / mlirtext time, > 1
 means mlirtext is faster), compile time, module file size and mlirtext's planned peak memory.
 Also the per-call overhead on a tiny function (4 floats). Results are checked against numpy before
 timing. First line: the threads, the clock and the load average, since the machine is shared.
@@ -133,10 +134,15 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def timed(fn, args, repeat: int, clock=time.perf_counter) -> float:
-    start = clock()
+    return timed_both(fn, args, repeat, clock)[0]
+
+
+def timed_both(fn, args, repeat: int, clock=time.perf_counter) -> tuple:
+    """Seconds per call by `clock`, and the process's CPU seconds per call (all its threads)."""
+    start, cpu = clock(), time.process_time()
     for _ in range(repeat):
         fn(*args)
-    return (clock() - start) / repeat
+    return (clock() - start) / repeat, (time.process_time() - cpu) / repeat
 
 
 class Contenders:
@@ -180,12 +186,16 @@ def bench_workload(name, text, np_fn, args, rounds: int, thread_counts, clock=ti
     once = min(timed(fn, a, 1, clock) for _, fn, a in calls)
     repeat = max(1, min(50, int(0.05 / max(once, 1e-6))))
     times = {label: [] for label, _, _ in calls}
+    cpu = {label: [] for label, _, _ in calls}
     for i in range(rounds):
         order = calls[i % len(calls):] + calls[:i % len(calls)]   # who goes first moves round by round
         for label, fn, a in order:
-            times[label].append(timed(fn, a, repeat, clock))
+            seconds, cpu_seconds = timed_both(fn, a, repeat, clock)
+            times[label].append(seconds)
+            cpu[label].append(cpu_seconds)
     ratio = lambda a, b: statistics.median(x / y for x, y in zip(times[a], times[b]))  # noqa: E731
     return {"name": name, "ms": {k: statistics.median(v) * 1e3 for k, v in times.items()}, "ratio": ratio,
+            "cpu_ms": {k: statistics.median(v) * 1e3 for k, v in cpu.items()},
             "compile": (ours_compile, iree_seconds), "size": (len(data), len(vmfb)),
             "peak": (plan["peak_bytes"], plan["without_reuse_bytes"])}
 
@@ -204,6 +214,10 @@ def report(r: dict, thread_counts) -> str:
                      f"(staged) | speedup over numpy: mlirtext {ratio('numpy', ours):.2f} / "
                      f"{ratio('numpy', staged):.2f}, iree {ratio('numpy', driver):.2f} / "
                      f"{ratio('numpy', driver_staged):.2f}")
+        if threads > 1:   # (a runtime whose idle workers spin takes more CPU than the work needs)
+            cpu = r["cpu_ms"]
+            lines.append(f"             CPU time per call, all threads: mlirtext {cpu[ours]:.3f} / {cpu[staged]:.3f} ms, "
+                         f"iree {cpu[driver]:.3f} / {cpu[driver_staged]:.3f} ms (numpy in/out / staged)")
     return "\n".join(lines)
 
 
