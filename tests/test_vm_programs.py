@@ -162,6 +162,7 @@ def test_bad_out_buffers_are_refused_with_a_message():
                          (np.zeros(3, np.int32), "got shape 3 of int32"),
                          (np.zeros(6, np.int64)[::2], "must be C-contiguous and writable"),
                          (b, "out[0] of @f overlaps argument 1"),
-                         ([np.zeros(3, np.int64)] * 2, "out= takes 1 array(s)")):
+                         ([np.zeros(3, np.int64)] * 2, "out= takes 1 array(s)"),
+                         ([[0, 0, 0]], "out[0] of @f: expected a numpy array (tensor<3xi64>), got list")):
         with pytest.raises(runtime.VMError, match=re.escape(message)):
             m.f(a, b, out=out)

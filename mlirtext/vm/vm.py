@@ -166,6 +166,7 @@ class Function:
         self._input_types = [(tuple(r["shape"]) if r["shape"] is not None else None, record_dtype(r))
                              for r in self.inputs]
         self.out_views = [_result_view(r) for r in self.results]
+        self._result_types = [(tuple(r["shape"] or ()), record_dtype(r)) for r in self.results]
         self._split_setup()
 
     def _split_setup(self) -> None:
@@ -265,26 +266,29 @@ class Function:
 
     def check_outputs(self, out, args) -> list:
         if isinstance(out, np.ndarray):
-            out = [out]
+            out = (out,)
         if not isinstance(out, (list, tuple)) or len(out) != len(self.results):
             raise VMError(f"@{self.name}: out= takes {len(self.results)} array(s), one per result")
-        for i, (a, rec) in enumerate(zip(out, self.results)):
-            what = f"out[{i}] of @{self.name}"
-            shape, dtype = tuple(rec["shape"] or ()), record_dtype(rec)
-            if not isinstance(a, np.ndarray):
-                raise VMError(f"{what}: expected a numpy array ({describe(rec)}), got {type(a).__name__}")
-            if a.shape != shape or a.dtype != dtype:
-                raise VMError(f"{what}: expected {describe(rec)} ({dtype.name}), got shape "
-                              f"{'x'.join(map(str, a.shape)) or 'a scalar'} of {a.dtype.name}")
-            if not (a.flags.c_contiguous and a.flags.writeable):
-                raise VMError(f"{what}: must be C-contiguous and writable")
+        for i, (a, rec, (shape, dtype)) in enumerate(zip(out, self.results, self._result_types)):
+            fits = type(a) is np.ndarray and a.shape == shape and a.dtype == dtype and \
+                a.flags.c_contiguous and a.flags.writeable   # (the common case, checked first: per-call cost)
+            if not fits:
+                what = f"out[{i}] of @{self.name}"
+                if not isinstance(a, np.ndarray):
+                    raise VMError(f"{what}: expected a numpy array ({describe(rec)}), got {type(a).__name__}")
+                if a.shape != shape or a.dtype != dtype:
+                    raise VMError(f"{what}: expected {describe(rec)} ({dtype.name}), got shape "
+                                  f"{'x'.join(map(str, a.shape)) or 'a scalar'} of {a.dtype.name}")
+                if not (a.flags.c_contiguous and a.flags.writeable):
+                    raise VMError(f"{what}: must be C-contiguous and writable")
             for j, arg in enumerate(args):
                 if isinstance(arg, np.ndarray) and np.may_share_memory(a, arg):
-                    raise VMError(f"{what} overlaps argument {j}: the kernels would read what they write")
+                    raise VMError(f"out[{i}] of @{self.name} overlaps argument {j}: the kernels would read "
+                                  "what they write")
             for k in range(i):
                 if np.may_share_memory(a, out[k]):
-                    raise VMError(f"{what} overlaps out[{k}]")
-        return list(out)
+                    raise VMError(f"out[{i}] of @{self.name} overlaps out[{k}]")
+        return out
 
     def traced(self, args, observe):
         """Call with `args`, running the dispatches one at a time, in program order, on the device;
@@ -397,7 +401,7 @@ class Function:
             else:   # (those not written in place: copied, converted, into the caller's)
                 for i in self._copied_out:
                     np.copyto(out[i], self.out_views[i](regs[self.returns[i][0]]))
-                results = out
+                results = list(out)
         finally:
             if held:
                 self._arena_lock.release()
