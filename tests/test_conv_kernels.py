@@ -196,11 +196,13 @@ def test_a_1x1_convolution_on_a_small_image_is_one_gemm_of_many_rows(h, ic, oc, 
     (13, 8, 24, 3, 2, 1, 49),     # strided: 7 lines of 7 (the last panel 8 columns, masked)
     (9, 16, 48, 5, 2, 1, 25),     # 5x5 stride 2: 5 lines of 5 (25 rows: two tiles of 12, one of 1)
     (7, 192, 160, 3, 1, 1, 49),   # a filter over FILTER_IN_L2: the whole image, read once per panel
+    (48, 4, 32, 3, 1, 12, 192),   # a big image: 4 lines of 48 per GEMM (192 rows), 12 GEMMs
 ])
 def test_output_lines_of_a_convolution_merge_into_one_gemm(h, ic, oc, k, stride, gemms, rows):
     """A convolution's output lines are rows of one GEMM: row r of A starts at line r // OW, pixel
     r % OW of the padded image (rows wrap across lines, row tiles straddle them). Fewest lines that
-    make 48 rows, or every line when the filter is too big for L2 to hold between GEMMs."""
+    make 192 rows in 8 GEMMs or more, else 48 rows, or every line when the filter is too big for L2
+    to hold between GEMMs."""
     text, xs, ws, ys = conv_text(h, ic, oc, k, stride, pad=k // 2, epilogue=True)
     kernel = _conv_kernel(_check(text, [xs, ws, (oc,)]))
     assert kernel["implementation"].startswith("micro-kernel: convolution f32"), kernel

@@ -66,6 +66,11 @@ ROW_TILES = (6, 4, 2, 1)
 WIDE_ROW_TILES = (12, 8, 4, 2, 1)
 #: A convolution's output rows are merged into GEMMs of at least this many rows where they can be.
 MERGED_ROWS = 48
+#: ... and of this many where the image still makes MIN_GEMMS of them (work for the threads): each
+#: GEMM packs its panels of B again and ends in a partial row tile, which more rows amortise (a
+#: 56x56x64 3x3 convolution: 1.70-1.74 ms in GEMMs of one line, 56 rows; 1.55-1.60 ms in 4 lines).
+GEMM_ROWS = 192
+MIN_GEMMS = 8
 #: Filters of more floats than this (1 MB, half of a 2 MB L2) are read once per image, not per GEMM.
 FILTER_IN_L2 = 1 << 18
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
@@ -306,11 +311,14 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
 
 
 def merged_lines(OH: int, OW: int, filter_floats: int) -> int:
-    """Output lines per GEMM: the fewest (a divisor of OH) that make MERGED_ROWS rows, or, when the
-    filter outgrows L2 (`FILTER_IN_L2` floats), the whole image, so that it is streamed once."""
+    """Output lines per GEMM: the fewest (a divisor of OH) that make GEMM_ROWS rows in MIN_GEMMS
+    GEMMs or more, else the fewest that make MERGED_ROWS rows; or, when the filter outgrows L2
+    (`FILTER_IN_L2` floats), the whole image, so that it is streamed once."""
     if filter_floats > FILTER_IN_L2:
         return OH
-    return next((g for g in range(1, OH + 1) if OH % g == 0 and g * OW >= MERGED_ROWS), OH)
+    divisors = [g for g in range(1, OH + 1) if OH % g == 0]
+    return next((g for g in divisors if g * OW >= GEMM_ROWS and OH // g >= MIN_GEMMS), None) or \
+        next((g for g in divisors if g * OW >= MERGED_ROWS), OH)
 
 
 def matmul_ir(name: str, plan: MatmulPlan) -> str:
