@@ -19,6 +19,10 @@ export function mlpDivergenceFound() {
  * add's own (its summary). The settings are `settings` again after.
  */
 export async function findMlpDivergence(page, settings) {
+  // The server running first: run alone, an edit of the user settings before the extension started
+  // left it without the server path (python3 from PATH).
+  await openFile(page, MLP);
+  await serverReady(page);
   await editUserSettings(page, { ...settings, 'mlirtext.debug.faults': [FAULT] });
   await runCommand(page, 'View: Close All Editors');
   await openFile(page, MLP);
