@@ -1,9 +1,17 @@
 // The graph view's script: draws the server's graph (one level, or two side by side) with ELK,
-// section by section, the one nearest the viewport first; zoom (wheel, + and -) and pan
+// section by section, the one nearest the viewport first (while ELK's worker starts, the sections
+// in sight get a draft layout at once, which ELK's replaces); zoom (wheel, + and -) and pan
 // (drag); a click on a node selects its op in the editor, the editor's cursor selects the
 // node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this, and
 // the bisect's marks and the origin lines' paths out/src/graph/marks.js.
 (function () {
+  // Where the page's open time goes: marks on this page's clock (ms after its navigation
+  // started), given to the extension on the command's clock once it says when the command came.
+  const marks = window.pageMarks || {};
+  const mark = (name) => {
+    if (marks[name] === undefined) marks[name] = performance.now();
+  };
+  mark('script');
   const M = window.exports;
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const vscode = acquireVsCodeApi();
@@ -15,7 +23,9 @@
   let overlay = 'dialect';
   let byDispatch = false;
   let openedAt = 0;          // when the graph message came (the open time's start)
-  let drawnSent = true;      // whether the extension knows the latest graph is drawn
+  let drawnSent = true;      // whether the extension knows the latest graph's first nodes are drawn
+  let laidOutSent = true;    // ... and that ELK has laid out a section of it
+  let elk = null;            // ELK, once its worker runs
   let divergence = null;     // the last bisect's marks for this function (marks.ts GraphDivergence)
   let origin = null;         // the origin lines shown: { from: pane, id: item, to: pane, ids: items }
   const dispatchInfo = new Map();
@@ -27,9 +37,11 @@
   const elkReady = (async () => {
     try {
       const code = await (await fetch(boot.elkWorker)).text();
+      mark('elk fetched');
       const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
       const elk = new ELK({ workerFactory: () => new Worker(url) });
       await elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
+      mark('elk ready');
       return elk;
     } catch (e) {
       await new Promise((resolve, reject) => {
@@ -43,6 +55,10 @@
       return new ELK();
     }
   })();
+  elkReady.then((ready) => {
+    elk = ready;
+    pump();
+  }, () => {});
 
   class Pane {
     constructor(index) {
@@ -87,6 +103,7 @@
         }
       }
       this.layouts = new Array(this.sections.length).fill(null);
+      this.final = new Array(this.sections.length).fill(false);   // ELK's layout (not a draft)
       this.places = new Array(this.sections.length).fill(null);
       this.world.textContent = '';
       this.groups = this.sections.map((s) => {
@@ -179,16 +196,27 @@
       for (let i = 0; i < this.sections.length; i++) this.draw(i);
     }
 
-    laidOut(i, layout) {
+    laidOut(i, layout, draft) {
+      const replacing = this.layouts[i] !== null;
       this.layouts[i] = layout;
+      this.final[i] = !draft;
       this.places[i] = M.placements(layout);
       this.stack();
       this.draw(i);
       if (!drawnSent) {
         drawnSent = true;
-        vscode.postMessage({ type: 'drawn' });   // (the extension asks for the dispatches now)
+        mark('drawn');
+        // (a timeout queued in the frame callback runs once that frame is painted)
+        requestAnimationFrame(() => setTimeout(() => mark('painted'), 0));
+        vscode.postMessage({ type: 'drawn' });
       }
-      if (i === 0 && !this.fitted) {
+      if (!draft && !laidOutSent) {
+        laidOutSent = true;
+        mark('ELK drawn');
+        vscode.postMessage({ type: 'laidOut' });   // (the extension asks for the dispatches now)
+      }
+      // (fitted again when ELK's layout of the first section replaces its draft, unless zoomed or panned since)
+      if (i === 0 && (!this.fitted || (replacing && !this.moved))) {
         this.fitted = true;
         this.fit();
         // (once: a level put beside it later fits the first pane again, which is no opening)
@@ -216,18 +244,22 @@
         width: p.width * k, height: p.height * k };
     }
 
-    nextSection() {
-      // The section not laid out yet that is nearest the viewport's middle (a wanted one first).
+    /**
+     * The section ELK has not laid out yet that is nearest the viewport's middle (a wanted one
+     * first); `drafting`: one with no layout at all, in sight (or wanted).
+     */
+    nextSection(drafting) {
       if (this.centerOn !== null) {
         const s = this.sectionOf.get(this.centerOn);
-        if (s !== undefined && !this.layouts[s]) return s;
+        if (s !== undefined && !(drafting ? this.layouts[s] : this.final[s])) return s;
       }
       const rect = this.svg.getBoundingClientRect();
       const middle = this.view.y + rect.height / this.view.k / 2;
+      const bottom = this.view.y + rect.height / this.view.k;
       let best = -1;
       let distance = Infinity;
       for (let i = 0; i < this.sections.length; i++) {
-        if (this.layouts[i]) continue;
+        if (drafting ? this.layouts[i] || this.tops[i] >= bottom || this.tops[i] + this.size(i).height <= this.view.y : this.final[i]) continue;
         const d = Math.abs(this.tops[i] + this.size(i).height / 2 - middle);
         if (d < distance) {
           distance = d;
@@ -461,25 +493,35 @@
     panes.forEach((p) => p.graph && p.remarkGuilty());
   }
 
-  let busy = false;
-  async function pump() {
-    if (busy) return;
+  /** The section to lay out next, of either pane: the nearest the viewport's middle (see nextSection). */
+  function nextWork(drafting) {
     let best = null;
     for (const pane of panes) {
       if (!pane.graph || pane.el.hidden) continue;
-      const next = pane.nextSection();
+      const next = pane.nextSection(drafting);
       if (next === null) continue;
       const candidate = typeof next === 'number' ? { pane, index: next, distance: -1 } : { pane, ...next };
       if (!best || candidate.distance < best.distance) best = candidate;
     }
-    if (!best) return;
+    return best;
+  }
+
+  let busy = false;
+  async function pump() {
+    if (busy) return;
+    const draft = elk ? null : nextWork(true);
+    const work = draft || nextWork(false);
+    if (!work) return;
     busy = true;
-    const { pane, index } = best;
+    const { pane, index } = work;
     const sections = pane.sections;
     try {
-      const elk = await elkReady;
-      const layout = await elk.layout(M.elkGraph(sections[index]));
-      if (pane.sections === sections) pane.laidOut(index, layout);
+      if (draft) {
+        pane.laidOut(index, M.draftLayout(M.elkGraph(sections[index])), true);
+      } else {
+        const layout = await (await elkReady).layout(M.elkGraph(sections[index]));
+        if (pane.sections === sections) pane.laidOut(index, layout, false);
+      }
     } catch (e) {
       showMessage(`layout failed: ${e && e.message ? e.message : e}`);
     } finally {
@@ -491,7 +533,7 @@
   function status() {
     const shown = panes.filter((p) => p.graph && !p.el.hidden);
     const parts = shown.map((p) => {
-      const done = p.layouts.filter(Boolean).length;
+      const done = p.final.filter(Boolean).length;
       return `${p.graph.level}: ${p.graph.ops} ops, ${p.shown.items.length} nodes` +
         (done < p.sections.length ? `, laid out ${done}/${p.sections.length} sections` : '');
     });
@@ -594,9 +636,11 @@
     if (m.type === 'reset') {
       reset(m.fn, m.file);
     } else if (m.type === 'graph') {
+      mark('graph');
       openedAt = openedAt || performance.now();
       if (m.serverMs !== undefined) document.body.dataset.serverMs = String(m.serverMs);
       drawnSent = false;
+      laidOutSent = false;
       dispatchInfo.clear();
       for (const d of m.result.dispatches || []) if (d.id !== null) dispatchInfo.set(d.id, d);
       showGraph(m.result);
@@ -621,6 +665,7 @@
       document.body.dataset.commandMs = String(m.commandMs);
       if (m.readyMs !== null) document.body.dataset.readyMs = String(m.readyMs);
       status();
+      if (m.readyMs !== 0) setTimeout(() => timeline(m.commandAt, m.extensionMarks), 50);
     } else if (m.type === 'cursor') {
       for (const pane of panes) {
         if (!pane.graph || pane.el.hidden) continue;
@@ -628,6 +673,30 @@
       }
     }
   });
+
+  /**
+   * The first open's timeline, in ms after the command reached the extension (the page's clock
+   * and the extension host's are the machine's): the extension's steps, the page's HTML and each
+   * file it loaded, its scripts, ELK's worker, the graph's arrival, the first nodes drawn and
+   * painted. Logged by the extension; the e2e prints it.
+   */
+  function timeline(commandAt, extensionMarks) {
+    const at = (t) => Math.round(performance.timeOrigin + t - commandAt);
+    const nav = performance.getEntriesByType('navigation')[0];
+    const parts = Object.entries(extensionMarks || {}).map(([k, v]) => `${k} ${v}`);
+    parts.push(`page navigation ${at(0)}`);
+    if (nav) parts.push(`HTML in ${at(nav.responseEnd)}`, `DOM interactive ${at(nav.domInteractive)}`);
+    for (const r of performance.getEntriesByType('resource')) {
+      if (r.initiatorType === 'xmlhttprequest' || r.initiatorType === 'fetch' || r.initiatorType === 'script' || r.initiatorType === 'link') {
+        parts.push(`${r.name.split('/').pop().split('?')[0]} ${at(r.startTime)}-${at(r.responseEnd)}`);
+      }
+    }
+    for (const p of performance.getEntriesByType('paint')) parts.push(`${p.name} ${at(p.startTime)}`);
+    for (const [k, v] of Object.entries(marks).sort((a, b) => a[1] - b[1])) parts.push(`${k} ${at(v)}`);
+    const text = parts.join(' · ');
+    document.body.dataset.timeline = text;
+    vscode.postMessage({ type: 'timeline', text });
+  }
 
   /** Another function shown in this page (kept with its ELK worker): the last graph forgotten. */
   function reset(fn, file) {
@@ -653,6 +722,7 @@
       p.sectionOf = new Map();
       p.groups = [];
       p.layouts = [];
+      p.final = [];
       p.places = [];
       p.tops = [];
       p.fitted = false;
@@ -700,5 +770,6 @@
   $('fit').addEventListener('click', () => panes.forEach((p) => p.graph && p.fit()));
   $('profile').addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
   window.addEventListener('resize', () => panes.forEach((p) => p.graph && p.applyView()));
+  mark('ready');
   vscode.postMessage({ type: 'ready' });
 })();

@@ -5,33 +5,38 @@
  *
  * The server answers twice: the graph at once, then the same graph with the dispatches formed
  * (seconds on a large function), which the view folds in for the dispatch overlay. The second
- * is asked once the view has drawn the first (or after DISPATCHES_AFTER_MS): forming the
+ * is asked once ELK has laid out the first section (or after DISPATCHES_AFTER_MS): forming the
  * dispatches takes the CPU the view's first layout needs.
  *
- * A shown view is reused for the next function (its page, its ELK worker): only the first Show
- * Graph pays for the page's load. The time from the command to the first nodes drawn is logged.
+ * The page is asked for and the server at once; its files are in it (nothing for it to load but
+ * ELK's worker), and the graph is posted as soon as the server answers: VS Code holds messages
+ * for a page still loading and hands them over with its load. A shown view is reused for the
+ * next function (its page, its ELK worker): only the first Show Graph pays for the page's load.
+ * The time from the command to the first nodes drawn is logged, with where it went.
  */
 import * as crypto from 'crypto';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import { GraphDivergence, graphDivergenceOf } from '../graph/marks';
 import { GraphResult } from '../graph/model';
-import { graphCommandArguments, renderGraphPage } from '../graph/page';
+import { PageAssets, graphCommandArguments, renderGraphPage } from '../graph/page';
 import { BisectResult } from '../debugging/results';
 import { executeServerCommand, serverUri } from '../protocol';
 import { MlirServer } from '../serverProcess';
 import { activeMlirEditor, targetFunction } from './target';
 
 export const GRAPH_SERVER_COMMAND = 'mlirtext.graph';
-/** The longest the dispatches wait for the view to draw the graph. */
+/** The longest the dispatches wait for ELK to lay out the graph's first section. */
 const DISPATCHES_AFTER_MS = 3000;
 
 type ViewMessage =
   | { type: 'ready' }
   | { type: 'drawn' }
+  | { type: 'laidOut' }
   | { type: 'levels'; levels: string[] }
   | { type: 'reveal'; range: number[] }
-  | { type: 'profile' };
+  | { type: 'profile' }
+  | { type: 'timeline'; text: string };
 
 export class GraphView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
@@ -39,19 +44,21 @@ export class GraphView implements vscode.Disposable {
   private fnName: string | undefined;
   private levels: string[] = ['source'];
   private profile: string | null = null;
+  /** Whether the page has said it is ready (a page being loaded is not reused: its HTML is set again). */
   private viewReady = false;
-  /** Messages waiting for the view's script (it posts 'ready' once it listens). */
-  private pending: unknown[] = [];
+  /** The page's own files (read once). */
+  private assets: Promise<PageAssets> | undefined;
   /** The latest request: answers to older ones are dropped. */
   private current: symbol | undefined;
   private cursorTimer: NodeJS.Timeout | undefined;
-  /** Called when the view says it has drawn the latest graph. */
-  private onDrawn: (() => void) | undefined;
+  /** Called when the view says ELK has laid out the latest graph's first section. */
+  private onLaidOut: (() => void) | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
   /** The last bisect's marks of each function (`uri#fn`), while its document's text is `text`. */
   private readonly divergences = new Map<string, { text: string; marks: GraphDivergence }>();
-  /** The open time of the latest Show Graph: when the command came, when the page said it was ready. */
-  private opening: { fn: string; at: number; readyMs: number | null } | undefined;
+  /** The open time of the latest Show Graph: when the command came, when the page said it was
+   * ready, and the extension's steps in between (ms after the command, for the page's timeline). */
+  private opening: { fn: string; at: number; readyMs: number | null; marks: Record<string, number> } | undefined;
 
   constructor(private readonly extensionUri: vscode.Uri, private readonly server: MlirServer,
     private readonly log?: vscode.OutputChannel) {
@@ -80,14 +87,17 @@ export class GraphView implements vscode.Disposable {
     const reused = this.panel !== undefined && this.viewReady;
     const panel = this.ensurePanel();
     panel.title = `Graph @${fn.name}`;
-    this.opening = { fn: fn.name, at: invoked, readyMs: reused ? 0 : null };
+    this.opening = { fn: fn.name, at: invoked, readyMs: reused ? 0 : null, marks: { panel: Date.now() - invoked } };
     if (reused) {
       // The page and its ELK worker are kept: it only forgets the last graph.
       this.post({ type: 'reset', fn: fn.name, file });
     } else {
       this.viewReady = false;
-      this.pending = [];
-      panel.webview.html = this.page(panel, fn.name, file);
+      // (a message posted before a page's HTML is set is dropped when it is set: the HTML first)
+      const html = await this.page(panel, fn.name, file);
+      if (this.opening?.at !== invoked || this.panel !== panel) return undefined;   // (another Show Graph meanwhile, or closed)
+      panel.webview.html = html;
+      this.markOpening('HTML set');
     }
     panel.reveal(vscode.ViewColumn.Beside, true);
     const at = editor.selection.active;
@@ -123,7 +133,12 @@ export class GraphView implements vscode.Disposable {
     const commandMs = Date.now() - opening.at;
     this.log?.appendLine(`[graph] @${opening.fn}: first nodes ${commandMs} ms after the command` +
       (opening.readyMs ? ` (the page ready after ${opening.readyMs} ms)` : opening.readyMs === 0 ? ' (the page reused)' : ''));
-    this.post({ type: 'opened', commandMs, readyMs: opening.readyMs });
+    this.post({ type: 'opened', commandMs, readyMs: opening.readyMs, commandAt: opening.at, extensionMarks: opening.marks });
+  }
+
+  /** A step of the open under way, timed from the command (once: a later request is no opening). */
+  private markOpening(step: string): void {
+    if (this.opening && this.opening.marks[step] === undefined) this.opening.marks[step] = Date.now() - this.opening.at;
   }
 
   /** The graph at `this.levels`, then with its dispatches; each posted to the view as it comes. */
@@ -139,29 +154,27 @@ export class GraphView implements vscode.Disposable {
         .catch((e) => ({ error: String(e) }) as GraphResult)
         .then((r) => r ?? { error: 'the server did not answer (see its log)' });
     const asked = Date.now();
-    const drawn = new Promise<void>((resolve) => {
-      this.onDrawn = resolve;
+    this.markOpening('server asked');
+    const laidOut = new Promise<void>((resolve) => {
+      this.onLaidOut = resolve;
       setTimeout(resolve, DISPATCHES_AFTER_MS);
     });
     const graph = await ask(false);
+    this.markOpening('server answered');
     if (this.current !== shown) return graph;
     // (serverMs: from the request to the answer here, for the e2e's account of the open time)
     this.post({ type: 'graph', result: graph, serverMs: Date.now() - asked });
     if (!graph.error) {
-      void drawn.then(() => ask(true)).then((withDispatches) => {
+      void laidOut.then(() => ask(true)).then((withDispatches) => {
         if (this.current === shown) this.post({ type: 'dispatches', result: withDispatches });
       });
     }
     return graph;
   }
 
+  /** A message to the page, at once: one posted while it loads is handed to it with its load. */
   private post(message: unknown): void {
-    if (!this.panel) return;
-    if (this.viewReady) {
-      void this.panel.webview.postMessage(message);
-    } else {
-      this.pending.push(message);
-    }
+    if (this.panel) void this.panel.webview.postMessage(message);
   }
 
   dispose(): void {
@@ -175,10 +188,8 @@ export class GraphView implements vscode.Disposable {
     const panel = vscode.window.createWebviewPanel('mlirtext.graph', 'Graph', vscode.ViewColumn.Beside, {
       enableScripts: true,
       retainContextWhenHidden: true,
-      localResourceRoots: [
-        vscode.Uri.joinPath(this.extensionUri, 'media'),
-        vscode.Uri.joinPath(this.extensionUri, 'out', 'src', 'graph'),
-      ],
+      // (ELK's worker and its whole; the page's other files are in it)
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'media', 'graph')],
     });
     panel.onDidDispose(() => {
       this.panel = undefined;
@@ -188,12 +199,11 @@ export class GraphView implements vscode.Disposable {
       if (m.type === 'ready') {
         this.viewReady = true;
         if (this.opening && this.opening.readyMs === null) this.opening.readyMs = Date.now() - this.opening.at;
-        const waiting = this.pending;
-        this.pending = [];
-        waiting.forEach((x) => void panel.webview.postMessage(x));
+        this.markOpening('ready received');
       } else if (m.type === 'drawn') {
         this.opened();
-        this.onDrawn?.();
+      } else if (m.type === 'laidOut') {
+        this.onLaidOut?.();
       } else if (m.type === 'levels') {
         this.levels = m.levels;
         void this.request();
@@ -201,27 +211,38 @@ export class GraphView implements vscode.Disposable {
         void this.reveal(m.range);
       } else if (m.type === 'profile') {
         void this.pickProfile();
+      } else if (m.type === 'timeline') {
+        this.log?.appendLine(`[graph] the first open's timeline, ms after the command: ${m.text}`);
       }
     });
     this.panel = panel;
     return panel;
   }
 
-  private page(panel: vscode.WebviewPanel, fn: string, file: string): string {
+  private async page(panel: vscode.WebviewPanel, fn: string, file: string): Promise<string> {
     const uri = (...parts: string[]) => panel.webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, ...parts)).toString();
     return renderGraphPage({
       fn,
       file,
       cspSource: panel.webview.cspSource,
       nonce: crypto.randomBytes(16).toString('base64'),
-      styleUri: uri('media', 'graph', 'graph.css'),
-      modelUri: uri('out', 'src', 'graph', 'model.js'),
-      marksUri: uri('out', 'src', 'graph', 'marks.js'),
-      elkApiUri: uri('media', 'graph', 'elk-api.js'),
+      assets: await this.pageAssets(),
       elkWorkerUri: uri('media', 'graph', 'elk-worker.min.js'),
       elkBundledUri: uri('media', 'graph', 'elk.bundled.js'),
-      scriptUri: uri('media', 'graph', 'graph.js'),
     });
+  }
+
+  private pageAssets(): Promise<PageAssets> {
+    const read = async (...parts: string[]) =>
+      new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.extensionUri, ...parts)));
+    this.assets ??= Promise.all([
+      read('media', 'graph', 'graph.css'),
+      read('out', 'src', 'graph', 'model.js'),
+      read('out', 'src', 'graph', 'marks.js'),
+      read('media', 'graph', 'elk-api.js'),
+      read('media', 'graph', 'graph.js'),
+    ]).then(([style, model, marks, elkApi, script]) => ({ style, model, marks, elkApi, script }));
+    return this.assets;
   }
 
   /** A clicked node: select its op (or the source op it came from) in the editor. */

@@ -9,17 +9,34 @@ export interface PageContext {
   file: string;
   cspSource: string;
   nonce: string;
-  styleUri: string;
-  /** The model (out/src/graph/model.js), ELK's API (elk-api.js: 10 KB, it lays out in the
-   * worker), ELK's worker, the whole of ELK (1.6 MB, loaded only where no worker starts), and
-   * the view's script. */
-  modelUri: string;
-  /** The bisect's marks and the origin lines (out/src/graph/marks.js). */
-  marksUri: string;
-  elkApiUri: string;
+  /** The page's own files, put in it (see PageAssets). */
+  assets: PageAssets;
+  /** ELK's worker (1.6 MB, fetched by the page and started from a blob) and the whole of ELK
+   * (as much, loaded only where no worker starts). */
   elkWorkerUri: string;
   elkBundledUri: string;
-  scriptUri: string;
+}
+
+/**
+ * The text of the page's own files, written into it: a webview loads each file it names through
+ * its service worker and the workbench (a round trip to the extension host's disk), and shows the
+ * page, and hands it the messages posted to it, only once every one is loaded.
+ */
+export interface PageAssets {
+  style: string;
+  /** The model (out/src/graph/model.js) and the bisect's marks and the origin lines (marks.js). */
+  model: string;
+  marks: string;
+  /** ELK's API (elk-api.js: 10 KB; it lays out in the worker). */
+  elkApi: string;
+  /** The view's script (media/graph/graph.js). */
+  script: string;
+}
+
+/** A script element with `code` in it: no `</script` or `<!--` in it ends or bends the element
+ * (in a string, a regular expression or a comment, `<\/` and `<\!` read as `</` and `<!`). */
+export function inlineScript(nonce: string, code: string): string {
+  return `<script nonce="${nonce}">${code.replace(/<(\/script|!--)/gi, (_, rest: string) => `<\\${rest}`)}</script>`;
 }
 
 /** The arguments of the server's `mlirtext.graph` command. */
@@ -34,9 +51,10 @@ export function renderGraphPage(ctx: PageContext): string {
 <html lang="en">
 <head>
 <meta charset="UTF-8">
+<script nonce="${ctx.nonce}">window.pageMarks = { head: performance.now() };</script>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${ctx.cspSource} data:; style-src ${ctx.cspSource} 'unsafe-inline'; script-src 'nonce-${ctx.nonce}'; worker-src blob:; connect-src ${ctx.cspSource};">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeXml(ctx.styleUri)}">
+<style>${ctx.assets.style.replace(/<\/style/gi, '<\\/style')}</style>
 <title>Graph @${escapeXml(ctx.fn)}</title>
 </head>
 <body>
@@ -74,10 +92,7 @@ export function renderGraphPage(ctx: PageContext): string {
 </main>
 <script nonce="${ctx.nonce}" id="boot" type="application/json">${boot}</script>
 <script nonce="${ctx.nonce}">window.exports = {};</script>
-<script nonce="${ctx.nonce}" src="${escapeXml(ctx.modelUri)}"></script>
-<script nonce="${ctx.nonce}" src="${escapeXml(ctx.marksUri)}"></script>
-<script nonce="${ctx.nonce}" src="${escapeXml(ctx.elkApiUri)}"></script>
-<script nonce="${ctx.nonce}" src="${escapeXml(ctx.scriptUri)}"></script>
+${[ctx.assets.model, ctx.assets.marks, ctx.assets.elkApi, ctx.assets.script].map((code) => inlineScript(ctx.nonce, code)).join('\n')}
 </body>
 </html>`;
 }

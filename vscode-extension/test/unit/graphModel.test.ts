@@ -4,6 +4,7 @@ import {
   ElkNode,
   LevelGraph,
   dispatchColour,
+  draftLayout,
   elkGraph,
   fill,
   initialState,
@@ -144,6 +145,49 @@ test('ELK lays a section out: nodes nested in their open group, edges routed, dr
   assert.ok(svg.includes('dispatch 1: kernel dense_dispatch_1 (linalg.generic)'));
 });
 
+test('the draft layout, drawn while ELK starts: layers down the data flow, groups around their ops, nothing overlapping', () => {
+  for (const cut of [sections(shownGraph(DENSE, initialState(DENSE)), 100), sections(shownGraph(DENSE, initialState(DENSE)), 6)]) {
+    for (const section of cut) {
+      const input = elkGraph(section);
+      const layout = draftLayout(input);
+      const at = placements(layout);
+      const items = [...section.proxies, ...section.items];
+      assert.equal(at.size, items.length);
+      // The input is left as it was (ELK lays it out again).
+      assert.equal(input.children![0].x, undefined);
+      for (const e of section.edges) {
+        const [s, t] = [at.get(e.source)!, at.get(e.target)!];
+        const nested = (outer: string, inner: string) => items.find((i) => i.id === inner)?.parent === outer;
+        if (!nested(e.source, e.target) && !nested(e.target, e.source)) assert.ok(s.y + s.height <= t.y, `${e.source} above ${e.target}`);
+      }
+      for (const item of items) {
+        const p = at.get(item.id)!;
+        assert.ok(p.width > 0 && p.height > 0 && p.x >= 0 && p.y >= 0);
+        if (item.parent !== null && at.has(item.parent)) {
+          const g = at.get(item.parent)!;
+          assert.ok(p.x >= g.x && p.y >= g.y + 20 && p.x + p.width <= g.x + g.width && p.y + p.height <= g.y + g.height, item.id);
+        }
+        // Siblings do not overlap.
+        for (const other of items) {
+          if (other === item || other.parent !== item.parent) continue;
+          const q = at.get(other.id)!;
+          assert.ok(p.x + p.width <= q.x || q.x + q.width <= p.x || p.y + p.height <= q.y || q.y + q.height <= p.y, `${item.id} ${other.id}`);
+        }
+      }
+      assert.ok(layout.width! >= Math.max(...[...at.values()].map((p) => p.x + p.width)));
+      assert.ok(layout.height! >= Math.max(...[...at.values()].map((p) => p.y + p.height)));
+      // Drawn as ELK's layout is: every node and every edge, from its source to its target.
+      const svg = sectionSvg(section, layout, 'dialect', 0, DISPATCHES, DENSE);
+      assert.equal((svg.match(/class="edge"/g) ?? []).length, section.edges.length);
+      for (const e of section.edges) {
+        const [x0, y0] = /d="M([\d.]+),([\d.]+)/.exec(svg.slice(svg.indexOf(`data-edge="${e.id}"`)))!.slice(1).map(Number);
+        const s = at.get(e.source)!;
+        assert.ok(Math.abs(x0 - (s.x + s.width / 2)) < 0.1 && y0 >= s.y && y0 <= s.y + s.height, `${e.id}: ${x0},${y0}`);
+      }
+    }
+  }
+});
+
 test('overlays colour by dialect family, dispatch or time, and leave the ends alone', () => {
   const shown = shownGraph(DENSE, initialState(DENSE));
   const item = (id: string) => shown.items.find((i) => i.id === id)!;
@@ -180,20 +224,29 @@ test('the second answer folds the dispatches into the graph shown and the items 
   assert.deepEqual(drawn.map((i) => i.dispatch), DENSE.nodes.map((n) => n.dispatch));
 });
 
-test('the page loads the model, ELK\'s API and the script under its nonce, and allows a blob worker', () => {
+test('the page holds the model, ELK\'s API and the script under its nonce, and its style, and allows a blob worker', () => {
+  const assets = {
+    style: '.node rect { stroke: red; }', model: 'exports.sections = 1;', marks: 'exports.originLinePath = 2;',
+    elkApi: 'var ELK = 3; // "</script><!-- not the end"', script: 'const a = "</SCRIPT>";',
+  };
   const html = renderGraphPage({
-    fn: 'dense', file: 'dense_linalg.mlir', cspSource: 'vscode-resource:', nonce: 'N0NCE', styleUri: 'g.css',
-    modelUri: 'model.js', marksUri: 'marks.js', elkApiUri: 'elk-api.js', elkWorkerUri: 'elk-worker.min.js', elkBundledUri: 'elk.bundled.js',
-    scriptUri: 'graph.js',
+    fn: 'dense', file: 'dense_linalg.mlir', cspSource: 'vscode-resource:', nonce: 'N0NCE', assets,
+    elkWorkerUri: 'elk-worker.min.js', elkBundledUri: 'elk.bundled.js',
   });
   assert.ok(html.includes("script-src 'nonce-N0NCE'; worker-src blob:"));
-  for (const src of ['model.js', 'marks.js', 'elk-api.js', 'graph.js']) {
-    assert.ok(html.includes(`<script nonce="N0NCE" src="${src}"></script>`), src);
-  }
+  // Nothing for the page to load before it shows (a webview shows a page once all its files are loaded).
+  assert.ok(!/<script[^>]* src=|<link /.test(html));
+  assert.ok(html.includes('<style>.node rect { stroke: red; }</style>'));
+  const scripts = [...html.matchAll(/<script nonce="N0NCE">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+  assert.deepEqual(scripts.slice(-4), ['exports.sections = 1;', 'exports.originLinePath = 2;',
+    'var ELK = 3; // "<\\/script><\\!-- not the end"', 'const a = "<\\/SCRIPT>";']);
+  // (the escaped script means what the file did)
+  assert.equal(new Function(`${scripts.at(-1)} return a;`)(), '</SCRIPT>');
+  // Every script is under the nonce.
+  assert.equal((html.match(/<script/g) ?? []).length, (html.match(/<script nonce="N0NCE"/g) ?? []).length);
   // The whole of ELK (1.6 MB) is not parsed before the page takes the server's answer: only a
   // view whose worker does not start loads it.
-  assert.ok(!html.includes('src="elk.bundled.js"'));
-  assert.ok(html.indexOf('model.js') < html.indexOf('marks.js') && html.indexOf('marks.js') < html.indexOf('graph.js'));
+  assert.ok(!html.includes('elk.bundled.js"></script>'));
   // The bisect's line and the origin lines' overlay are in the page.
   assert.ok(html.includes('<div id="divergence" class="divergence" hidden></div>'));
   assert.ok(html.includes('<svg id="origin-lines" class="origin-lines"'));
