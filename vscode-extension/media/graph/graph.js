@@ -1,6 +1,6 @@
 // The graph view's script: draws the server's graph (one level, or two side by side) with ELK,
-// section by section, the one nearest the viewport first (while ELK's worker starts, the sections
-// in sight get a draft layout at once, which ELK's replaces); zoom (wheel, + and -) and pan
+// section by section, the one nearest the viewport first (a section in sight gets a draft layout
+// at once, which ELK's replaces: ELK's worker takes most of a second to start); zoom (wheel, + and -) and pan
 // (drag); a click on a node selects its op in the editor, the editor's cursor selects the
 // node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this, and
 // the bisect's marks and the origin lines' paths out/src/graph/marks.js.
@@ -25,7 +25,6 @@
   let openedAt = 0;          // when the graph message came (the open time's start)
   let drawnSent = true;      // whether the extension knows the latest graph's first nodes are drawn
   let laidOutSent = true;    // ... and that ELK has laid out a section of it
-  let elk = null;            // ELK, once its worker runs
   let divergence = null;     // the last bisect's marks for this function (marks.ts GraphDivergence)
   let origin = null;         // the origin lines shown: { from: pane, id: item, to: pane, ids: items }
   const dispatchInfo = new Map();
@@ -55,10 +54,6 @@
       return new ELK();
     }
   })();
-  elkReady.then((ready) => {
-    elk = ready;
-    pump();
-  }, () => {});
 
   class Pane {
     constructor(index) {
@@ -198,6 +193,8 @@
 
     laidOut(i, layout, draft) {
       const replacing = this.layouts[i] !== null;
+      // (the selected node, in sight on the draft, stays in sight on ELK's layout)
+      const kept = replacing && this.selected.find((id) => this.sectionOf.get(id) === i && this.visible(id));
       this.layouts[i] = layout;
       this.final[i] = !draft;
       this.places[i] = M.placements(layout);
@@ -225,6 +222,7 @@
           document.body.dataset.openMs = String(ms);
         }
       }
+      if (kept && !this.visible(kept)) this.center(kept);
       // A node waited for (the cursor's, a proxy's source): brought into sight if it is not.
       if (this.centerOn && this.sectionOf.get(this.centerOn) === i) {
         if (this.visible(this.centerOn)) this.centerOn = null;
@@ -509,7 +507,7 @@
   let busy = false;
   async function pump() {
     if (busy) return;
-    const draft = elk ? null : nextWork(true);
+    const draft = nextWork(true);
     const work = draft || nextWork(false);
     if (!work) return;
     busy = true;
@@ -665,7 +663,7 @@
       document.body.dataset.commandMs = String(m.commandMs);
       if (m.readyMs !== null) document.body.dataset.readyMs = String(m.readyMs);
       status();
-      if (m.readyMs !== 0) setTimeout(() => timeline(m.commandAt, m.extensionMarks), 50);
+      setTimeout(() => timeline(m.commandAt, m.extensionMarks), 50);
     } else if (m.type === 'cursor') {
       for (const pane of panes) {
         if (!pane.graph || pane.el.hidden) continue;
@@ -675,23 +673,25 @@
   });
 
   /**
-   * The first open's timeline, in ms after the command reached the extension (the page's clock
-   * and the extension host's are the machine's): the extension's steps, the page's HTML and each
-   * file it loaded, its scripts, ELK's worker, the graph's arrival, the first nodes drawn and
-   * painted. Logged by the extension; the e2e prints it.
+   * An open's timeline, in ms after the command reached the extension (the page's clock and the
+   * extension host's are the machine's): the extension's steps; on the page's first open its HTML,
+   * each file it loaded and its scripts, and ELK's worker; the graph's arrival, the first nodes
+   * drawn and painted, ELK's first section drawn. Logged by the extension; the e2e prints it.
    */
   function timeline(commandAt, extensionMarks) {
     const at = (t) => Math.round(performance.timeOrigin + t - commandAt);
-    const nav = performance.getEntriesByType('navigation')[0];
     const parts = Object.entries(extensionMarks || {}).map(([k, v]) => `${k} ${v}`);
-    parts.push(`page navigation ${at(0)}`);
-    if (nav) parts.push(`HTML in ${at(nav.responseEnd)}`, `DOM interactive ${at(nav.domInteractive)}`);
-    for (const r of performance.getEntriesByType('resource')) {
-      if (r.initiatorType === 'xmlhttprequest' || r.initiatorType === 'fetch' || r.initiatorType === 'script' || r.initiatorType === 'link') {
-        parts.push(`${r.name.split('/').pop().split('?')[0]} ${at(r.startTime)}-${at(r.responseEnd)}`);
+    const nav = performance.getEntriesByType('navigation')[0];
+    if (marks.head !== undefined) {
+      parts.push(`page navigation ${at(0)}`);
+      if (nav) parts.push(`HTML in ${at(nav.responseEnd)}`, `DOM interactive ${at(nav.domInteractive)}`);
+      for (const r of performance.getEntriesByType('resource')) {
+        if (['xmlhttprequest', 'fetch', 'script', 'link'].includes(r.initiatorType)) {
+          parts.push(`${r.name.split('/').pop().split('?')[0]} ${at(r.startTime)}-${at(r.responseEnd)}`);
+        }
       }
+      for (const p of performance.getEntriesByType('paint')) parts.push(`${p.name} ${at(p.startTime)}`);
     }
-    for (const p of performance.getEntriesByType('paint')) parts.push(`${p.name} ${at(p.startTime)}`);
     for (const [k, v] of Object.entries(marks).sort((a, b) => a[1] - b[1])) parts.push(`${k} ${at(v)}`);
     const text = parts.join(' · ');
     document.body.dataset.timeline = text;
@@ -700,12 +700,13 @@
 
   /** Another function shown in this page (kept with its ELK worker): the last graph forgotten. */
   function reset(fn, file) {
+    for (const key of Object.keys(marks)) delete marks[key];   // (the open's timeline starts again)
     data = null;
     divergence = null;
     openedAt = 0;
     dispatchInfo.clear();
     clearOriginLines();
-    for (const key of ['openMs', 'serverMs', 'commandMs', 'readyMs', 'dispatches', 'guilty']) delete document.body.dataset[key];
+    for (const key of ['openMs', 'serverMs', 'commandMs', 'readyMs', 'dispatches', 'guilty', 'timeline']) delete document.body.dataset[key];
     document.body.dataset.opens = String(Number(document.body.dataset.opens || '1') + 1);
     document.querySelector('.bar .sym').textContent = `@${fn}`;
     document.querySelector('.bar .file').textContent = file;

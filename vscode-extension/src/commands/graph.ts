@@ -212,7 +212,7 @@ export class GraphView implements vscode.Disposable {
       } else if (m.type === 'profile') {
         void this.pickProfile();
       } else if (m.type === 'timeline') {
-        this.log?.appendLine(`[graph] the first open's timeline, ms after the command: ${m.text}`);
+        this.log?.appendLine(`[graph] @${this.fnName}: the open's timeline, ms after the command: ${m.text}`);
       }
     });
     this.panel = panel;

@@ -267,9 +267,12 @@ export const graphChecks = [
           const t = await again.evaluate(() => ({ ...document.body.dataset }));
           return t.commandMs ? t : null;
         }, 10_000);
+      const secondTimeline = await waitFor('the second open\'s timeline', async () =>
+        (await again.evaluate(() => document.body.dataset.timeline)) ?? null, 10_000).catch(() => 'none');
       console.log(`  again, the file analysed: ${secondSeconds.toFixed(2)} s after the palette's Show Graph, ` +
         `${secondCommandMs} ms after the extension got the command (${secondReadyMs === '0' ? 'the page reused' : `the page ready after ${secondReadyMs} ms`}; ` +
         `server ${secondServerMs} ms, ${secondMs} ms in the webview)`);
+      console.log(`  its timeline, ms after the command: ${secondTimeline}`);
       // The cursor on an op near the end: its node is selected, its section laid out on demand.
       const lines = text.split('\n');
       const line = lines.findIndex((l) => l.includes('%t180 = stablehlo.tanh'));
