@@ -1,17 +1,18 @@
 // The graph view's script: draws the server's graph (one level, or two side by side) with ELK,
 // section by section, the one nearest the viewport first (a section in sight gets a draft layout
-// at once, which ELK's replaces: ELK's worker takes most of a second to start); zoom (wheel, + and -) and pan
-// (drag); a click on a node selects its op in the editor, the editor's cursor selects the
-// node. The model (sections, ELK input, SVG) is out/src/graph/model.js, loaded before this, and
-// the bisect's marks and the origin lines' paths out/src/graph/marks.js.
+// at once, which ELK's replaces: ELK's worker takes most of a second to start); zoom (wheel, +
+// and -) and pan (drag); a click on a node selects its op in the editor, the editor's cursor
+// selects the node. The model (sections, ELK input, draft layout, SVG) is out/src/graph/model.js,
+// written into the page before this, and the bisect's marks and the origin lines' paths
+// out/src/graph/marks.js.
 (function () {
   // Where the page's open time goes: marks on this page's clock (ms after its navigation
   // started), given to the extension on the command's clock once it says when the command came.
-  const marks = window.pageMarks || {};
-  const mark = (name) => {
-    if (marks[name] === undefined) marks[name] = performance.now();
+  const times = window.pageMarks || {};
+  const markTime = (name) => {
+    if (times[name] === undefined) times[name] = performance.now();
   };
-  mark('script');
+  markTime('script');
   const M = window.exports;
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const vscode = acquireVsCodeApi();
@@ -36,11 +37,11 @@
   const elkReady = (async () => {
     try {
       const code = await (await fetch(boot.elkWorker)).text();
-      mark('elk fetched');
+      markTime('elk fetched');
       const url = URL.createObjectURL(new Blob([code], { type: 'text/javascript' }));
       const elk = new ELK({ workerFactory: () => new Worker(url) });
       await elk.layout({ id: 'probe', children: [{ id: 'a', width: 1, height: 1 }], edges: [] });
-      mark('elk ready');
+      markTime('elk ready');
       return elk;
     } catch (e) {
       await new Promise((resolve, reject) => {
@@ -202,14 +203,14 @@
       this.draw(i);
       if (!drawnSent) {
         drawnSent = true;
-        mark('drawn');
+        markTime('drawn');
         // (a timeout queued in the frame callback runs once that frame is painted)
-        requestAnimationFrame(() => setTimeout(() => mark('painted'), 0));
+        requestAnimationFrame(() => setTimeout(() => markTime('painted'), 0));
         vscode.postMessage({ type: 'drawn' });
       }
       if (!draft && !laidOutSent) {
         laidOutSent = true;
-        mark('ELK drawn');
+        markTime('ELK drawn');
         vscode.postMessage({ type: 'laidOut' });   // (the extension asks for the dispatches now)
       }
       // (fitted again when ELK's layout of the first section replaces its draft, unless zoomed or panned since)
@@ -634,7 +635,7 @@
     if (m.type === 'reset') {
       reset(m.fn, m.file);
     } else if (m.type === 'graph') {
-      mark('graph');
+      markTime('graph');
       openedAt = openedAt || performance.now();
       if (m.serverMs !== undefined) document.body.dataset.serverMs = String(m.serverMs);
       drawnSent = false;
@@ -682,7 +683,7 @@
     const at = (t) => Math.round(performance.timeOrigin + t - commandAt);
     const parts = Object.entries(extensionMarks || {}).map(([k, v]) => `${k} ${v}`);
     const nav = performance.getEntriesByType('navigation')[0];
-    if (marks.head !== undefined) {
+    if (times.head !== undefined) {
       parts.push(`page navigation ${at(0)}`);
       if (nav) parts.push(`HTML in ${at(nav.responseEnd)}`, `DOM interactive ${at(nav.domInteractive)}`);
       for (const r of performance.getEntriesByType('resource')) {
@@ -692,7 +693,7 @@
       }
       for (const p of performance.getEntriesByType('paint')) parts.push(`${p.name} ${at(p.startTime)}`);
     }
-    for (const [k, v] of Object.entries(marks).sort((a, b) => a[1] - b[1])) parts.push(`${k} ${at(v)}`);
+    for (const [k, v] of Object.entries(times).sort((a, b) => a[1] - b[1])) parts.push(`${k} ${at(v)}`);
     const text = parts.join(' · ');
     document.body.dataset.timeline = text;
     vscode.postMessage({ type: 'timeline', text });
@@ -700,7 +701,7 @@
 
   /** Another function shown in this page (kept with its ELK worker): the last graph forgotten. */
   function reset(fn, file) {
-    for (const key of Object.keys(marks)) delete marks[key];   // (the open's timeline starts again)
+    for (const key of Object.keys(times)) delete times[key];   // (the open's timeline starts again)
     data = null;
     divergence = null;
     openedAt = 0;
@@ -771,6 +772,6 @@
   $('fit').addEventListener('click', () => panes.forEach((p) => p.graph && p.fit()));
   $('profile').addEventListener('click', () => vscode.postMessage({ type: 'profile' }));
   window.addEventListener('resize', () => panes.forEach((p) => p.graph && p.applyView()));
-  mark('ready');
+  markTime('ready');
   vscode.postMessage({ type: 'ready' });
 })();
