@@ -8,9 +8,9 @@
  * is asked once ELK has laid out the first section (or after DISPATCHES_AFTER_MS): forming the
  * dispatches takes the CPU the view's first layout needs.
  *
- * The page is asked for and the server at once; its files are in it (nothing for it to load but
- * ELK's worker), and the graph is posted as soon as the server answers: VS Code holds messages
- * for a page still loading and hands them over with its load. A shown view is reused for the
+ * The page's HTML is set, then the server asked at once; the page's files are in it (nothing for
+ * it to load but ELK's worker), and the graph is posted as soon as the server answers: VS Code
+ * holds messages for a page still loading and hands them over with its load. A shown view is reused for the
  * next function (its page, its ELK worker): only the first Show Graph pays for the page's load.
  * The time from the command to the first nodes drawn is logged, with where it went.
  */
