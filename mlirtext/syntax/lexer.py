@@ -37,7 +37,7 @@ _TOKEN = re.compile(r"""
   | (?P<BANG_ID>![A-Za-z_][\w$.\-]*)
   | (?P<FLOAT>[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)
   | (?P<INTEGER>0x[0-9a-fA-F]+|[0-9]+)
-  | (?P<STRING>"(?:[^"\\\n]|\\.)*")
+  | (?P<STRING>"[^"\\\n]*(?:\\.[^"\\\n]*)*")
   | (?P<BARE>[A-Za-z_][\w$.]*)
   | (?P<PUNCT>->|::|\{-\#|\.\.\.|[(){}\[\]<>,=:?*+\-|])
 """, re.X)
@@ -56,7 +56,9 @@ _DIMS = re.compile(r"\*x|(?:(?:[0-9]+|\?|\[[0-9]+\])[ \t]*x(?![\w$.])[ \t]*|(?:[
 #: instead of five: shaped types are near half the tokens of typical MLIR.
 _SHAPED_WORDS = frozenset(("tensor", "memref", "vector"))
 _SHAPED_TYPE = re.compile(r"(?:tensor|memref|vector)<(?:(?:[0-9]+|\?)x)*([A-Za-z_][\w$.]*)>")
-_BRACKETS = re.compile(r'->|"(?:[^"\\]|\\.)*"|[<>()\[\]{}]')
+# (strings as "unrolled loops", `"[^"\\]*(?:\\.[^"\\]*)*"`: the alternation `(?:[^"\\]|\\.)*` steps the
+# regex engine once per character, 40 times slower on a weight's multi-megabyte hex string)
+_BRACKETS = re.compile(r'->|"[^"\\]*(?:\\.[^"\\]*)*"|[<>()\[\]{}]')
 _CLOSE = {">": "<", ")": "(", "]": "[", "}": "{"}
 
 #: Words followed by `<` (or `(`) whose whole bracketed body is one token.
