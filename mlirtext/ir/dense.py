@@ -29,13 +29,21 @@ class DenseElementsAttr(Attribute):
     values: tuple = ()          # flat, row-major; one value when `splat`
     splat: bool = False
     hex: Optional[str] = None   # "0x..." when the source gave raw bytes
-    _key: tuple = field(default=(), compare=False)
+    #: the hash, once computed: CSE hashes an op's attributes at every scope it looks in, and a
+    #: folded constant's tuple of tens of thousands of values is hashed element by element each time
+    _hash: Optional[int] = field(default=None, init=False, compare=False)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, DenseElementsAttr) and self.key == other.key
 
     def __hash__(self) -> int:
-        return hash(self.key)
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(self.key))
+        return self._hash
+
+    def __reduce__(self):
+        # (without the cached hash: strings hash differently in another process)
+        return DenseElementsAttr, (self.type, self.values, self.splat, self.hex)
 
     @property
     def key(self):
