@@ -36,6 +36,7 @@ from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import builtin_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
+from ..verifier import verify
 from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .host_folding import fold_host_dispatches
@@ -114,7 +115,16 @@ def _run(module: Operation, pipeline: str, stage: str, instrumentations: Sequenc
         items = parse_pipeline(pipeline)
     except PipelineError as e:
         raise CompileFailed([Diagnostic("error", f"{stage}: {e.format()}")]) from None
-    problems = PassManager(items, instrumentations=list(instrumentations)).run(module)
+    # The IR is verified once a stage, not after each of its passes (a fifth of a transformer's
+    # compile time, the module verified whole 27 times); a debugging run (`instrumentations`: an
+    # injected fault, the semantics check) verifies after each pass, which names the pass.
+    each = bool(instrumentations)
+    problems = PassManager(items, verify_each=each, instrumentations=list(instrumentations)).run(module)
+    if not problems and not each:
+        problems = [d for d in verify(module) if d.severity == "error"]
+        for d in problems[:1]:
+            d.message = f"the IR does not verify after '{pipeline}': {d.message}"
+        problems = problems[:1]
     if problems:
         for d in problems:
             d.message = f"{stage}: {d.message}"
