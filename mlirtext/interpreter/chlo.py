@@ -19,16 +19,15 @@ from .machine import InterpreterError
 from .registry import impl, semantics_of
 from ..ir.arrays import attr_to_array
 
-try:  # scipy is optional: without it the special functions report that they need it
-    import scipy.special as _sp
-except ImportError:  # pragma: no cover - depends on the environment
-    _sp = None
-
-
 def _special(name):
-    if _sp is None:
-        raise InterpreterError(f"this chlo op needs scipy (scipy.special.{name})")
-    return getattr(_sp, name)
+    # (imported on first use: scipy.special takes 0.2 s of CPU to import, and every compile that
+    # folds a constant loads this module; scipy is optional: without it the special functions
+    # report that they need it)
+    try:
+        import scipy.special
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise InterpreterError(f"this chlo op needs scipy (scipy.special.{name})") from None
+    return getattr(scipy.special, name)
 
 
 # ---- broadcasting binaries ------------------------------------------------------------
