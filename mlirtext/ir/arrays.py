@@ -234,10 +234,15 @@ def dense_to_array(attr: DenseElementsAttr, dtype: np.dtype, shape: tuple) -> np
         if flat.size == 1 and count != 1:
             return np.full(shape, flat[0], dtype=dtype)
         return flat.reshape(shape)
+    memo = attr.array_memo
+    if memo is not None and memo[0] == dtype and memo[1] == tuple(shape):
+        return memo[2].copy()   # (a copy: the caller may write to it)
     values = attr.values if _plain(attr.values, dtype) else [_scalar(v, dtype) for v in attr.values]
     if attr.splat or (len(values) == 1 and int(np.prod(shape, dtype=np.int64)) != 1):
         return np.full(shape, values[0] if len(values) else 0, dtype=dtype)
-    return np.array(values, dtype=dtype).reshape(shape)
+    array = np.array(values, dtype=dtype).reshape(shape)
+    attr.remember_array(dtype, tuple(shape), array.copy())
+    return array
 
 
 def _plain(values: tuple, dtype: np.dtype) -> bool:
@@ -270,9 +275,11 @@ def array_to_attr(value: np.ndarray, type: T.Type):
     flat = arr.reshape(-1)
     splat = _is_splat(flat)
     items = flat[:1] if splat else flat
+    exact = False   # whether numpy reads `values` back as `arr`, bit for bit
     if isinstance(elt, T.FloatType):
         if elt.name in ("f16", "f32", "f64") and np.isfinite(items).all():
             values = tuple(items.astype(np.float64).tolist())
+            exact = True
         elif float_bits_hex(0.0, elt.name) is not None:
             values = tuple(float_bits_hex(float(v), elt.name) for v in items)
         else:  # formats without a decimal form that round-trips here: raw bytes
@@ -281,7 +288,11 @@ def array_to_attr(value: np.ndarray, type: T.Type):
         values = tuple((float(v.real), float(v.imag)) for v in items)
     else:
         values = tuple(map(int, items.tolist()))
-    return DenseElementsAttr(type, values, splat)
+        exact = True
+    attr = DenseElementsAttr(type, values, splat)
+    if exact and not splat and arr.dtype == dtype_of(type):
+        attr.remember_array(arr.dtype, arr.shape, arr.copy())
+    return attr
 
 
 def _is_splat(flat: np.ndarray) -> bool:

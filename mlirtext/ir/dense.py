@@ -32,6 +32,10 @@ class DenseElementsAttr(Attribute):
     #: the hash, once computed: CSE hashes an op's attributes at every scope it looks in, and a
     #: folded constant's tuple of tens of thousands of values is hashed element by element each time
     _hash: Optional[int] = field(default=None, init=False, compare=False)
+    #: (dtype, shape, array) of the values as numpy made them once (ir/arrays.py): the constant
+    #: folder reads each constant it made back at the next fold, and tens of thousands of Python
+    #: scalars convert slowly
+    array_memo: Optional[tuple] = field(default=None, init=False, compare=False)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, DenseElementsAttr) and self.key == other.key
@@ -40,6 +44,9 @@ class DenseElementsAttr(Attribute):
         if self._hash is None:
             object.__setattr__(self, "_hash", hash(self.key))
         return self._hash
+
+    def remember_array(self, dtype, shape: tuple, array) -> None:
+        object.__setattr__(self, "array_memo", (dtype, shape, array))
 
     def __reduce__(self):
         # (without the cached hash: strings hash differently in another process)
