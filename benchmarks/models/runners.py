@@ -6,6 +6,7 @@ CPU, `iree.runtime` local-sync / local-task, inputs staged with `asdevicearray` 
 fastest way each runtime has: mapped (`runtime.load_module(path)`, `VmModule.mmap`)."""
 from __future__ import annotations
 
+import resource
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -28,12 +29,13 @@ class Artifact:
     data: bytes
     compile_seconds: float
     path: str   # the module file, written: both runtimes load it from there, mapped
+    compile_cpu_seconds: float = 0.0   # the compiler's CPU time (iree-compile's: all its threads)
 
 
-def _written(data: bytes, seconds: float, path: str) -> Artifact:
+def _written(data: bytes, seconds: float, path: str, cpu_seconds: float) -> Artifact:
     with open(path, "wb") as f:
         f.write(data)
-    return Artifact(data, seconds, path)
+    return Artifact(data, seconds, path, cpu_seconds)
 
 
 def peak_growth(fn) -> tuple[object, int]:
@@ -59,9 +61,9 @@ def _status_kib(key: str) -> int:
 
 def mlirtext_artifact(text: str, path: str) -> Artifact:
     from mlirtext import runtime
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     data = runtime.compile_text(text, filename="model")
-    return _written(data, time.perf_counter() - start, path)
+    return _written(data, time.perf_counter() - start, path, time.process_time() - cpu)
 
 
 def mlirtext_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
@@ -80,8 +82,11 @@ def mlirtext_runner(artifact: Artifact, function: str, inputs: list, threads: in
 
 def iree_artifact(text: str, path: str) -> Artifact:
     from mlirtext.bench.iree import iree_compile
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)   # (iree-compile is the one child it starts)
     data, seconds = iree_compile(text)
-    return _written(data, seconds, path)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return _written(data, seconds, path, cpu)
 
 
 def iree_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:
