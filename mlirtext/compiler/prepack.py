@@ -17,7 +17,7 @@ import numpy as np
 from ..dialects.func import function_type
 from ..dialects.tensor import VIEWS, view_source
 from ..ir import types as T
-from ..ir.arrays import array_to_attr, attr_to_array
+from ..ir.arrays import array_to_bytes_attr, attr_to_array
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region
 from .dispatch_merging import dispatches_and_calls
@@ -45,7 +45,7 @@ def prepack_constant_weights(module: Operation) -> None:
             b = np.swapaxes(weight, -1, -2) if plan.b_transposed else weight
             packed = pack_panels(b.reshape(-1, b.shape[-1]) if plan.kind == "conv" else b)
             t = T.RankedTensorType(packed.shape, T.f32)
-            const = Operation("arith.constant", [], [t], {"value": array_to_attr(packed, t)},
+            const = Operation("arith.constant", [], [t], {"value": array_to_bytes_attr(packed, t)},
                               span=call.span, location=call.location)
             call.parent.insert_before(call, const)
             old = call.operands[plan.b_arg]

@@ -295,6 +295,14 @@ def array_to_attr(value: np.ndarray, type: T.Type):
     return attr
 
 
+def array_to_bytes_attr(value: np.ndarray, type: T.ShapedType) -> DenseElementsAttr:
+    """`value` as a dense attribute of its raw bytes (`dense<"0x...">`, as torch-mlir writes
+    weights): for the large arrays the compiler makes itself (packed weights), where a decimal
+    attribute costs a Python float per element to make and again to read."""
+    raw = np.ascontiguousarray(value, dtype=dtype_of(type)).tobytes()
+    return DenseElementsAttr(type, (), False, "0x" + raw.hex().upper())
+
+
 def _is_splat(flat: np.ndarray) -> bool:
     """All elements have the same bits (so NaNs and -0.0 count exactly)."""
     if flat.size == 0:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..dialects.hlo_attrs import conv_dims, int_list
 from ..ir import types as T
-from ..ir.arrays import array_to_attr, attr_to_array
+from ..ir.arrays import array_to_attr, array_to_bytes_attr, attr_to_array
 from ..ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr
 from ..ir.core import Operation
 from ..ir.dense import DenseElementsAttr
@@ -113,7 +113,7 @@ class FoldTransposeOfConstant(RewritePattern):
                 if value.hex is not None and not value.splat and T.element_type(t) != T.i1:
                     # raw bytes in, raw bytes out: an imported model's weights stay as compact as
                     # the importer wrote them (not a decimal per element)
-                    folded = DenseElementsAttr(t, (), False, "0x" + array.tobytes().hex().upper())
+                    folded = array_to_bytes_attr(array, t)
                 else:
                     folded = array_to_attr(array, t)
             const = rw.create(op, source.op.name, [], [t], {"value": folded})
