@@ -252,3 +252,37 @@ def test_a_shortcut_convolution_feeding_another_kernels_epilogue():
     convs = [k for k in kernels.values() if len(k["inputs"]) >= 2]
     assert all(k["implementation"].startswith("micro-kernel") for k in convs), kernels
     assert any("epilogue" in k["implementation"] for k in convs)
+
+
+_ACTIVATIONS = {   # (the body after the bias add %a; its result %y)
+    "silu": "%l = stablehlo.logistic %a : {t}\n  %y = stablehlo.multiply %a, %l : {t}",
+    "sigmoid": "%y = stablehlo.logistic %a : {t}",
+    "tanh": "%y = stablehlo.tanh %a : {t}",
+}
+
+
+@pytest.mark.parametrize("c,groups,act,stride,pad,kind", [
+    (16, 1, "silu", 1, 1, "micro-kernel"), (24, 1, "sigmoid", 2, 1, "micro-kernel"),
+    (32, 1, "tanh", 1, 0, "micro-kernel"), (32, 32, "silu", 1, 1, "direct kernel"),
+    (20, 20, "silu", 2, 2, "direct kernel"), (24, 24, "sigmoid", 1, 1, "direct kernel")])
+def test_transcendental_activations_run_in_the_epilogue(c, groups, act, stride, pad, kind):
+    """EfficientNet's SiLU (x * sigmoid(x)), a sigmoid, a tanh: their exp is expanded into the same
+    polynomial the generated loops use, and the whole activation runs on the tile in registers."""
+    h = 9
+    out = (h + 2 * pad - 3) // stride + 1
+    t, to = f"tensor<1x{h}x{h}x{c}xf32>", f"tensor<1x{out}x{out}x{c}xf32>"
+    wt = f"tensor<3x3x{c // groups}x{c}xf32>"
+    text = f"""func.func @f(%x: {t}, %w: {wt}, %b: tensor<{c}xf32>) -> {to} {{
+  %c = stablehlo.convolution(%x, %w) dim_numbers = {NHWC}, window = {{stride = [{stride}, {stride}], pad = [[{pad}, {pad}], [{pad}, {pad}]]}} {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}} : ({t}, {wt}) -> {to}
+  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : (tensor<{c}xf32>) -> {to}
+  %a = stablehlo.add %c, %bb : {to}
+  {_ACTIVATIONS[act].format(t=to)}
+  return %y : {to}
+}}
+"""
+    kernels = _check(text, [(1, h, h, c), (3, 3, c // groups, c), (c,)])
+    kernel = _conv_kernel(kernels)
+    want = {"silu": "addf+negf+exp+addf+divf+mulf", "sigmoid": "addf+negf+exp+addf+divf", "tanh": "addf+tanh"}[act]
+    assert kernel["implementation"].startswith(kind) and kernel["implementation"].endswith(f"{want} epilogue"), kernel
+    # nothing but the convolution (and, for the micro-kernel with padding, its pad) is left
+    assert len(kernels) == (2 if kind == "micro-kernel" and pad else 1), kernels

@@ -12,12 +12,13 @@ Two halves:
 - `epilogue_of` / `Epilogue`: reading such a generic as vector IR on a 16-column tile: its inputs
   are the matmul result (identity map), function arguments read as row vectors by column (a bias:
   all-unit shape but the last axis, N), function arguments read element for element with the
-  result (a residual: the result's shape, identity map), and splat constants; its body uses only the ops in
-  `_BINARY` / `_INTRINSICS`, on f32.
+  result (a residual: the result's shape, identity map), and splat constants; its body uses only
+  ops that vector_body.py has a vector instruction for, on f32 (with i32 and i1 in between) once
+  its transcendentals are expanded into polynomials (a SiLU, a sigmoid, a tanh: as the generated
+  loops compute them).
 """
 from __future__ import annotations
 
-import struct
 from typing import Optional, Sequence
 
 from ..dialects.linalg import segments
@@ -27,30 +28,21 @@ from ..ir.arrays import attr_to_array
 from ..ir.core import Block, Operation, Value
 from ..transforms.conversions.linalg_to_loops import structured
 from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .vector_body import declaration, expanded_body, instruction, splat, vectorizable
 from .vector_ir import load
-
-#: arith ops and the LLVM instruction of each (exact IEEE operations, as the reference computes).
-_BINARY = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv"}
-#: arith ops with LLVM intrinsics of the same semantics (NaN and signed zeros included).
-_INTRINSICS = {"arith.maximumf": "llvm.maximum.v8f32", "arith.minimumf": "llvm.minimum.v8f32",
-               "arith.maxnumf": "llvm.maxnum.v8f32", "arith.minnumf": "llvm.minnum.v8f32"}
-
-
-def _splat(value: float, width: int = 8) -> str:
-    """A <width x float> constant (LLVM writes floats as the hex of the equal double)."""
-    bits, = struct.unpack("<Q", struct.pack("<d", float(value)))
-    return "<" + ", ".join([f"float 0x{bits:016X}"] * width) + ">"
 
 
 class Epilogue:
     """An elementwise generic applied to the accumulated tile, as vector IR on vectors of `width`
     floats (8; the micro-kernel's 16 where the host has AVX-512)."""
 
-    def __init__(self, roles: dict, body: Block, width: int = 8):
+    def __init__(self, roles: dict, body: Block, expanded: Block, width: int = 8):
         # block argument -> "acc" | ("column", kernel input) | ("tile", kernel input) | ("constant", value)
         self.roles = roles
         self.body = body
         self.ops = [op for op in body.ops if op.name != "linalg.yield"]
+        # (what runs: the body with its transcendentals expanded, vector_body.expanded_body)
+        self.expanded = expanded
         self.width = width
 
     @property
@@ -60,11 +52,7 @@ class Epilogue:
     @property
     def intrinsics(self) -> set[str]:
         """Declarations of the LLVM intrinsics the epilogue calls."""
-        vec = f"<{self.width} x float>"
-        return {f"declare {vec} @{self._intrinsic(op)}({vec}, {vec})" for op in self.ops if op.name in _INTRINSICS}
-
-    def _intrinsic(self, op: Operation) -> str:
-        return _INTRINSICS[op.name].replace("v8f32", f"v{self.width}f32")
+        return {d for d in (declaration(op, self.width) for op in self.expanded.ops) if d}
 
     def column_loads(self, n: str, masks: Sequence) -> list[str]:
         """Per workgroup: the floats at column `n` of each row-vector input, a vector of the width
@@ -95,23 +83,22 @@ class Epilogue:
         `inputs` names the 8 floats of each tile input at `acc`'s place, and of each row-vector
         input if not `column_loads`' names."""
         names: dict = {}
-        w, vec = self.width, f"<{self.width} x float>"
-        for arg, role in self.roles.items():
-            names[arg] = acc if role == "acc" else _splat(role[1], w) if role[0] == "constant" else \
+        w = self.width
+        for arg, new in zip(self.body.arguments, self.expanded.arguments):
+            role = self.roles.get(arg)
+            if role is None:   # (the output's argument: unused)
+                continue
+            names[new] = acc if role == "acc" else splat(role[1], T.f32, w) if role[0] == "constant" else \
                 inputs[role[1]] if role[0] == "tile" else (inputs or {}).get(role[1], f"%ecol{role[1]}.{j}")
         lines = []
-        for k, op in enumerate(self.ops):
+        for k, op in enumerate(self.expanded.ops[:-1]):
             if op.name == "arith.constant":
-                names[op.results[0]] = _splat(op.attr("value").value, w)
+                names[op.results[0]] = splat(op.attr("value").value, op.results[0].type, w)
                 continue
-            a, b = (names[v] if v in names else _splat(v.op.attr("value").value, w) for v in op.operands)
             out = f"%{prefix}.{k}"
-            if op.name in _BINARY:
-                lines.append(f"  {out} = {_BINARY[op.name]} {vec} {a}, {b}")
-            else:
-                lines.append(f"  {out} = call {vec} @{self._intrinsic(op)}({vec} {a}, {vec} {b})")
+            lines.append(instruction(op, out, [names[v] for v in op.operands], w))
             names[op.results[0]] = out
-        return lines, names[self.body.ops[-1].operands[0]]
+        return lines, names[self.expanded.ops[-1].operands[0]]
 
 
 def trailing_epilogue(body: Block, root: Operation, rest: list, N: int):
@@ -182,25 +169,18 @@ def epilogue_of(ops: list[Operation], result: Value, args: list, N: int) -> Opti
             if values.size == 0 or (values != values.flat[0]).any():
                 return None
             roles[barg] = ("constant", float(values.flat[0]))
-    known = set(block.arguments)
-    for op in block.ops[:-1]:
-        if op.name == "arith.constant":
-            if not _scalar_constant(op):
-                return None
-        elif op.name not in _BINARY and op.name not in _INTRINSICS or \
-                any(t != T.f32 for t in (*op.operand_types, *op.result_types)) or \
-                not all(x in known or _scalar_constant(getattr(x, "op", None)) for x in op.operands):
+    if block.ops[-1].name != "linalg.yield" or len(block.ops[-1].operands) != 1 or \
+            block.ops[-1].operands[0].type != T.f32:
+        return None
+    expanded = expanded_body(block)
+    if expanded is None:
+        return None
+    known = set(expanded.arguments)
+    for op in expanded.ops[:-1]:
+        if not vectorizable(op) or not all(x in known for x in op.operands):
             return None
         known.update(op.results)
-    if block.ops[-1].name != "linalg.yield" or len(block.ops[-1].operands) != 1:
-        return None
-    return Epilogue(roles, block)
-
-
-def _scalar_constant(op: Optional[Operation]) -> bool:
-    """An f32 `arith.constant` (in the body, or captured from the kernel's)."""
-    return op is not None and op.name == "arith.constant" and op.results[0].type == T.f32 and \
-        isinstance(getattr(op.attributes.get("value"), "value", None), float)
+    return Epilogue(roles, block, expanded)
 
 
 def fuse_epilogues(module: Operation) -> None:

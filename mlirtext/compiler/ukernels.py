@@ -457,7 +457,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     panel, align = ("%pack", 32) if packed else ("%panel", 4)
     whole = packed or plan.b_packed   # (packed panels hold zeros past N: read without masks)
     L = [] if first_tile else [f"{p}.pre:", f"  br label %{p}.head"]
-    L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.store ]",
+    L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.stored ]",
           f"  %{p}.end = add i64 %{p}, {R}", f"  %{p}.fits = icmp sle i64 %{p}.end, {plan.M}",
           f"  br i1 %{p}.fits, label %{p}.init, label %{done}", f"{p}.init:"]
     for i in range(R):
@@ -492,6 +492,10 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
                   f"  %{p}.new{i}{j} = fadd contract {vec} %{p}.acc{i}{j}, %{p}.mul{i}{j}"]
     L += [f"  %{p}.kk.next = add i64 %{p}.kk, 1", f"  %{p}.kmore = icmp slt i64 %{p}.kk.next, %kc",
           f"  br i1 %{p}.kmore, label %{p}.k, label %{p}.store", f"{p}.store:"]
+    if plan.epilogue:   # (sums of an earlier block or tap are stored as they are: the epilogue runs once, on the last)
+        L += [f"  br i1 %last, label %{p}.epi, label %{p}.raw", f"{p}.raw:"]
+        L += [V.store(f"%{p}.new{i}{j}", f"%{p}.cq{i}{j}", masks[j], W) for i in range(R) for j in range(J)]
+        L += [f"  br label %{p}.stored", f"{p}.epi:"]
     for i in range(R):
         for j in range(J):
             value = f"%{p}.new{i}{j}"
@@ -502,11 +506,10 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
                     L += [f"  %{p}.rp{arg}.{i}{j} = getelementptr inbounds float, ptr %in{arg}, i64 %{p}.cb{i}",
                           f"  %{p}.rq{arg}.{i}{j} = getelementptr inbounds float, ptr %{p}.rp{arg}.{i}{j}, i64 {W * j}",
                           V.load(tiles[arg], f"%{p}.rq{arg}.{i}{j}", masks[j], W)]
-                lines, done_value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j, tiles)
-                L += lines + [f"  %{p}.out{i}{j} = select i1 %last, {vec} {done_value}, {vec} {value}"]
-                value = f"%{p}.out{i}{j}"
+                lines, value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j, tiles)
+                L += lines
             L.append(V.store(value, f"%{p}.cq{i}{j}", masks[j], W))
-    L += [f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
+    L += [f"  br label %{p}.stored", f"{p}.stored:", f"  %{p}.next = add i64 %{p}, {R}", f"  br label %{p}.head"]
     return L
 
 
