@@ -7,6 +7,7 @@
     planner.py        the memory plan of a host program
     epilogues.py      elementwise epilogues and transposed operands fused into matmul kernels
     vector_body.py    an epilogue's scalar ops (transcendentals expanded) as LLVM vector instructions
+    global_pools.py   whole-image window sums (global pooling) as sums with the channels innermost
     ukernels.py       matmul micro-kernels (llvm-cpu)
     reductions.py     sum reductions marked for vectorisation (llvm-cpu)
     work_queue.py     the native work-sharing wrappers of kernels split into workgroups

@@ -39,6 +39,7 @@ from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..verifier import verify
 from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
+from .global_pools import rewrite_global_pools
 from .host_folding import fold_host_dispatches
 from .host_program import CompileError, build_host_program, type_record
 from .pads import fuse_pads
@@ -209,6 +210,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_transposed_operands(module)
         fuse_pads(module)
         fuse_epilogues(module)
+        rewrite_global_pools(module)
         prepack_constant_weights(module)
     timings["dispatch formation"] = time.perf_counter() - start
     constants: dict = {}
