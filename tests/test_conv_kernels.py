@@ -11,6 +11,7 @@ from mlirtext import runtime
 from mlirtext.api import parse_and_verify
 from mlirtext.compiler.ukernels import host_tile_columns
 from mlirtext.interpreter import Interpreter
+from mlirtext.targets.llvm_cpu import host_vector_floats
 from mlirtext.vm.modfile import read_module_file
 
 NHWC = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
@@ -65,7 +66,8 @@ def _conv_kernel(kernels: dict) -> dict:
     (11, 40, 5, 1, 2, 1),    # efficientnet's 5x5
     (14, 72, 5, 2, 2, 1),    # 5x5, stride 2
     (10, 16, 3, 1, 2, 2),    # dilated
-    (13, 20, 3, 1, 1, 1),    # channels not a multiple of 8: the last vector masked
+    (13, 20, 3, 1, 1, 1),    # channels not a multiple of 8 (or 16): the last vector masked
+    (8, 48, 3, 2, 1, 1),     # three 16-channel vectors (six of 8)
     (6, 3, 3, 2, 0, 1),      # fewer channels than one vector
 ])
 def test_depthwise_convolutions_run_on_the_direct_kernel(h, c, k, stride, pad, dilation):
@@ -73,7 +75,9 @@ def test_depthwise_convolutions_run_on_the_direct_kernel(h, c, k, stride, pad, d
     kernels = _check(text, [xs, ws])
     kernel = _conv_kernel(kernels)
     assert kernel["implementation"].startswith("direct kernel: depthwise convolution"), kernel
-    assert ("masked" in kernel["implementation"]) == (c % 8 != 0)
+    lanes = host_vector_floats()   # (channels per vector: 16 with AVX-512)
+    assert f"x {lanes} channels per register tile" in kernel["implementation"]
+    assert ("masked" in kernel["implementation"]) == (c % lanes != 0)
     # The pad is no dispatch of its own: the kernel reads the image and skips the taps in the padding.
     assert ("zero padding read in place" in kernel["implementation"]) == (pad > 0) and len(kernels) == 1
 
@@ -81,6 +85,7 @@ def test_depthwise_convolutions_run_on_the_direct_kernel(h, c, k, stride, pad, d
 @pytest.mark.parametrize("ic,oc,groups,inputs", [
     (16, 16, 2, "broadcast"),   # 8 output channels per group: one input per vector
     (16, 32, 4, "broadcast"),
+    (32, 64, 2, "broadcast"),   # 32 per group: 16-channel vectors with AVX-512
     (8, 16, 8, "gather"),       # a channel multiplier of 2
     (12, 18, 6, "gather"),      # 3 output channels per group, 18 of them: masked too
 ])

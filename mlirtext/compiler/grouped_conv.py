@@ -1,20 +1,21 @@
 """Grouped convolutions (depthwise ones included) as a direct kernel: LLVM IR that computes output
-pixels 8 channels at a time, in registers, over the filter's taps, with an optional elementwise
-epilogue (a bias, an activation: epilogues.py).
+pixels a vector of channels at a time (16 with AVX-512, else 8: `GroupedConvPlan.lanes`), in
+registers, over the filter's taps, with an optional elementwise epilogue (a bias, an activation:
+epilogues.py).
 
 The matmul micro-kernel does not fit them: a depthwise convolution, as a GEMM, has one output
 channel per group and K = KH x KW, so a 16-column panel of B has nothing to reuse. Computed
 directly instead, as XNNPACK's and IREE's depthwise kernels are:
 
 - workgroups: one per output row (n, oh); the VM shares them between threads;
-- register tile: P adjacent output pixels of the row x 8 channels (P accumulators of 8 floats,
+- register tile: P adjacent output pixels of the row x one vector of channels (P accumulators,
   P = 8, then 4, 2 and 1 for the pixels left over), summed over the filter's taps (kh, kw) and the
-  group's input channels; each tap's 8 filter values are loaded once per tile;
+  group's input channels; each tap's filter vector is loaded once per tile;
 - inputs: output channel c reads input channels `(c floordiv OCg) * ICg + i`. In a depthwise
-  convolution (one each) the 8 channels' inputs are adjacent: one vector load; when OCg is a
-  multiple of 8 the 8 channels share one group: one scalar, broadcast; otherwise each lane loads
-  its own (a gather);
-- channels left over (OC not a multiple of 8) are read and written under a lane mask;
+  convolution (one each) the vector's channels' inputs are adjacent: one vector load; when OCg is
+  a multiple of the vector's lanes they share one group: one scalar, broadcast; otherwise each of
+  8 lanes loads its own (a gather);
+- channels left over (OC not a multiple of the lanes) are read and written under a lane mask;
 - epilogue: on the finished tile, before it is stored.
 
 Each output sums its products in (kh, kw, i) order from zero (multiply-adds may fuse: `contract`),
@@ -28,6 +29,7 @@ from typing import Optional
 
 from ..ir.core import Operation
 from ..targets.ir_types import quote_name
+from ..targets.llvm_cpu import host_vector_floats
 from . import vector_ir as V
 from .conv_patterns import Conv, match_conv
 from .epilogues import Epilogue, trailing_epilogue
@@ -50,16 +52,23 @@ class GroupedConvPlan:
     @property
     def inputs(self) -> str:
         """How a tile's 8 channels read their input: adjacent, broadcast or gather."""
-        return "adjacent" if self.depthwise else "broadcast" if self.conv.oc_per_group % V.LANES == 0 else "gather"
+        return "adjacent" if self.depthwise else "broadcast" if self.conv.oc_per_group % self.lanes == 0 else "gather"
+
+    @property
+    def lanes(self) -> int:
+        """Channels per vector: the host's width (16 with AVX-512) where a vector's channels read
+        adjacent inputs or share one group, else 8 (a gather's lanes)."""
+        wide = host_vector_floats()
+        return wide if self.depthwise or self.conv.oc_per_group % wide == 0 else V.LANES
 
     @property
     def masked(self) -> bool:
-        return self.conv.output[3] % V.LANES != 0
+        return self.conv.output[3] % self.lanes != 0
 
     @property
     def description(self) -> str:
         what = "depthwise" if self.depthwise else f"grouped ({self.conv.groups} groups)"
-        return (f"direct kernel: {what} convolution f32, {PIXEL_TILES[0]} pixels x {V.LANES} channels per register "
+        return (f"direct kernel: {what} convolution f32, {PIXEL_TILES[0]} pixels x {self.lanes} channels per register "
                 f"tile, inputs {self.inputs} (a workgroup per output row)"
                 + (", channels masked at the edge" if self.masked else "")
                 + (", zero padding read in place" if self.conv.padding != ((0, 0), (0, 0)) else "")
@@ -70,7 +79,7 @@ class GroupedConvPlan:
         """Declarations of the LLVM intrinsics the kernel calls."""
         out = self.epilogue.intrinsics if self.epilogue else set()
         if self.masked or self.inputs == "gather":
-            out |= V.declarations(V.LANES, gather=self.inputs == "gather")
+            out |= V.declarations(self.lanes, gather=self.inputs == "gather")
         return out
 
     @property
@@ -88,7 +97,10 @@ def plan_grouped_conv(fn: Operation) -> Optional[GroupedConvPlan]:
     epilogue = trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, conv.output[3])
     if epilogue is False:
         return None
-    return GroupedConvPlan(conv, epilogue)
+    plan = GroupedConvPlan(conv, epilogue)
+    if epilogue:
+        epilogue.width = plan.lanes
+    return plan
 
 
 def _segments(plan: GroupedConvPlan) -> list[tuple[int, int, int, bool]]:
@@ -122,7 +134,7 @@ def grouped_conv_ir(name: str, plan: GroupedConvPlan) -> str:
     params = [f"ptr noalias readonly %in{i}" for i in range(c.num_inputs)]
     out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
     # (accumulators in memory: SROA makes them registers, carried through the loops over taps)
-    out += [f"  %acc{t} = alloca <8 x float>, align 32" for t in range(PIXEL_TILES[0])]
+    out += [f"  %acc{t} = alloca <{plan.lanes} x float>, align 64" for t in range(PIXEL_TILES[0])]
     out += ["  %lo.neg = icmp slt i64 %lo, 0", "  %lo.c = select i1 %lo.neg, i64 0, i64 %lo",
             f"  %hi.big = icmp sgt i64 %hi, {count}", f"  %hi.c = select i1 %hi.big, i64 {count}, i64 %hi"]
     # (the window's top row, ih0, is above the image by the top padding: rows outside are skipped)
@@ -140,34 +152,34 @@ def grouped_conv_ir(name: str, plan: GroupedConvPlan) -> str:
 def _tile(p: str, size: int, first: int, border: bool, plan: GroupedConvPlan) -> list[str]:
     """One tile of `size` pixels (the j-th of its run, from pixel `first`), every channel vector;
     a `border` tile reads 0 for the columns of its window in the padding."""
-    c = plan.conv
+    c, n = plan.conv, plan.lanes
     _, H, W, IC = c.input
     KH, KW, ICg, OC = c.filter
     sw, (dh, dw) = c.strides[1], c.dilations
-    vectors = -(-OC // V.LANES)
+    vectors = -(-OC // n)
     L = [f"  %{p}.jw = mul i64 %{p}.j, {size}", f"  %{p}.ow = add i64 %{p}.jw, {first}",
          f"  %{p}.iw0.s = mul i64 %{p}.ow, {sw}", f"  %{p}.iw0 = sub i64 %{p}.iw0.s, {c.padding[1][0]}",
          f"  %{p}.c.ow = mul i64 %{p}.ow, {OC}", f"  %{p}.c.base = add i64 %c.row, %{p}.c.ow"]
     v = f"{p}.v"
-    body = [f"  %{v}.c0 = mul i64 %{v}, {V.LANES}"]
+    body = [f"  %{v}.c0 = mul i64 %{v}, {n}"]
     mask = f"%{v}.mask" if plan.masked else None
     if mask:
-        body += V.lane_mask(mask, f"%{v}.c0", OC)
+        body += V.lane_mask(mask, f"%{v}.c0", OC, n)
     if plan.inputs == "gather":   # each lane's first input channel, (c floordiv OCg) * ICg
         body += V.lanes(f"%{v}.lane", f"%{v}.c0") + [
-            f"  %{v}.group = udiv <8 x i64> %{v}.lane, {_splat_i64(c.oc_per_group)}",
-            f"  %{v}.ch = mul <8 x i64> %{v}.group, {_splat_i64(ICg)}"]
+            f"  %{v}.group = udiv <{n} x i64> %{v}.lane, {_splat_i64(c.oc_per_group)}",
+            f"  %{v}.ch = mul <{n} x i64> %{v}.group, {_splat_i64(ICg)}"]
         gather_mask = mask or "<" + ", ".join(["i1 true"] * V.LANES) + ">"
     elif plan.inputs == "broadcast":
         body += [f"  %{v}.group = udiv i64 %{v}.c0, {c.oc_per_group}", f"  %{v}.ch = mul i64 %{v}.group, {ICg}"]
-    body += [f"  store <8 x float> zeroinitializer, ptr %acc{t}, align 32" for t in range(size)]
+    body += [f"  store <{n} x float> zeroinitializer, ptr %acc{t}, align 64" for t in range(size)]
     # The taps: filter row kh, column kw, the group's input channel i.
     tap = [f"  %{p}.kwc = mul i64 %{p}.kw, {dw}", f"  %{p}.iwk = add i64 %{p}.iw0, %{p}.kwc",
            f"  %{p}.kww = mul i64 %{p}.kw, {ICg * OC}", f"  %{p}.w.tap = add i64 %{p}.w.kh, %{p}.kww"]
     channel = [f"  %{p}.io = mul i64 {'%' + p + '.i' if ICg > 1 else 0}, {OC}",
                f"  %{p}.w.i = add i64 %{p}.w.tap, %{p}.io", f"  %{p}.w.at = add i64 %{p}.w.i, %{v}.c0",
                f"  %{p}.w.p = getelementptr inbounds float, ptr %in{c.w_arg}, i64 %{p}.w.at",
-               V.load(f"%{p}.wv", f"%{p}.w.p", mask)]
+               V.load(f"%{p}.wv", f"%{p}.w.p", mask, n)]
     i = f"%{p}.i" if ICg > 1 else "0"
     for t in range(size):
         x = f"%{p}.x{t}"
@@ -180,26 +192,26 @@ def _tile(p: str, size: int, first: int, border: bool, plan: GroupedConvPlan) ->
         if plan.inputs == "adjacent":
             channel += [f"  {x}.c = add i64 {x}.at, %{v}.c0",
                         f"  {x}.p = getelementptr inbounds float, ptr %in{c.x_arg}, i64 {x}.c",
-                        V.load(x, f"{x}.p", mask)]
+                        V.load(x, f"{x}.p", mask, n)]
         elif plan.inputs == "broadcast":
             channel += [f"  {x}.ci = add i64 %{v}.ch, {i}", f"  {x}.c = add i64 {x}.at, {x}.ci",
                         f"  {x}.p = getelementptr inbounds float, ptr %in{c.x_arg}, i64 {x}.c",
                         f"  {x}.s = load float, ptr {x}.p, align 4",
-                        f"  {x}.ins = insertelement <8 x float> poison, float {x}.s, i64 0",
-                        f"  {x} = shufflevector <8 x float> {x}.ins, <8 x float> poison, <8 x i32> zeroinitializer"]
+                        f"  {x}.ins = insertelement <{n} x float> poison, float {x}.s, i64 0",
+                        f"  {x} = shufflevector <{n} x float> {x}.ins, <{n} x float> poison, <{n} x i32> zeroinitializer"]
         else:
-            channel += V.splat_i64(f"{x}.off", f"{x}.at") + [f"  {x}.ci = add <8 x i64> %{v}.ch, {x}.off"]
+            channel += V.splat_i64(f"{x}.off", f"{x}.at") + [f"  {x}.ci = add <{n} x i64> %{v}.ch, {x}.off"]
             if ICg > 1:
-                channel += V.splat_i64(f"{x}.iv", i) + [f"  {x}.idx = add <8 x i64> {x}.ci, {x}.iv"]
+                channel += V.splat_i64(f"{x}.iv", i) + [f"  {x}.idx = add <{n} x i64> {x}.ci, {x}.iv"]
             channel += V.gather(x, f"%in{c.x_arg}", f"{x}.idx" if ICg > 1 else f"{x}.ci", gather_mask)
         value = x
         if border:
             value = f"{x}.v"
-            channel += [f"  {value} = select i1 {x}.out, <8 x float> zeroinitializer, <8 x float> {x}"]
-        channel += [f"  {x}.acc = load <8 x float>, ptr %acc{t}, align 32",
-                    f"  {x}.mul = fmul contract <8 x float> {value}, %{p}.wv",
-                    f"  {x}.sum = fadd contract <8 x float> {x}.acc, {x}.mul",
-                    f"  store <8 x float> {x}.sum, ptr %acc{t}, align 32"]
+            channel += [f"  {value} = select i1 {x}.out, <{n} x float> zeroinitializer, <{n} x float> {x}"]
+        channel += [f"  {x}.acc = load <{n} x float>, ptr %acc{t}, align 64",
+                    f"  {x}.mul = fmul contract <{n} x float> {value}, %{p}.wv",
+                    f"  {x}.sum = fadd contract <{n} x float> {x}.acc, {x}.mul",
+                    f"  store <{n} x float> {x}.sum, ptr %acc{t}, align 64"]
     if ICg > 1:
         tap += V.counted_loop(f"{p}.i", "0", ICg, channel)
     else:
@@ -219,26 +231,26 @@ def _tile(p: str, size: int, first: int, border: bool, plan: GroupedConvPlan) ->
 
 def _finish(p: str, v: str, size: int, plan: GroupedConvPlan, mask: Optional[str]) -> list[str]:
     """The tile through the epilogue, stored."""
-    OC = plan.conv.output[3]
+    OC, n = plan.conv.output[3], plan.lanes
     L, columns = [], {}
     for arg in plan.epilogue.column_inputs if plan.epilogue else ():
         name = f"%{v}.col{arg}"
-        L += [f"  {name}.p = getelementptr inbounds float, ptr %in{arg}, i64 %{v}.c0", V.load(name, f"{name}.p", mask)]
+        L += [f"  {name}.p = getelementptr inbounds float, ptr %in{arg}, i64 %{v}.c0", V.load(name, f"{name}.p", mask, n)]
         columns[arg] = name
     for t in range(size):
         value = f"%{p}.out{t}"
-        L += [f"  {value} = load <8 x float>, ptr %acc{t}, align 32",
+        L += [f"  {value} = load <{n} x float>, ptr %acc{t}, align 64",
               f"  %{p}.st{t}.at0 = add i64 %{p}.c.base, {t * OC}", f"  %{p}.st{t}.at = add i64 %{p}.st{t}.at0, %{v}.c0"]
         if plan.epilogue:
             inputs = dict(columns)
             for arg in plan.epilogue.tile_inputs:   # (the same place as the output's)
                 inputs[arg] = f"%{p}.r{arg}.{t}"
                 L += [f"  {inputs[arg]}.p = getelementptr inbounds float, ptr %in{arg}, i64 %{p}.st{t}.at",
-                      V.load(inputs[arg], f"{inputs[arg]}.p", mask)]
+                      V.load(inputs[arg], f"{inputs[arg]}.p", mask, n)]
             lines, value = plan.epilogue.apply(f"{p}.e{t}", value, 0, inputs)
             L += lines
         L += [f"  %{p}.st{t}.p = getelementptr inbounds float, ptr %C, i64 %{p}.st{t}.at",
-              V.store(value, f"%{p}.st{t}.p", mask)]
+              V.store(value, f"%{p}.st{t}.p", mask, n)]
     return L
 
 
