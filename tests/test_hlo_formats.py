@@ -13,7 +13,8 @@ from .oracle import generic_forms
 _Q = "tensor<2x3x!quant.uniform<i8:f32, 1.000000e-01>>"
 _ARGS = ("%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %i: tensor<2x3xi32>, %p: tensor<2x3xi1>, "
          "%c: tensor<2x3xcomplex<f32>>, %s: tensor<f32>, %t: tuple<tensor<2x3xf32>, tensor<i32>>, "
-         f"%q: {_Q}")
+         f"%q: {_Q}, %k: tensor<i32>, %sh: tensor<2xi64>, %st: tensor<2xui64>, %m: tensor<3x4xf32>, "
+         "%sq: tensor<3x3xf32>, %cx: tensor<4xcomplex<f32>>, %u: tensor<2x3xui32>")
 
 
 def _samples(prefix: str) -> list[str]:
@@ -53,7 +54,48 @@ def _samples(prefix: str) -> list[str]:
         f"%iota = {prefix}.iota dim = 1 : {T}",
         f"%gte = {prefix}.get_tuple_element %t[1] : (tuple<{T}, tensor<i32>>) -> tensor<i32>",
         f"%sl = {prefix}.slice %a [0:2, 1:3:2] : ({T}) -> tensor<2x1xf32>",
+        f"%cat = {prefix}.concatenate %a, %b, dim = 0 : ({T}, {T}) -> tensor<4x3xf32>",
+        f"%cat1 = {prefix}.concatenate %a, dim = 1 : ({T}) -> {T}",
+        f"%ds = {prefix}.dynamic_slice %a, %k, %k, sizes = [1, 2] : ({T}, tensor<i32>, tensor<i32>) -> tensor<1x2xf32>",
+        f"%dus = {prefix}.dynamic_update_slice %a, %ds, %k, %k : ({T}, tensor<1x2xf32>, tensor<i32>, tensor<i32>) -> {T}",
+        f"%pad = {prefix}.pad %a, %s, low = [0, 1], high = [1, 0], interior = [0, 0] : ({T}, tensor<f32>) -> "
+        "tensor<3x4xf32>",
+        f"%dot = {prefix}.dot %a, %m : ({T}, tensor<3x4xf32>) -> tensor<2x4xf32>",
+        f"%dotp = {prefix}.dot %a, %m, precision = [DEFAULT, HIGHEST] : ({T}, tensor<3x4xf32>) -> tensor<2x4xf32>",
+        f"%dg = {prefix}.dot_general %a, %m, contracting_dims = [1] x [0] : ({T}, tensor<3x4xf32>) -> tensor<2x4xf32>",
+        f"%dgb = {prefix}.dot_general %a, %a, batching_dims = [0] x [0], contracting_dims = [1] x [1], "
+        f"precision = [DEFAULT, DEFAULT] : ({T}, {T}) -> tensor<2xf32>",
+        f"%dga = {prefix}.dot_general %a, %m, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = tf32, "
+        "rhs_precision_type = tf32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, "
+        f"num_primitive_operations = 1, allow_imprecise_accumulation = false> : ({T}, tensor<3x4xf32>) -> "
+        "tensor<2x4xf32>",
+        f'%ein = {prefix}.einsum %a, %m, config = "ab,bc->ac" : ({T}, tensor<3x4xf32>) -> tensor<2x4xf32>',
+        f'%uein = {prefix}.unary_einsum %a, config = "ab->a" : ({T}) -> tensor<2xf32>',
+        f"%fft = {prefix}.fft %cx, type = FFT, length = [4] : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>",
+        f"%rng = {prefix}.rng %s, %s, %sh, distribution = UNIFORM : (tensor<f32>, tensor<f32>, tensor<2xi64>) -> {T}",
+        f"%rbg:2 = {prefix}.rng_bit_generator %st, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, "
+        "tensor<2x3xui32>)",
+        f"%chol = {prefix}.cholesky %sq, lower = true : tensor<3x3xf32>",
+        f"%chol2 = {prefix}.cholesky %sq : tensor<3x3xf32>",
+        f"%rp = {prefix}.reduce_precision %a, format = e5m10 : {T}",
+        f"%gds = {prefix}.get_dimension_size %a, dim = 1 : ({T}) -> tensor<i32>",
+        f"%sds = {prefix}.set_dimension_size %a, %k, dim = 1 : ({T}, tensor<i32>) -> tensor<2x?xf32>",
+        f"%diota = {prefix}.dynamic_iota %sh, dim = 0 : (tensor<2xi64>) -> {T}",
+        f"%dbid = {prefix}.dynamic_broadcast_in_dim %a, %sh, dims = [0, 1] : ({T}, tensor<2xi64>) -> {T}",
+        f"%drs = {prefix}.dynamic_reshape %a, %sh : ({T}, tensor<2xi64>) -> tensor<3x2xf32>",
+        f"%dpad = {prefix}.dynamic_pad %a, %s, %sh, %sh, %sh : ({T}, tensor<f32>, tensor<2xi64>, tensor<2xi64>, "
+        f"tensor<2xi64>) -> {T}",
+        f"%rds = {prefix}.real_dynamic_slice %a, %sh, %sh, %sh : ({T}, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) "
+        f"-> {T}",
+        f"%tup = {prefix}.tuple %a, %s : tuple<{T}, tensor<f32>>",
+        f"%ctok = {prefix}.create_token : !{prefix}.token",
+        f"%rid = {prefix}.replica_id : tensor<ui32>",
+        f"%pid = {prefix}.partition_id : tensor<ui32>",
     ]
+    if prefix == "mhlo":
+        lines += [f"%copy = mhlo.copy %a : {T}", f"%bitcast = mhlo.bitcast %a : ({T}) -> tensor<2x3xi32>",
+                  f"%adep = mhlo.add_dependency %a, %ctok : ({T}, !mhlo.token) -> {T}",
+                  f"%sconv = mhlo.stochastic_convert %a, %u : ({T}, tensor<2x3xui32>) -> tensor<2x3xf16>"]
     return lines
 
 

@@ -15,7 +15,10 @@ three can no longer drift apart.
 Directives:
   `$name`                 an operand (single, `name*` variadic, `name?` optional), an
                           attribute (its kind in `attributes`, default: any attribute
-                          written in full) or a successor
+                          written in full) or a successor. A variadic operand followed by
+                          `` `,` `` writes each value with its comma (`%a, %b, dim = 0`:
+                          MLIR's custom<VariadicOperandWithAttribute>), the one form an
+                          LALR(1) parser can tell from a comma-separated list
   `` `lit` ``             a literal keyword or punctuation
   `attr-dict`             the discardable attributes `{...}`; `attr-dict-with-keyword`
                           writes `attributes {...}`
@@ -121,7 +124,7 @@ class Element:
     """One directive of a format: `kind` is literal, ref (bound to operand, attribute or
     successor), attr-dict, type, functional-type, custom or optional."""
 
-    __slots__ = ("kind", "text", "args", "group", "keyword", "body", "anchor")
+    __slots__ = ("kind", "text", "args", "group", "keyword", "body", "anchor", "comma")
 
     def __init__(self, kind: str, text: str = "", args: tuple = (), keyword: bool = False):
         self.kind = kind
@@ -131,6 +134,7 @@ class Element:
         self.keyword = keyword      # attr-dict-with-keyword
         self.body: list = []        # an optional group's elements
         self.anchor = ""            # an optional group's anchor name
+        self.comma = False          # a variadic operand whose values each end with `,`
 
 
 _TOKEN = re.compile(r"\s*(?:(`[^`]*`)|(attr-dict-with-keyword|attr-dict)|(functional-type|type)\(([^)]*)\)"
@@ -240,10 +244,15 @@ class Format:
 
     # -- checking the names ----------------------------------------------------------
     def _bind(self, elements) -> None:
-        for e in elements:
+        for e in list(elements):
             if e.kind == "ref":
                 if e.text in self.operands:
                     e.kind, e.group = "operand", self.operands[e.text]
+                    following = elements.index(e) + 1
+                    if not e.group.single and following < len(elements) and \
+                            elements[following].kind == "literal" and elements[following].text == ",":
+                        e.comma = True  # `$inputs `,`` : the comma goes with each value
+                        del elements[following]
                 elif e.text in self.attributes:
                     e.kind = "attribute"
                     self.named_attributes.append(e.text)
@@ -254,8 +263,9 @@ class Format:
             elif e.kind in ("type", "functional-type"):
                 for name in e.args:
                     if name in _ALL.values() and e.kind == "functional-type":
-                        if not all(g.single for g in self._groups(name)):
-                            raise FormatError(f"{self.rule}: functional-type({name[1:]}) needs single {name[1:]}")
+                        if sum(not g.single for g in self._groups(name)) > 1:
+                            raise FormatError(f"{self.rule}: functional-type({name[1:]}) takes at most one "
+                                              f"variadic group")
                     elif name not in self.operands and name not in self.results:
                         raise FormatError(f"{self.rule}: type(${name}) names no operand or result")
             elif e.kind == "custom" and e.text not in self.customs:
@@ -280,7 +290,7 @@ class Format:
             if e.kind == "literal":
                 parts.append(f'"{e.text}"')
             elif e.kind == "operand":
-                parts.append("VALUE_ID" if e.group.single else "[value_uses]")
+                parts.append("VALUE_ID" if e.group.single else "[value_uses_comma]" if e.comma else "[value_uses]")
             elif e.kind == "attribute":
                 parts.append(self.attributes[e.text].grammar)
             elif e.kind == "successor":
@@ -367,7 +377,7 @@ class Format:
                 types[e.args[0]] = child if self._single(e.args[0]) else f"({child} or [])"
             elif e.kind == "functional-type":
                 for side, name in zip(("inputs", "results"), e.args):
-                    self._functional_lines(lines, types, f"{child}.{side}", name, side)
+                    self._functional_lines(lines, types, tokens, f"{child}.{side}", name, side)
             else:  # custom
                 env[f"custom_{e.text}"] = self.customs[e.text].parse
                 if e.args:
@@ -390,13 +400,25 @@ class Format:
             return list(self.signature.results)
         return [self._group(name)]
 
-    def _functional_lines(self, lines, types, expr: str, name: str, side: str) -> None:
+    def _functional_lines(self, lines, types, tokens, expr: str, name: str, side: str) -> None:
         """Take the types of `name` from one side of a function type, checking their number."""
         groups = self._groups(name)
         if len(groups) == 1 and not groups[0].single:
             types[groups[0].name] = f"list({expr})"
             return
         n = len(groups)
+        variadic = [i for i, g in enumerate(groups) if not g.single]
+        if variadic:  # the single groups around one variadic one: `%x, %i, %j` for $operand $indices*
+            # (too few types: the operands present, as MLIR counts them, against the types)
+            present = " + ".join("1" if g.single else f"len({tokens.get(g.name, '()')} or ())" for g in groups)
+            lines.append(f"    if len({expr}) < {n - 1}:\n"
+                         f"        raise ctx.fail(f\"{{{present}}} operands present, but expected {{len({expr})}}\")")
+            k = variadic[0]
+            after = n - k - 1
+            for i, g in enumerate(groups):
+                types[g.name] = (f"{expr}[{i}]" if i < k else f"{expr}[{i - n}]" if i > k else
+                                 f"list({expr}[{k}:len({expr}) - {after}])")
+            return
         message = (f"{n} operands present, but expected {{len({expr})}}" if side == "inputs" else
                    f"expected {n} result type{'s' if n != 1 else ''}, got {{len({expr})}}")
         lines.append(f"    if len({expr}) != {n}:\n        raise ctx.fail(f\"{message}\")")
@@ -547,6 +569,8 @@ class _PrinterSource:
         fmt = self.fmt
         if e.kind == "operand":
             expr, group = fmt.values_expr(e.text)
+            if e.comma:
+                return f"''.join(p.value(v) + ', ' for v in {expr})[:-1]", True
             return (f"p.values({expr})", True) if group else (f"p.value({expr})", False)
         if e.kind == "attribute":
             self.env[f"kind_{e.text}"] = fmt.attributes[e.text]

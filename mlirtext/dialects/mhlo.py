@@ -10,6 +10,7 @@ import re
 
 from ..ir import types as T
 from . import hlo_attrs, hlo_verify, stablehlo
+from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 
 dialect = Dialect("mhlo", attr_check=hlo_attrs.check_attr_text, type_check=hlo_attrs.check_type_text,
@@ -17,17 +18,13 @@ dialect = Dialect("mhlo", attr_check=hlo_attrs.check_attr_text, type_check=hlo_a
 
 #: mhlo ops that stablehlo does not have: name -> (summary, inherent attributes, pure).
 MHLO_ONLY = {
-    "add_dependency": ("Adds a token dependency to a value.", (), False),
     "async_start": ("Starts an asynchronous computation.", ("called_computation", "execution_thread"), False),
     "async_update": ("Blocks on an asynchronous computation's progress.", (), False),
     "async_done": ("Waits for an asynchronous computation.", (), False),
-    "bitcast": ("Bitcast with a layout change.", (), True),
-    "copy": ("Copies a value.", ("cross_program_prefetch_index",), True),
     "domain": ("Marks a sharding domain.", ("kind", "entry_metadata", "exit_metadata"), True),
     "fusion": ("A fused computation.", ("fusion_kind", "output_operand_aliases"), False),
     "minimum_broadcast_shapes": ("Minimal broadcast shapes.", (), True),
     "ragged_dot": ("Dot with ragged groups.", ("ragged_dot_dimension_numbers", "precision_config"), True),
-    "stochastic_convert": ("Converts with stochastic rounding.", (), True),
     "topk": ("The k largest elements and their indices.", ("k", "largest"), True),
     "xla.rng_get_and_update_state": ("Reads and bumps the RNG state.", ("delta",), False),
     "acos": ("Elementwise acos.", (), True), "acosh": ("Elementwise acosh.", (), True),
@@ -37,7 +34,22 @@ MHLO_ONLY = {
     "erf": ("Elementwise erf.", (), True),
 }
 
+#: mhlo ops with stablehlo's elementwise shape (`mhlo.copy %x : T`, `mhlo.add_dependency %x, %t :
+#: (A, B) -> A`): name -> (summary, operands (mlir-hlo's ODS names), inherent attributes, pure).
+SAME_TYPES = {
+    "add_dependency": ("Adds a token dependency to a value.", ("operand", "token"), (), False),
+    "bitcast": ("Bitcast with a layout change.", ("operand",), (), True),
+    "copy": ("Copies a value.", ("operand",), ("cross_program_prefetch_index",), True),
+    "stochastic_convert": ("Converts with stochastic rounding.", ("operand", "random"), (), True),
+}
+
 stablehlo.declare_op_set(dialect, "mhlo", stablehlo.PRINTERS, own_verify=("cross-replica-sum",))
+for _short, (_summary, _operands, _props, _pure) in SAME_TYPES.items():
+    declare_family(dialect, _short, [f"mhlo.{_short}"],
+                   " `,` ".join(f"${n}" for n in _operands) + " " + stablehlo.same_types_format(*_operands),
+                   operands=_operands, results=("result",), custom={"SameTypes": stablehlo.same_types(len(_operands))},
+                   strict_properties=False, build=stablehlo.hlo_create, summary=_summary,
+                   traits=(PURE,) if _pure else (), properties=_props, verify=hlo_verify.verifier_for(f"mhlo.{_short}"))
 for _short, (_summary, _props, _pure) in MHLO_ONLY.items():
     dialect.op(f"mhlo.{_short}", _summary, (PURE,) if _pure else (), _props,
                hlo_verify.verifier_for(f"mhlo.{_short}"), stablehlo.MHLO_PRINTERS.get(_short))
@@ -88,7 +100,7 @@ def _check_result_alias(op, attr, arg_index) -> None:
         raise VerifyError("failed parsing argument-result alias attribute: expected at least 1 element(s), found 0")
     if any(i < 0 for i in arg_tuple + result):
         raise VerifyError(f"{what} expects all argument and result indices to be >= 0")
-    ftype = op.attributes.get("function_type")
+    ftype = op.attr("function_type")
     ftype = getattr(ftype, "type", None)
     if not isinstance(ftype, T.FunctionType) or arg_index >= len(ftype.inputs):
         return
@@ -115,7 +127,7 @@ def _check_parameter_replication(op, attr, arg_index) -> None:
     """No flag, one flag for the whole argument, or one per leaf buffer (tuples flattened)."""
     if arg_index is None:
         return
-    ftype = getattr(op.attributes.get("function_type"), "type", None)
+    ftype = getattr(op.attr("function_type"), "type", None)
     items = getattr(attr, "items", None)
     if not isinstance(ftype, T.FunctionType) or arg_index >= len(ftype.inputs) or items is None:
         return

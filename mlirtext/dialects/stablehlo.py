@@ -20,7 +20,7 @@ from ..ir.source import Span
 from ..ir.dense import DenseElementsAttr, DenseResourceAttr, SelfTypedDenseAttr, parse_dense
 from ..syntax.literals import number_value, string_value
 from . import hlo_attrs, hlo_verify
-from .assembly_format import Custom, declare_family
+from .assembly_format import Custom, StringAttrKind, declare_family
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect
 from .common import create, shaped_like, symbol_name
 
@@ -255,16 +255,6 @@ def _hlo_string(ctx, children):
     return ("string", children[0])
 
 
-@dialect.rule("hlo_pair")
-def _hlo_pair(ctx, children):
-    return ("pair", children[0], children[2])
-
-
-@dialect.rule("hlo_angle")
-def _hlo_angle(ctx, children):
-    return ("angle", [c for c in children if c is not None])
-
-
 @dialect.rule("hlo_operand")
 def _hlo_operand(ctx, children):
     return ("operand", children[0])
@@ -301,92 +291,25 @@ def _bool(ctx, val, name: str) -> IntegerAttr:
     return BoolAttr(word == "true")
 
 
-_FORMAT = re.compile(r"e(\d+)m(\d+)\Z")
-#: `key = value` spellings of each op -> (attribute name, kind)
+#: `key = value` spellings of the ops read by `hlo_simple` -> (attribute name, kind)
 _KWARGS = {
-    "dynamic_broadcast_in_dim": {"dims": ("broadcast_dimensions", "i64s")},
-    "concatenate": {"dim": ("dimension", "i64")},
-    "dynamic_slice": {"sizes": ("slice_sizes", "i64s")},
-    "dynamic_iota": {"dim": ("iota_dimension", "i64")},
-    "get_dimension_size": {"dim": ("dimension", "i64")},
-    "set_dimension_size": {"dim": ("dimension", "i64")},
-    "einsum": {"config": ("einsum_config", "str")},
-    "unary_einsum": {"config": ("einsum_config", "str")},
-    "fft": {"type": ("fft_type", "enum:fft_type"), "length": ("fft_length", "i64s")},
-    "rng": {"distribution": ("rng_distribution", "enum:rng_distribution")},
-    "rng_bit_generator": {"algorithm": ("rng_algorithm", "enum:rng_algorithm")},
-    "reduce_precision": {"format": (None, "format")},
-    "cholesky": {"lower": ("lower", "bool")},
-    "pad": {"low": ("edge_padding_low", "i64s"), "high": ("edge_padding_high", "i64s"),
-            "interior": ("interior_padding", "i64s")},
-    "dot_general": {"batching_dims": (None, "dims"), "contracting_dims": (None, "dims"),
-                    "precision": ("precision_config", "precision"), "algorithm": ("algorithm", "algorithm")},
-    "dot": {"precision": ("precision_config", "precision")},
     "top_k": {"k": ("k", "i64")},
     "topk": {"k": ("k", "i64"), "largest": ("largest", "bool")},
 }
 
 
 def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
-    prefix, short = prefix_of(name), short_of(name)
-    if not kwargs and short != "dot_general":
-        return {}  # most ops (and the parse's hot path) have none
-    table = _KWARGS.get(short, {})
+    if not kwargs:
+        return {}
+    table = _KWARGS.get(short_of(name), {})
     attrs: dict = {}
-    dot: dict = {}
     for key_tok, val in kwargs:
         spec = table.get(key_tok.value)
         if spec is None:
             raise ctx.fail(f"unexpected keyword '{key_tok.value}' in '{name}'", key_tok)
         attr, kind = spec
-        if kind == "i64s":
-            attrs[attr] = i64_array(_ints(val, ctx))
-        elif kind == "i64":
-            attrs[attr] = IntegerAttr(_int(val, ctx), T.i64)
-        elif kind == "str":
-            if not (isinstance(val, tuple) and val[0] == "string"):
-                raise ctx.fail(f"expected a string for '{key_tok.value}'", key_tok)
-            attrs[attr] = StringAttr(string_value(ctx, val[1], val[1].value))
-        elif kind == "bool":
-            attrs[attr] = _bool(ctx, val, name)
-        elif kind.startswith("enum:"):
-            attrs[attr] = enum_attr(prefix, kind[5:], _word(ctx, val, "an enum value", name))
-        elif kind == "format":
-            word = _word(ctx, val, "a format like e5m10", name)
-            m = _FORMAT.match(word)
-            if m is None:
-                raise ctx.fail(f"custom op '{name}' expected exponent mantissa in format e#m#, saw {word}", key_tok)
-            attrs["exponent_bits"] = IntegerAttr(int(m.group(1)), T.i32)
-            attrs["mantissa_bits"] = IntegerAttr(int(m.group(2)), T.i32)
-        elif kind == "dims":
-            if not (isinstance(val, tuple) and val[0] == "pair" and isinstance(val[1], list)):
-                raise ctx.fail(f"expected `[...] x [...]` for '{key_tok.value}'", key_tok)
-            dot[key_tok.value] = (_ints(val[1], ctx), _ints(val[2], ctx))
-        elif kind == "precision":
-            words = [_word(ctx, w, "a precision", name) for w in (val if isinstance(val, list) else [])]
-            attrs[attr] = ArrayAttr(tuple(enum_attr(prefix, "precision", w) for w in words))
-        elif kind == "algorithm":
-            if not (isinstance(val, tuple) and val[0] == "angle"):
-                raise ctx.fail("expected `<...>` for the dot algorithm", key_tok)
-            body = ", ".join(f"{k} = {v}" for k, v, _ in val[1])
-            attrs[attr] = OpaqueAttr(f"#{prefix}.dot_algorithm<{body}>")
-    if short == "dot_general":
-        fields = []
-        for side in ("lhs", "rhs"):
-            pass
-        b = dot.get("batching_dims", ([], []))
-        c = dot.get("contracting_dims", ([], []))
-        for key, values in (("lhs_batching_dimensions", b[0]), ("rhs_batching_dimensions", b[1]),
-                            ("lhs_contracting_dimensions", c[0]), ("rhs_contracting_dimensions", c[1])):
-            if values:
-                fields.append(f"{key} = [{', '.join(map(str, values))}]")
-        attrs["dot_dimension_numbers"] = OpaqueAttr(f"#{prefix}.dot<{', '.join(fields)}>")
-        order = ("dot_dimension_numbers", "precision_config", "algorithm")
-        attrs = {k: attrs[k] for k in order if k in attrs}
+        attrs[attr] = IntegerAttr(_int(val, ctx), T.i64) if kind == "i64" else _bool(ctx, val, name)
     return attrs
-
-
-_NULLARY = {"create_token", "replica_id", "partition_id"}
 
 
 def _signature(ctx, name: str, n_operands: int, types, results):
@@ -396,17 +319,9 @@ def _signature(ctx, name: str, n_operands: int, types, results):
         return list(types), list(results)
     if len(types) == 1 and isinstance(types[0], T.FunctionType):
         return list(types[0].inputs), list(types[0].results)
-    if short in _NULLARY:
-        if len(types) != 1:
-            raise ctx.fail(f"expected one result type for '{name}'")
-        return [], list(types)
     if short == "after_all":
         if len(types) == 1:
             return [types[0]] * n_operands, [types[0]]
-    if short == "tuple":
-        if len(types) == 1 and isinstance(types[0], T.TupleType):
-            return list(types[0].types), [types[0]]
-        return list(types), [T.TupleType(tuple(types))]
     if short == "optimization_barrier":
         return list(types), list(types)
     if len(types) == 1:
@@ -616,7 +531,7 @@ def _reduce_dims_attr(name: str, dims: list):
 
 def _reduce_dims(op) -> list:
     """The reduce dimensions in the attribute kind the prefix's custom syntax reads back."""
-    a = op.attributes.get("dimensions")
+    a = op.attr("dimensions")
     if prefix_of(op.name) == "mhlo":
         _need(isinstance(a, DenseElementsAttr) and a.hex is None and len(a.shape) == 1
               and a.type.element == T.i64)
@@ -743,7 +658,7 @@ def _need(cond) -> None:
 
 
 def _arr(op, key) -> list:
-    a = op.attributes.get(key)
+    a = op.attr(key)
     _need(isinstance(a, DenseArrayAttr) and a.element_type == T.i64)
     return list(a.values)
 
@@ -753,18 +668,9 @@ def _list_text(values) -> str:
 
 
 def _i64(op, key) -> int:
-    a = op.attributes.get(key)
+    a = op.attr(key)
     _need(isinstance(a, IntegerAttr) and a.type == T.i64)
     return a.value
-
-
-def _enum_word(op, key, kind) -> str:
-    a = op.attributes.get(key)
-    prefix = prefix_of(op.name)
-    _need(isinstance(a, OpaqueAttr))
-    m = re.fullmatch(rf"#{prefix}<{kind} (\w+)>", a.text)
-    _need(m is not None)
-    return m.group(1)
 
 
 def _sig_same(p, op) -> str:
@@ -783,160 +689,11 @@ def _head(p, op, parts=()) -> None:
     p.write(op.name, " " if items else "", ", ".join(items))
 
 
-def _make_printer(parts_fn, elide=(), sig=_sig_func):
-    @custom
-    def print_op(p, op) -> None:
-        parts, used = parts_fn(p, op) if parts_fn else ([], ())
-        _head(p, op, parts)
-        p.write(p.op_attr_dict(op, elide=tuple(elide) + tuple(used)), " : ", sig(p, op))
-    return print_op
-
-
-def _kw_list(word, key):
-    def parts(p, op):
-        return [f"{word} = {_list_text(_arr(op, key))}"], (key,)
-    return parts
-
-
-def _kw_int(word, key):
-    def parts(p, op):
-        return [f"{word} = {_i64(op, key)}"], (key,)
-    return parts
-
-
-def _parts_fft(p, op):
-    return ([f"type = {_enum_word(op, 'fft_type', 'fft_type')}", f"length = {_list_text(_arr(op, 'fft_length'))}"],
-            ("fft_type", "fft_length"))
-
-
-def _parts_rng(p, op):
-    return [f"distribution = {_enum_word(op, 'rng_distribution', 'rng_distribution')}"], ("rng_distribution",)
-
-
-def _parts_rbg(p, op):
-    return [f"algorithm = {_enum_word(op, 'rng_algorithm', 'rng_algorithm')}"], ("rng_algorithm",)
-
-
-def _parts_einsum(p, op):
-    a = op.attributes.get("einsum_config")
-    _need(isinstance(a, StringAttr))
-    return [f"config = {a}"], ("einsum_config",)
-
-
-def _parts_precision(p, op):
-    e = op.attributes.get("exponent_bits")
-    m = op.attributes.get("mantissa_bits")
-    _need(isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr) and e.type == T.i32 and m.type == T.i32)
-    return [f"format = e{e.value}m{m.value}"], ("exponent_bits", "mantissa_bits")
-
-
-def _parts_cholesky(p, op):
-    a = op.attributes.get("lower")
-    if a is None:
-        return [], ()
-    _need(isinstance(a, IntegerAttr) and a.type == T.i1)
-    return [f"lower = {'true' if a.value else 'false'}"], ("lower",)
-
-
-def _parts_pad(p, op):
-    keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
-    return ([f"{w} = {_list_text(_arr(op, k))}" for w, k in zip(("low", "high", "interior"), keys)], keys)
-
-
-def _precision_words(op) -> list:
-    a = op.attributes.get("precision_config")
-    _need(isinstance(a, ArrayAttr))
-    prefix = prefix_of(op.name)
-    words = []
-    for item in a.items:
-        m = re.fullmatch(rf"#{prefix}<precision (\w+)>", str(item))
-        _need(m is not None)
-        words.append(m.group(1))
-    return words
-
-
-_DOT_FIELD = re.compile(r"(\w+) = \[([^\]]*)\]")
-
-
-def _parts_dot_general(p, op):
-    prefix = prefix_of(op.name)
-    a = op.attributes.get("dot_dimension_numbers")
-    _need(isinstance(a, OpaqueAttr) and a.text.startswith(f"#{prefix}.dot<") and a.text.endswith(">"))
-    body = a.text[len(prefix) + 6:-1].strip()
-    fields = {}
-    for m in _DOT_FIELD.finditer(body):
-        fields[m.group(1)] = [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
-    _need(_DOT_FIELD.sub("", body).replace(",", "").strip() == "")
-    known = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
-             "rhs_contracting_dimensions")
-    _need(set(fields) <= set(known))
-    # the custom form reads back in this order: a verbatim attribute in another order stays generic
-    _need(list(fields) == [k for k in known if k in fields])
-    parts = []
-    lb, rb = fields.get("lhs_batching_dimensions", []), fields.get("rhs_batching_dimensions", [])
-    if lb or rb:
-        parts.append(f"batching_dims = {_list_text(lb)} x {_list_text(rb)}")
-    parts.append(f"contracting_dims = {_list_text(fields.get('lhs_contracting_dimensions', []))} x "
-                 f"{_list_text(fields.get('rhs_contracting_dimensions', []))}")
-    used = ["dot_dimension_numbers"]
-    if "precision_config" in op.attributes:
-        parts.append(f"precision = [{', '.join(_precision_words(op))}]")
-        used.append("precision_config")
-    alg = op.attributes.get("algorithm")
-    if alg is not None:
-        _need(isinstance(alg, OpaqueAttr) and alg.text.startswith(f"#{prefix}.dot_algorithm<"))
-        parts.append(f"algorithm = <{alg.body}>")
-        used.append("algorithm")
-    return parts, used
-
-
-def _parts_dot(p, op):
-    if "precision_config" not in op.attributes:
-        return [], ()
-    return [f"precision = [{', '.join(_precision_words(op))}]"], ("precision_config",)
-
-
-for _short in ("dot_general", "dynamic_pad", "dynamic_reshape", "real_dynamic_slice", "dynamic_update_slice"):
-    PRINTERS[_short] = _make_printer(None)
-PRINTERS.update({
-    "dynamic_broadcast_in_dim": _make_printer(_kw_list("dims", "broadcast_dimensions")),
-    "concatenate": _make_printer(_kw_int("dim", "dimension")),
-    "dynamic_slice": _make_printer(_kw_list("sizes", "slice_sizes")),
-    "dynamic_iota": _make_printer(_kw_int("dim", "iota_dimension")),
-    "get_dimension_size": _make_printer(_kw_int("dim", "dimension")),
-    "set_dimension_size": _make_printer(_kw_int("dim", "dimension")),
-    "einsum": _make_printer(_parts_einsum),
-    "unary_einsum": _make_printer(_parts_einsum),
-    "fft": _make_printer(_parts_fft),
-    "rng": _make_printer(_parts_rng),
-    "rng_bit_generator": _make_printer(_parts_rbg),
-    "reduce_precision": _make_printer(_parts_precision, sig=_sig_same),
-    "cholesky": _make_printer(_parts_cholesky, sig=_sig_same),
-    "pad": _make_printer(_parts_pad),
-    "dot_general": _make_printer(_parts_dot_general),
-    "dot": _make_printer(_parts_dot),
-})
-
-
-@custom
-def _print_nullary(p, op) -> None:
-    _need(not op.operands and len(op.results) == 1)
-    p.write(op.name, p.op_attr_dict(op), " : ", p.type(op.results[0].type))
-
-
 @custom
 def _print_after_all(p, op) -> None:
     _need(len(op.results) == 1 and all(t == op.results[0].type for t in op.operand_types))
     _head(p, op)
     p.write(p.op_attr_dict(op), " : ", p.type(op.results[0].type))
-
-
-@custom
-def _print_tuple(p, op) -> None:
-    t = op.results[0].type
-    _need(len(op.results) == 1 and isinstance(t, T.TupleType) and tuple(op.operand_types) == tuple(t.types))
-    _head(p, op)
-    p.write(p.op_attr_dict(op), " : ", p.type(t))
 
 
 @custom
@@ -948,7 +705,7 @@ def _print_barrier(p, op) -> None:
 
 @custom
 def _print_constant(p, op) -> None:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     _need(value is not None and getattr(value, "type", None) == op.results[0].type)
     _need(not isinstance(value, TypeAttr))
     attrs = p.op_attr_dict(op, elide=("value",))
@@ -959,7 +716,7 @@ def _print_constant(p, op) -> None:
 
 @custom
 def _print_custom_call(p, op) -> None:
-    target = op.attributes.get("call_target_name")
+    target = op.attr("call_target_name")
     _need(isinstance(target, StringAttr))
     p.write(op.name, " ", p.symbol(target.value), "(", p.values(op.operands), ")",
             p.op_attr_dict(op, elide=("call_target_name",)), " : ", _sig_func(p, op))
@@ -967,7 +724,7 @@ def _print_custom_call(p, op) -> None:
 
 @custom
 def _print_composite(p, op) -> None:
-    label = op.attributes.get("name")
+    label = op.attr("name")
     _need(isinstance(label, StringAttr))
     p.write(op.name, " ", str(label), " " if op.operands else "", p.values(op.operands),
             p.op_attr_dict(op, elide=("name",)), " : ", _sig_func(p, op))
@@ -976,14 +733,14 @@ def _print_composite(p, op) -> None:
 @custom
 def _print_convolution(p, op) -> None:
     prefix = prefix_of(op.name)
-    dims = op.attributes.get("dimension_numbers")
+    dims = op.attr("dimension_numbers")
     _need(isinstance(dims, OpaqueAttr) and dims.text.startswith(f"#{prefix}.conv<["))
     _need(len(op.operands) == 2)
     window = []
     used = ["dimension_numbers"]
     for word, key in (("stride", "window_strides"), ("pad", "padding"), ("lhs_dilate", "lhs_dilation"),
                       ("rhs_dilate", "rhs_dilation"), ("reverse", "window_reversal")):
-        a = op.attributes.get(key)
+        a = op.attr(key)
         if a is None:
             continue
         used.append(key)
@@ -1073,17 +830,11 @@ def _print_while(p, op) -> None:
 
 
 PRINTERS.update({
-    "create_token": _print_nullary, "replica_id": _print_nullary, "partition_id": _print_nullary,
-    "after_all": _print_after_all, "tuple": _print_tuple, "optimization_barrier": _print_barrier,
+    "after_all": _print_after_all, "optimization_barrier": _print_barrier,
     "constant": _print_constant,
     "custom_call": _print_custom_call, "composite": _print_composite, "convolution": _print_convolution,
     "reduce": _print_reduce, "while": _print_while, "return": custom(_print_return),
 })
-
-
-# mhlo's own ops with stablehlo's shape: `mhlo.copy %x : T`, `mhlo.bitcast %x : (A) -> B`.
-for _short in ("add_dependency", "bitcast", "copy", "stochastic_convert"):
-    MHLO_PRINTERS[_short] = _make_printer(None, sig=_sig_same)
 
 
 # ---- chlo printers -------------------------------------------------------------------
@@ -1100,7 +851,7 @@ def _print_mhlo_topk(p, op) -> None:
     """`mhlo.topk(%x, k = 8, largest = true) : T -> (T1, T2)`."""
     _need(len(op.operands) == 1 and len(op.results) == 2)
     parts = [p.value(op.operands[0]), f"k = {_i64(op, 'k')}"]
-    largest = op.attributes.get("largest")
+    largest = op.attr("largest")
     if largest is not None:
         _need(isinstance(largest, IntegerAttr) and largest.type == T.i1)
         parts.append(f"largest = {'true' if largest.value else 'false'}")
@@ -1166,7 +917,7 @@ def _print_same_types(p, op):
     return " " + _sig_same(p, op), ()
 
 
-def _same_types(n_operands: int) -> Custom:
+def same_types(n_operands: int) -> Custom:
     """custom<SameOperandsAndResultType>: one type for all, or a function type."""
     def parse(ctx, name, t):
         if not isinstance(t, T.FunctionType):
@@ -1182,7 +933,7 @@ def _same_types(n_operands: int) -> Custom:
 def _parse_complex_types(ctx, name, t):
     """custom<ComplexOpType>: `tensor<..xcomplex<E>>` (operands: the parts) or a function type."""
     if isinstance(t, T.FunctionType):
-        return _same_types(2).parse(ctx, name, t)
+        return same_types(2).parse(ctx, name, t)
     if not isinstance(t, (T.RankedTensorType, T.UnrankedTensorType)) or \
             not isinstance(T.element_type(t), T.ComplexType):
         raise ctx.fail(f"custom op '{name}' expected tensor with complex element type")
@@ -1191,7 +942,7 @@ def _parse_complex_types(ctx, name, t):
 
 
 def _print_complex_types(p, op):
-    t = op.results[0].type
+    t = op.result_named("result").type
     e = T.element_type(t)
     if isinstance(e, T.ComplexType) and op.operand_types == [shaped_like(t, e.element)] * 2:
         return " " + p.type(t), ()
@@ -1212,7 +963,7 @@ def _parse_select_types(ctx, name, types):
 
 def _print_select_types(p, op):
     pred, a, b = op.operand_types
-    if a == b == op.results[0].type:
+    if a == b == op.result_named("result").type:
         return f" {p.type(pred)}, {p.type(a)}", ()
     return " " + _sig_func(p, op), ()
 
@@ -1237,30 +988,174 @@ def _hlo_slice_ranges(ctx, children):
     return [r for r in children if r is not None]
 
 
+class _Words:
+    """`[DEFAULT, HIGHEST]`: an array of `#prefix<kind WORD>` enum attributes (precision_config)."""
+
+    grammar = "hlo_list"
+
+    def __init__(self, prefix: str, kind: str):
+        self.prefix, self.kind = prefix, kind
+        self.pattern = re.compile(rf"#{prefix}<{kind} (\w+)>")
+
+    def parse(self, ctx, items):
+        words = []
+        for item in items:
+            if not (isinstance(item, tuple) and item[0] == "bare"):
+                raise ctx.fail(f"expected a {self.kind} word")
+            words.append(enum_attr(self.prefix, self.kind, item[1].value))
+        return ArrayAttr(tuple(words))
+
+    def print(self, p, attr) -> str:
+        _need(isinstance(attr, ArrayAttr))
+        words = [self.pattern.fullmatch(str(item)) for item in attr.items]
+        _need(all(words))
+        return _list_text(m.group(1) for m in words)
+
+
+class _Bool:
+    """`true` / `false` (cholesky's `lower`)."""
+
+    grammar = "BARE_ID"
+
+    def parse(self, ctx, tok):
+        if tok.value not in ("true", "false"):
+            raise ctx.fail(f"expected true or false, got '{tok.value}'", tok)
+        return BoolAttr(tok.value == "true")
+
+    def print(self, p, attr) -> str:
+        _need(isinstance(attr, IntegerAttr) and attr.type == T.i1)
+        return "true" if attr.value else "false"
+
+
+class _DotAlgorithm:
+    """`<lhs_precision_type = tf32, ...>`: the body of `#prefix.dot_algorithm<...>`."""
+
+    grammar = "hlo_dot_algorithm"
+
+    def __init__(self, prefix: str):
+        self.head = f"#{prefix}.dot_algorithm<"
+
+    def parse(self, ctx, entries):
+        return OpaqueAttr(self.head + ", ".join(f"{k} = {v}" for k, v, _ in entries) + ">")
+
+    def print(self, p, attr) -> str:
+        _need(isinstance(attr, OpaqueAttr) and attr.text.startswith(self.head))
+        return f"<{attr.body}>"
+
+
+@dialect.rule("hlo_dot_algorithm")
+def _hlo_dot_algorithm(ctx, children):
+    return [c for c in children if c is not None]
+
+
+_DOT_FIELD = re.compile(r"(\w+) = \[([^\]]*)\]")
+_DOT_KEYS = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
+             "rhs_contracting_dimensions")
+
+
+def _parse_dot_dims(ctx, name, child):
+    """custom<DotDimensionNumbers>: `batching_dims = [0] x [0], contracting_dims = [2] x [1]`
+    (batching optional) -> `#prefix.dot<...>` with the non-empty fields."""
+    lists = [_ints(items, ctx) for pair in child for items in pair]
+    if len(lists) == 2:
+        lists = [[], []] + lists
+    fields = [f"{key} = {_list_text(values)}" for key, values in zip(_DOT_KEYS, lists) if values]
+    return {"dot_dimension_numbers": OpaqueAttr(f"#{prefix_of(name)}.dot<{', '.join(fields)}>")}
+
+
+def _print_dot_dims(p, op):
+    prefix = prefix_of(op.name)
+    a = op.attr("dot_dimension_numbers")
+    _need(isinstance(a, OpaqueAttr) and a.text.startswith(f"#{prefix}.dot<") and a.text.endswith(">"))
+    body = a.text[len(prefix) + 6:-1].strip()
+    fields = {m.group(1): [int(x) for x in m.group(2).replace(" ", "").split(",") if x]
+              for m in _DOT_FIELD.finditer(body)}
+    _need(_DOT_FIELD.sub("", body).replace(",", "").strip() == "")
+    _need(set(fields) <= set(_DOT_KEYS))
+    # the custom form reads back in this order: a verbatim attribute in another order stays generic
+    _need(list(fields) == [k for k in _DOT_KEYS if k in fields])
+    lb, rb, lc, rc = (fields.get(k, []) for k in _DOT_KEYS)
+    batching = f" batching_dims = {_list_text(lb)} x {_list_text(rb)}," if lb or rb else ""
+    return f"{batching} contracting_dims = {_list_text(lc)} x {_list_text(rc)}", ("dot_dimension_numbers",)
+
+
+@dialect.rule("hlo_dot_dims")
+def _hlo_dot_dims(ctx, children):
+    return [c for c in children if c is not None]
+
+
+@dialect.rule("hlo_dims_pair")
+def _hlo_dims_pair(ctx, children):
+    lhs, x, rhs = children
+    if x.value != "x":
+        raise ctx.fail(f"expected 'x', found '{x.value}'", x)
+    return lhs, rhs
+
+
+_FORMAT = re.compile(r"e(\d+)m(\d+)\Z")
+
+
+def _parse_exponent_mantissa(ctx, name, tok):
+    """custom<ExponentMantissa>: `e5m10` -> exponent_bits 5, mantissa_bits 10 (i32)."""
+    if tok.type == "STRING":  # as MLIR's parseKeyword: a string is no keyword
+        raise ctx.fail(f"custom op '{name}' expected valid keyword", tok)
+    m = _FORMAT.match(tok.value)
+    if m is None:
+        raise ctx.fail(f"custom op '{name}' expected exponent mantissa in format e#m#, saw {tok.value}", tok)
+    return {"exponent_bits": IntegerAttr(int(m.group(1)), T.i32), "mantissa_bits": IntegerAttr(int(m.group(2)), T.i32)}
+
+
+def _print_exponent_mantissa(p, op):
+    e, m = op.attr("exponent_bits"), op.attr("mantissa_bits")
+    _need(isinstance(e, IntegerAttr) and isinstance(m, IntegerAttr) and e.type == T.i32 and m.type == T.i32)
+    return f" e{e.value}m{m.value}", ("exponent_bits", "mantissa_bits")
+
+
+def _parse_tuple_type(ctx, name, t):
+    """custom<TupleOpType>: the result's tuple type gives the operands' types."""
+    if not isinstance(t, T.TupleType):
+        raise ctx.fail(f"custom op '{name}' expected tuple type")
+    return list(t.types), t
+
+
+def _print_tuple_type(p, op):
+    t = op.result_named("result").type
+    _need(isinstance(t, T.TupleType) and tuple(op.operand_types) == tuple(t.types))
+    return " " + p.type(t), ()
+
+
 _SELECT_TYPES = Custom("types", _parse_select_types, _print_select_types)
 _COMPLEX_TYPES = Custom("type", _parse_complex_types, _print_complex_types)
 _SLICE_RANGES = Custom("hlo_slice_ranges", _parse_slice_ranges, _print_slice_ranges)
+_DOT_DIMS = Custom("hlo_dot_dims", _parse_dot_dims, _print_dot_dims)
+_EXPONENT_MANTISSA = Custom("(BARE_ID | STRING)", _parse_exponent_mantissa, _print_exponent_mantissa)
+_TUPLE_TYPE = Custom("type", _parse_tuple_type, _print_tuple_type)
 _I64S = _I64List()
+_I64 = _Int(T.i64, "number")
 _FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
 _SAME_TYPES = "attr-dict `:` custom<SameTypes>"
 
 
-def _same(*names: str) -> str:
+def same_types_format(*names: str, result: str = "result") -> str:
     """`attr-dict : custom<SameTypes>(type($a), ..., type($result))` over operands `names`."""
-    return _SAME_TYPES + "(" + ", ".join(f"type(${n})" for n in (*names, "result")) + ")"
+    return _SAME_TYPES + "(" + ", ".join(f"type(${n})" for n in (*names, result)) + ")"
+
+
+def _precision(prefix: str) -> _Words:
+    return _Words(prefix, "precision")
 
 
 #: family -> (short names, format, operands, named attributes (name -> kind, or a function of the
-#: prefix giving it), customs). Results: one, `result`.
+#: prefix giving it), customs[, results]). Results: one, `result`, unless given.
 FORMATS = {
     "unary": (UNARY + UNARY_ACCURACY + ("convert", "uniform_quantize", "uniform_dequantize"),
-              "$operand " + _same("operand"), ("operand",), {}, {"SameTypes": _same_types(1)}),
-    "binary": (tuple(n for n in BINARY if n != "complex"), "$lhs `,` $rhs " + _same("lhs", "rhs"),
-               ("lhs", "rhs"), {}, {"SameTypes": _same_types(2)}),
+              "$operand " + same_types_format("operand"), ("operand",), {}, {"SameTypes": same_types(1)}),
+    "binary": (tuple(n for n in BINARY if n != "complex"), "$lhs `,` $rhs " + same_types_format("lhs", "rhs"),
+               ("lhs", "rhs"), {}, {"SameTypes": same_types(2)}),
     "complex": (("complex",), "$lhs `,` $rhs attr-dict `:` custom<ComplexTypes>(type($lhs), type($rhs), "
                 "type($result))", ("lhs", "rhs"), {}, {"ComplexTypes": _COMPLEX_TYPES}),
-    "clamp": (("clamp",), "$min `,` $operand `,` $max " + _same("min", "operand", "max"),
-              ("min", "operand", "max"), {}, {"SameTypes": _same_types(3)}),
+    "clamp": (("clamp",), "$min `,` $operand `,` $max " + same_types_format("min", "operand", "max"),
+              ("min", "operand", "max"), {}, {"SameTypes": same_types(3)}),
     "select": (("select",), "$pred `,` $on_true `,` $on_false attr-dict `:` custom<SelectTypes>(type($pred), "
                "type($on_true), type($on_false), type($result))", ("pred", "on_true", "on_false"), {},
                {"SelectTypes": _SELECT_TYPES}),
@@ -1274,14 +1169,63 @@ FORMATS = {
                   {"broadcast_sizes": _I64S}, {}),
     "transpose": (("transpose",), "$operand `,` `dims` `=` $permutation " + _FUNCTIONAL, ("operand",),
                   {"permutation": _I64S}, {}),
-    "reverse": (("reverse",), "$operand `,` `dims` `=` $dimensions " + _same("operand"), ("operand",),
-                {"dimensions": _I64S}, {"SameTypes": _same_types(1)}),
+    "reverse": (("reverse",), "$operand `,` `dims` `=` $dimensions " + same_types_format("operand"), ("operand",),
+                {"dimensions": _I64S}, {"SameTypes": same_types(1)}),
     "iota": (("iota",), "`dim` `=` $iota_dimension attr-dict `:` type($result)", (),
-             {"iota_dimension": _Int(T.i64, "number")}, {}),
+             {"iota_dimension": _I64}, {}),
     "get_tuple_element": (("get_tuple_element",), "$operand `[` $index `]` " + _FUNCTIONAL, ("operand",),
                           {"index": _Int(T.i32, "INTEGER")}, {}),
     "slice": (("slice",), "$operand custom<SliceRanges> " + _FUNCTIONAL, ("operand",), {},
               {"SliceRanges": _SLICE_RANGES}),
+    "concatenate": (("concatenate",), "$inputs `,` `dim` `=` $dimension " + _FUNCTIONAL, ("inputs*",),
+                    {"dimension": _I64}, {}),
+    "dynamic_slice": (("dynamic_slice",), "$operand `,` $start_indices `,` `sizes` `=` $slice_sizes " + _FUNCTIONAL,
+                      ("operand", "start_indices*"), {"slice_sizes": _I64S}, {}),
+    "dynamic_update_slice": (("dynamic_update_slice",), "$operand `,` $update (`,` $start_indices^)? " + _FUNCTIONAL,
+                             ("operand", "update", "start_indices*"), {}, {}),
+    "pad": (("pad",), "$operand `,` $padding_value `,` `low` `=` $edge_padding_low `,` `high` `=` "
+            "$edge_padding_high `,` `interior` `=` $interior_padding " + _FUNCTIONAL, ("operand", "padding_value"),
+            {"edge_padding_low": _I64S, "edge_padding_high": _I64S, "interior_padding": _I64S}, {}),
+    "dot": (("dot",), "$lhs `,` $rhs (`,` `precision` `=` $precision_config^)? " + _FUNCTIONAL, ("lhs", "rhs"),
+            {"precision_config": _precision}, {}),
+    "dot_general": (("dot_general",), "$lhs `,` $rhs `,` custom<DotDimensionNumbers> (`,` `precision` `=` "
+                    "$precision_config^)? (`,` `algorithm` `=` $algorithm^)? " + _FUNCTIONAL, ("lhs", "rhs"),
+                    {"precision_config": _precision, "algorithm": _DotAlgorithm}, {"DotDimensionNumbers": _DOT_DIMS}),
+    "einsum": (("einsum",), "$lhs `,` $rhs `,` `config` `=` $einsum_config " + _FUNCTIONAL, ("lhs", "rhs"),
+               {"einsum_config": StringAttrKind()}, {}),
+    "unary_einsum": (("unary_einsum",), "$operand `,` `config` `=` $einsum_config " + _FUNCTIONAL, ("operand",),
+                     {"einsum_config": StringAttrKind()}, {}),
+    "fft": (("fft",), "$operand `,` `type` `=` $fft_type `,` `length` `=` $fft_length " + _FUNCTIONAL,
+            ("operand",), {"fft_type": lambda prefix: _EnumWord(prefix, "fft_type"), "fft_length": _I64S}, {}),
+    "rng": (("rng",), "$a `,` $b `,` $shape `,` `distribution` `=` $rng_distribution " + _FUNCTIONAL,
+            ("a", "b", "shape"), {"rng_distribution": lambda prefix: _EnumWord(prefix, "rng_distribution")}, {}),
+    "rng_bit_generator": (("rng_bit_generator",), "$initial_state `,` `algorithm` `=` $rng_algorithm " + _FUNCTIONAL,
+                          ("initial_state",), {"rng_algorithm": lambda prefix: _EnumWord(prefix, "rng_algorithm")},
+                          {}, ("output_state", "output")),
+    "cholesky": (("cholesky",), "$a (`,` `lower` `=` $lower^)? " + same_types_format("a"), ("a",), {"lower": _Bool()},
+                 {"SameTypes": same_types(1)}),
+    "reduce_precision": (("reduce_precision",), "$operand `,` `format` `=` custom<ExponentMantissa> "
+                         + same_types_format("operand", result="output"), ("operand",), {},
+                         {"ExponentMantissa": _EXPONENT_MANTISSA, "SameTypes": same_types(1)}, ("output",)),
+    "dimension_size": (("get_dimension_size",), "$operand `,` `dim` `=` $dimension " + _FUNCTIONAL, ("operand",),
+                       {"dimension": _I64}, {}),
+    "set_dimension_size": (("set_dimension_size",), "$operand `,` $size `,` `dim` `=` $dimension " + _FUNCTIONAL,
+                           ("operand", "size"), {"dimension": _I64}, {}),
+    "dynamic_iota": (("dynamic_iota",), "$output_shape `,` `dim` `=` $iota_dimension " + _FUNCTIONAL,
+                     ("output_shape",), {"iota_dimension": _I64}, {}),
+    "dynamic_broadcast_in_dim": (("dynamic_broadcast_in_dim",), "$operand `,` $output_dimensions `,` `dims` `=` "
+                                 "$broadcast_dimensions " + _FUNCTIONAL, ("operand", "output_dimensions"),
+                                 {"broadcast_dimensions": _I64S}, {}),
+    "dynamic_reshape": (("dynamic_reshape",), "$operand `,` $output_shape " + _FUNCTIONAL,
+                        ("operand", "output_shape"), {}, {}),
+    "dynamic_pad": (("dynamic_pad",), "$operand `,` $padding_value `,` $edge_padding_low `,` $edge_padding_high "
+                    "`,` $interior_padding " + _FUNCTIONAL,
+                    ("operand", "padding_value", "edge_padding_low", "edge_padding_high", "interior_padding"), {}, {}),
+    "real_dynamic_slice": (("real_dynamic_slice",), "$operand `,` $start_indices `,` $limit_indices `,` $strides "
+                           + _FUNCTIONAL, ("operand", "start_indices", "limit_indices", "strides"), {}, {}),
+    "tuple": (("tuple",), "$val attr-dict `:` custom<TupleType>(type($val), type($result))", ("val*",), {},
+              {"TupleType": _TUPLE_TYPE}),
+    "nullary": (("create_token", "replica_id", "partition_id"), "attr-dict `:` type($result)", (), {}, {}),
 }
 
 
@@ -1289,7 +1233,7 @@ def declare_formats(d: Dialect, prefix: str, verifier) -> set:
     """Declare the `FORMATS` families on `d` under `prefix`; `verifier(short name)` gives each
     op's check. Returns the short names declared."""
     declared = set()
-    for family, (shorts, text, operands, attributes, customs) in FORMATS.items():
+    for family, (shorts, text, operands, attributes, customs, *results) in FORMATS.items():
         kinds = {k: v(prefix) if callable(v) else v for k, v in attributes.items()}
 
         def per_op(name: str) -> dict:
@@ -1301,7 +1245,7 @@ def declare_formats(d: Dialect, prefix: str, verifier) -> set:
                     "verify": verifier(short)}
 
         declare_family(d, family, [f"{prefix}.{s}" for s in shorts], text, operands=operands,
-                       results=("result",), attributes=kinds, custom=customs, per_op=per_op,
+                       results=results[0] if results else ("result",), attributes=kinds, custom=customs, per_op=per_op,
                        strict_properties=False, build=hlo_create)
         declared.update(shorts)
     return declared

@@ -149,7 +149,7 @@ def _generic_regions(ctx, children):
     return list(children)
 
 
-@rule("value_uses", "types", "array_values")
+@rule("value_uses", "value_uses_comma", "types", "array_values")
 def _list(ctx, children):
     return list(children)
 
