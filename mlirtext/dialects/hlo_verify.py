@@ -188,7 +188,7 @@ def dim_text(d) -> str:
 
 def attr(op, *names):
     for n in names:
-        a = op.attributes.get(n)
+        a = op.attr(n)
         if a is not None:
             return a
     return None
@@ -373,7 +373,7 @@ def region_args(region):
 
 
 def bool_attr(op, name) -> bool:
-    a = op.attributes.get(name)
+    a = op.attr(name)
     if a is None:
         return False
     if isinstance(a, IntegerAttr):
@@ -382,7 +382,7 @@ def bool_attr(op, name) -> bool:
 
 
 def int_attr(op, name, default=None):
-    v = A.int_value(op.attributes.get(name))
+    v = A.int_value(op.attr(name))
     return default if v is None else v
 
 
@@ -488,7 +488,7 @@ def verify_reducer(block, input_types, init_types, allowed_dims) -> None:
 
 
 def replica_groups(op):
-    a = op.attributes.get("replica_groups")
+    a = op.attr("replica_groups")
     vals = A.int_list(a)
     shape = A.dense_shape(a)
     return vals, shape
@@ -519,7 +519,7 @@ def verify_replica_groups(op, same_size: bool, use_global: bool, expected=None) 
 
 
 def channel_id(op) -> int:
-    f = A.struct_fields(op.attributes.get("channel_handle"))
+    f = A.struct_fields(op.attr("channel_handle"))
     return A.int_field(f, "handle", 0) if f else 0
 
 
@@ -533,7 +533,7 @@ def nonneg_attr(op, name, width=64) -> None:
 def rank1_attrs(op, *names) -> None:
     """mhlo's dimension lists are `dense<...>` elements: each must be 1-D (stablehlo's are arrays)."""
     for name in names:
-        ss = A.dense_shape(op.attributes.get(name))
+        ss = A.dense_shape(op.attr(name))
         if ss is not None and len(ss) != 1:
             fail(f"{name} has rank {len(ss)} instead of required rank 1.")
 
@@ -678,7 +678,7 @@ def _all_gather(op):
 
 @rule("stablehlo.collective_permute")
 def _collective_permute(op):
-    a = op.attributes.get("source_target_pairs")
+    a = op.attr("source_target_pairs")
     vals, shape = A.int_list(a), A.dense_shape(a)
     if vals is None or shape is None:
         return
@@ -929,7 +929,7 @@ def _concatenate(op):
         else:
             known = [s[d] for s in shapes if s[d] is not None]
             out.append(known[0] if known else None)
-    check_inferred(op, [tensor(out, elt(op.operand_types[0]))])
+    check_inferred(op, [tensor(out, elt(op.operands_named("inputs")[0].type))])
 
 
 @rule("stablehlo.clamp")
@@ -965,7 +965,7 @@ _PRECISIONS = {"DEFAULT", "HIGH", "HIGHEST", "PACKED_NIBBLE"}
 
 
 def verify_precision_config(op) -> None:
-    a = op.attributes.get("precision_config")
+    a = op.attr("precision_config")
     if a is None:
         return
     if isinstance(a, ArrayAttr):
@@ -979,9 +979,7 @@ def verify_precision_config(op) -> None:
 @rule("stablehlo.dot")
 def _dot(op):
     verify_precision_config(op)
-    if len(op.operands) != 2 or not op.results:
-        return
-    l, r = shape_of(op.operand_types[0]), shape_of(op.operand_types[1])
+    l, r = shape_of(op.operand("lhs").type), shape_of(op.operand("rhs").type)
     if l is None or r is None:
         return
     if len(l) == 1 and len(r) == 1 and compatible_dims(l[0], r[0]):
@@ -994,10 +992,10 @@ def _dot(op):
         dims = [l[0], r[1]]
     else:
         fail("expected both lhs/rhs ranks to be either 1 or 2")
-    rs = shape_of(op.result_types[0])
+    result = op.result_named("result").type
+    rs = shape_of(result)
     if rs is not None and (len(rs) != len(dims) or not all(compatible_dims(a, b) for a, b in zip(dims, rs))):
-        fail(f"inferred shape '{q_dims(dims)}' is incompatible with return type of operation "
-             f"'{op.result_types[0]}'")
+        fail(f"inferred shape '{q_dims(dims)}' is incompatible with return type of operation '{result}'")
 
 
 def check_dims_distinct(a, b, na, nb):
@@ -1039,25 +1037,24 @@ def check_dot_general_dims(l, r, lb, rb, lc, rc) -> None:
 def _dot_general(op):
     verify_precision_config(op)
     d = A.dot_dims(attr(op, "dot_dimension_numbers"))
-    if d is None or len(op.operands) != 2:
+    if d is None:
         return
     lb, rb = d["lhs_batching_dimensions"], d["rhs_batching_dimensions"]
     lc, rc = d["lhs_contracting_dimensions"], d["rhs_contracting_dimensions"]
-    l, r = shape_of(op.operand_types[0]), shape_of(op.operand_types[1])
+    l, r = shape_of(op.operand("lhs").type), shape_of(op.operand("rhs").type)
     check_dot_general_dims(l, r, lb, rb, lc, rc)
     if l is None or r is None:
         return
     dims = [l[i] for i in lb] + [l[i] for i in range(len(l)) if i not in lb and i not in lc] + \
         [r[i] for i in range(len(r)) if i not in rb and i not in rc]
-    if op.results:
-        rs = shape_of(op.result_types[0])
-        if rs is not None and (len(rs) != len(dims) or not all(compatible_dims(a, b) for a, b in zip(dims, rs))):
-            fail(f"inferred shape '{q_dims(dims)}' is incompatible with return type of operation "
-                 f"'{op.result_types[0]}'")
-        verify_dot_general_quant(op, rc)
-    algorithm = op.attributes.get("algorithm")
+    result = op.result_named("result").type
+    rs = shape_of(result)
+    if rs is not None and (len(rs) != len(dims) or not all(compatible_dims(a, b) for a, b in zip(dims, rs))):
+        fail(f"inferred shape '{q_dims(dims)}' is incompatible with return type of operation '{result}'")
+    verify_dot_general_quant(op, rc)
+    algorithm = op.attr("algorithm")
     if algorithm is not None:
-        pc = A.precision_config(op.attributes.get("precision_config")) or []
+        pc = A.precision_config(op.attr("precision_config")) or []
         if any(p != "DEFAULT" for p in pc):
             fail("must specify DEFAULT precision config when algorithm is set.")
         f = A.struct_fields(algorithm) or {}
@@ -1182,10 +1179,10 @@ def _slice(op):
 def _dynamic_slice(op):
     rank1_attrs(op, "slice_sizes")
     sizes = ints_attr(op, "slice_sizes")
-    if sizes is None or not op.operands:
+    if sizes is None:
         return
-    t = op.operand_types[0]
-    idx = op.operand_types[1:]
+    t = op.operand("operand").type
+    idx = [v.type for v in op.operands_named("start_indices")]
     if len(idx) != len(sizes):
         fail(f"has mismatched number of slice sizes ({len(sizes)}) and number of start indices ({len(idx)})")
     s = shape_of(t)
@@ -1205,10 +1202,8 @@ def _dynamic_slice(op):
 
 @rule("stablehlo.dynamic_update_slice")
 def _dynamic_update_slice(op):
-    if len(op.operands) < 2:
-        return
-    t, u = op.operand_types[0], op.operand_types[1]
-    idx = op.operand_types[2:]
+    t, u = op.operand("operand").type, op.operand("update").type
+    idx = [v.type for v in op.operands_named("start_indices")]
     s, us = shape_of(t), shape_of(u)
     if s is None or us is None:
         return
@@ -1230,9 +1225,9 @@ def _dynamic_update_slice(op):
 def _pad(op):
     rank1_attrs(op, "edge_padding_low", "edge_padding_high", "interior_padding")
     low, high, interior = (ints_attr(op, n) for n in ("edge_padding_low", "edge_padding_high", "interior_padding"))
-    if low is None or high is None or interior is None or len(op.operands) < 2:
+    if low is None or high is None or interior is None:
         return
-    t, pv = op.operand_types[0], op.operand_types[1]
+    t, pv = op.operand("operand").type, op.operand("padding_value").type
     s = shape_of(t)
     ps = shape_of(pv)
     if ps is not None and len(ps) != 0:
@@ -1275,7 +1270,7 @@ def _dynamic_pad(op):
     interior = constant_ints(op.operand("interior_padding"))
     if interior is not None and any(v < 0 for v in interior):
         fail(f"interior_padding must be non-negative, but got {', '.join(map(str, interior))}")
-    rs = shape_of(op.result_types[0])
+    rs = shape_of(op.result_named("result").type)
     low, high = constant_ints(low_value), constant_ints(high_value)
     if interior is None or low is None or high is None or rs is None or None in s or None in rs:
         return
@@ -1371,7 +1366,7 @@ _ACCURACY_MODES = ("DEFAULT", "HIGHEST", "TOLERANCE")
 
 
 def verify_result_accuracy(op) -> None:
-    a = op.attributes.get("result_accuracy")
+    a = op.attr("result_accuracy")
     if a is None:
         return
     text = str(a)
@@ -1555,27 +1550,22 @@ def _dim_in_bounds(t, dim):
 @rule("stablehlo.get_dimension_size")
 def _get_dimension_size(op):
     nonneg_attr(op, "dimension")
-    if op.operands:
-        _dim_in_bounds(op.operand_types[0], int_attr(op, "dimension", 0))
+    _dim_in_bounds(op.operand("operand").type, int_attr(op, "dimension", 0))
 
 
 @rule("stablehlo.set_dimension_size")
 def _set_dimension_size(op):
     nonneg_attr(op, "dimension")
-    if len(op.operands) < 2:
-        return
-    s = shape_of(op.operand_types[1])
+    s = shape_of(op.operand("size").type)
     if s is not None and len(s) != 0:
         fail("size operand should be of rank-0")
-    _dim_in_bounds(op.operand_types[0], int_attr(op, "dimension", 0))
+    _dim_in_bounds(op.operand("operand").type, int_attr(op, "dimension", 0))
 
 
 @rule("stablehlo.iota")
 def _iota(op):
     nonneg_attr(op, "iota_dimension")
-    if not op.results:
-        return
-    r = rank_of(op.result_types[0])
+    r = rank_of(op.result_named("result").type)
     if r == 0:
         fail("does not support scalars.")
     d = int_attr(op, "iota_dimension", 0)
@@ -1586,14 +1576,12 @@ def _iota(op):
 @rule("stablehlo.dynamic_iota")
 def _dynamic_iota(op):
     nonneg_attr(op, "iota_dimension")
-    if not op.results:
-        return
-    r = rank_of(op.result_types[0])
+    result = op.result_named("result").type
+    r = rank_of(result)
     d = int_attr(op, "iota_dimension", 0)
     if r is not None and d >= r:
         fail("iota dimension cannot go beyond the output rank.")
-    if op.operands:
-        shape_operand_check(op, op.operand("output_shape"), op.result_types[0])
+    shape_operand_check(op, op.operand("output_shape"), result)
 
 
 @rule("stablehlo.reverse")
@@ -1648,7 +1636,7 @@ def _sort(op):
 
 
 def _channel_type(op) -> Optional[int]:
-    f = A.struct_fields(op.attributes.get("channel_handle"))
+    f = A.struct_fields(op.attr("channel_handle"))
     return A.int_field(f, "type", 0) if f else None
 
 
@@ -1695,7 +1683,7 @@ def _infeed(op):
                  f"but got '{t}'")
     if not is_token(rs[-1]):
         fail(f"last element of result types is expected to be of token type, but got '{rs[-1]}'")
-    layout = op.attributes.get("layout")
+    layout = op.attr("layout")
     if layout is None:
         return
     if not isinstance(layout, ArrayAttr):
@@ -1715,10 +1703,9 @@ def _infeed(op):
 
 @rule("stablehlo.rng_bit_generator")
 def _rng_bit_generator(op):
-    if op.operands and op.results:
-        a, b = op.operand_types[0], op.result_types[0]
-        if not (rank_of(a) in (None, rank_of(b)) and compatible_shapes(a, b)) and rank_of(b) is not None:
-            fail(f"output state shape must be compatible with initial state shape. Got: '{a}' and '{b}'")
+    a, b = op.operand("initial_state").type, op.result_named("output_state").type
+    if not (rank_of(a) in (None, rank_of(b)) and compatible_shapes(a, b)) and rank_of(b) is not None:
+        fail(f"output state shape must be compatible with initial state shape. Got: '{a}' and '{b}'")
 
 
 @rule("stablehlo.uniform_quantize")
@@ -1735,7 +1722,7 @@ def _uniform_quantize(op):
 
 @rule("stablehlo.constant")
 def _constant(op):
-    v = op.attributes.get("value")
+    v = op.attr("value")
     if not op.results or v is None:
         return
     rt = op.result_types[0]
@@ -1829,7 +1816,7 @@ def window_output(base, window):
 
 
 def padding_pairs(op, name="padding"):
-    a = op.attributes.get(name)
+    a = op.attr(name)
     if a is None:
         return []
     vals, shape = A.int_list(a), A.dense_shape(a)
@@ -2006,13 +1993,13 @@ def _bn_inference(op):
 @rule("stablehlo.fft")
 def _fft(op):
     length = ints_attr(op, "fft_length")
-    kind = A.enum_word(op.attributes.get("fft_type"))
-    if length is None or not op.operands:
+    kind = A.enum_word(op.attr("fft_type"))
+    if length is None:
         return
     n = len(length)
     if n > 3 or n < 1:
         fail(f"rank must be between 1 and 3, but got {n}.")
-    t = op.operand_types[0]
+    t = op.operand("operand").type
     e = elt(t)
     rfft, irfft = kind == "RFFT", kind == "IRFFT"
     if rfft:
@@ -2066,7 +2053,7 @@ def _triangular_solve(op):
         fail(f"shared dimension of operands 'a' and 'b' must be compatible, but got '{a}' and '{b}'")
     if not all(compatible_dims(x, y) for x, y in zip(sa[:-2], sb[:-2])):
         fail(f"batch dimensions of the operands must be compatible, but got '{a}' and '{b}'")
-    ta = A.enum_word(op.attributes.get("transpose_a"))
+    ta = A.enum_word(op.attr("transpose_a"))
     if ta is not None and ta not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):
         fail("Invalid transpose option value for triangular solve")
     check_inferred(op, [b])
@@ -2095,7 +2082,7 @@ def _quant_axis(e) -> Optional[int]:
 
 @rule("stablehlo.convolution", "stablehlo.dynamic_conv")
 def _convolution(op):
-    d = A.conv_dims(op.attributes.get("dimension_numbers"))
+    d = A.conv_dims(op.attr("dimension_numbers"))
     if d is None or len(op.operands) < 2:
         return
     lt, rt = op.operand_types[0], op.operand_types[1]
@@ -2151,7 +2138,7 @@ def _convolution(op):
         if k_out % fgc != 0:
             fail(f"expects kernel output feature dimension ({k_out}) to be divisible by feature_group_count. For "
                  f"feature_group_count = {fgc}.")
-    pc = op.attributes.get("precision_config")
+    pc = op.attr("precision_config")
     if isinstance(pc, ArrayAttr) and len(pc.items) > 2:
         fail("expects precision config to be empty or have <= 2 elements.")
     if n != ns + 2 and op.name.startswith("stablehlo."):
@@ -2309,9 +2296,9 @@ def _custom_call(op):
     stable = op.name.startswith("stablehlo.")
     api = int_attr(op, "api_version")
     if api is None:
-        word = A.enum_word(op.attributes.get("api_version"))
+        word = A.enum_word(op.attr("api_version"))
         api = {"API_VERSION_TYPED_FFI": 4, "API_VERSION_STATUS_RETURNING_UNIFIED": 3}.get(word)
-    bc = op.attributes.get("backend_config")
+    bc = op.attr("backend_config")
     from ..ir.attributes import DictionaryAttr
     if bc is not None and api is not None:
         if api == 4 and not isinstance(bc, DictionaryAttr):
@@ -2323,7 +2310,7 @@ def _custom_call(op):
             fail(f"backend_config for api_version {name} must be a string attribute" if stable
                  else "unsupported dictionary attribute backend config, backend config must be a user-encoded "
                       "string attribute")
-    ol, rl = op.attributes.get("operand_layouts"), op.attributes.get("result_layouts")
+    ol, rl = op.attr("operand_layouts"), op.attr("result_layouts")
     if (ol is None) != (rl is None):
         fail("Layout attributes should be specified for either both operands and results or none")
     if isinstance(ol, ArrayAttr) and isinstance(rl, ArrayAttr):
@@ -2350,7 +2337,7 @@ def _custom_call(op):
                 r = rank_of(t)
                 if r is not None and sorted(vals) != list(range(r)):
                     fail(f"incorrect layout {lay} for type '{t}', layout must be a permutation of [0, {r})")
-    aliases = op.attributes.get("output_operand_aliases")
+    aliases = op.attr("output_operand_aliases")
     if isinstance(aliases, ArrayAttr):
         results = op.result_types
         out_t = results[0] if len(results) == 1 else T.TupleType(tuple(results))
@@ -2378,11 +2365,11 @@ _COMPOSITE_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*([.][a-zA-Z0-9_$]+)+$")
 @rule("stablehlo.composite")
 def _composite(op):
     from ..ir.attributes import StringAttr, SymbolRefAttr
-    name = op.attributes.get("name")
+    name = op.attr("name")
     if isinstance(name, StringAttr) and not _COMPOSITE_NAME.match(name.value):
         fail("name must be a valid namespaced op name, i.e. it must match the following regular expression: "
              "^[a-zA-Z][a-zA-Z0-9_]*([.][a-zA-Z0-9_$]+)+$ e.g. \"my_namespace.my_op\"")
-    dec = op.attributes.get("decomposition")
+    dec = op.attr("decomposition")
     if not isinstance(dec, SymbolRefAttr):
         return
     target = _lookup_func(op, dec.root)
@@ -2436,16 +2423,14 @@ def _logical(op):
 
 @rule("stablehlo.add_dependency")
 def _add_dependency(op):
-    if op.operands and op.results:
-        check_inferred(op, [op.operand_types[0]])
+    check_inferred(op, [op.operand("operand").type])
 
 
 @rule("stablehlo.stochastic_convert")
 def _stochastic_convert(op):
-    if len(op.operands) == 2:
-        a, b = bitwidth(elt(op.operand_types[0])), bitwidth(elt(op.operand_types[1]))
-        if a is not None and b is not None and a != b:
-            fail(f"requires the random's bitwidth to match the operand's, but got: {b} and {a}")
+    a, b = bitwidth(elt(op.operand("operand").type)), bitwidth(elt(op.operand("random").type))
+    if a is not None and b is not None and a != b:
+        fail(f"requires the random's bitwidth to match the operand's, but got: {b} and {a}")
 
 
 @rule("stablehlo.collective_reduce")
@@ -2475,10 +2460,8 @@ def _collective_reduce(op):
 
 @rule("stablehlo.rng")
 def _rng(op):
-    if len(op.operands) != 3 or not op.results:
-        return
-    kind = A.enum_word(op.attributes.get("rng_distribution"))
-    a, b, shape = op.operands
+    kind = A.enum_word(op.attr("rng_distribution"))
+    a, b, shape = op.operand("a"), op.operand("b"), op.operand("shape")
     if kind == "NORMAL" and not (isinstance(elt(a.type), T.FloatType) and isinstance(elt(b.type), T.FloatType)):
         fail("mu and sigma must be floats")
     vals = constant_ints(shape)
@@ -2668,7 +2651,7 @@ def _async_start(op):
         comps = _bundle(op.result_types[0])
         if comps is not None and len(comps) < 2:
             fail(f"bundle is expected to have at least 2 components, but got {len(comps)}")
-    callee = op.attributes.get("called_computation")
+    callee = op.attr("called_computation")
     if not isinstance(callee, SymbolRefAttr):
         return
     target = _lookup_func(op, callee.root)
@@ -2677,7 +2660,7 @@ def _async_start(op):
     thread = target.attributes.get("execution_thread")
     if not isinstance(thread, StringAttr):
         fail("callee must have execution_thread attribute")
-    mine = op.attributes.get("execution_thread")
+    mine = op.attr("execution_thread")
     if isinstance(mine, StringAttr) and mine.value != thread.value:
         fail(f'execution_thread does not match the execution_thread of {callee.root}. Got: "{mine.value}", but '
              f'expected "{thread.value}".')
