@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mlirtext.api import parse_and_verify, to_text
-from mlirtext.dialects import arith, cf, math, memref, tensor
-from mlirtext.dialects.assembly_format import FormatError, declare_family, parse_format
+from mlirtext.dialects import arith, cf, math, memref, stablehlo, tensor
+from mlirtext.dialects.assembly_format import Custom, FormatError, declare_family, parse_format
 from mlirtext.dialects.base import Dialect
 from mlirtext.dialects.registry import Registry
 from mlirtext.ir import types as T
@@ -199,6 +199,30 @@ def test_a_single_operand_ahead_of_the_variadic_groups_is_found_by_place():
 def test_malformed_formats_are_refused(text, problem):
     with pytest.raises(FormatError, match=problem.replace("$", r"\$")):
         declare_family(Dialect("test"), "bad", ["test.bad"], text, operands=("lhs",), results=("result",))
+
+
+def test_a_custom_ref_must_name_an_operand():
+    types = Custom("type", lambda ctx, name, t, tokens: ([t] * len(tokens), t), lambda p, op: ("", ()))
+    with pytest.raises(FormatError, match=r"ref\(\) names no operand"):
+        declare_family(Dialect("test"), "bad", ["test.bad"], "$lhs attr-dict `:` custom<T>(ref($nope), type($lhs), "
+                       "type($result))", operands=("lhs*",), results=("result",), custom={"T": types})
+
+
+def test_a_variadic_operand_before_a_comma_takes_each_comma():
+    """`%a, %b, dim = 0`: each value with its comma (MLIR's custom<VariadicOperandWithAttribute>), the
+    one grammar an LALR(1) parser can tell from a comma list; no stray comma without values."""
+    rules = dict(stablehlo.dialect.format_grammar())
+    assert rules["stablehlo_concatenate"].startswith(
+        'stablehlo_concatenate: "stablehlo.concatenate" [value_uses_comma] "dim" "=" number')
+    text = ("func.func @f(%a: tensor<2xf32>) -> tensor<4xf32> {\n"
+            "  %0 = stablehlo.concatenate %a, %a, dim = 0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>\n"
+            "  %1 = stablehlo.concatenate dim = 0 : () -> tensor<4xf32>\n"
+            "  return %0 : tensor<4xf32>\n}\n")
+    result = parse_and_verify(text)
+    assert [d.message for d in result.diagnostics] == ["'stablehlo.concatenate' op expected 1 or more operands, "
+                                                       "but found 0"]
+    printed = to_text(result)
+    assert "stablehlo.concatenate %a, %a, dim = 0 :" in printed and "stablehlo.concatenate dim = 0 :" in printed
 
 
 def test_format_elements_and_generated_rule():

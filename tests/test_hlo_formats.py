@@ -91,11 +91,16 @@ def _samples(prefix: str) -> list[str]:
         f"%ctok = {prefix}.create_token : !{prefix}.token",
         f"%rid = {prefix}.replica_id : tensor<ui32>",
         f"%pid = {prefix}.partition_id : tensor<ui32>",
+        f"%aa = {prefix}.after_all %ctok, %ctok : !{prefix}.token",
+        f"%aa0 = {prefix}.after_all : !{prefix}.token",
+        f"%ob:2 = {prefix}.optimization_barrier %a, %k : {T}, tensor<i32>",
     ]
     if prefix == "mhlo":
         lines += [f"%copy = mhlo.copy %a : {T}", f"%bitcast = mhlo.bitcast %a : ({T}) -> tensor<2x3xi32>",
                   f"%adep = mhlo.add_dependency %a, %ctok : ({T}, !mhlo.token) -> {T}",
-                  f"%sconv = mhlo.stochastic_convert %a, %u : ({T}, tensor<2x3xui32>) -> tensor<2x3xf16>"]
+                  f"%sconv = mhlo.stochastic_convert %a, %u : ({T}, tensor<2x3xui32>) -> tensor<2x3xf16>",
+                  f"%topk:2 = mhlo.topk(%a, k = 2, largest = true) : {T} -> (tensor<2x2xf32>, tensor<2x2xi32>)",
+                  f"%topk2:2 = mhlo.topk(%a, k = 2) : {T} -> (tensor<2x2xf32>, tensor<2x2xi32>)"]
     return lines
 
 
@@ -118,7 +123,7 @@ def test_every_formatted_op_prints_as_written(prefix):
     assert _roundtrip(lines) == lines
     dialect = stablehlo.dialect if prefix == "stablehlo" else mhlo.dialect
     formatted = {n for f in dialect.formats for n in f.op_names}
-    written = {line.split(" = ")[1].split(" ")[0] for line in lines}
+    written = {line.split(" = ")[1].split(" ")[0].split("(")[0] for line in lines}
     assert formatted == written  # no op of the families left untested
 
 
@@ -160,6 +165,18 @@ def test_mhlo_keeps_its_inherent_attributes_as_properties():
     ("%0 = stablehlo.transpose %a, dims = [1, 0.5] : (tensor<2x3xf32>) -> tensor<3x2xf32>",
      "expected an integer, got '0.5'"),
     ("%0 = stablehlo.iota dim = 0 {iota_dimension = 1 : i64} : tensor<2xf32>", "attribute 'iota_dimension' given twice"),
+    # a variadic group in functional-type(operands, results): the operands against the types
+    ("%0 = stablehlo.concatenate %a, %b, dim = 0 : (tensor<2x3xf32>) -> tensor<4x3xf32>",
+     "2 operands present, but expected 1"),
+    ("%0 = stablehlo.dynamic_slice %a, %k, sizes = [1] : () -> tensor<1xf32>", "2 operands present, but expected 0"),
+    ("%0 = stablehlo.concatenate %a, %b dim = 0 : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>",
+     "expected ',', found 'dim'"),
+    ("%0 = stablehlo.dot_general %a, %m, contracting_dims = [1] y [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> "
+     "tensor<2x4xf32>", "expected 'x', found 'y'"),
+    ("%0 = stablehlo.reduce_precision %a, format = e5 : tensor<2x3xf32>",
+     "custom op 'stablehlo.reduce_precision' expected exponent mantissa in format e#m#, saw e5"),
+    ("%0 = stablehlo.after_all %u : (tensor<2x3xui32>) -> (tensor<2x3xui32>, tensor<2x3xui32>)",
+     "custom op 'stablehlo.after_all' expected single output"),
 ])
 def test_bad_custom_syntax(line, message):
     text = f"func.func @f({_ARGS}) {{\n  {line}\n  return\n}}\n"
@@ -207,7 +224,8 @@ def test_every_chlo_formatted_op_prints_as_written():
               for n in chlo.BROADCAST_BINARY]
     lines += [f"%bc = chlo.broadcast_compare %a, %b {{comparison_direction = #chlo<comparison_direction GT>}} : "
               f"({T}, {T}) -> tensor<2x3xi1>",
-              f"%bs = chlo.broadcast_select %p, %a, %b : (tensor<2x3xi1>, {T}, {T}) -> {T}"]
+              f"%bs = chlo.broadcast_select %p, %a, %b : (tensor<2x3xi1>, {T}, {T}) -> {T}",
+              f"%tk:2 = chlo.top_k(%a, k = 2) : {T} -> (tensor<2x2xf32>, tensor<2x2xi32>)"]
     assert _roundtrip(lines) == lines
     formatted = {n for f in chlo.dialect.formats for n in f.op_names}
-    assert formatted == {line.split(" = ")[1].split(" ")[0] for line in lines}
+    assert formatted == {line.split(" = ")[1].split(" ")[0].split("(")[0] for line in lines}

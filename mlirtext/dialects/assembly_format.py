@@ -27,6 +27,7 @@ Directives:
                           results)`: of all of them
   `custom<Name>(...)`     an irregular piece the family supplies as a `Custom` (grammar
                           fragment, parse, print), optionally over `type($x)` arguments
+                          and `ref($x)` ones (the operand tokens already read: how many)
   `( ... $x^ ... )?`      an optional group, present when its anchor `x` is
 
 Types a format does not write are inferred (`infer`): from another name's type
@@ -54,7 +55,8 @@ class Custom:
     `grammar`: a Lark fragment giving exactly one child (a rule of the dialect's .lark
     file, often optional: `[arith_flags]`). `parse(ctx, op_name, child)` returns the
     attributes it stands for (a dict; not called when an optional piece is absent), or,
-    when the directive takes `type($x)` arguments, those types in order. `print(p, op)`
+    when the directive takes `type($x)` arguments, those types in order; `ref($x)` arguments
+    come after `child`, as the operand tokens read for `$x` (a list for a group). `print(p, op)`
     returns its text (with its own leading space, "" when there is nothing to show) and
     the attribute keys it printed (left out of the attribute dictionary)."""
 
@@ -154,6 +156,10 @@ def _names(args: str) -> tuple:
     for a in (x.strip() for x in args.split(",") if x.strip()):
         if a in ("operands", "results"):  # functional-type(operands, results): all of them
             out.append(_ALL[a])
+            continue
+        ref = re.fullmatch(r"ref\(\$(\w+)\)", a)
+        if ref is not None:  # a custom directive's `ref($x)`: the operand tokens of x
+            out.append("&" + ref.group(1))
             continue
         m = re.fullmatch(r"(?:type\()?\$(\w+)\)?", a)
         if m is None:
@@ -270,6 +276,8 @@ class Format:
                         raise FormatError(f"{self.rule}: type(${name}) names no operand or result")
             elif e.kind == "custom" and e.text not in self.customs:
                 raise FormatError(f"{self.rule}: no custom directive '{e.text}'")
+            elif e.kind == "custom" and any(a[1:] not in self.operands for a in e.args if a.startswith("&")):
+                raise FormatError(f"{self.rule}: custom<{e.text}>'s ref() names no operand")
             elif e.kind == "optional":
                 self._bind(e.body)
 
@@ -380,10 +388,12 @@ class Format:
                     self._functional_lines(lines, types, tokens, f"{child}.{side}", name, side)
             else:  # custom
                 env[f"custom_{e.text}"] = self.customs[e.text].parse
-                if e.args:
-                    targets = ", ".join(f"t_{a}" for a in e.args)
-                    lines.append(f"    {targets}, = custom_{e.text}(ctx, name, {child})")
-                    types.update({a: f"t_{a}" for a in e.args})
+                typed = [a for a in e.args if not a.startswith("&")]
+                if typed:
+                    refs = "".join(f", {tokens[a[1:]]}" for a in e.args if a.startswith("&"))
+                    targets = ", ".join(f"t_{a}" for a in typed)
+                    lines.append(f"    {targets}, = custom_{e.text}(ctx, name, {child}{refs})")
+                    types.update({a: f"t_{a}" for a in typed})
                 else:  # an absent optional piece stands for no attributes
                     lines.append(f"    if {child} is not None:\n"
                                  f"        attributes.update(custom_{e.text}(ctx, name, {child}))")

@@ -27,7 +27,6 @@ UNARY = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "bessel_i1e", "conj"
 #: Same-shape binaries.
 BINARY = ("next_after", "polygamma", "zeta", "mulhi")
 
-_print = stablehlo.CHLO_PRINTERS.get
 _FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
 _BROADCAST = ("broadcast_dimensions",)
 
@@ -58,16 +57,14 @@ for _family, _names, _format, _operands, _summary, _props in (
                    attributes=dict.fromkeys(_props), per_op=_per_op(_summary), strict_properties=False,
                    traits=(PURE,), properties=_props)
 dialect.op("chlo.constant_like", "A splat constant shaped like its operand.", (PURE,), ("value",),
-           hlo_verify.verifier_for("chlo.constant_like"), _print("constant_like"),
+           hlo_verify.verifier_for("chlo.constant_like"),
            names=OpSignature.of(("operand",), ("result",), ("value",)))
 dialect.op("chlo.constant", "A constant.", (PURE,), ("value",), hlo_verify.verifier_for("chlo.constant"),
-           _print("constant"), names=OpSignature.of((), ("output",), ("value",)))
-dialect.op("chlo.top_k", "The k largest elements and their indices.", (PURE,), ("k",),
-           hlo_verify.verifier_for("chlo.top_k"), _print("top_k"),
-           names=OpSignature.of(("operand",), ("values", "indices"), ("k",)))
+           names=OpSignature.of((), ("output",), ("value",)))
+stablehlo.declare_top_k(dialect, "chlo.top_k", False, hlo_verify.verifier_for("chlo.top_k"))
 dialect.op("chlo.ragged_dot", "Dot with ragged groups.", (PURE,),
            ("ragged_dot_dimension_numbers", "precision_config"), hlo_verify.verifier_for("chlo.ragged_dot"),
-           _print("ragged_dot"), names=OpSignature.of(("lhs", "rhs", "group_sizes"), ("result",),
+           names=OpSignature.of(("lhs", "rhs", "group_sizes"), ("result",),
                                                       ("ragged_dot_dimension_numbers", "precision_config")))
 
 

@@ -1769,10 +1769,6 @@ def _reduce(op):
         check_inferred(op, [tensor(kept, elt(v.type)) for v in term.operands])
 
 
-def _window_dims(op, names):
-    return [ints_attr(op, n) for n in names]
-
-
 def verify_window(window, strides, padding, lhs_dil, rhs_dil, reversal=None):
     def size(n, name):
         if n and len(n) != len(window):

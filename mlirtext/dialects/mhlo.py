@@ -25,7 +25,6 @@ MHLO_ONLY = {
     "fusion": ("A fused computation.", ("fusion_kind", "output_operand_aliases"), False),
     "minimum_broadcast_shapes": ("Minimal broadcast shapes.", (), True),
     "ragged_dot": ("Dot with ragged groups.", ("ragged_dot_dimension_numbers", "precision_config"), True),
-    "topk": ("The k largest elements and their indices.", ("k", "largest"), True),
     "xla.rng_get_and_update_state": ("Reads and bumps the RNG state.", ("delta",), False),
     "acos": ("Elementwise acos.", (), True), "acosh": ("Elementwise acosh.", (), True),
     "asin": ("Elementwise asin.", (), True), "asinh": ("Elementwise asinh.", (), True),
@@ -52,7 +51,8 @@ for _short, (_summary, _operands, _props, _pure) in SAME_TYPES.items():
                    traits=(PURE,) if _pure else (), properties=_props, verify=hlo_verify.verifier_for(f"mhlo.{_short}"))
 for _short, (_summary, _props, _pure) in MHLO_ONLY.items():
     dialect.op(f"mhlo.{_short}", _summary, (PURE,) if _pure else (), _props,
-               hlo_verify.verifier_for(f"mhlo.{_short}"), stablehlo.MHLO_PRINTERS.get(_short))
+               hlo_verify.verifier_for(f"mhlo.{_short}"))
+stablehlo.declare_top_k(dialect, "mhlo.topk", True, hlo_verify.verifier_for("mhlo.topk"))
 # mhlo's custom_call has one more inherent attribute than stablehlo's.
 _cc = dialect.ops["mhlo.custom_call"]
 dialect.op("mhlo.custom_call", _cc.summary, _cc.traits, _cc.properties + ("custom_call_schedule",),

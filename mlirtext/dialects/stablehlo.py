@@ -1,10 +1,11 @@
 """stablehlo: the StableHLO op set (declarations, custom syntax callbacks, printers).
 
 The op table below is shared with mhlo (same ops under the `mhlo.` prefix, plus
-a few of its own). The regular families (elementwise, compare, select, the shape
-ops) declare assembly formats (`FORMATS`, as StableHLO's ODS writes them); the
-others keep hand-written rules in `grammars/hlo.lark` with their callbacks and
-printers here. Verification and shape rules are in `hlo_verify.py`, keyed by the
+a few of its own). The regular ops (elementwise, compare, select, the shape,
+slice, dot, pad, rng, fft, dynamic_* ... ops, top-k) declare assembly formats
+(`FORMATS`, as StableHLO's ODS writes them); the irregular ones (regions,
+convolution's dimension numbers, constants, calls) keep hand-written rules in
+`grammars/hlo.lark` with their callbacks and printers here. Verification and shape rules are in `hlo_verify.py`, keyed by the
 stablehlo op name.
 """
 from __future__ import annotations
@@ -180,10 +181,8 @@ def declare_op_set(d: Dialect, prefix: str, printers: dict, own_verify=()) -> No
          (), hlo_verify.verifier_for(vname("return")), printers.get("return"))
 
 
-#: short name -> custom printer, for stablehlo and mhlo ops; mhlo's own ops; chlo ops by family.
+#: short name -> custom printer, for stablehlo and mhlo ops.
 PRINTERS: dict = {}
-MHLO_PRINTERS: dict = {}
-CHLO_PRINTERS: dict = {}
 
 # ---- custom syntax: shared pieces -------------------------------------------------------------
 class _Generic(Exception):
@@ -243,116 +242,6 @@ def _hlo_list(ctx, children):
 @dialect.rule("hlo_bare")
 def _hlo_bare(ctx, children):
     return ("bare", children[0])
-
-
-@dialect.rule("hlo_number")
-def _hlo_number(ctx, children):
-    return children[0]
-
-
-@dialect.rule("hlo_string")
-def _hlo_string(ctx, children):
-    return ("string", children[0])
-
-
-@dialect.rule("hlo_operand")
-def _hlo_operand(ctx, children):
-    return ("operand", children[0])
-
-
-@dialect.rule("hlo_word")
-def _hlo_word(ctx, children):
-    return ("word", children[0])
-
-
-@dialect.rule("hlo_kwarg")
-def _hlo_kwarg(ctx, children):
-    return ("kw", children[0], children[1])
-
-
-@dialect.rule("hlo_args")
-def _hlo_args(ctx, children):
-    return children
-
-
-def _word(ctx, val, what: str, name: str) -> str:
-    """A keyword value of op `name`'s custom syntax (as MLIR's parseKeyword: a string is not one)."""
-    if isinstance(val, tuple) and val[0] == "bare":
-        return val[1].value
-    if isinstance(val, tuple) and val[0] == "string":
-        raise ctx.fail(f"custom op '{name}' expected valid keyword", val[1])
-    raise ctx.fail(f"expected {what}")
-
-
-def _bool(ctx, val, name: str) -> IntegerAttr:
-    word = _word(ctx, val, "true or false", name)
-    if word not in ("true", "false"):
-        raise ctx.fail(f"expected true or false, got '{word}'")
-    return BoolAttr(word == "true")
-
-
-#: `key = value` spellings of the ops read by `hlo_simple` -> (attribute name, kind)
-_KWARGS = {
-    "top_k": {"k": ("k", "i64")},
-    "topk": {"k": ("k", "i64"), "largest": ("largest", "bool")},
-}
-
-
-def _kwarg_attrs(ctx, name: str, kwargs) -> dict:
-    if not kwargs:
-        return {}
-    table = _KWARGS.get(short_of(name), {})
-    attrs: dict = {}
-    for key_tok, val in kwargs:
-        spec = table.get(key_tok.value)
-        if spec is None:
-            raise ctx.fail(f"unexpected keyword '{key_tok.value}' in '{name}'", key_tok)
-        attr, kind = spec
-        attrs[attr] = IntegerAttr(_int(val, ctx), T.i64) if kind == "i64" else _bool(ctx, val, name)
-    return attrs
-
-
-def _signature(ctx, name: str, n_operands: int, types, results):
-    """(operand types, result types) from `: types [-> results]` as the op writes them."""
-    short = short_of(name)
-    if results is not None:
-        return list(types), list(results)
-    if len(types) == 1 and isinstance(types[0], T.FunctionType):
-        return list(types[0].inputs), list(types[0].results)
-    if short == "after_all":
-        if len(types) == 1:
-            return [types[0]] * n_operands, [types[0]]
-    if short == "optimization_barrier":
-        return list(types), list(types)
-    if len(types) == 1:
-        return [types[0]] * n_operands, [types[0]]
-    raise ctx.fail(f"expected a single type or a function type for '{name}'")
-
-
-@dialect.rule("hlo_simple")
-def _hlo_simple(ctx, children):
-    name_tok, args, attrs, types, results = children
-    name = name_tok.value
-    operands, words, kwargs = [], [], []
-    for arg in args or []:
-        if arg[0] == "operand":
-            operands.append(arg[1])
-        elif arg[0] == "word":
-            words.append(arg[1])
-        else:
-            kwargs.append((arg[1], arg[2]))
-    attributes = _kwarg_attrs(ctx, name, kwargs)
-    if words:
-        raise ctx.fail(f"unexpected '{words[0].value}' in '{name}'", words[0])
-    attributes.update(attrs or {})
-    in_types, out_types = _signature(ctx, name, len(operands), types, results)
-    return hlo_create(ctx, name, ctx.resolve_all(operands, in_types), out_types, attributes)
-
-
-@dialect.rule("hlo_topk")
-def _hlo_topk(ctx, children):
-    name_tok, args, attrs, types, results = children
-    return _hlo_simple(ctx, [name_tok, args, attrs, types, results])
 
 
 @dialect.rule("hlo_constant")
@@ -667,12 +556,6 @@ def _list_text(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
 
-def _i64(op, key) -> int:
-    a = op.attr(key)
-    _need(isinstance(a, IntegerAttr) and a.type == T.i64)
-    return a.value
-
-
 def _sig_same(p, op) -> str:
     types = op.operand_types + op.result_types
     if types and all(t == types[0] for t in types) and len(op.results) == 1:
@@ -682,25 +565,6 @@ def _sig_same(p, op) -> str:
 
 def _sig_func(p, op) -> str:
     return p.function_type(op.operand_types, op.result_types)
-
-
-def _head(p, op, parts=()) -> None:
-    items = [p.value(v) for v in op.operands] + list(parts)
-    p.write(op.name, " " if items else "", ", ".join(items))
-
-
-@custom
-def _print_after_all(p, op) -> None:
-    _need(len(op.results) == 1 and all(t == op.results[0].type for t in op.operand_types))
-    _head(p, op)
-    p.write(p.op_attr_dict(op), " : ", p.type(op.results[0].type))
-
-
-@custom
-def _print_barrier(p, op) -> None:
-    _need(op.operands and op.operand_types == op.result_types)
-    _head(p, op)
-    p.write(p.op_attr_dict(op), " : ", p.types(op.operand_types))
 
 
 @custom
@@ -830,38 +694,10 @@ def _print_while(p, op) -> None:
 
 
 PRINTERS.update({
-    "after_all": _print_after_all, "optimization_barrier": _print_barrier,
     "constant": _print_constant,
     "custom_call": _print_custom_call, "composite": _print_composite, "convolution": _print_convolution,
     "reduce": _print_reduce, "while": _print_while, "return": custom(_print_return),
 })
-
-
-# ---- chlo printers -------------------------------------------------------------------
-@custom
-def _print_top_k(p, op) -> None:
-    _need(len(op.operands) == 1)
-    p.write(op.name, "(", p.value(op.operands[0]), f", k = {_i64(op, 'k')})", p.op_attr_dict(op, elide=("k",)),
-            " : ", p.type(op.operand_types[0]), " -> ", p.result_types(op.result_types) if len(op.results) != 1
-            else f"({p.type(op.result_types[0])})")
-
-
-@custom
-def _print_mhlo_topk(p, op) -> None:
-    """`mhlo.topk(%x, k = 8, largest = true) : T -> (T1, T2)`."""
-    _need(len(op.operands) == 1 and len(op.results) == 2)
-    parts = [p.value(op.operands[0]), f"k = {_i64(op, 'k')}"]
-    largest = op.attr("largest")
-    if largest is not None:
-        _need(isinstance(largest, IntegerAttr) and largest.type == T.i1)
-        parts.append(f"largest = {'true' if largest.value else 'false'}")
-    p.write(op.name, "(", ", ".join(parts), ")", p.op_attr_dict(op, elide=("k", "largest")), " : ",
-            p.type(op.operand_types[0]), " -> ", p.result_types(op.result_types))
-
-
-MHLO_PRINTERS["topk"] = _print_mhlo_topk
-
-CHLO_PRINTERS["top_k"] = _print_top_k
 
 
 # ---- declared assembly formats: the regular families -----------------------------------------
@@ -1111,6 +947,33 @@ def _print_exponent_mantissa(p, op):
     return f" e{e.value}m{m.value}", ("exponent_bits", "mantissa_bits")
 
 
+def _parse_same_variadic_types(ctx, name, t, inputs):
+    """custom<VariadicSameOperandsAndResultType>(ref($inputs), ...): one type for every input and
+    the result (`: !stablehlo.token`), or a function type."""
+    if isinstance(t, T.FunctionType):
+        if len(t.results) != 1:
+            raise ctx.fail(f"custom op '{name}' expected single output")
+        return list(t.inputs), t.results[0]
+    return [t] * len(inputs or ()), t
+
+
+def _print_same_variadic_types(p, op):
+    t = op.result_named("result").type
+    _need(all(v.type == t for v in op.operands_named("inputs")))
+    return " " + p.type(t), ()
+
+
+def _parse_pairwise_types(ctx, name, types):
+    """custom<PairwiseOpType>: the operands' types, which are the results' too."""
+    return list(types), list(types)
+
+
+def _print_pairwise_types(p, op):
+    types = [v.type for v in op.operands_named("operand")]
+    _need(types and types == [r.type for r in op.results])
+    return " " + p.types(types), ()
+
+
 def _parse_tuple_type(ctx, name, t):
     """custom<TupleOpType>: the result's tuple type gives the operands' types."""
     if not isinstance(t, T.TupleType):
@@ -1130,6 +993,8 @@ _SLICE_RANGES = Custom("hlo_slice_ranges", _parse_slice_ranges, _print_slice_ran
 _DOT_DIMS = Custom("hlo_dot_dims", _parse_dot_dims, _print_dot_dims)
 _EXPONENT_MANTISSA = Custom("(BARE_ID | STRING)", _parse_exponent_mantissa, _print_exponent_mantissa)
 _TUPLE_TYPE = Custom("type", _parse_tuple_type, _print_tuple_type)
+_SAME_VARIADIC_TYPES = Custom("type", _parse_same_variadic_types, _print_same_variadic_types)
+_PAIRWISE_TYPES = Custom("types", _parse_pairwise_types, _print_pairwise_types)
 _I64S = _I64List()
 _I64 = _Int(T.i64, "number")
 _FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
@@ -1226,6 +1091,12 @@ FORMATS = {
     "tuple": (("tuple",), "$val attr-dict `:` custom<TupleType>(type($val), type($result))", ("val*",), {},
               {"TupleType": _TUPLE_TYPE}),
     "nullary": (("create_token", "replica_id", "partition_id"), "attr-dict `:` type($result)", (), {}, {}),
+    "after_all": (("after_all",), "$inputs attr-dict `:` custom<SameVariadicTypes>(ref($inputs), type($inputs), "
+                  "type($result))", ("inputs*",), {}, {"SameVariadicTypes": _SAME_VARIADIC_TYPES}),
+    # (the operands before the attribute dictionary, as mlirtext has always printed it; StableHLO's
+    # ODS writes the dictionary first: the same text when there is none)
+    "optimization_barrier": (("optimization_barrier",), "$operand attr-dict `:` custom<PairwiseTypes>(type($operand), "
+                             "type($result))", ("operand*",), {}, {"PairwiseTypes": _PAIRWISE_TYPES}, ("result*",)),
 }
 
 
@@ -1249,6 +1120,17 @@ def declare_formats(d: Dialect, prefix: str, verifier) -> set:
                        strict_properties=False, build=hlo_create)
         declared.update(shorts)
     return declared
+
+
+def declare_top_k(d: Dialect, name: str, largest: bool, verify) -> None:
+    """`chlo.top_k(%x, k = 5) : T -> (T1, T2)`; mhlo's `topk` takes `, largest = true` too (both
+    dialects' ODS formats)."""
+    option = " (`,` `largest` `=` $largest^)?" if largest else ""
+    declare_family(d, short_of(name), [name], "`(` $operand `,` `k` `=` $k" + option + " `)` attr-dict `:` "
+                   "type($operand) `->` `(` type($values) `,` type($indices) `)`", operands=("operand",),
+                   results=("values", "indices"), attributes={"k": _I64, **({"largest": _Bool()} if largest else {})},
+                   strict_properties=False, build=hlo_create, summary="The k largest elements and their indices.",
+                   traits=(PURE,), properties=("k", "largest") if largest else ("k",), verify=verify)
 
 
 # ---- declarations (after the printers they use) -----------------------------------------
