@@ -19,7 +19,9 @@ _PADS = "%pads = tosa.const_shape values(dense<0> : tensor<4xindex>) : () -> !to
 
 
 def _samples() -> list[str]:
-    lines = [_SHAPE, _START, _SIZE, _PADS]
+    lines = [_SHAPE, _START, _SIZE, _PADS, "%const = tosa.const values(dense<1.0> : tensor<2xf32>) : () -> "
+             "tensor<2xf32>", "%const2 = tosa.const values(dense<1> : tensor<2xi8>) {note = 1 : i32} : () -> "
+             "tensor<2xi8>"]
     shorts = {n for shorts, _ in tosa.FORMATS.values() for n in shorts}
     ints = {"bitwise_not", "clz", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
             "logical_right_shift"}
@@ -63,6 +65,25 @@ def test_named_operands():
     op = next(o for o in parse_and_verify(text).module.walk() if o.name == "tosa.mul")
     assert [op.operand(n) for n in ("input1", "input2", "shift")] == list(op.operands)
     assert op.result_named("output") is op.results[0]
+
+
+def test_constants_read_the_dictionary_form_and_the_old_name():
+    """`{values = ...}` (what the corpus writes) and the old `value` (`value(...)`, `{value = ...}`, or a generic
+    op's) all print as `values(...)`; both names at once is an error."""
+    c = "dense<1.0> : tensor<2xf32>"
+    lines = [f"%0 = tosa.const {{values = {c}}} : () -> tensor<2xf32>",
+             f"%1 = tosa.const value({c}) : () -> tensor<2xf32>",
+             f"%2 = tosa.const {{value = {c}}} : () -> tensor<2xf32>",
+             f'%3 = "tosa.const"() {{value = {c}}} : () -> tensor<2xf32>']
+    result = parse_and_verify("func.func @f() {\n" + "".join(f"  {line}\n" for line in lines) + "  return\n}\n")
+    assert result.ok, [d.format() for d in result.diagnostics]
+    printed = [line.strip() for line in to_text(result).splitlines()[2:-3]]
+    assert printed == [f"%{i} = tosa.const values({c}) : () -> tensor<2xf32>" for i in range(4)]
+    ops = [op for op in result.module.walk() if op.name == "tosa.const"]
+    assert [sorted(op.attributes) for op in ops] == [["values"]] * 3 + [["value"]]
+    twice = parse_and_verify(f"func.func @f() {{\n  %0 = tosa.const value({c}) {{values = {c}}} : () -> "
+                             "tensor<2xf32>\n  return\n}\n")
+    assert [d.message for d in twice.diagnostics] == ["attribute 'values' given twice"]
 
 
 def test_operand_count_is_checked_against_the_function_type():

@@ -22,7 +22,7 @@ from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr,
                              TypeAttr, unit)
 from ..syntax.literals import string_value
-from .assembly_format import declare_family
+from .assembly_format import Custom, declare_family
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
 from .common import create
 
@@ -1134,10 +1134,7 @@ def _print_simple(p, op) -> None:
         p.write(" ", p.values(op.operands))
     printed = set()
     for a in spec.attrs:
-        attr = op.attributes.get(a.name)
-        if attr is None and a.name == "values" and "value" in op.attributes:
-            attr = op.attributes["value"]  # the old name (generic form), printed as the new one
-            printed.add("value")
+        attr = op.attr(a.name)
         if attr is None:
             continue
         if a.kind == ENUM:
@@ -1330,11 +1327,48 @@ for _family, (_shorts, _operands) in FORMATS.items():
     declare_family(dialect, _family, [f"tosa.{n}" for n in _shorts],
                    " `,` ".join(f"${n}" for n in _operands) + " attr-dict `:` functional-type(operands, results)",
                    operands=_operands, results=("output",), per_op=_summary_and_traits, verify=_verify_simple)
-_FORMATTED = {f"tosa.{n}" for shorts, _ in FORMATS.values() for n in shorts}
+
+
+# `tosa.const values(dense<...> : tensor<...>) {extra} : () -> tensor<...>`: the one keyword item of the
+# constants (or the value in the dictionary, `{values = dense<...>}`); `value` is read as `values`.
+def _parse_values(ctx, name, item):
+    tok, value, is_enum = item
+    key = RENAMED.get(name, {}).get(tok.value, tok.value)
+    if key != "values":
+        raise ctx.fail(f"'{name}' has no attribute named '{key}'", tok)
+    if is_enum:
+        raise ctx.fail("expected 'values(...)' for attribute 'values'", tok)
+    return {"values": value}
+
+
+def _print_values(p, op):
+    key = "values" if "values" in op.attributes else "value"  # the old name (generic form), printed as new
+    attr = op.attr(key)
+    return ("", ()) if attr is None else (f" values({p.attr(attr)})", (key,))
+
+
+def _build_constant(ctx, name, operands, result_types, attributes):
+    for old, new in RENAMED.get(name, {}).items():
+        if old in attributes:
+            if new in attributes:
+                raise ctx.fail(f"attribute '{new}' given twice")
+            attributes[new] = attributes.pop(old)
+    return create(ctx, name, operands, result_types, attributes)
+
+
+def _constant_op(name: str) -> dict:
+    return {**_summary_and_traits(name), "properties": ("values", "value") if name == "tosa.const" else ("values",)}
+
+
+declare_family(dialect, "constant", ["tosa.const", "tosa.const_shape"],
+               "custom<Values> attr-dict `:` functional-type(operands, results)", results=("output",),
+               custom={"Values": Custom("[tosa_item]", _parse_values, _print_values)}, per_op=_constant_op,
+               strict_properties=False, build=_build_constant, verify=_verify_simple)
+_FORMATTED = {f"tosa.{n}" for shorts, _ in FORMATS.values() for n in shorts} | {"tosa.const", "tosa.const_shape"}
 for _name, _spec in SPECS.items():
     if _name in _FORMATTED:
         continue
-    _props = tuple(a.name for a in _spec.attrs) + (("value",) if _name == "tosa.const" else ())
+    _props = tuple(a.name for a in _spec.attrs)
     dialect.op(_name, f"TOSA {_name[5:]}.", traits=(PURE,) if _spec.pure else (),
                properties=_props, verify=_verify_simple, print=_print_simple)
 dialect.op("tosa.yield", "Returns values from a tosa.cond_if / tosa.while_loop region.",
