@@ -234,7 +234,9 @@ def _ints(items, ctx) -> list:
     return [_int(i, ctx) for i in items]
 
 
-@dialect.rule("hlo_list")
+# `[...]` lists, and the format pieces that are lists too (`[0:2, 1:3]`, `<a = 1, b = 2>`, dot_general's
+# dimension pairs): their items, absent optional ones left out
+@dialect.rule("hlo_list", "hlo_slice_ranges", "hlo_dot_algorithm", "hlo_dot_dims")
 def _hlo_list(ctx, children):
     return [c for c in children if c is not None]
 
@@ -819,19 +821,10 @@ def _print_slice_ranges(p, op):
     return " [" + ", ".join(ranges) + "]", _SLICE_KEYS
 
 
-@dialect.rule("hlo_slice_ranges")
-def _hlo_slice_ranges(ctx, children):
-    return [r for r in children if r is not None]
-
-
-class _Words:
+class _Words(_EnumWord):
     """`[DEFAULT, HIGHEST]`: an array of `#prefix<kind WORD>` enum attributes (precision_config)."""
 
     grammar = "hlo_list"
-
-    def __init__(self, prefix: str, kind: str):
-        self.prefix, self.kind = prefix, kind
-        self.pattern = re.compile(rf"#{prefix}<{kind} (\w+)>")
 
     def parse(self, ctx, items):
         words = []
@@ -879,11 +872,6 @@ class _DotAlgorithm:
         return f"<{attr.body}>"
 
 
-@dialect.rule("hlo_dot_algorithm")
-def _hlo_dot_algorithm(ctx, children):
-    return [c for c in children if c is not None]
-
-
 _DOT_FIELD = re.compile(r"(\w+) = \[([^\]]*)\]")
 _DOT_KEYS = ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",
              "rhs_contracting_dimensions")
@@ -913,11 +901,6 @@ def _print_dot_dims(p, op):
     lb, rb, lc, rc = (fields.get(k, []) for k in _DOT_KEYS)
     batching = f" batching_dims = {_list_text(lb)} x {_list_text(rb)}," if lb or rb else ""
     return f"{batching} contracting_dims = {_list_text(lc)} x {_list_text(rc)}", ("dot_dimension_numbers",)
-
-
-@dialect.rule("hlo_dot_dims")
-def _hlo_dot_dims(ctx, children):
-    return [c for c in children if c is not None]
 
 
 @dialect.rule("hlo_dims_pair")
