@@ -152,6 +152,8 @@ def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = 
         raise CompileFailed([Diagnostic("error", f"compile takes a module on tensors (hlo, tosa or linalg "
                                         f"level); this one is at the {level} level", module.span)])
     _run(module, "inline,symbol-dce", "inline", instrumentations)
+    if level == "hlo":   # (a matrix broadcast along a batch, as torch-mlir makes ONNX's MatMul: one GEMM)
+        _run(module, "fold-dot-general-broadcasts", "batch broadcasts", instrumentations)
     if channels_last and level == "hlo":
         _run(module, "convert-conv-to-channels-last", "layout", instrumentations)
     try:

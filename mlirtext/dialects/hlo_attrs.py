@@ -191,6 +191,13 @@ def dot_dims(attr) -> Optional[dict]:
                                           "lhs_contracting_dimensions", "rhs_contracting_dimensions")}
 
 
+def dot_numbers_attr(dialect: str, lb, rb, lc, rc) -> OpaqueAttr:
+    """`#<dialect>.dot<...>` with the four dimension lists (the inverse of `dot_dims`)."""
+    text = lambda ds: "[" + ", ".join(map(str, ds)) + "]"  # noqa: E731
+    return OpaqueAttr(f"#{dialect}.dot<lhs_batching_dimensions = {text(lb)}, rhs_batching_dimensions = {text(rb)}, "
+                      f"lhs_contracting_dimensions = {text(lc)}, rhs_contracting_dimensions = {text(rc)}>")
+
+
 # ---- syntax checks of attribute text (run by the parser) ---------------------------------------
 _STRUCT_KEYS = {
     "dot": ("dot", ("lhs_batching_dimensions", "rhs_batching_dimensions", "lhs_contracting_dimensions",

@@ -11,9 +11,9 @@ A ragged batch dimension is not lowered (the interpreter does not run it either)
 """
 from __future__ import annotations
 
-from ...dialects.hlo_attrs import struct_fields
+from ...dialects.hlo_attrs import dot_numbers_attr, struct_fields
 from ...ir import types as T
-from ...ir.attributes import DenseArrayAttr, IntegerAttr, OpaqueAttr
+from ...ir.attributes import DenseArrayAttr, IntegerAttr
 from ..rewriter import RewritePattern
 from .build import all_static, tensor_of
 from .chlo_decompositions import Formulas
@@ -23,12 +23,6 @@ from .hlo_decompositions import HloBuilder
 def _dims(fields: dict, name: str) -> list:
     value = fields.get(name, [])
     return value if isinstance(value, list) else [value]
-
-
-def _dot_numbers(lb, rb, lc, rc) -> OpaqueAttr:
-    text = lambda ds: "[" + ", ".join(map(str, ds)) + "]"  # noqa: E731
-    return OpaqueAttr(f"#stablehlo.dot<lhs_batching_dimensions = {text(lb)}, rhs_batching_dimensions = {text(rb)}, "
-                      f"lhs_contracting_dimensions = {text(lc)}, rhs_contracting_dimensions = {text(rc)}>")
 
 
 class _Groups:
@@ -76,8 +70,9 @@ class RaggedDot(RewritePattern):
         masks = _Groups(h, lhs, ragged[0], sizes)
         if ragged[0] in lc:   # one product per group, stacked
             part_type = tensor_of(out.shape[1:], out.element)
+            numbers = dot_numbers_attr("stablehlo", lb, rb, lc, rc)
             parts = [h.op("reshape", [h.op("dot_general", [masks.masked_lhs(g), rhs], part_type,
-                                            {"dot_dimension_numbers": _dot_numbers(lb, rb, lc, rc)})],
+                                            {"dot_dimension_numbers": numbers})],
                           tensor_of((1, *part_type.shape), out.element)) for g in range(count)]
             result = parts[0] if count == 1 else h.op("concatenate", parts, out,
                                                        {"dimension": IntegerAttr(0, T.i64)})
@@ -87,7 +82,7 @@ class RaggedDot(RewritePattern):
             (gd,) = groups
             rt = rhs.type
             group_rhs_type = tensor_of([n for d, n in enumerate(rt.shape) if d != gd], rt.element)
-            numbers = _dot_numbers(lb, [d - (d > gd) for d in rb], lc, [d - (d > gd) for d in rc])
+            numbers = dot_numbers_attr("stablehlo", lb, [d - (d > gd) for d in rb], lc, [d - (d > gd) for d in rc])
             result = h.constant(0, out)
             for g in range(count):
                 start = [0] * rt.rank
