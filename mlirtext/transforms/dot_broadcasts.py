@@ -58,15 +58,16 @@ class FoldBroadcastIntoDotGeneral(RewritePattern):
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
         dims = dot_dims(op.attributes.get("dot_dimension_numbers"))
         operands = list(op.operands)
-        if dims is None or not all(isinstance(v.type, T.RankedTensorType) for v in operands):
+        if dims is None or not all(isinstance(v.type, T.RankedTensorType) for v in (*operands, op.results[0])):
             return False
         batch = [dims["lhs_batching_dimensions"], dims["rhs_batching_dimensions"]]
         contract = [dims["lhs_contracting_dimensions"], dims["rhs_contracting_dimensions"]]
         labels = [_labels(v.type.rank, batch[s], contract[s], s) for s, v in enumerate(operands)]
         # StableHLO's result order: batch pairs, lhs free dims, rhs free dims.
         old = [("b", i) for i in range(len(batch[0]))] + [x for x in labels[0] + labels[1] if x[0] in (0, 1)]
+        # (the rhs first: a weight on the right keeps the result's order)
         side = next((s for s in (1, 0) if _batch_broadcast(operands[s], batch[s]) is not None), None)
-        if side is None:   # (the rhs first: a weight on the right keeps the result's order)
+        if side is None:
             return False
         broadcast = operands[side].op
         operands[side] = broadcast.operand("operand")
