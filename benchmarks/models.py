@@ -1,5 +1,7 @@
 """The model zoo, side by side: each real model (benchmarks/models/, random weights) through each of
-its import paths, compiled by mlirtext and by iree-compile, checked against the framework, and timed
+its import paths, compiled by mlirtext and by iree-compile (on the onnx path, the .onnx file through
+IREE's own importer, iree-import-onnx, as IREE's users run ONNX; mlirtext's import, the row marked
+"mlirtext's import", only where that fails), checked against the framework, and timed
 at each thread count on mlirtext's VM, IREE, torch eager and ONNX Runtime, calls interleaved round
 by round on the same staged inputs.
 
@@ -74,7 +76,6 @@ def _compile_seconds(ours, theirs, cpu_clock: bool) -> tuple:
 
 def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str, say, cpu_clock: bool = False) -> list[dict]:
     """The rows of one model through one import path; a failing step gives one row saying which."""
-    from mlirtext.bench.iree import IreeUnavailable
     from mlirtext.compiler.driver import CompileFailed
     from mlirtext.importers.common import ImportFailed
     try:
@@ -90,17 +91,12 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
         first, more = e.diagnostics[0].message, len(e.diagnostics) - 1
         return [{"failed": f"mlirtext compile: {first}" + (f" (and {more} more)" if more else "")}]
     say(f"  mlirtext compiled in {ours.compile_seconds:.1f} s ({ours.compile_cpu_seconds:.1f} s of CPU)")
-    try:
-        theirs = runners.iree_artifact(imported.text, stem + ".vmfb")
-        say(f"  iree-compile in {theirs.compile_seconds:.1f} s ({theirs.compile_cpu_seconds:.1f} s of CPU)")
-    except IreeUnavailable as e:
-        theirs = None
-        say(f"  IREE: {e}")
+    theirs, iree_input = iree_artifact(imported, stem + ".vmfb", say)
     rows, function = [], paths.entry_function(imported.text)
     for t in threads:
         runs = [runners.mlirtext_runner(ours, function, imported.inputs, t)]
         if theirs is not None:
-            runs.append(runners.iree_runner(theirs, function, imported.inputs, t))
+            runs.append(runners.iree_runner(theirs, theirs.function or function, imported.inputs, t))
         if imported.torch_model is not None:
             runs.append(runners.torch_runner(imported.torch_model, imported.inputs, t))
         if imported.onnx_path is not None:
@@ -115,8 +111,33 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
                      "compile": _compile_seconds(ours, theirs, cpu_clock),
                      "size": (len(ours.data), len(theirs.data) if theirs else None),
                      "load": (by["mlirtext"].load_seconds, by["iree"].load_seconds if "iree" in by else None),
-                     "memory": (by["mlirtext"].peak_bytes, by["iree"].peak_bytes if "iree" in by else None)})
+                     "memory": (by["mlirtext"].peak_bytes, by["iree"].peak_bytes if "iree" in by else None),
+                     "iree_input": iree_input})
     return rows
+
+
+def iree_artifact(imported, path: str, say) -> tuple:
+    """(IREE's module or None, what IREE compiled when it is not its own flow's input). An ONNX
+    model goes the way IREE's users run one, IREE's own importer (iree-import-onnx) then
+    iree-compile; only where either fails does IREE get the module mlirtext imported, and the row says so."""
+    from mlirtext.bench.iree import IreeUnavailable
+    note = None
+    if imported.onnx_path is not None:
+        try:
+            theirs = runners.iree_onnx_artifact(imported.onnx_path, path)
+            say(f"  iree-import-onnx + iree-compile in {theirs.compile_seconds:.1f} s "
+                f"({theirs.compile_cpu_seconds:.1f} s of CPU)")
+            return theirs, None
+        except IreeUnavailable as e:
+            say(f"  IREE's ONNX flow: {e}; IREE gets mlirtext's import instead")
+            note = "mlirtext's import"
+    try:
+        theirs = runners.iree_artifact(imported.text, path)
+        say(f"  iree-compile in {theirs.compile_seconds:.1f} s ({theirs.compile_cpu_seconds:.1f} s of CPU)")
+        return theirs, note
+    except IreeUnavailable as e:
+        say(f"  IREE: {e}")
+        return None, None
 
 
 def markdown_row(name: str, path: str, row: dict) -> str:
@@ -125,9 +146,11 @@ def markdown_row(name: str, path: str, row: dict) -> str:
     pair = lambda a, b, f: f"{f(a)} / {f(b) if b is not None else '-'}"  # noqa: E731
     get = lambda d, k, f: f(d[k]) if k in d else "-"  # noqa: E731
     err, ms, ratio = row["errors"], row["ms"], row["ratio"]
+    iree_ms = get(ms, "iree", lambda v: f"{v:.2f}") + (f" ({row['iree_input']})" if row.get("iree_input") else "")
     cells = [name, path, str(row["threads"]),
              pair(err["mlirtext"], err.get("iree"), lambda v: f"{v:.1e}"),
-             *(get(ms, k, lambda v: f"{v:.2f}") for k in ("mlirtext", "iree", "torch", "onnxruntime")),
+             get(ms, "mlirtext", lambda v: f"{v:.2f}"), iree_ms,
+             *(get(ms, k, lambda v: f"{v:.2f}") for k in ("torch", "onnxruntime")),
              *(get(ratio, k, lambda v: f"{v:.2f}") for k in ("iree", "onnxruntime", "torch")),
              pair(*row["compile"], lambda v: f"{v:.1f}"), pair(*row["size"], lambda v: f"{v / 1e6:.1f}"),
              pair(*row["load"], lambda v: f"{v:.3f}"), pair(*row["memory"], lambda v: f"{v / 1e6:.0f}")]

@@ -331,3 +331,37 @@ def test_threadpoolctl_when_installed_holds_blas_to_one_thread(monkeypatch):
     with one_blas_thread() as how:
         assert calls == [("enter", 1, "blas")]
     assert calls[-1] == ("exit",) and how == "numpy with 1 BLAS thread (threadpoolctl)"
+
+
+def _onnx_sub_matmul(path) -> str:
+    """An ONNX graph (x - y) @ w with w an initializer: two inputs whose order matters."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3) / 10, "w")
+    graph = helper.make_graph(
+        [helper.make_node("Sub", ["x", "y"], ["d"]), helper.make_node("MatMul", ["d", "w"], ["out"])], "sub_matmul",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 4]) for n in ("x", "y")],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])], initializer=[w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return str(path)
+
+
+@pytest.mark.skipif(iree.available() is not None, reason="IREE is not installed")
+def test_iree_compiles_onnx_with_its_own_importer(tmp_path):
+    path = _onnx_sub_matmul(tmp_path / "m.onnx")
+    vmfb, seconds, entry = iree.iree_compile_onnx(path)
+    assert entry == "sub_matmul" and seconds > 0   # named after the graph, read from the import
+    x, y = np.ones((2, 4), np.float32), np.arange(8, dtype=np.float32).reshape(2, 4)
+    (out,) = iree.iree_function(vmfb, driver="local-sync", name=entry)(x, y)
+    np.testing.assert_allclose(out, (x - y) @ (np.arange(12, dtype=np.float32).reshape(4, 3) / 10), rtol=1e-5)
+
+
+@pytest.mark.skipif(iree.available() is not None, reason="IREE is not installed")
+def test_iree_onnx_importer_refusing_a_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a protobuf")
+    with pytest.raises(iree.IreeUnavailable) as e:
+        iree.iree_compile_onnx(str(bad))
+    assert str(e.value).startswith("iree-import-onnx refused the model") and "\n" not in str(e.value)

@@ -1,7 +1,7 @@
 """The runtimes a zoo model is timed on, each at a given thread count, with its inputs staged once:
 mlirtext's VM (local-sync for one thread, local-task for more), IREE (`iree-compile` for the host
-CPU, `iree.runtime` local-sync / local-task, inputs staged with `asdevicearray` as
-`iree-benchmark-module` does), torch eager (`torch.set_num_threads`) and ONNX Runtime
+CPU, an ONNX model after IREE's own `iree-import-onnx`; `iree.runtime` local-sync / local-task,
+inputs staged with `asdevicearray` as `iree-benchmark-module` does), torch eager (`torch.set_num_threads`) and ONNX Runtime
 (`intra_op_num_threads`). Both compilers' modules are written to files and loaded from them the
 fastest way each runtime has: mapped (`runtime.load_module(path)`, `VmModule.mmap`)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import resource
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -30,6 +30,7 @@ class Artifact:
     compile_seconds: float
     path: str   # the module file, written: both runtimes load it from there, mapped
     compile_cpu_seconds: float = 0.0   # the compiler's CPU time (iree-compile's: all its threads)
+    function: Optional[str] = None     # the entry, where this compiler's importer named it
 
 
 def _written(data: bytes, seconds: float, path: str, cpu_seconds: float) -> Artifact:
@@ -82,11 +83,26 @@ def mlirtext_runner(artifact: Artifact, function: str, inputs: list, threads: in
 
 def iree_artifact(text: str, path: str) -> Artifact:
     from mlirtext.bench.iree import iree_compile
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)   # (iree-compile is the one child it starts)
-    data, seconds = iree_compile(text)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    (data, seconds), cpu = _children_cpu(lambda: iree_compile(text))
     return _written(data, seconds, path, cpu)
+
+
+def iree_onnx_artifact(onnx_path: str, path: str) -> Artifact:
+    """IREE's own ONNX flow: iree-import-onnx on the .onnx file, then iree-compile (both timed);
+    `function` is the entry the importer named."""
+    from mlirtext.bench.iree import iree_compile_onnx
+    (data, seconds, entry), cpu = _children_cpu(lambda: iree_compile_onnx(onnx_path))
+    artifact = _written(data, seconds, path, cpu)
+    artifact.function = entry
+    return artifact
+
+
+def _children_cpu(fn) -> tuple[object, float]:
+    """(fn(), the CPU time of the child processes it ran and waited for: IREE's tools, all threads)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = fn()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return result, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def iree_runner(artifact: Artifact, function: str, inputs: list, threads: int) -> Runner:

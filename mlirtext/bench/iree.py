@@ -8,6 +8,7 @@ Shared by `mlirtext bench --compare-iree` and benchmarks/runtime_speed.py.
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -65,19 +66,59 @@ def iree_compile(text: str) -> tuple[bytes, float]:
     the local llvm-cpu device, host CPU."""
     text = stablehlo_text(text)
     with tempfile.TemporaryDirectory() as d:
-        src, out = Path(d) / "module.mlir", Path(d) / "module.vmfb"
+        src = Path(d) / "module.mlir"
         src.write_text(text)
+        return iree_compile_file(src)
+
+
+def iree_compile_file(src: Path) -> tuple[bytes, float]:
+    """(.vmfb bytes, seconds) of the MLIR file `src` (any input iree-compile detects: StableHLO,
+    torch, ...) compiled for the local llvm-cpu device, host CPU."""
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "module.vmfb"
         start = time.perf_counter()
-        try:
-            subprocess.run([iree_tool("iree-compile"), "--iree-hal-target-device=local",
-                            "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host",
-                            str(src), "-o", str(out)], check=True, capture_output=True, timeout=600)
-        except OSError as e:
-            raise IreeUnavailable(f"iree-compile cannot be started: {e.strerror}") from None
-        except subprocess.CalledProcessError as e:
-            first = (e.stderr or b"").decode(errors="replace").strip().split("\n")[0]
-            raise IreeUnavailable(f"iree-compile refused the module: {first}") from None
+        _run_tool("iree-compile", ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                                   "--iree-llvmcpu-target-cpu=host", str(src), "-o", str(out)], "the module")
         return out.read_bytes(), time.perf_counter() - start
+
+
+def iree_compile_onnx(onnx_path: str) -> tuple[bytes, float, str]:
+    """(.vmfb bytes, seconds, entry function) of an ONNX model the way IREE's users run one:
+    `iree-import-onnx` (IREE's own importer, to the torch dialect) then `iree-compile` as above;
+    the seconds are both tools'. The entry function is the imported module's public one
+    (`main_graph`, named after the graph), its arguments in the graph's input order."""
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "model.mlir"
+        start = time.perf_counter()
+        _run_tool("iree-import-onnx", [str(onnx_path), "-o", str(src)], "the model")
+        seconds = time.perf_counter() - start
+        entry = _entry_function(src)
+        data, compile_seconds = iree_compile_file(src)
+        return data, seconds + compile_seconds, entry
+
+
+def _entry_function(src: Path) -> str:
+    """The first public func.func's name in `src` (read line by line: the weights, as
+    dense_resource blobs, come after the functions)."""
+    with open(src) as f:
+        for line in f:
+            match = re.match(r"\s*func\.func (?:public )?@([\w$.-]+)", line)
+            if match:
+                return match.group(1)
+    raise IreeUnavailable(f"iree-import-onnx wrote no public function to {src.name}")
+
+
+def _run_tool(name: str, args: list, what: str) -> None:
+    """Runs IREE tool `name`; IreeUnavailable (one line) when it cannot start or refuses `what`."""
+    try:
+        subprocess.run([iree_tool(name), *args], check=True, capture_output=True, timeout=600)
+    except OSError as e:
+        raise IreeUnavailable(f"{name} cannot be started: {e.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise IreeUnavailable(f"{name} took over 600 s on {what}") from None
+    except subprocess.CalledProcessError as e:
+        lines = (e.stderr or b"").decode(errors="replace").strip().split("\n")
+        raise IreeUnavailable(f"{name} refused {what}: {lines[0] if lines else ''}") from None
 
 
 def _host(value, dtype) -> np.ndarray:
