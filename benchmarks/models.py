@@ -91,7 +91,7 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
         first, more = e.diagnostics[0].message, len(e.diagnostics) - 1
         return [{"failed": f"mlirtext compile: {first}" + (f" (and {more} more)" if more else "")}]
     say(f"  mlirtext compiled in {ours.compile_seconds:.1f} s ({ours.compile_cpu_seconds:.1f} s of CPU)")
-    theirs, iree_input = iree_artifact(imported, stem + ".vmfb", say)
+    theirs, iree_input = iree_module(imported, stem + ".vmfb", say)
     rows, function = [], paths.entry_function(imported.text)
     for t in threads:
         runs = [runners.mlirtext_runner(ours, function, imported.inputs, t)]
@@ -116,7 +116,7 @@ def run_case(model, inputs, path: str, threads: list, rounds: int, workdir: str,
     return rows
 
 
-def iree_artifact(imported, path: str, say) -> tuple:
+def iree_module(imported, path: str, say) -> tuple:
     """(IREE's module or None, what IREE compiled when it is not its own flow's input). An ONNX
     model goes the way IREE's users run one, IREE's own importer (iree-import-onnx) then
     iree-compile; only where either fails does IREE get the module mlirtext imported, and the row says so."""
