@@ -198,3 +198,29 @@ def test_threads_share_a_dispatch_through_its_counter_and_a_late_one_finds_nothi
     got2 = np.full_like(want, np.nan)
     kernel.shared([x, w, b], [got2], 3).work()
     assert np.array_equal(got2, want)
+
+
+def test_a_late_thread_may_call_a_dispatch_after_its_module_is_gone():
+    """A helper thread that starts after the call returned still calls the dispatch's take-wrapper
+    (it finds nothing left); by then the caller may have dropped the module. The dispatch keeps the
+    object code alive, so that call is not into unmapped code (it was a segfault under load)."""
+    import gc
+    import weakref
+    data = module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir")
+    task = runtime.load_module(data, device="local-task").vm_module
+    fn = task.functions["main"]
+    kernel, ins, outs, name = fn.dispatches[0]
+    shapes = task.manifest["kernels"][name]
+    args = [a.reshape(r["shape"]) for a, r in zip(inputs_for(fn, seed=5), shapes["inputs"])]
+    got = np.empty(shapes["outputs"][0]["shape"], np.float32)
+    shared = kernel.shared(args, [got], 1)
+    shared.work()
+    library = weakref.ref(shared.library)
+    del task, fn, kernel, ins, outs
+    gc.collect()
+    assert library() is not None
+    shared.work()   # the late thread: nothing left to take, and its code still mapped
+    assert shared.finished()
+    del shared
+    gc.collect()
+    assert library() is None

@@ -162,9 +162,9 @@ class LocalTaskDevice(LocalSyncDevice):
                 take = ctypes.CFUNCTYPE(None, *argtypes)(self.library.address(groups["take"]))
             except KeyError:
                 raise DeviceError(f"the llvm-cpu executable has no kernel @{groups['take']}") from None
-            arguments, count = run.arguments, groups["count"]
+            arguments, count, library = run.arguments, groups["count"], self.library
             run.shared = lambda inputs, outputs, grain: SharedDispatch(
-                take, arguments(inputs), [_address(o) for o in outputs], grain, count)
+                take, arguments(inputs), [_address(o) for o in outputs], grain, count, library)
         return run
 
     @staticmethod
@@ -223,13 +223,15 @@ class SharedDispatch:
     """One call's dispatch of a kernel split into workgroups, shared by the threads that call
     `work` (the wrapper: compiler/work_queue.py): its counters (next workgroup, workgroups done;
     a cache line apart, as every thread writes them) live as long as a thread may still look at
-    them."""
+    them. It also holds the loaded object code (`library`): a helper thread that starts after the
+    call has returned still calls `take` (which finds no workgroup left), and the module may be
+    gone by then; its code unmapped under that thread was a segfault."""
 
-    def __init__(self, take, arguments: list, outputs: list, grain: int, count: int):
+    def __init__(self, take, arguments: list, outputs: list, grain: int, count: int, library):
         self.counters = (ctypes.c_int64 * 16)()
         base = ctypes.addressof(self.counters)
         self.args = (*arguments, base, base + 64, grain, *outputs)
-        self.take, self.count = take, count
+        self.take, self.count, self.library = take, count, library
 
     def work(self) -> None:
         self.take(*self.args)
