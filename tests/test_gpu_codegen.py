@@ -88,21 +88,57 @@ def test_validation_failure_names_the_kernel():
         validate_executable(exe)
 
 
-def test_llvm_aborting_names_the_kernel_and_the_next_compile_still_works():
-    from mlirtext.targets.gpu.llvm_gpu import generate
-    # NVPTX cannot select llvm.tanh without `afn`: LLVM aborts the (child) process.
-    ir = """define ptx_kernel void @bad(ptr addrspace(1) %p) {
+# NVPTX cannot select llvm.tanh without `afn`: LLVM aborts the process generating @bad.
+ABORTING = """define ptx_kernel void @bad(ptr addrspace(1) %p) {
   %x = load float, ptr addrspace(1) %p
   %y = call float @llvm.tanh.f32(float %x)
   store float %y, ptr addrspace(1) %p
   ret void
 }
+define ptx_kernel void @good(ptr addrspace(1) %p) {
+  store float 1.0, ptr addrspace(1) %p
+  ret void
+}
 declare float @llvm.tanh.f32(float)
 """
+
+
+def test_llvm_aborting_names_the_kernel_and_the_next_compile_still_works():
+    from mlirtext.targets.gpu.llvm_gpu import generate
     with pytest.raises(GpuCompileError, match=r"kernel @bad: cuda \(sm_80\): LLVM stopped during code generation"):
-        generate(ir, ["bad"], "cuda", "sm_80")
+        generate(ABORTING, ["bad", "good"], "cuda", "sm_80")
     module, names = kernels(ELEMENTWISE)
     assert compile_gpu(module, names, "cuda").code[names[0]]
+
+
+def test_a_fresh_kernel_is_generated_in_a_forked_process_whose_abort_the_server_reports_and_survives():
+    """A "fresh" request (opencl-spirv's): each kernel in a child forked from the codegen server;
+    LLVM aborting one is a "failed" answer with its signal, and the server answers the next request."""
+    import json
+    import subprocess
+    import sys
+    from mlirtext.targets.gpu.llvm_gpu import TRIPLES
+    server = subprocess.Popen([sys.executable, "-m", "mlirtext.targets.gpu.codegen"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        def ask(only):
+            request = {"ir": ABORTING, "kernels": ["bad", "good"], "triple": TRIPLES["cuda"], "cpu": "sm_80",
+                       "target": "cuda", "only": only, "fresh": True}
+            server.stdin.write(json.dumps(request) + "\n")
+            server.stdin.flush()
+            answers = []
+            while not answers or not answers[-1].get("done"):
+                answers.append(json.loads(server.stdout.readline()))
+            return answers
+        good_then_bad = ask(["good", "bad"])
+        assert [a.get("begin") or a.get("kernel") or a.get("failed") for a in good_then_bad[:-1]] == \
+            ["good", "good", "bad", "bad"]
+        assert "assembly" in good_then_bad[1] and good_then_bad[3]["exit"] < 0   # killed by LLVM's abort
+        again = ask(["good"])
+        assert again[1]["kernel"] == "good" and ".entry good" in again[1]["assembly"] and server.poll() is None
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
 
 
 #: math.cttz has no SPIR-V form in the Vulkan emitter.

@@ -15,6 +15,8 @@ whatever this machine happens to have (lavapipe, pocl: the CPU).
 """
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
 from .corpus_files import suite_files, unique_names
@@ -165,11 +167,24 @@ def result_names(test: str, options) -> list[str]:
     return [with_device(f"{test}@<file>", t) for t in labels(targets(options))]
 
 
+#: The Python binding each device's runtime imports (loading its library, opening no device).
+BINDINGS = {"vulkan": "vulkan", "opencl": "pyopencl"}
+
+
 def warm(options) -> None:
-    from ..compiler import driver  # noqa: F401 - imported once, not in every test's process
-    from ..targets import gpu  # noqa: F401
+    from ..compiler import driver, module_writer  # noqa: F401 - imported once, not in every test's process
+    from ..targets.gpu import llvm_gpu, spirv, validate  # noqa: F401
+    from ..vm import devices, vm  # noqa: F401
     from .lowering_suite import warm as warm_lowering
     warm_lowering(options)
+    # The bindings of the devices this worker runs on, imported but not opened: a device opened
+    # before the fork of a test would be shared, unsafely, by every test's process.
+    for device in options.extra.get("placed_devices", ()):
+        if device in BINDINGS:
+            try:
+                importlib.import_module(BINDINGS[device])
+            except (ImportError, OSError):
+                pass   # the test's run says what is missing, in its own words
 
 
 def run(test: str, options) -> list[Result]:

@@ -2,12 +2,14 @@
 one kernel at a time.
 
 Serves requests until its stdin closes: each is one JSON line {"ir", "kernels", "triple", "cpu",
-"target"[, "only": the kernels to generate, when not all]}; it answers per kernel {"begin": name}
-before its code generation (so that, when LLVM
-aborts the process, the parent knows which kernel it was), then {"kernel", "assembly", "code"
-(base64)} or {"kernel", "error"} for an error LLVM reports without aborting, and {"done": true}
-after the last kernel. (One process serves many compiles: starting Python and LLVM costs more
-than generating a small kernel.)
+"target"[, "only": the kernels to generate, when not all][, "fresh": true]}; it answers per kernel
+{"begin": name} before its code generation (so that, when LLVM aborts the process, the parent knows
+which kernel it was), then {"kernel", "assembly", "code" (base64)} or {"kernel", "error"} for an
+error LLVM reports without aborting, and {"done": true} after the last kernel. (One process serves
+many compiles: starting Python and LLVM costs more than generating a small kernel.) With "fresh",
+each kernel is generated in a child forked before any code generation (LLVM's SPIR-V back-end keeps
+state from one generation to the next); when LLVM aborts that child, {"failed": kernel, "exit": code}
+and {"done": true} follow, and the server lives on.
 
 Each kernel is generated from its own copy of the module in which the other entry points are
 internal, so the optimiser drops what that kernel does not use; assembly and object are
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 
 from .wide_multiply import WideIntegerError, mul_hi_for_i128
@@ -78,16 +81,42 @@ def _spirv_assembly(llvm, code: bytes, module, triple: str, cpu: str) -> str:
 
 
 def serve(llvm, request: dict) -> None:
-    names = request["kernels"]
-    for kernel in request.get("only", names):
-        print(json.dumps({"begin": kernel}), flush=True)
-        try:
-            msg = generate_one(llvm, request["ir"], kernel, [n for n in names if n != kernel],
-                               request["triple"], request["cpu"], request["target"])
-        except (RuntimeError, WideIntegerError) as e:
-            msg = {"kernel": kernel, "error": str(e).strip()}
-        print(json.dumps(msg), flush=True)
+    for kernel in request.get("only", request["kernels"]):
+        if not request.get("fresh"):
+            serve_kernel(llvm, request, kernel)
+            continue
+        code = in_fresh_process(llvm, request, kernel)
+        if code:   # LLVM aborted the kernel's process: what the parent would see of a dying server
+            print(json.dumps({"failed": kernel, "exit": code}), flush=True)
+            break
     print(json.dumps({"done": True}), flush=True)
+
+
+def serve_kernel(llvm, request: dict, kernel: str) -> None:
+    names = request["kernels"]
+    print(json.dumps({"begin": kernel}), flush=True)
+    try:
+        msg = generate_one(llvm, request["ir"], kernel, [n for n in names if n != kernel],
+                           request["triple"], request["cpu"], request["target"])
+    except (RuntimeError, WideIntegerError) as e:
+        msg = {"kernel": kernel, "error": str(e).strip()}
+    print(json.dumps(msg), flush=True)
+
+
+def in_fresh_process(llvm, request: dict, kernel: str) -> int:
+    """Serve one kernel in a child forked from this process (LLVM initialised, nothing generated
+    yet: a back-end's state from earlier code generation never reaches it, and no Python or LLVM
+    start-up is paid for it); its exit code (negative: the signal that ended it)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            serve_kernel(llvm, request, kernel)
+        except BaseException:  # noqa: BLE001 - the parent reports a failed child
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def main() -> int:

@@ -524,21 +524,12 @@ def generate(ir: str, names: list, target: str, arch: str) -> tuple[dict, dict]:
     cpu = "" if target == "opencl-spirv" else arch   # (the SPIR-V backend has one generic processor)
     request = {"ir": ir, "kernels": names, "triple": TRIPLES[target], "cpu": cpu, "target": target}
     # LLVM's SPIR-V backend keeps state from one code generation to the next that can give a later
-    # kernel duplicate ids (spirv-val: "Id 2 is defined more than once"): a fresh process for each,
-    # one that has generated nothing else before either.
-    alone = [[name] for name in names] if target == "opencl-spirv" else [names]
-    results, failed = {}, None
+    # kernel duplicate ids (spirv-val: "Id 2 is defined more than once"): each kernel in a process
+    # that has generated nothing before (forked by the worker before its first code generation).
+    if target == "opencl-spirv":
+        request["fresh"] = True
     with _worker_lock:
-        for only in alone:
-            if target == "opencl-spirv" and _workers and _workers[0].alive():
-                _workers.pop().close()
-            worker = _worker()
-            answers, failed = worker.ask({**request, "only": only})
-            results.update(answers)
-            if failed is not None:
-                break
-            if target == "opencl-spirv":
-                worker.close()
+        results, failed = _worker().ask(request)
     if failed is not None:
         kernel, why = failed
         where = f"kernel @{kernel}: " if kernel else ""
@@ -575,13 +566,10 @@ class _CodegenWorker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
-
     def ask(self, request: dict):
         """({kernel: answer}, None), or (partial answers, (kernel or None, why)) when the child died."""
-        results, current = {}, None
+        results, current, failed = {}, None, None
+        errors_from = os.fstat(self.errors.fileno()).st_size   # what LLVM says from here is about this request
         watchdog = threading.Timer(self.TIMEOUT, self.proc.kill)   # a stuck codegen ends as a failure
         watchdog.start()
         try:
@@ -590,8 +578,10 @@ class _CodegenWorker:
             for line in iter(self.proc.stdout.readline, ""):
                 msg = json.loads(line)
                 if msg.get("done"):
-                    return results, None
-                if "begin" in msg:
+                    return results, failed and (failed[0], self._reason(failed[1], errors_from))
+                if "failed" in msg:   # a fresh kernel's process died; the server lives on
+                    failed = (msg["failed"], msg["exit"])
+                elif "begin" in msg:
                     current = msg["begin"]
                 else:
                     results[msg["kernel"]] = msg
@@ -601,8 +591,11 @@ class _CodegenWorker:
         finally:
             watchdog.cancel()
         self.proc.wait()
-        self.errors.seek(0)
-        return results, (current, f"exit code {self.proc.returncode}: {_llvm_reason(self.errors.read())}")
+        return results, (current, self._reason(self.proc.returncode, errors_from))
+
+    def _reason(self, exit_code: int, errors_from: int) -> str:
+        self.errors.seek(errors_from)
+        return f"exit code {exit_code}: {_llvm_reason(self.errors.read())}"
 
 
 def _llvm_reason(stderr: str) -> str:
