@@ -79,12 +79,56 @@ def device_nodes(ray) -> dict[str, list[dict]]:
     for node in ray.nodes():
         if not node.get("Alive"):
             continue
-        for name in node.get("Resources", {}):
-            if name.startswith("device:"):
-                offered.setdefault(name.partition(":")[2], []).append(
-                    {"node_id": node["NodeID"], "hostname": node.get("NodeManagerHostname") or
-                     node.get("NodeManagerAddress", "?")})
+        for kind in _kinds(node):
+            offered.setdefault(kind, []).append(_described(node))
     return dict(sorted(offered.items()))
+
+
+def find_node(ray, node: str, devices=()) -> dict:
+    """The live node that `node` names ({"node_id", "hostname"}): its Ray node id, a prefix of one
+    (the 12 digits `run --cluster` prints), or its host name when only one node has it. A ClusterError
+    says why not in one line: no such node, a host name of several nodes (two workers of one machine),
+    or a node that does not offer one of `devices`."""
+    live = [n for n in ray.nodes() if n.get("Alive")]
+    wanted = node.strip().lower()
+    matches = [n for n in live if wanted and n["NodeID"].lower().startswith(wanted)]
+    if not matches:   # a host name: of its nodes, those that offer the devices (not the head beside them)
+        matches = [n for n in live if _described(n)["hostname"] == node.strip()]
+        offering = [n for n in matches if set(devices) <= set(_kinds(n))]
+        matches = offering or matches
+    listed = ", ".join(_label(n) for n in live) or "none"
+    if not matches:
+        raise ClusterError(f"no live node of the Ray cluster is '{node}' (nodes: {listed})")
+    if len(matches) > 1:
+        raise ClusterError(f"'{node}' names {len(matches)} nodes of the Ray cluster "
+                           f"({', '.join(_label(n) for n in matches)}): give a node id")
+    missing = [d for d in devices if d not in _kinds(matches[0])]
+    if missing:
+        raise ClusterError(f"node {_label(matches[0])} does not offer device '{missing[0]}' (it offers: "
+                           f"{', '.join(_kinds(matches[0])) or 'none'})")
+    return _described(matches[0])
+
+
+def placement(node_id: str | None) -> dict:
+    """Ray task options that place a task on node `node_id` and nowhere else (none: anywhere that has
+    the task's resources)."""
+    if node_id is None:
+        return {}
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)}
+
+
+def _kinds(node: dict) -> list[str]:
+    return sorted(name.partition(":")[2] for name in node.get("Resources", {}) if name.startswith("device:"))
+
+
+def _described(node: dict) -> dict:
+    return {"node_id": node["NodeID"], "hostname": node.get("NodeManagerHostname") or
+            node.get("NodeManagerAddress", "?")}
+
+
+def _label(node: dict) -> str:
+    return f"{node['NodeID'][:12]} ({_described(node)['hostname']})"
 
 
 def node_info() -> dict:

@@ -50,19 +50,22 @@ def _replay_on_device(data: bytes, device: str, function: str, dispatch_inputs: 
     return {"outputs": outputs, "seconds": time.perf_counter() - started, **cluster.node_info()}
 
 
-def connect_for(devices, address: str):
-    """Ray, on the cluster at `address`, where nodes offer every one of `devices` (a name or several;
-    else a one-line VMError)."""
+def connect_for(devices, address: str, node: str | None = None):
+    """(Ray, on the cluster at `address`, where nodes offer every one of `devices` (a name or several),
+    the task options that place a task there: on `node` (a node id, a prefix of one, or a host name:
+    `cluster.find_node`) when given, else on any node with the devices); else a one-line VMError."""
+    devices = [devices] if isinstance(devices, str) else list(devices)
     try:
         ray = cluster.connect(address)
         offered = cluster.cluster_devices(ray)
+        for device in devices:
+            if device not in offered:
+                raise VMError(f"no node of the cluster at {address} offers device '{device}' (offered: "
+                              f"{', '.join(offered) or 'none'}; start one with `mlirtext worker --devices {device}`)")
+        pinned = cluster.find_node(ray, node, devices)["node_id"] if node else None
     except cluster.ClusterError as e:
         raise VMError(str(e)) from None
-    for device in [devices] if isinstance(devices, str) else devices:
-        if device not in offered:
-            raise VMError(f"no node of the cluster at {address} offers device '{device}' (offered: "
-                          f"{', '.join(offered) or 'none'}; start one with `mlirtext worker --devices {device}`)")
-    return ray
+    return ray, {"resources": {cluster.device_resource(d): 1 for d in devices}, **cluster.placement(pinned)}
 
 
 def _call_with_node_info(fn, args: tuple):
@@ -72,12 +75,11 @@ def _call_with_node_info(fn, args: tuple):
         return None, e, cluster.node_info()
 
 
-def call_on_node_with(devices: list, address: str, fn, *args):
-    """(fn(*args), where it ran) on one node of the cluster that offers every device of `devices`;
-    what fn raises there is raised here."""
-    ray = connect_for(devices, address)
-    task = ray.remote(_call_with_node_info).options(
-        num_cpus=1, resources={cluster.device_resource(d): 1 for d in devices}, max_retries=2)
+def call_on_node_with(devices: list, address: str, fn, *args, node: str | None = None):
+    """(fn(*args), where it ran) on one node of the cluster that offers every device of `devices` (on
+    `node` when given); what fn raises there is raised here."""
+    ray, placed = connect_for(devices, address, node)
+    task = ray.remote(_call_with_node_info).options(num_cpus=1, max_retries=2, **placed)
     value, raised, where = ray.get(task.remote(fn, args))
     if raised is not None:
         raise raised
@@ -103,7 +105,7 @@ class RemoteFunction:
     def _on_device(self, body, payload: list) -> list:
         """body(module file, device, function, payload) as a Ray task on a node that offers the device."""
         ray, m = self.module.ray, self.module
-        task = ray.remote(body).options(num_cpus=1, resources={cluster.device_resource(m.device): 1}, max_retries=2)
+        task = ray.remote(body).options(num_cpus=1, max_retries=2, **m.placed)
         answer = ray.get(task.remote(m.data_ref, m.device, self.name, payload))
         outputs = answer.pop("outputs", None)
         m.last_call = answer
@@ -117,15 +119,16 @@ class RemoteFunction:
 
 
 class RemoteModule:
-    """A module file run on `device` of the cluster at `address`; exported functions as attributes."""
+    """A module file run on `device` of the cluster at `address` (on `node` when given: a node id, a
+    prefix of one, or a host name); exported functions as attributes."""
 
-    def __init__(self, data: bytes, device: str, address: str, trusted_keys=None):
+    def __init__(self, data: bytes, device: str, address: str, trusted_keys=None, node: str | None = None):
         try:
             file = read_module_file(bytes(data), trusted_keys)
         except ModuleFileError as e:
             raise VMError(str(e)) from None
         self.device, self.address, self.last_call = device, address, None
-        self.ray = connect_for(device, address)
+        self.ray, self.placed = connect_for(device, address, node)
         self.data_ref = self.ray.put(bytes(data))
         self.functions = {e["name"]: RemoteFunction(self, e["name"], file.json(e["program"]))
                           for e in file.manifest["exports"]}

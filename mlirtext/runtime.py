@@ -58,7 +58,8 @@ class Module:
         return self.vm_module.device.name
 
 
-def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None, cluster: str | None = None):
+def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None, cluster: str | None = None,
+                node: str | None = None):
     """Load a module file (a path or its bytes), or a module compiled in this process
     (`mlirtext.compiler.module_writer.in_memory`), for `device`.
 
@@ -69,7 +70,8 @@ def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None, cl
 
     With `cluster` (a Ray cluster's HOST:PORT), the module runs on a node of that cluster that offers
     `device` (`mlirtext worker --devices ...`): a `remote.RemoteModule`, whose calls ship the inputs
-    there and bring the outputs back (`last_call` says where it ran and how long it took)."""
+    there and bring the outputs back (`last_call` says where it ran and how long it took); with `node`
+    (a Ray node id, a prefix of one, or a host name), on that node only."""
     if trusted_keys is not None:
         try:
             trusted_keys = load_public_keys(trusted_keys)
@@ -83,7 +85,9 @@ def load_module(path_or_bytes, device: str = "local-task", trusted_keys=None, cl
                     path_or_bytes = f.read()
             except OSError as e:
                 raise VMError(f"cannot open module file '{path_or_bytes}': {e.strerror}") from None
-        return RemoteModule(path_or_bytes, device, cluster, trusted_keys)
+        return RemoteModule(path_or_bytes, device, cluster, trusted_keys, node)
+    if node:
+        raise VMError("node: a node of a Ray cluster: give cluster= too")
     return Module(LoadedModule(path_or_bytes, device, trusted_keys))   # (a path is mapped, not read)
 
 

@@ -64,10 +64,12 @@ def wait_for_nodes(address: str, cpus: int) -> list[dict]:
     return json.loads(next(line for line in said if line.startswith("NODES "))[len("NODES "):])
 
 
-def cluster(plain_node: bool):
+def cluster(plain_node: bool, twin: bool = False):
     """A generator for a fixture: a head and a node that joins with `mlirtext worker --devices local-sync`
-    (one CPU), and with `plain_node` a plain Ray node (one CPU); yields {"address", "device_node",
-    "plain_node", "device_id"} and kills every node afterwards."""
+    (one CPU), with `plain_node` a plain Ray node (one CPU), with `twin` a second `mlirtext worker
+    --devices local-sync` node (one CPU); yields {"address", "device_node", "plain_node", "device_id",
+    "device_ids" (every node that offers local-sync, the first one's first)} and kills every node
+    afterwards."""
     temp = tempfile.mkdtemp(prefix="rs", dir="/tmp")   # (short: Ray's socket paths must fit in 107 bytes)
     address = f"127.0.0.1:{free_port()}"
     head = start(RAY + ["start", "--head", "--port", address.rpartition(":")[2], "--num-cpus", "0",
@@ -94,7 +96,15 @@ def cluster(plain_node: bool):
             alive = wait_for_nodes(address, 2)
         device_id = next((n["id"] for n in alive if "device:local-sync" in n["resources"]), None)
         assert device_id, f"the `mlirtext worker` node did not join: {alive}"
-        yield {"address": address, "device_node": device_node, "plain_node": plain, "device_id": device_id}
+        device_ids = [device_id]
+        if twin:
+            nodes.append(start([sys.executable, "-m", "mlirtext", "worker", "--address", address,
+                                "--devices", "local-sync", "--num-cpus", "1"]))
+            alive = wait_for_nodes(address, 2 + bool(plain_node))
+            device_ids += [n["id"] for n in alive if "device:local-sync" in n["resources"] and n["id"] != device_id]
+            assert len(device_ids) == 2, f"the second `mlirtext worker` node did not join: {alive}"
+        yield {"address": address, "device_node": device_node, "plain_node": plain, "device_id": device_id,
+               "device_ids": device_ids}
     finally:
         for node in reversed(nodes):
             kill(node)

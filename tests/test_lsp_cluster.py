@@ -6,6 +6,7 @@ process that joined the cluster, and the next request starts another, as it does
 from __future__ import annotations
 
 import multiprocessing
+import socket
 import sys
 import threading
 import time
@@ -59,14 +60,15 @@ def set_cluster(client, address: str) -> None:
 async def test_the_device_list_has_the_cluster_device_and_a_run_lands_on_its_node(client, cluster):
     listed = await command(client, "mlirtext.devices")
     assert listed["error"] is None and listed["cluster"] == cluster["address"], listed
+    pinned = f"cluster:local-sync@{cluster['device_id']}"   # (one node: its entry, no 'any node' one)
     assert [(d["id"], d["where"]) for d in listed["devices"]] == [
-        ("reference", "local"), ("local-sync", "local"), ("local-task", "local"), ("cluster:local-sync", "cluster")]
+        ("reference", "local"), ("local-sync", "local"), ("local-task", "local"), (pinned, "cluster")]
     remote = listed["devices"][-1]
-    assert remote["label"].startswith("local-sync on node ") and cluster["device_id"][:12] in remote["label"]
-    result = await command(client, "mlirtext.run", URI, "sub", ["4xf32=5 6 7 8", "4xf32=1 1 1 1"], 0,
-                           "cluster:local-sync")
+    assert remote["label"] == f"local-sync on {socket.gethostname()}"
+    assert remote["node"] == {"node_id": cluster["device_id"], "hostname": socket.gethostname()}
+    result = await command(client, "mlirtext.run", URI, "sub", ["4xf32=5 6 7 8", "4xf32=1 1 1 1"], 0, pinned)
     assert result.get("error") is None, result
-    assert result["outputs"] == ["4xf32=4 5 6 7"] and result["device"] == "cluster:local-sync"
+    assert result["outputs"] == ["4xf32=4 5 6 7"] and result["device"] == pinned
     assert result["node"]["node_id"] == cluster["device_id"] and result["calls"] == 1
     assert result["seconds"] > 0 and result["compile_seconds"] > 0 and "one call on " in result["timing"]
     again = await command(client, "mlirtext.run", URI, "sub", ["4xf32=1 2 3 4", "4xf32=4 3 2 1"], 0,
@@ -79,6 +81,8 @@ async def test_a_device_no_node_offers_is_a_one_line_error(client, cluster):
     result = await command(client, "mlirtext.run", URI, "sub", None, 0, "cluster:vulkan")
     assert result == {"error": f"no node of the cluster at {cluster['address']} offers device 'vulkan' (offered: "
                                "local-sync; start one with `mlirtext worker --devices vulkan`)"}
+    gone = await command(client, "mlirtext.run", URI, "sub", None, 0, "cluster:local-sync@0123abcd")
+    assert gone["error"].startswith("no live node of the Ray cluster is '0123abcd' (nodes: "), gone
 
 
 @on_the_client_loop

@@ -81,11 +81,11 @@ def _devices(address: str) -> dict:
     return cluster.device_nodes(cluster.connect(address))
 
 
-def _run(address: str, data: bytes, device: str, function: str, args: list) -> tuple[list, dict]:
+def _run(address: str, data: bytes, device: str, function: str, args: list, node=None) -> tuple[list, dict]:
     """(outputs, where and how long) of `function` of the module file `data` on a node of the cluster
-    that offers `device`, by the path `mlirtext run --cluster` takes."""
+    that offers `device` (on `node` when given), by the path `mlirtext run --cluster` takes."""
     from ..remote import RemoteModule
-    module = RemoteModule(data, device, address)
+    module = RemoteModule(data, device, address, node=node)
     outputs = module.function(function).call(*args)
     return outputs, module.last_call
 

@@ -4,8 +4,10 @@ Run Function pick shows (the local devices, then each device kind that the clust
 the function compiled here for the device's target, the module file and the inputs shipped to a node
 that offers the device (`remote.RemoteModule`), the outputs and the time of the call brought back.
 
-A cluster device is named `cluster:KIND` in `mlirtext.run`'s device argument. An unreachable cluster or
-a device no node offers is a one-line error (the connection gives up after `cluster.CONNECT_TIMEOUT`).
+A cluster device is named `cluster:KIND` (any node that offers it) or `cluster:KIND@NODE_ID` (that node:
+the pick lists one entry per node, so that of two workers with the same device kind the user says which)
+in `mlirtext.run`'s device argument. An unreachable cluster, a device no node offers or a node that is
+gone is a one-line error (the connection gives up after `cluster.CONNECT_TIMEOUT`).
 The cluster is joined by a child process (`cluster_driver`), not by the language server.
 """
 from __future__ import annotations
@@ -49,15 +51,17 @@ def device_list(driver: ClusterDriver) -> dict:
     except ClusterRunError as e:
         return {"devices": devices, "cluster": address, "error": str(e)}
     for kind, nodes in offered.items():
-        devices.append({"id": PREFIX + kind, "label": f"{kind} on {_nodes_label(nodes)}", "where": "cluster",
-                        "detail": f"on the Ray cluster at {address}: the module compiled here for "
-                                  f"{_target(kind)}, run on a node that offers {kind}"})
+        compiled = f"on the Ray cluster at {address}: the module compiled here for {_target(kind)}, run on"
+        if len(nodes) > 1:
+            devices.append({"id": PREFIX + kind, "label": f"{kind} on any of {len(nodes)} nodes", "where": "cluster",
+                            "detail": f"{compiled} whichever node that offers {kind} Ray picks"})
+        hosts = [n["hostname"] for n in nodes]
+        for n in nodes:
+            shared = hosts.count(n["hostname"]) > 1   # (two workers of one machine: the node id tells them apart)
+            devices.append({"id": f"{PREFIX}{kind}@{n['node_id']}", "where": "cluster", "node": n,
+                            "label": f"{kind} on {n['hostname']}" + (f" ({n['node_id'][:12]})" if shared else ""),
+                            "detail": f"{compiled} node {n['node_id'][:12]} ({n['hostname']}) only"})
     return {"devices": devices, "cluster": address, "error": None}
-
-
-def _nodes_label(nodes: list[dict]) -> str:
-    named = [f"{n['hostname']} ({n['node_id'][:12]})" for n in nodes]
-    return f"node {named[0]}" if len(named) == 1 else f"{len(named)} nodes: {', '.join(named)}"
 
 
 def _target(kind: str) -> str:
@@ -69,13 +73,13 @@ def run(text: str, name: str, args: list, device: str, driver: ClusterDriver, fi
     """(the outputs, the run's fields: device, seconds, calls, timing, compile_seconds, node) of
     function `name` of the MLIR module `text` on the cluster device `device` (`cluster:KIND`) of the
     driver's cluster. ClusterRunError says why not, in one line."""
-    kind = device[len(PREFIX):]
+    kind, _, node = device[len(PREFIX):].partition("@")
     if not driver.address:
         raise ClusterRunError(f"device '{device}' is on a Ray cluster: set mlirtext.cluster to its HOST:PORT")
     if kind not in VM_DEVICES:
         raise ClusterRunError(f"unknown device '{kind}' (devices: {', '.join(VM_DEVICES)})")
     data, compile_seconds = _module_file(text, filename, _target(kind))
-    outputs, where = driver.call("run", driver.address, data, kind, name, args, cancelled=cancelled)
+    outputs, where = driver.call("run", driver.address, data, kind, name, args, node or None, cancelled=cancelled)
     return outputs, {
         "device": device, "seconds": where["seconds"], "calls": 1, "compile_seconds": compile_seconds,
         "timing": f"one call on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']}), "

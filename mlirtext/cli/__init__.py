@@ -177,6 +177,7 @@ def _add_bisect(sub) -> None:
                      help="with --devices: run each device's dispatches on a node of this Ray cluster (HOST:PORT) "
                           "that offers the device (`mlirtext worker --devices ...`); the module file and each "
                           "dispatch's inputs go there, the outputs come back and are compared here")
+    _add_node(bis)
     bis.add_argument("-o", dest="output", metavar="REPRO_DIR",
                      help="write the repro there: the function before the pass, its inputs and results as .npy, "
                           "and README with the command that shows the failure")
@@ -207,6 +208,7 @@ def _add_run(sub) -> None:
     run.add_argument("--cluster", metavar="ADDRESS",
                      help="run on a node of this Ray cluster (HOST:PORT) that offers --device (`mlirtext worker "
                           "--devices ...`); the module file and inputs go there, outputs and timings come back")
+    _add_node(run)
     run.add_argument("--trusted-keys", type=_names, default=None, metavar="KEY.pub[,KEY.pub...]",
                      help="Ed25519 public keys (PEM or OpenSSH): run a module file only if one of them signed it "
                           "(a module compiled in memory from an .mlir needs no signature)")
@@ -428,6 +430,7 @@ def _add_bench(sub) -> None:
     bench.add_argument("--cluster", metavar="ADDRESS",
                        help="measure on a node of this Ray cluster (HOST:PORT) that offers every device of --devices "
                             "(`mlirtext worker --devices ...`); the report comes back")
+    _add_node(bench)
     _add_max_memory(bench)
 
 
@@ -466,6 +469,12 @@ def _add_example_inputs(p) -> None:
     group.add_argument("--args", nargs="+", metavar="SPEC",
                        help="each argument's shape and element type: 4x8xf32, 16xi32, f32")
     group.add_argument("--args-npz", metavar="FILE.npz", help="example inputs, in the file's order")
+
+
+def _add_node(p) -> None:
+    p.add_argument("--node", metavar="NODE_ID_OR_HOST",
+                   help="with --cluster: run on this node (its Ray node id, or the first digits of it as `run "
+                        "--cluster` prints them, or its host name) when several nodes offer the device")
 
 
 def _add_max_memory(p) -> None:

@@ -25,10 +25,13 @@ def main(args) -> int:
     if got is None:
         return 1
     text, name = got
+    if args.node and not args.cluster:
+        report([Diagnostic("error", "--node picks a node of the Ray cluster: give --cluster ADDRESS too")])
+        return 1
     try:
         if args.cluster:   # the whole measurement on one node that has every device asked for
             got, where = call_on_node_with(sorted(set(settings.devices)), args.cluster, measure, text, name, settings,
-                                           bool(args.html))
+                                           bool(args.html), node=args.node)
             sys.stderr.write(f"// measured on {where['hostname']} (node {where['node_id'][:12]}, pid {where['pid']})\n")
         else:
             got = measure(text, name, settings, bool(args.html), Progress(enabled=not args.no_progress))

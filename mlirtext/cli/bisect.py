@@ -48,6 +48,9 @@ def main(args) -> int:
     else:
         inputs = random_inputs(fn, np.random.default_rng(args.seed))
     tolerance = Tolerance(args.tolerance_ulp, args.tolerance)
+    if args.node and not args.cluster:
+        report([Diagnostic("error", "--node picks a node of the Ray cluster: give --cluster ADDRESS too")])
+        return 1
     if args.cluster and not args.devices:
         report([Diagnostic("error", "--cluster runs the dispatches of --devices on a cluster node: name the "
                                     "devices (the pass bisect runs here, on the interpreter)")])
@@ -120,7 +123,7 @@ def across_devices(args, function: str, inputs: list, tolerance: Tolerance, kern
                                       f"{', '.join(sources)})") for w in wrong if w.device == device and w.kernel not in sources])
         fault = kernel_fault or next((w.on(device) for w in wrong if w.device == device), None)
         try:
-            remote = (RemoteModule(pack(compiled), device, args.cluster).entry_function(function)
+            remote = (RemoteModule(pack(compiled), device, args.cluster, node=args.node).entry_function(function)
                       if args.cluster else None)
             dispatches, finding = bisect_devices(in_memory(compiled), function, inputs, device, sources, tolerance,
                                                fault, remote.replay_all if remote else None)

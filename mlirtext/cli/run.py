@@ -37,6 +37,9 @@ def main(args) -> int:
     if got is None:
         return 1
     data, name = got
+    if args.node and not args.cluster:
+        report([Diagnostic("error", "--node picks a node of the Ray cluster: give --cluster ADDRESS too")])
+        return 1
     if args.cluster:
         return _run_remote(args, data, name)
     if args.input.endswith(".vmpack") or data.startswith(MODULE_FILE_MAGIC):
@@ -166,7 +169,7 @@ def _run_remote(args, data: bytes, name: str) -> int:
         if done is None:
             return 1
         data, compile_seconds = pack(done[0]), done[1]
-    ready = _ready_to_call(args, lambda keys: RemoteModule(data, device, args.cluster, keys), compile_seconds)
+    ready = _ready_to_call(args, lambda keys: RemoteModule(data, device, args.cluster, keys, args.node), compile_seconds)
     if ready is None:
         return 1
     module, fn, inputs = ready

@@ -22,12 +22,16 @@ export function configuredDevice(value: unknown): Device {
 /** The server command that lists the devices `mlirtext.run` takes. */
 export const DEVICES_SERVER_COMMAND = 'mlirtext.devices';
 
-/** One device of `mlirtext.devices`'s answer: `id` is what `mlirtext.run` takes (`cluster:cuda`). */
+/**
+ * One device of `mlirtext.devices`'s answer: `id` is what `mlirtext.run` takes (`cluster:cuda`: any
+ * node that offers it; `cluster:cuda@NODE_ID`: that node, which `node` names).
+ */
 export interface ListedDevice {
   id: string;
   label: string;
   detail: string;
   where: 'local' | 'cluster';
+  node?: { node_id: string; hostname: string };
 }
 
 /** `mlirtext.devices`'s answer; `error`: the cluster could not be reached (one line). */
@@ -57,12 +61,14 @@ export function deviceChoices(defaultDevice: Device, listed?: DeviceList | null)
     description: d === defaultDevice ? 'default (mlirtext.run.device)' : '',
     detail: DEVICE_DETAILS[d],
   }));
+  const cluster = `Ray cluster ${listed?.cluster ?? ''}`.trim();
   const remote = (listed?.devices ?? [])
     .filter((d) => d.where === 'cluster' && typeof d.id === 'string')
     .map((d) => ({
       id: d.id,
       label: d.label,
-      description: `Ray cluster ${listed?.cluster ?? ''}`.trim(),
+      // A pinned entry (one per node) says which node; the unpinned one lets Ray choose.
+      description: d.node?.node_id ? `${cluster}, node ${d.node.node_id.slice(0, 12)}` : cluster,
       detail: d.detail,
     }));
   return [...local, ...remote];

@@ -35,12 +35,12 @@ test("the cluster's devices follow the local ones, as the server lists them; its
     error: null,
     devices: [
       { id: 'reference', label: 'reference', detail: 'the interpreter', where: 'local' as const },
-      { id: 'cluster:cuda', label: 'cuda on node gpu1 (0123456789ab)', detail: 'on the Ray cluster', where: 'cluster' as const },
+      { id: 'cluster:cuda', label: 'cuda on any of 2 nodes', detail: 'on the Ray cluster', where: 'cluster' as const },
     ],
   };
   const choices = deviceChoices('local-task', listed);
   assert.deepEqual(choices.map((c) => c.id), ['local-task', 'reference', 'local-sync', 'cluster:cuda']);
-  assert.equal(choices[3].label, 'cuda on node gpu1 (0123456789ab)');
+  assert.equal(choices[3].label, 'cuda on any of 2 nodes');
   assert.equal(choices[3].description, 'Ray cluster 10.0.0.5:6379');
   assert.deepEqual(deviceChoices('local-task', null), deviceChoices('local-task'));
   assert.equal(deviceListProblem(listed), undefined);
@@ -49,4 +49,27 @@ test("the cluster's devices follow the local ones, as the server lists them; its
     deviceListProblem({ devices: [], cluster: '10.0.0.9:1', error: 'cannot reach the Ray cluster at 10.0.0.9:1: Connection refused' }),
     'mlirtext.cluster: cannot reach the Ray cluster at 10.0.0.9:1: Connection refused',
   );
+});
+
+test('two nodes with the same device kind are two entries, each passing its node to the run', () => {
+  const node = (id: string, hostname: string) => ({
+    id: `cluster:cuda@${id}`, label: `cuda on ${hostname}`, detail: `node ${id.slice(0, 12)} only`,
+    where: 'cluster' as const, node: { node_id: id, hostname },
+  });
+  const a = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8';
+  const b = 'ffeeddccbbaa99887766554433221100ffeeddccbbaa998877665544';
+  const listed = {
+    cluster: 'head:6379',
+    devices: [
+      { id: 'cluster:cuda', label: 'cuda on any of 2 nodes', detail: 'whichever node', where: 'cluster' as const },
+      node(a, 'gpu1'),
+      node(b, 'gpu2'),
+    ],
+  };
+  const remote = deviceChoices('reference', listed).slice(DEVICES.length);
+  assert.deepEqual(remote.map((c) => [c.id, c.label, c.description]), [
+    ['cluster:cuda', 'cuda on any of 2 nodes', 'Ray cluster head:6379'],
+    [`cluster:cuda@${a}`, 'cuda on gpu1', 'Ray cluster head:6379, node a1b2c3d4e5f6'],
+    [`cluster:cuda@${b}`, 'cuda on gpu2', 'Ray cluster head:6379, node ffeeddccbbaa'],
+  ]);
 });
