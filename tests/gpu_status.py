@@ -42,26 +42,31 @@ def need_tools(*tools) -> None:
         pytest.skip(f"{', '.join(missing)} not found (`make gpu-deps` installs them; ptxas comes with CUDA)")
 
 
+#: Skips that stand for no function that lowers to llvm: one that does not, a file without test functions.
+NOT_FUNCTIONS = ("does not lower to llvm", "no test functions")
+
+
 def summary(results, specs) -> str:
     """Per target: compiled, validated and (where a device runs it) matched, of the functions that reach llvm."""
     by_label: dict = {}
     for r in results:
         by_label.setdefault(r.test.rpartition(" [")[2].rstrip("]"), []).append(r)
-    functions = {r.test.rpartition(" [")[0] for r in results if r.error != "does not lower to llvm"}
+    results = [r for r in results if r.error not in NOT_FUNCTIONS]
+    functions = {r.test.rpartition(" [")[0] for r in results}
     lines = [f"{len(functions)} corpus functions that lower to llvm"]
     for spec in specs:
-        mine = [r for r in by_label.get(spec, []) if r.error != "does not lower to llvm"]
+        mine = [r for r in by_label.get(spec, []) if r.error not in NOT_FUNCTIONS]
         compiled = [r for r in mine if r.status == "pass" or r.error.startswith(("compiled;", "validation:"))]
         line = f"  {spec:13s} compiled {len(compiled)}/{len(mine)}, validated {sum(r.status == 'pass' for r in mine)}"
         if spec.partition(":")[0] in gpu_suite.RUNS_ON:
-            runs = [r for r in by_label.get(gpu_suite.run_label(spec), []) if r.error != "does not lower to llvm"]
+            runs = [r for r in by_label.get(gpu_suite.run_label(spec), []) if r.error not in NOT_FUNCTIONS]
             skipped = sum(r.status == "skip" for r in runs)
             line += (f", matched on {gpu_suite.RUNS_ON[spec.partition(':')[0]]} "
                      f"{sum(r.status == 'pass' for r in runs)}" + (f" ({skipped} not run: no such device)"
                                                                     if skipped else ""))
         lines.append(line)
     reasons = Counter((r.test.rpartition(" [")[2].rstrip("]"), r.status, r.error[:160]) for r in results
-                      if r.status != "pass" and r.error != "does not lower to llvm")
+                      if r.status != "pass")
     if reasons:
         lines.append("reasons (target: status: why):")
         lines += [f"  {n:5d}  {label}: {status}: {why}" for (label, status, why), n in reasons.most_common(25)]
