@@ -51,8 +51,9 @@ def iree_times(path: str, rounds: int) -> tuple[float, float]:
         start = time.perf_counter()
         config = ireert.Config("local-sync")
         context = ireert.SystemContext(config=config)
-        context.add_vm_module(ireert.VmModule.mmap(context.instance, path))
-        module = context.modules.module
+        vm_module = ireert.VmModule.mmap(context.instance, path)
+        context.add_vm_module(vm_module)
+        module = context.modules[vm_module.name]   # the MLIR module's name (JAX's: `@jit_<function>`)
         fn = module[next(n for n in module.vm_module.function_names if not n.startswith("__"))]
         loaded = time.perf_counter()
         signature = fn.vm_function.reflection.get("iree.abi.declaration", "")
@@ -63,7 +64,7 @@ def iree_times(path: str, rounds: int) -> tuple[float, float]:
         fn(*inputs)
         loads.append(loaded - start)
         extras.append((first - begin) - (time.perf_counter() - first))
-        del fn, module, context
+        del fn, module, vm_module, context
     return statistics.median(loads), statistics.median(extras)
 
 

@@ -115,8 +115,10 @@ def iree_runner(artifact: Artifact, function: str, inputs: list, threads: int) -
         start = time.perf_counter()
         config = ireert.Config(driver)
         context = ireert.SystemContext(config=config)
-        context.add_vm_module(ireert.VmModule.mmap(context.instance, artifact.path))
-        fn = context.modules.module[function]
+        module = ireert.VmModule.mmap(context.instance, artifact.path)
+        context.add_vm_module(module)
+        # bound under the MLIR module's name: `module` unless it has one (JAX's: `@jit_<function>`)
+        fn = context.modules[module.name][function]
         seconds = time.perf_counter() - start
         staged = [ireert.asdevicearray(config.device, a) for a in inputs]
         fn(*staged)
