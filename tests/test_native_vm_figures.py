@@ -1,9 +1,11 @@
 """The native and VM corpus figures, kept from sliding back per test: `tests/expected/native.tsv` and
-`tests/expected/vm.tsv` hold every stablehlo interpret and testdata function's expected status
-(`mlirtext sweep native|vm --files ... --write-expected`; README, "Figures"). A fixed sample of those
-files (the ones the native test ran before these files: add, exponential, exponential_minus_one, tanh)
-is lowered here once, run natively (also with the polynomial approximation of math functions) and on
-the VM, and any function worse than its entry fails the test, named."""
+`tests/expected/vm.tsv` hold the expected status of every function of the stablehlo interpret and
+testdata groups and of the IREE e2e group's stablehlo and tosa ops files (`mlirtext sweep native|vm
+--files ... --write-expected`; README, "Figures"). A fixed sample of those files (four stablehlo ones,
+the native test's files before these expected files: add, exponential, exponential_minus_one, tanh;
+five quick IREE e2e ones) is lowered here once, run natively (the stablehlo exponential and tanh files
+also with the polynomial approximation of math functions) and on the VM, and any function worse than its
+entry fails the test, named."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,7 +21,11 @@ from . import corpus
 EXPECTED = Path(__file__).parent / "expected"
 SAMPLE = ("stablehlo/stablehlo__tests__interpret__add.mlir", "stablehlo/stablehlo__tests__interpret__exponential.mlir",
           "stablehlo/stablehlo__tests__interpret__exponential_minus_one.mlir",
-          "stablehlo/stablehlo__tests__interpret__tanh.mlir")
+          "stablehlo/stablehlo__tests__interpret__tanh.mlir",
+          # functions that do not reach llvm among them (a scatter's update region, tosa.if)
+          "iree/tests__e2e__stablehlo_ops__dynamic_slice.mlir", "iree/tests__e2e__stablehlo_ops__scatter.mlir",
+          "iree/tests__e2e__tosa_ops__if.mlir", "iree/tests__e2e__tosa_ops__reduce.mlir",
+          "iree/tests__e2e__tosa_ops__while.mlir")
 #: Of those, the files run with the polynomial approximation too (their own tolerances still hold).
 APPROX = ("exponential", "tanh")
 
