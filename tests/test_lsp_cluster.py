@@ -100,7 +100,7 @@ async def test_an_unreachable_cluster_is_a_one_line_error_soon(client, cluster):
     finally:
         set_cluster(client, cluster["address"])
     again = await command(client, "mlirtext.devices")   # (and back: the setting's cluster is joined again)
-    assert again["error"] is None and again["devices"][-1]["id"] == "cluster:local-sync", again
+    assert again["error"] is None and again["devices"][-1]["id"] == f"cluster:local-sync@{cluster['device_id']}", again
 
 
 @on_the_client_loop
