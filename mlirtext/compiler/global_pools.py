@@ -12,7 +12,7 @@ and vectorises, each element added in the same (h, w) order as before (the same 
 """
 from __future__ import annotations
 
-from ..dialects.linalg import segments
+from ..dialects.linalg import iterator_name, segments
 from ..ir import types as T
 from ..ir.attributes import ArrayAttr, DenseArrayAttr, OpaqueAttr
 from ..ir.core import Block, Operation, Region
@@ -52,7 +52,7 @@ def _rewrite(op: Operation) -> bool:
     except Exception:  # noqa: BLE001 - not a structured op we can read
         return False
     kinds = ["parallel"] * r + ["reduction"] * r
-    if s.num_dims != 2 * r or _kinds(op) != kinds or \
+    if s.num_dims != 2 * r or [iterator_name(a) for a in op.attr("iterator_types").items] != kinds or \
             not same_affine(s.maps[0], lambda d: tuple(d[r + i] for i in range(r)), 2 * r) or \
             not same_affine(s.maps[1], lambda d: tuple(d[i] + d[r + i] for i in range(r)), 2 * r) or \
             not same_affine(s.maps[2], lambda d: tuple(d[:r]), 2 * r):
@@ -88,8 +88,3 @@ def _rewrite(op: Operation) -> bool:
         producer.erase()
     return True
 
-
-def _kinds(op: Operation) -> list[str]:
-    """The iterator types as words ("parallel", "reduction")."""
-    return ["reduction" if "reduction" in str(it) else "parallel" if "parallel" in str(it) else str(it)
-            for it in op.attr("iterator_types").items]
