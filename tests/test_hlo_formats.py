@@ -7,6 +7,7 @@ import pytest
 
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.dialects import chlo, mhlo, stablehlo
+from mlirtext.dialects.hlo import elementwise
 
 from .oracle import generic_forms
 
@@ -21,7 +22,7 @@ def _samples(prefix: str) -> list[str]:
     """One line per op of the formatted families, in the custom form the printer writes."""
     T = "tensor<2x3xf32>"
     lines = []
-    for n in stablehlo.UNARY + stablehlo.UNARY_ACCURACY:
+    for n in elementwise.UNARY + elementwise.UNARY_ACCURACY:
         operand, result = {"imag": ("%c", T), "real": ("%c", T), "is_finite": ("%a", "tensor<2x3xi1>"),
                            "not": ("%i", None), "popcnt": ("%i", None),
                            "count_leading_zeros": ("%i", None)}.get(n, ("%a", T))
@@ -29,7 +30,7 @@ def _samples(prefix: str) -> list[str]:
         result = result or t
         sig = t if result == t else f"({t}) -> {result}"
         lines.append(f"%{n} = {prefix}.{n} {operand} : {sig}")
-    for n in stablehlo.BINARY:
+    for n in elementwise.BINARY:
         if n == "complex":
             continue
         operands, t = (("%i", "%i"), "tensor<2x3xi32>") if n in (

@@ -1,17 +1,20 @@
-"""HLO verification (mlirtext/dialects/hlo_verify.py, hlo_attrs.py): MLIR's messages on invalid ops,
+"""HLO verification (the checks in mlirtext/dialects/hlo/, hlo_attrs.py): MLIR's messages on invalid ops,
 silence on valid ones. Cases are in generic form so they do not depend on the custom syntax."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from mlirtext import cli
-from mlirtext.api import parse_and_verify
-from mlirtext.dialects import hlo_attrs as A, hlo_verify
+from mlirtext import api, cli
+from mlirtext.api import Registry, parse_and_verify
+from mlirtext.dialects import hlo_attrs as A, stablehlo
+from mlirtext.dialects.hlo.declare import verifier
 from mlirtext.ir.attributes import OpaqueAttr
 
 
-def errors(text: str) -> list[str]:
-    result = parse_and_verify(text)
+def errors(text: str, registry=None) -> list[str]:
+    result = parse_and_verify(text, registry=registry)
     return [d.message for d in result.diagnostics if d.severity == "error"]
 
 
@@ -191,13 +194,23 @@ def test_attribute_readers():
 
 
 # ---- a verifier that raises is a bug report, never a silent pass --------------------------
+def declare_abs_with(monkeypatch, check) -> Registry:
+    """A registry (the command line's too) whose stablehlo.abs has `check` as its own rules,
+    behind the HLO verifier."""
+    definition = stablehlo.dialect.ops["stablehlo.abs"]
+    monkeypatch.setitem(stablehlo.dialect.ops, "stablehlo.abs", dataclasses.replace(definition, verify=verifier(check)))
+    registry = Registry()  # a new one: the built-in registry keeps the declarations it has looked up
+    monkeypatch.setattr(api, "builtin_registry", lambda: registry)
+    return registry
+
+
 def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):
     def broken(op):
         return [][op.operands.__len__()]  # an IndexError, as a check that did not foresee a shape
 
-    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", broken)
+    registry = declare_abs_with(monkeypatch, broken)
     text = func('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>', "%a: tensor<2xf32>")
-    [d] = parse_and_verify(text).diagnostics
+    [d] = parse_and_verify(text, registry=registry).diagnostics
     assert d.severity == "error" and d.line_col[0] == 2
     assert d.message.startswith("internal error: verifier of 'stablehlo.abs' failed: IndexError: list index out "
                                 "of range at test_hlo_verify.py:")
@@ -206,7 +219,7 @@ def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):
 
 def test_raising_verifier_through_the_command_line(monkeypatch, tmp_path, capsys):
     """`mlirtext opt`: a one-line diagnostic at the op and exit status 1, no traceback."""
-    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: {}["missing"])
+    declare_abs_with(monkeypatch, lambda op: {}["missing"])
     path = tmp_path / "in.mlir"
     path.write_text(func('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>', "%a: tensor<2xf32>"))
     assert cli.main(["opt", str(path)]) == 1
@@ -217,10 +230,10 @@ def test_raising_verifier_through_the_command_line(monkeypatch, tmp_path, capsys
 
 
 def test_raising_verifier_does_not_hide_later_errors(monkeypatch):
-    monkeypatch.setitem(hlo_verify.VERIFIERS, "stablehlo.abs", lambda op: op.no_such_field)
+    registry = declare_abs_with(monkeypatch, lambda op: op.no_such_field)
     body = ('  %0 = "stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>\n'
             '  %1 = "stablehlo.add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>')
-    got = errors(func(body, "%a: tensor<2xf32>"))
+    got = errors(func(body, "%a: tensor<2xf32>"), registry)
     assert got[0].startswith("internal error: verifier of 'stablehlo.abs' failed: AttributeError:")
     assert len(got) == 2 and "stablehlo.add" in got[1]
 

@@ -2,18 +2,20 @@
 
 The elementwise families have declared assembly formats (below); the other ops'
 custom syntax is in `grammars/hlo.lark` (shared with stablehlo and mhlo).
-chlo ops have no stablehlo counterpart, so their checks are looked up by their
-own name in `hlo_verify.VERIFIERS`.
+chlo ops have no stablehlo counterpart; ragged_dot and top_k share their checks
+with mhlo's (declared by the family modules, `op_set.CHLO_OPS`); the others are
+checked by their type constraints (hlo_types.py) and, for scan, below.
 """
 from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.attributes import DenseArrayAttr, IntegerAttr
 from ..ir.signatures import OpSignature
-from . import hlo_verify, stablehlo
 from .assembly_format import declare_family
 from .base import PURE, Dialect, VerifyError
 from .common import create
+from .hlo.declare import declare_ops, verifier
+from .hlo.op_set import CHLO_OPS
 
 dialect = Dialect("chlo")
 
@@ -32,10 +34,11 @@ _BROADCAST = ("broadcast_dimensions",)
 
 
 def _per_op(summary: str):
-    """`summary` with the op's short name (`add` of `chlo.broadcast_add`) and the op's checks."""
+    """`summary` with the op's short name (`add` of `chlo.broadcast_add`), and the verifier of
+    the op's type constraints."""
     def per_op(name: str) -> dict:
         return {"summary": summary.format(name[5:].removeprefix("broadcast_")),
-                "verify": hlo_verify.verifier_for(name)}
+                "verify": verifier(None)}
     return per_op
 
 
@@ -56,16 +59,11 @@ for _family, _names, _format, _operands, _summary, _props in (
     declare_family(dialect, _family, _names, _format, operands=_operands, results=("result",),
                    attributes=dict.fromkeys(_props), per_op=_per_op(_summary), strict_properties=False,
                    traits=(PURE,), properties=_props)
-dialect.op("chlo.constant_like", "A splat constant shaped like its operand.", (PURE,), ("value",),
-           hlo_verify.verifier_for("chlo.constant_like"),
+dialect.op("chlo.constant_like", "A splat constant shaped like its operand.", (PURE,), ("value",), verifier(None),
            names=OpSignature.of(("operand",), ("result",), ("value",)))
-dialect.op("chlo.constant", "A constant.", (PURE,), ("value",), hlo_verify.verifier_for("chlo.constant"),
+dialect.op("chlo.constant", "A constant.", (PURE,), ("value",), verifier(None),
            names=OpSignature.of((), ("output",), ("value",)))
-stablehlo.declare_top_k(dialect, "chlo.top_k", False, hlo_verify.verifier_for("chlo.top_k"))
-dialect.op("chlo.ragged_dot", "Dot with ragged groups.", (PURE,),
-           ("ragged_dot_dimension_numbers", "precision_config"), hlo_verify.verifier_for("chlo.ragged_dot"),
-           names=OpSignature.of(("lhs", "rhs", "group_sizes"), ("result",),
-                                                      ("ragged_dot_dimension_numbers", "precision_config")))
+declare_ops(dialect, "chlo", CHLO_OPS)
 
 
 # ---- chlo.scan: custom syntax and checks ------------------------------------------------------

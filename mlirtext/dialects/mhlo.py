@@ -1,7 +1,8 @@
 """mhlo: XLA's HLO dialect: the StableHLO op set under the `mhlo.` prefix, plus its own ops.
 
-Declarations reuse stablehlo's table (same inherent attributes, same checks,
-looked up by the stablehlo name); the custom syntax is shared too
+Both come from the HLO family modules (`hlo/`), with their checks: the shared op set
+(`op_set.SHARED_OPS`, the same records stablehlo declares) and mhlo's own
+(`op_set.MHLO_OPS`: async ops, topk, copy, ...). The custom syntax is shared too
 (`grammars/hlo.lark`), with mhlo's own spellings where they differ.
 """
 from __future__ import annotations
@@ -9,57 +10,22 @@ from __future__ import annotations
 import re
 
 from ..ir import types as T
-from . import hlo_attrs, hlo_verify, stablehlo
-from .assembly_format import declare_family
-from .base import PURE, Dialect, VerifyError
+from . import hlo_attrs
+from .base import Dialect, VerifyError
+from .hlo.declare import declare_ops
+from .hlo.op_set import MHLO_OPS, SHARED_OPS
 
 dialect = Dialect("mhlo", attr_check=hlo_attrs.check_attr_text, type_check=hlo_attrs.check_type_text,
                   encoding_check=hlo_attrs.check_tensor_bounds)
 
-#: mhlo ops that stablehlo does not have: name -> (summary, inherent attributes, pure).
-MHLO_ONLY = {
-    "async_start": ("Starts an asynchronous computation.", ("called_computation", "execution_thread"), False),
-    "async_update": ("Blocks on an asynchronous computation's progress.", (), False),
-    "async_done": ("Waits for an asynchronous computation.", (), False),
-    "domain": ("Marks a sharding domain.", ("kind", "entry_metadata", "exit_metadata"), True),
-    "fusion": ("A fused computation.", ("fusion_kind", "output_operand_aliases"), False),
-    "minimum_broadcast_shapes": ("Minimal broadcast shapes.", (), True),
-    "ragged_dot": ("Dot with ragged groups.", ("ragged_dot_dimension_numbers", "precision_config"), True),
-    "xla.rng_get_and_update_state": ("Reads and bumps the RNG state.", ("delta",), False),
-    "acos": ("Elementwise acos.", (), True), "acosh": ("Elementwise acosh.", (), True),
-    "asin": ("Elementwise asin.", (), True), "asinh": ("Elementwise asinh.", (), True),
-    "atan": ("Elementwise atan.", (), True), "atanh": ("Elementwise atanh.", (), True),
-    "cosh": ("Elementwise cosh.", (), True), "sinh": ("Elementwise sinh.", (), True),
-    "erf": ("Elementwise erf.", (), True),
-}
-
-#: mhlo ops with stablehlo's elementwise shape (`mhlo.copy %x : T`, `mhlo.add_dependency %x, %t :
-#: (A, B) -> A`): name -> (summary, operands (mlir-hlo's ODS names), inherent attributes, pure).
-SAME_TYPES = {
-    "add_dependency": ("Adds a token dependency to a value.", ("operand", "token"), (), False),
-    "bitcast": ("Bitcast with a layout change.", ("operand",), (), True),
-    "copy": ("Copies a value.", ("operand",), ("cross_program_prefetch_index",), True),
-    "stochastic_convert": ("Converts with stochastic rounding.", ("operand", "random"), (), True),
-}
-
-stablehlo.declare_op_set(dialect, "mhlo", stablehlo.PRINTERS, own_verify=("cross-replica-sum",))
-for _short, (_summary, _operands, _props, _pure) in SAME_TYPES.items():
-    declare_family(dialect, _short, [f"mhlo.{_short}"],
-                   " `,` ".join(f"${n}" for n in _operands) + " " + stablehlo.same_types_format(*_operands),
-                   operands=_operands, results=("result",), custom={"SameTypes": stablehlo.same_types(len(_operands))},
-                   strict_properties=False, build=stablehlo.hlo_create, summary=_summary,
-                   traits=(PURE,) if _pure else (), properties=_props, verify=hlo_verify.verifier_for(f"mhlo.{_short}"))
-for _short, (_summary, _props, _pure) in MHLO_ONLY.items():
-    dialect.op(f"mhlo.{_short}", _summary, (PURE,) if _pure else (), _props,
-               hlo_verify.verifier_for(f"mhlo.{_short}"))
-stablehlo.declare_top_k(dialect, "mhlo.topk", True, hlo_verify.verifier_for("mhlo.topk"))
+declare_ops(dialect, "mhlo", SHARED_OPS + MHLO_OPS)
 # mhlo's custom_call has one more inherent attribute than stablehlo's.
 _cc = dialect.ops["mhlo.custom_call"]
 dialect.op("mhlo.custom_call", _cc.summary, _cc.traits, _cc.properties + ("custom_call_schedule",),
            _cc.verify, _cc.print)
 
 # Printing: mlir-hlo's pretty forms are stablehlo's under the `mhlo.` prefix, so the stablehlo
-# printers and declared formats (given to `declare_op_set` above) print mhlo ops too. They read the attributes in
+# printers and declared formats print mhlo ops too. They read the attributes in
 # the prefix's own spelling (`#mhlo<comparison_direction GT>`, `#mhlo.conv<...>`) and fall back
 # to the generic form, keeping the source's `<{...}>` / `{...}` split, for any attribute without
 # a pretty spelling: mhlo's dense-element dimension lists (`broadcast_dimensions = dense<[0]> :
