@@ -7,7 +7,7 @@ import pytest
 
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.dialects import chlo, mhlo, stablehlo
-from mlirtext.dialects.hlo import elementwise
+from mlirtext.dialects.hlo import broadcasts, elementwise
 
 from .oracle import generic_forms
 
@@ -219,10 +219,10 @@ def test_iree_opt_reads_the_stablehlo_print_as_we_do():
 
 def test_every_chlo_formatted_op_prints_as_written():
     T = "tensor<2x3xf32>"
-    lines = [f"%{n} = chlo.{n} %a : {T} -> {T}" for n in chlo.UNARY]
-    lines += [f"%{n} = chlo.{n} %a, %b : {T}, {T} -> {T}" for n in chlo.BINARY]
+    lines = [f"%{n} = chlo.{n} %a : {T} -> {T}" for n in elementwise.CHLO_UNARY]
+    lines += [f"%{n} = chlo.{n} %a, %b : {T}, {T} -> {T}" for n in elementwise.CHLO_BINARY]
     lines += [f"%b_{n} = chlo.broadcast_{n} %s, %a {{broadcast_dimensions = array<i64>}} : (tensor<f32>, {T}) -> {T}"
-              for n in chlo.BROADCAST_BINARY]
+              for n in broadcasts.CHLO_BROADCAST_BINARY]
     lines += [f"%bc = chlo.broadcast_compare %a, %b {{comparison_direction = #chlo<comparison_direction GT>}} : "
               f"({T}, {T}) -> tensor<2x3xi1>",
               f"%bs = chlo.broadcast_select %p, %a, %b : (tensor<2x3xi1>, {T}, {T}) -> {T}",

@@ -1,5 +1,5 @@
 """broadcast, broadcast_in_dim, dynamic_broadcast_in_dim (and mhlo's
-minimum_broadcast_shapes): declarations and checks.
+minimum_broadcast_shapes, chlo's broadcasting elementwise ops): declarations and checks.
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def verify_broadcast_quant(op, dims) -> None:
         if qr.scales[i] != qo.scales[j]:
             fail(f"mismatch result scale {i} ({qr.scales[i]:e}) and operand scale {j} ({qo.scales[j]:e})")
         if qr.zero_points[i] != qo.zero_points[j]:
-            fail(f"mismatch result zero_point {i} ({qr.zero_points[i]}) and operand zero_point {j} ({qo.zero_points[j]})")
+            fail(f"mismatch result zero_point {i} ({qr.zero_points[i]}) and operand zero_point {j} "
+                 f"({qo.zero_points[j]})")
 
 
 def _broadcast(op):
@@ -135,4 +136,25 @@ OPS = (
 #: mhlo's own.
 MHLO_OPS = (
     HloOp("minimum_broadcast_shapes", "Minimal broadcast shapes."),
+)
+
+#: chlo's broadcasting elementwise binaries (`chlo.broadcast_add`, ...).
+CHLO_BROADCAST_BINARY = ("add", "and", "atan2", "complex", "divide", "maximum", "minimum", "multiply", "next_after",
+                         "or", "polygamma", "power", "remainder", "shift_left", "shift_right_arithmetic",
+                         "shift_right_logical", "subtract", "xor", "zeta")
+# As chlo's ODS writes them; the inherent attributes go in the attribute dictionary.
+_BROADCAST = ("broadcast_dimensions",)
+_CHLO_BINARY = HloFormat("broadcast_binary", "$lhs `,` $rhs " + FUNCTIONAL, ("lhs", "rhs"), dict.fromkeys(_BROADCAST))
+_CHLO_COMPARE = ("comparison_direction", "compare_type")
+
+#: chlo's.
+CHLO_OPS = (
+    *(HloOp(f"broadcast_{n}", f"Broadcasting elementwise {n}.", _BROADCAST, format=_CHLO_BINARY)
+      for n in CHLO_BROADCAST_BINARY),
+    HloOp("broadcast_compare", "Broadcasting elementwise comparison.", _BROADCAST + _CHLO_COMPARE,
+          format=HloFormat("broadcast_compare", "$lhs `,` $rhs " + FUNCTIONAL, ("lhs", "rhs"),
+                           dict.fromkeys(_BROADCAST + _CHLO_COMPARE))),
+    HloOp("broadcast_select", "Broadcasting select.",
+          format=HloFormat("broadcast_select", "$pred `,` $on_true `,` $on_false " + FUNCTIONAL,
+                           ("pred", "on_true", "on_false"))),
 )

@@ -1,5 +1,6 @@
 """Ops that make values: constant, iota, dynamic_iota, rng, rng_bit_generator (and
-mhlo's xla.rng_get_and_update_state): declarations, the constant's custom syntax, and checks.
+mhlo's xla.rng_get_and_update_state, chlo's constant and constant_like): declarations, the
+constant's custom syntax, and checks.
 """
 from __future__ import annotations
 
@@ -140,4 +141,10 @@ OPS = (
 #: mhlo's own.
 MHLO_OPS = (
     HloOp("xla.rng_get_and_update_state", "Reads and bumps the RNG state.", ("delta",), ()),
+)
+
+#: chlo's.
+CHLO_OPS = (
+    HloOp("constant_like", "A splat constant shaped like its operand.", ("value",), operands=("operand",)),
+    HloOp("constant", "A constant.", ("value",), operands=(), results=("output",)),
 )

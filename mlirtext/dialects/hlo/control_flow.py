@@ -1,11 +1,13 @@
 """Control flow: if, case, while, return, optimization_barrier (and mhlo's domain and
-fusion): declarations, while's and return's custom syntax, and checks.
+fusion, chlo's scan): declarations, the custom syntax of while, return and scan, and checks.
 """
 from __future__ import annotations
 
 from ...ir import types as T
+from ...ir.attributes import DenseArrayAttr, IntegerAttr
 from ..assembly_format import Custom
-from ..base import PURE, RETURN_LIKE, TERMINATOR
+from ..base import PURE, RETURN_LIKE, TERMINATOR, VerifyError
+from ..common import create
 from .declare import HloOp
 from .shared import check_inferred, compatible, elt, fail, quoted, shape_of, terminator
 from .syntax import HloFormat, custom, hlo_create, need
@@ -181,3 +183,67 @@ MHLO_OPS = (
     HloOp("domain", "Marks a sharding domain.", ("kind", "entry_metadata", "exit_metadata")),
     HloOp("fusion", "A fused computation.", ("fusion_kind", "output_operand_aliases"), ()),
 )
+
+
+# ---- chlo.scan ----------------------------------------------------------------------------------
+def _scan_counts(op) -> tuple[int, int]:
+    """(scanned inputs, initial carries), from `operandSegmentSizes`."""
+    seg = op.attributes.get("operandSegmentSizes")
+    if isinstance(seg, DenseArrayAttr) and len(seg.values) == 2 and sum(seg.values) == len(op.operands):
+        return int(seg.values[0]), int(seg.values[1])
+    raise VerifyError("requires attribute 'operandSegmentSizes' with 2 elements summing to the operand count")
+
+
+def _verify_scan(op) -> None:
+    n_in, n_init = _scan_counts(op)
+    dim = op.attributes.get("dimension")
+    if not (isinstance(dim, IntegerAttr) and dim.type == T.i64):
+        raise VerifyError("requires attribute 'dimension' (a 64-bit integer)")
+    for t in op.operand_types[:n_in]:
+        if isinstance(t, T.RankedTensorType) and not 0 <= dim.value < len(t.shape):
+            raise VerifyError(f"dimension {dim.value} is out of range for input of rank {len(t.shape)}")
+    n_out = len(op.results) - n_init
+    if n_out < 0:
+        raise VerifyError(f"expected at least {n_init} results (one carry per init), but found {len(op.results)}")
+    if list(op.result_types[n_out:]) != list(op.operand_types[n_in:]):
+        raise VerifyError("the carry results must have the types of the inits")
+    if len(op.regions) != 1 or not op.regions[0].blocks:
+        raise VerifyError("requires one region with a body block")
+    args = op.regions[0].blocks[0].arguments
+    if len(args) != n_in + n_init:
+        raise VerifyError(f"the body takes {len(args)} arguments, but the op has {n_in} inputs and {n_init} inits")
+
+
+def _print_scan(p, op) -> None:
+    try:
+        n_in, _ = _scan_counts(op)
+        dim = op.attr("dimension")
+        assert isinstance(dim, IntegerAttr) and dim.type == T.i64 and len(op.regions) == 1
+    except (VerifyError, KeyError, AssertionError):
+        p.generic_op(op)
+        return
+    p.write("chlo.scan(", p.values(op.operands[:n_in]), ") inits(", p.values(op.operands[n_in:]),
+            f") dimension={dim.value}", p.attr_dict(op.attributes, elide=("dimension", "operandSegmentSizes"),
+                                                     keyword="attributes"), " ")
+    p.region(op.regions[0], print_entry_args=True)
+    p.write(" : ", p.function_type(op.operand_types, op.result_types))
+
+
+def _hlo_scan(ctx, children):
+    inputs, inits, dim, attrs, region, ftype = children
+    inputs, inits = inputs or [], inits or []
+    ins, outs = ftype.inputs, ftype.results
+    operands = ctx.resolve_all(list(inputs) + list(inits), ins)
+    attributes = dict(attrs or {})
+    attributes["dimension"] = IntegerAttr(int(dim.value), T.i64)
+    attributes["operandSegmentSizes"] = DenseArrayAttr(T.i32, (len(inputs), len(inits)))
+    return create(ctx, "chlo.scan", operands, outs, attributes, [region])
+
+
+#: chlo's.
+CHLO_OPS = (
+    HloOp("scan", "A scan (prefix computation) along a dimension.", ("dimension", "is_reverse", "operandSegmentSizes"),
+          (), _verify_scan, _print_scan),
+)
+#: Grammar callbacks of chlo's scan (its rule is in `grammars/hlo.lark`; chlo owns it).
+CHLO_RULES = {"hlo_scan": _hlo_scan}

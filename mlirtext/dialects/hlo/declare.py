@@ -27,7 +27,7 @@ class HloOp:
     `dialect.op` takes, its syntax (`format`, or the hand-written `print`), and `verify`, its
     own rules. `inferred`: every rule is part of MLIR's return type inference, so an error is
     followed by "failed to infer returned types" (as `--verify-diagnostics` expects);
-    `operands`: the operand names of an op with hand-written syntax."""
+    `operands`, `results`: the operand and result names of an op with hand-written syntax."""
     name: str
     summary: str
     properties: tuple = ()
@@ -37,6 +37,7 @@ class HloOp:
     format: Optional[HloFormat] = None
     inferred: bool = False
     operands: Optional[tuple] = None
+    results: tuple = ("result",)
 
 
 def verifier(check: Optional[Callable[[Operation], None]], inferred: bool = False) -> Callable[[Operation], None]:
@@ -63,7 +64,7 @@ def declare_ops(d: Dialect, prefix: str, ops) -> None:
             families.setdefault(op.format, []).append(name)
         else:
             d.op(name, op.summary, op.traits, op.properties, verifier(op.verify, op.inferred), op.print,
-                 names=OpSignature.of(op.operands, ("result",), op.properties) if op.operands else None)
+                 names=OpSignature.of(op.operands, op.results, op.properties) if op.operands is not None else None)
 
     def per_op(name: str) -> dict:
         op = records[name]

@@ -1,6 +1,7 @@
 """Elementwise ops: the unary and binary families, complex, compare, select, clamp,
 conversions, reduce_precision (and mhlo's own unary ops, copy, bitcast,
-stochastic_convert): declarations with their formats' custom pieces, and checks.
+stochastic_convert; chlo's special functions): declarations with their formats' custom pieces, and
+checks.
 """
 from __future__ import annotations
 
@@ -135,9 +136,6 @@ def verify_binary_quant(op) -> None:
         fail("quantization_dimension of lhs and result are not same")
     if qr.per_axis and qr.axis != qo.axis:
         fail("quantization_dimension of rhs and result are not same")
-
-
-_ACCURACY_MODES = ("DEFAULT", "HIGHEST", "TOLERANCE")
 
 
 def verify_result_accuracy(op) -> None:
@@ -357,4 +355,19 @@ MHLO_OPS = (
     HloOp("copy", "Copies a value.", ("cross_program_prefetch_index",), format=same_types_family("copy", "operand")),
     HloOp("stochastic_convert", "Converts with stochastic rounding.", verify=_stochastic_convert,
           format=same_types_family("stochastic_convert", "operand", "random")),
+)
+
+#: chlo's elementwise unary special functions.
+CHLO_UNARY = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "bessel_i1e", "conj", "cosh", "digamma", "erf",
+              "erf_inv", "erfc", "is_inf", "is_neg_inf", "is_pos_inf", "lgamma", "sinh", "square", "tan")
+#: chlo's same-shape binaries.
+CHLO_BINARY = ("next_after", "polygamma", "zeta", "mulhi")
+_CHLO_UNARY_FORMAT = HloFormat("unary", "$operand attr-dict `:` type($operand) `->` type($result)", ("operand",))
+_CHLO_BINARY_FORMAT = HloFormat("binary", "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)",
+                                ("lhs", "rhs"))
+
+#: chlo's (checked by their type constraints alone).
+CHLO_OPS = (
+    *(HloOp(n, f"Elementwise {n}.", format=_CHLO_UNARY_FORMAT) for n in CHLO_UNARY),
+    *(HloOp(n, f"Elementwise {n}.", format=_CHLO_BINARY_FORMAT) for n in CHLO_BINARY),
 )

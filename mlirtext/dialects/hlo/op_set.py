@@ -13,7 +13,9 @@ FAMILIES = (shapes, elementwise, broadcasts, constants, dot, convolution, reduct
 SHARED_OPS = tuple(op for family in FAMILIES for op in getattr(family, "OPS", ()))
 #: mhlo's own ops (`mhlo.<name>`).
 MHLO_OPS = tuple(op for family in FAMILIES for op in getattr(family, "MHLO_OPS", ()))
-#: chlo's ops with checks here (`chlo.<name>`; chlo.py declares the rest).
+#: chlo's ops (`chlo.<name>`).
 CHLO_OPS = tuple(op for family in FAMILIES for op in getattr(family, "CHLO_OPS", ()))
 #: Grammar rule -> callback, for the hand-written rules of `grammars/hlo.lark`.
 RULES = {rule: fn for module in (syntax, *FAMILIES) for rule, fn in getattr(module, "RULES", {}).items()}
+#: chlo's grammar callbacks (chlo owns them: a chlo op's rule loads chlo).
+CHLO_RULES = {rule: fn for family in FAMILIES for rule, fn in getattr(family, "CHLO_RULES", {}).items()}
