@@ -9,7 +9,9 @@ import pytest
 from mlirtext import api, cli
 from mlirtext.api import Registry, parse_and_verify
 from mlirtext.dialects import hlo_attrs as A, stablehlo
-from mlirtext.dialects.hlo.declare import verifier
+from mlirtext.dialects.base import Dialect
+from mlirtext.dialects.hlo import dot
+from mlirtext.dialects.hlo.declare import HloOp, declare_ops, verifier
 from mlirtext.ir.attributes import OpaqueAttr
 
 
@@ -202,6 +204,24 @@ def declare_abs_with(monkeypatch, check) -> Registry:
     registry = Registry()  # a new one: the built-in registry keeps the declarations it has looked up
     monkeypatch.setattr(api, "builtin_registry", lambda: registry)
     return registry
+
+
+def test_an_op_declared_twice_is_refused():
+    one = HloOp("abs", "Elementwise abs.")
+    with pytest.raises(ValueError, match="'stablehlo.abs' is declared twice"):
+        declare_ops(Dialect("stablehlo"), "stablehlo", (one, one))
+
+
+def test_each_op_is_checked_by_its_own_record():
+    """dot_general's check is the one its family module's record names, under both prefixes."""
+    [record] = [op for op in dot.OPS if op.name == "dot_general"]
+    assert record.verify.__module__ == dot.__name__
+    for prefix in ("stablehlo", "mhlo"):
+        body = (f'  %0 = "{prefix}.dot_general"(%a, %a) <{{dot_dimension_numbers = #{prefix}.dot<'
+                'lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}> : '
+                '(tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x2xf32>')
+        got = errors(func(body, "%a: tensor<2x3xf32>"))
+        assert got == [f"'{prefix}.dot_general' op contracting dimension sizes must match for lhs/rhs"], got
 
 
 def test_raising_verifier_is_an_internal_error_at_the_op(monkeypatch):

@@ -57,7 +57,12 @@ def verifier(check: Optional[Callable[[Operation], None]], inferred: bool = Fals
 def declare_ops(d: Dialect, prefix: str, ops) -> None:
     """Declare the records `ops` on dialect `d` as `<prefix>.<name>`: the ops of one format
     together (one grammar rule), the others with their hand-written printers."""
-    records = {f"{prefix}.{op.name}": op for op in ops}
+    records: dict = {}
+    for op in ops:
+        name = f"{prefix}.{op.name}"
+        if name in records:  # two families claiming one op: the later would silently win
+            raise ValueError(f"'{name}' is declared twice")
+        records[name] = op
     families: dict = {}  # HloFormat -> op names, in first-use order
     for name, op in records.items():
         if op.format is not None:
