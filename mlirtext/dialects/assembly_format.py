@@ -479,7 +479,8 @@ class Format:
 
     @cached_property
     def _printer(self) -> Callable:
-        env = {"NAMED": tuple(self.named_attributes)}
+        checked = tuple((n, self.attributes[n]) for n in self.named_attributes if self.checks_kind(n))
+        env = {"NAMED": tuple(n for n in self.named_attributes if not self.checks_kind(n)), "CHECKED": checked}
         source = _PrinterSource(self, env).source()
         exec(compile(source, f"<format {self.rule} printer>", "exec"), env)
         return env["printer"]
@@ -506,10 +507,18 @@ class Format:
         after = len(groups) - index - 1
         return (f"{where}[{index}:]" if after == 0 else f"{where}[{index}:len({where}) - {after}]"), True
 
+    def checks_kind(self, name: str) -> bool:
+        """Whether attribute `name`'s kind says which attributes it can write (`accepts`): one
+        of another kind is left to the attribute dictionary, which writes any."""
+        return hasattr(self.attributes.get(name), "accepts")
+
     def present_expr(self, anchor: str) -> str:
-        """When an optional group anchored on `anchor` is printed."""
+        """When an optional group anchored on `anchor` is printed (for an attribute whose kind
+        checks, `kind_<anchor>` in the printer's namespace: when it has that kind)."""
         if anchor in self.operands:
             return self.values_expr(anchor)[0]
+        if anchor in self.attributes and self.checks_kind(anchor):
+            return f"{anchor!r} in op.attributes and kind_{anchor}.accepts(op.attributes[{anchor!r}])"
         if anchor in self.attributes:
             return f"{anchor!r} in op.attributes"
         raise FormatError(f"{self.rule}: anchor '{anchor}' must be an operand or attribute")
@@ -535,6 +544,8 @@ class _PrinterSource:
             self.env[f"custom_{e.text}"] = self.fmt.customs[e.text].print
             lines.append(f"    ct_{e.text}, ck{i} = custom_{e.text}(p, op)")
             keys.append(f"ck{i}")
+        if self.env["CHECKED"]:  # the attributes of a checked kind are elided where the format wrote them
+            keys.append("tuple(k for k, kind in CHECKED if k in op.attributes and kind.accepts(op.attributes[k]))")
         lines.append(f"    elided = NAMED{''.join(' + ' + k for k in keys)}")
         lines.append("    w = p.out.append")
         lines.append("    w(op.name)")
@@ -561,6 +572,8 @@ class _PrinterSource:
                 self._literal(e.text, indent)
             elif e.kind == "optional":
                 self._sync(indent)
+                if fmt.checks_kind(e.anchor):
+                    self.env[f"kind_{e.anchor}"] = fmt.attributes[e.anchor]
                 lines.append(f"{indent}if {fmt.present_expr(e.anchor)}:")
                 self._elements(e.body, indent + "    ")
                 self._sync(indent + "    ")

@@ -15,12 +15,12 @@ with one verifier per family implementing the TOSA 1.0 shape rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ..ir import types as T
 from ..ir.attributes import (ArrayAttr, DenseArrayAttr, FloatAttr, IntegerAttr, OpaqueAttr, StringAttr,
                              TypeAttr, unit)
+from ..ir.signatures import OpSignature
 from ..syntax.literals import string_value
 from .assembly_format import Custom, declare_family
 from .base import PURE, RETURN_LIKE, TERMINATOR, Dialect, VerifyError
@@ -49,20 +49,40 @@ ENUMS = {
 _ENUM_OF_CASE = {case: mnemonic for mnemonic, cases, _ in ENUMS.values() for case in cases}
 
 
-@dataclass(frozen=True)
 class Attr:
-    name: str
-    kind: str
-    required: bool = True
+    """An inherent attribute: its name, its kind (I32, ...) and whether the op requires it."""
+
+    __slots__ = ("name", "kind", "required")
+
+    def __init__(self, name: str, kind: str, required: bool = True):
+        self.name, self.kind, self.required = name, kind, required
 
 
-@dataclass
 class Spec:
-    operands: tuple           # (min, max); max None = variadic
-    results: int = 1
-    attrs: tuple = ()
-    verify: Optional[Callable] = None
-    pure: bool = True
+    """One TOSA op: its operands and results as TOSA's ODS names them ("input1*": any number,
+    "input1+": one or more), its inherent attributes, its verifier and whether it is pure.
+    `counts` gives the operand range of the ops whose optional operands have no names here;
+    `own_syntax` marks the ops upstream writes in a syntax of their own."""
+
+    __slots__ = ("operands", "results", "attrs", "verify", "pure", "counts", "named", "custom_syntax")
+
+    def __init__(self, operands=(), results=("output",), attrs=(), verify=None, pure=True, counts=None,
+                 own_syntax=False):
+        self.operands, self.results, self.attrs = tuple(operands), tuple(results), tuple(attrs)
+        self.verify, self.pure = verify, pure
+        lo = sum(1 for n in self.operands if n[-1] != "*")
+        hi = None if any(n[-1] in "*+" for n in self.operands) else len(self.operands)
+        self.counts = counts or (lo, hi)
+        self.named = counts is None  # every operand has its name
+        #: read by the hand-written `tosa_simple` rule, as upstream reads these ops with its own C++
+        #: parser (`parseWithEnumHandling`, which takes an enum's bare case: `{nan_mode = IGNORE}`),
+        #: rather than with a declared format
+        self.custom_syntax = own_syntax or counts is not None or any(a.kind == ENUM for a in self.attrs)
+
+    @property
+    def result_count(self) -> int:
+        """How many results the op has; -1: any number."""
+        return -1 if any(n[-1] == "*" for n in self.results) else len(self.results)
 
 
 SPECS: dict[str, Spec] = {}
@@ -845,87 +865,105 @@ def _v_conv_block_scaled(op) -> None:
 _NAN = Attr("nan_mode", ENUM, required=False)
 _LOCAL_BOUND = Attr("local_bound", BOOL, required=False)
 
-_declare(("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt",
-          "sin", "sigmoid", "tanh", "erf"), lambda: Spec((1, 1), verify=_v_elementwise_unary))
-_declare(("cast",), lambda: Spec((1, 1), verify=_v_elementwise_unary))
-_declare(("logical_not",), lambda: Spec((1, 1), verify=_v_logical))
-_declare(("negate",), lambda: Spec((3, 3), verify=_v_zp_unary))
+_AXIS = Attr("axis", I32)
+_UNARY = ("input1",)
+_BINARY = ("input1", "input2")
+_CONV = ("input", "weight", "bias", "input_zp", "weight_zp")
+_SHAPE_OP = dict(verify=_v_shape_binary)
+
+_declare(("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt", "sin"),
+         lambda: Spec(_UNARY, verify=_v_elementwise_unary))
+_declare(("sigmoid", "tanh", "erf", "cast"), lambda: Spec(("input",), verify=_v_elementwise_unary))
+_declare(("logical_not",), lambda: Spec(_UNARY, verify=_v_logical))
+_declare(("negate",), lambda: Spec(("input1", "input1_zp", "output_zp"), verify=_v_zp_unary))
 _declare(("add", "sub", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
-          "logical_right_shift", "pow"), lambda: Spec((2, 2), verify=_v_elementwise_binary))
-_declare(("maximum", "minimum"), lambda: Spec((2, 2), attrs=(_NAN,), verify=_v_elementwise_binary))
+          "logical_right_shift", "pow"), lambda: Spec(_BINARY, verify=_v_elementwise_binary))
+_declare(("maximum", "minimum"), lambda: Spec(_BINARY, attrs=(_NAN,), verify=_v_elementwise_binary))
 _declare(("arithmetic_right_shift",),
-         lambda: Spec((2, 2), attrs=(Attr("round", BOOL),), verify=_v_elementwise_binary))
-_declare(("logical_and", "logical_or", "logical_xor"), lambda: Spec((2, 2), verify=_v_logical))
-_declare(("equal", "greater", "greater_equal"), lambda: Spec((2, 2), verify=_v_compare))
-_declare(("mul",), lambda: Spec((3, 3), verify=_v_mul))
-_declare(("select",), lambda: Spec((3, 3), verify=_v_select))
-_declare(("table",), lambda: Spec((2, 2), verify=_v_table))
-_declare(("clamp",), lambda: Spec((1, 1), attrs=(Attr("min_val", NUM), Attr("max_val", NUM), _NAN),
+         lambda: Spec(_BINARY, attrs=(Attr("round", BOOL),), verify=_v_elementwise_binary))
+_declare(("logical_and", "logical_or", "logical_xor"), lambda: Spec(_BINARY, verify=_v_logical))
+_declare(("equal", "greater", "greater_equal"), lambda: Spec(_BINARY, verify=_v_compare))
+_declare(("mul",), lambda: Spec(("input1", "input2", "shift"), verify=_v_mul))
+_declare(("select",), lambda: Spec(("input1", "input2", "input3"), verify=_v_select))
+_declare(("table",), lambda: Spec(("input1", "table"), verify=_v_table))
+_declare(("clamp",), lambda: Spec(("input",), attrs=(Attr("min_val", NUM), Attr("max_val", NUM), _NAN),
                                   verify=_v_clamp))
 _declare(("reduce_all", "reduce_any", "reduce_product", "reduce_sum"),
-         lambda: Spec((1, 1), attrs=(Attr("axis", I32),), verify=_v_reduce))
-_declare(("reduce_max", "reduce_min"), lambda: Spec((1, 1), attrs=(Attr("axis", I32), _NAN), verify=_v_reduce))
-_declare(("argmax",), lambda: Spec((1, 1), attrs=(Attr("axis", I32), _NAN), verify=_v_argmax))
-_declare(("concat",), lambda: Spec((1, None), attrs=(Attr("axis", I32),), verify=_v_concat))
-_declare(("reshape",), lambda: Spec((2, 2), verify=_v_reshape))
-_declare(("reshape_block_scaled",), lambda: Spec((2, 3), results=-1, attrs=(Attr("block_size", ENUM),), verify=_v_none))
-_declare(("transpose",), lambda: Spec((1, 1), attrs=(Attr("perms", I32S),), verify=_v_transpose))
-_declare(("pad",), lambda: Spec((3, 3), verify=_v_pad))
-_declare(("slice",), lambda: Spec((3, 3), verify=_v_slice))
-_declare(("tile",), lambda: Spec((2, 2), verify=_v_tile))
-_declare(("reverse",), lambda: Spec((1, 1), attrs=(Attr("axis", I32),), verify=_v_reverse))
-_declare(("gather",), lambda: Spec((2, 2), verify=_v_gather))
-_declare(("row_gather",), lambda: Spec((3, 3), verify=_v_gather))
-_declare(("row_gather_block_scaled",), lambda: Spec((3, 4), results=-1, attrs=(Attr("block_size", ENUM),), verify=_v_none))
-_declare(("scatter",), lambda: Spec((3, 3), verify=_v_scatter))
-_declare(("matmul", "matmul_t"), lambda: Spec((4, 4), verify=_v_matmul))
-_declare(("matmul_t_block_scaled",), lambda: Spec((4, 4), attrs=(Attr("block_size", ENUM),),
-                                                  verify=_v_matmul_block_scaled))
+         lambda: Spec(("input",), attrs=(_AXIS,), verify=_v_reduce))
+_declare(("reduce_max", "reduce_min"), lambda: Spec(("input",), attrs=(_AXIS, _NAN), verify=_v_reduce))
+_declare(("argmax",), lambda: Spec(("input",), attrs=(_AXIS, _NAN), verify=_v_argmax))
+_declare(("concat",), lambda: Spec(("input1+",), attrs=(_AXIS,), verify=_v_concat))
+_declare(("reshape",), lambda: Spec(("input1", "shape"), verify=_v_reshape))
+_declare(("reshape_block_scaled",), lambda: Spec(("input", "new_value_shape"), results=("output*",), counts=(2, 3),
+                                                 attrs=(Attr("block_size", ENUM),), verify=_v_none))
+_declare(("transpose",), lambda: Spec(_UNARY, attrs=(Attr("perms", I32S),), verify=_v_transpose))
+_declare(("pad",), lambda: Spec(("input1", "padding", "pad_const"), verify=_v_pad))
+_declare(("slice",), lambda: Spec(("input1", "start", "size"), verify=_v_slice))
+_declare(("tile",), lambda: Spec(("input1", "multiples"), verify=_v_tile))
+_declare(("reverse",), lambda: Spec(_UNARY, attrs=(_AXIS,), verify=_v_reverse))
+_declare(("gather",), lambda: Spec(("values", "indices"), verify=_v_gather))
+_declare(("row_gather",), lambda: Spec(("values", "indices", "row_count"), verify=_v_gather))
+_declare(("row_gather_block_scaled",), lambda: Spec(("values", "indices", "row_count"), results=("output*",),
+                                                    counts=(3, 4), attrs=(Attr("block_size", ENUM),),
+                                                    verify=_v_none))
+_declare(("scatter",), lambda: Spec(("values_in", "indices", "input"), results=("values_out",), verify=_v_scatter))
+_declare(("matmul", "matmul_t"), lambda: Spec(("a", "b", "a_zp", "b_zp"), verify=_v_matmul))
+_declare(("matmul_t_block_scaled",), lambda: Spec(("a_data", "a_scale", "b_data", "b_scale"), results=("output_data",),
+                                                  attrs=(Attr("block_size", ENUM),), verify=_v_matmul_block_scaled))
 _declare(("conv2d", "conv3d", "depthwise_conv2d"),
-         lambda: Spec((5, 5), attrs=(Attr("pad", I64S), Attr("stride", I64S), Attr("dilation", I64S),
-                                     Attr("acc_type", TYPE), _LOCAL_BOUND), verify=_v_conv))
-_declare(("conv2d_block_scaled",), lambda: Spec((5, 9), attrs=(Attr("block_size", ENUM),),
+         lambda: Spec(_CONV, attrs=(Attr("pad", I64S), Attr("stride", I64S), Attr("dilation", I64S),
+                                    Attr("acc_type", TYPE), _LOCAL_BOUND), verify=_v_conv))
+_declare(("conv2d_block_scaled",), lambda: Spec(("input_data", "input_scale", "weight_data", "weight_scale", "bias"),
+                                                counts=(5, 9), attrs=(Attr("block_size", ENUM),),
                                                 verify=_v_conv_block_scaled))
 _declare(("transpose_conv2d",),
-         lambda: Spec((5, 5), attrs=(Attr("out_pad", I64S), Attr("stride", I64S), Attr("acc_type", TYPE),
-                                     _LOCAL_BOUND), verify=_v_transpose_conv))
+         lambda: Spec(_CONV, attrs=(Attr("out_pad", I64S), Attr("stride", I64S), Attr("acc_type", TYPE),
+                                    _LOCAL_BOUND), verify=_v_transpose_conv))
 _declare(("avg_pool2d",),
-         lambda: Spec((3, 3), attrs=(Attr("kernel", I64S), Attr("stride", I64S), Attr("pad", I64S),
-                                     Attr("acc_type", TYPE)), verify=_v_pool))
-_declare(("max_pool2d",),
-         lambda: Spec((1, 1), attrs=(Attr("kernel", I64S), Attr("stride", I64S), Attr("pad", I64S), _NAN),
+         lambda: Spec(("input", "input_zp", "output_zp"), attrs=(Attr("kernel", I64S), Attr("stride", I64S),
+                                                                 Attr("pad", I64S), Attr("acc_type", TYPE)),
                       verify=_v_pool))
-_declare(("avg_pool2d_adaptive",), lambda: Spec((6, 6), attrs=(Attr("acc_type", TYPE),), verify=_v_adaptive_pool))
-_declare(("max_pool2d_adaptive",), lambda: Spec((4, 4), attrs=(_NAN,), verify=_v_adaptive_pool))
-_declare(("fft2d",), lambda: Spec((2, 2), results=2, attrs=(Attr("inverse", BOOL), _LOCAL_BOUND), verify=_v_fft))
-_declare(("rfft2d",), lambda: Spec((1, 1), results=2, attrs=(_LOCAL_BOUND,), verify=_v_fft))
-_declare(("resize",), lambda: Spec((4, 4), attrs=(Attr("mode", ENUM),), verify=_v_resize))
+_declare(("max_pool2d",),
+         lambda: Spec(("input",), attrs=(Attr("kernel", I64S), Attr("stride", I64S), Attr("pad", I64S), _NAN),
+                      verify=_v_pool))
+_declare(("avg_pool2d_adaptive",), lambda: Spec(("input", "input_zp", "output_zp", "kernel", "stride", "pad"),
+                                                attrs=(Attr("acc_type", TYPE),), verify=_v_adaptive_pool))
+_declare(("max_pool2d_adaptive",), lambda: Spec(("input", "kernel", "stride", "pad"), attrs=(_NAN,),
+                                                verify=_v_adaptive_pool))
+_declare(("fft2d",), lambda: Spec(("input_real", "input_imag"), results=("output_real", "output_imag"),
+                                  attrs=(Attr("inverse", BOOL), _LOCAL_BOUND), verify=_v_fft))
+_declare(("rfft2d",), lambda: Spec(("input_real",), results=("output_real", "output_imag"), attrs=(_LOCAL_BOUND,),
+                                   verify=_v_fft))
+_declare(("resize",), lambda: Spec(("input", "scale", "offset", "border"), attrs=(Attr("mode", ENUM),),
+                                   verify=_v_resize))
 _declare(("rescale",),
-         lambda: Spec((5, 5), attrs=(Attr("scale32", BOOL), Attr("rounding_mode", ENUM), Attr("per_channel", BOOL),
-                                     Attr("input_unsigned", BOOL), Attr("output_unsigned", BOOL)),
-                      verify=_v_rescale))
-_declare(("cast_to_block_scaled",), lambda: Spec((1, 1), results=2, attrs=(Attr("block_size", ENUM),),
-                                                 verify=_v_cast_block_scaled))
-_declare(("cast_from_block_scaled",), lambda: Spec((2, 2), attrs=(Attr("block_size", ENUM),),
-                                                   verify=_v_cast_block_scaled))
-_declare(("identity",), lambda: Spec((1, None), results=-1, verify=_v_identity))
-_declare(("const",), lambda: Spec((0, 0), attrs=(Attr("values", DENSE),), verify=_v_const))
-_declare(("const_shape",), lambda: Spec((0, 0), attrs=(Attr("values", DENSE),), verify=_v_const_shape))
+         lambda: Spec(("input", "multiplier", "shift", "input_zp", "output_zp"),
+                      attrs=(Attr("scale32", BOOL), Attr("rounding_mode", ENUM), Attr("per_channel", BOOL),
+                             Attr("input_unsigned", BOOL), Attr("output_unsigned", BOOL)), verify=_v_rescale))
+_declare(("cast_to_block_scaled",), lambda: Spec(("input_data",), results=("output_data", "output_scale"),
+                                                 attrs=(Attr("block_size", ENUM),), verify=_v_cast_block_scaled))
+_declare(("cast_from_block_scaled",), lambda: Spec(("input_data", "input_scale"), results=("output_data",),
+                                                   attrs=(Attr("block_size", ENUM),), verify=_v_cast_block_scaled))
+_declare(("identity",), lambda: Spec(("input1+",), results=("output*",), verify=_v_identity))
+_declare(("const",), lambda: Spec((), attrs=(Attr("values", DENSE),), verify=_v_const))
+_declare(("const_shape",), lambda: Spec((), attrs=(Attr("values", DENSE),), verify=_v_const_shape))
 _declare(("add_shape", "sub_shape", "mul_shape", "mod_shape", "div_ceil_shape", "div_floor_shape",
-          "max_shape", "min_shape"), lambda: Spec((2, 2), verify=_v_shape_binary))
-_declare(("exp2_shape", "log2_ceil_shape", "log2_floor_shape"), lambda: Spec((1, 1), verify=_v_shape_binary))
-_declare(("concat_shape",), lambda: Spec((1, None), verify=_v_concat_shape))
-_declare(("slice_shape",), lambda: Spec((3, 3), verify=_v_slice_shape))
-_declare(("dim",), lambda: Spec((1, 1), attrs=(Attr("axis", I32),), verify=_v_dim))
-_declare(("assert_equal_shape",), lambda: Spec((2, 2), results=0, attrs=(Attr("allow_broadcast", BOOL),),
+          "max_shape", "min_shape"), lambda: Spec(_BINARY, **_SHAPE_OP))
+_declare(("exp2_shape", "log2_ceil_shape", "log2_floor_shape"), lambda: Spec(("input",), **_SHAPE_OP))
+_declare(("concat_shape",), lambda: Spec(("input+",), verify=_v_concat_shape))
+_declare(("slice_shape",), lambda: Spec(("input", "start", "size"), verify=_v_slice_shape))
+_declare(("dim",), lambda: Spec(_UNARY, attrs=(_AXIS,), verify=_v_dim))
+_declare(("assert_equal_shape",), lambda: Spec(_BINARY, results=(), attrs=(Attr("allow_broadcast", BOOL),),
                                                verify=_v_assert_shape, pure=False))
-_declare(("custom",), lambda: Spec((0, None), results=-1,
+_declare(("custom",), lambda: Spec(("input_list*",), results=("output_list*",),
                                    attrs=(Attr("operator_name", STR), Attr("domain_name", STR),
                                           Attr("implementation_attrs", STR)), verify=_v_none, pure=False))
-_declare(("apply_scale",), lambda: Spec((3, 3), attrs=(Attr("rounding_mode", ENUM),), verify=_v_none))
-_declare(("variable",), lambda: Spec((0, 0), results=0, verify=_v_none, pure=False))
-_declare(("variable_read",), lambda: Spec((0, 0), verify=_v_none, pure=False))
-_declare(("variable_write",), lambda: Spec((1, 1), results=0, verify=_v_none, pure=False))
+_declare(("apply_scale",), lambda: Spec(("value", "multiplier", "shift"), attrs=(Attr("rounding_mode", ENUM),),
+                                        verify=_v_none))
+# The variables: upstream writes them its own way (`tosa.variable @name = ...`); read by tosa_simple.
+_declare(("variable",), lambda: Spec((), results=(), verify=_v_none, pure=False, own_syntax=True))
+_declare(("variable_read",), lambda: Spec((), results=("output1",), verify=_v_none, pure=False, own_syntax=True))
+_declare(("variable_write",), lambda: Spec(("input1",), results=(), verify=_v_none, pure=False, own_syntax=True))
 
 #: Renamed attributes: old name -> new name, per op (None: every op).
 RENAMED = {"tosa.const": {"value": "values"}}
@@ -1018,6 +1056,11 @@ def _tosa_attrs(ctx, children):
             raise ctx.fail(f"duplicate key '{name}' in dictionary attribute", tok)
         out[name] = (value, tok)
     return out
+
+
+@dialect.rule("tosa_operands")
+def _tosa_operands(ctx, children):
+    return list(children)
 
 
 @dialect.rule("tosa_simple")
@@ -1230,14 +1273,14 @@ def _check_attr_kind(op, a: Attr) -> None:
 
 def _verify_simple(op) -> None:
     spec = SPECS[op.name]
-    lo, hi = spec.operands
+    lo, hi = spec.counts
     n = len(op.operands)
     if n < lo or (hi is not None and n > hi):
         want = f"{lo}" if lo == hi else f"at least {lo}"
         raise VerifyError(f"expected {want} operands, but found {n}")
-    if spec.results >= 0 and len(op.results) != spec.results:
-        raise VerifyError(f"requires {spec.results} result{'s' if spec.results != 1 else ''}, "
-                          f"but found {len(op.results)}")
+    want = spec.result_count
+    if want >= 0 and len(op.results) != want:
+        raise VerifyError(f"requires {want} result{'s' if want != 1 else ''}, but found {len(op.results)}")
     for a in spec.attrs:
         _check_attr_kind(op, a)
     if spec.verify is not None:
@@ -1299,34 +1342,63 @@ def _verify_while(op) -> None:
 
 
 # ---- declared assembly formats -------------------------------------------------------------
-#: The ops without inherent attributes, by their operands' names (TOSA's ODS): each family has
-#: the format `$input1 `,` $input2 attr-dict `:` functional-type(operands, results)`.
-FORMATS = {
-    "unary": (("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt", "sin",
-               "sigmoid", "tanh", "erf", "logical_not"), ("input1",)),
-    "cast": (("cast",), ("input",)),
-    "binary": (("add", "sub", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
-                "logical_right_shift", "pow", "logical_and", "logical_or", "logical_xor", "equal", "greater",
-                "greater_equal"), ("input1", "input2")),
-    "mul": (("mul",), ("input1", "input2", "shift")),
-    "select": (("select",), ("input1", "input2", "input3")),
-    "negate": (("negate",), ("input1", "input1_zp", "output_zp")),
-    "table": (("table",), ("input1", "table")),
-    "reshape": (("reshape",), ("input1", "shape")),
-    "slice": (("slice",), ("input1", "start", "size")),
-    "tile": (("tile",), ("input1", "multiples")),
-    "pad": (("pad",), ("input1", "padding", "pad_const")),
-}
+class KeywordAttr:
+    """An inherent attribute as TOSA's keyword item writes it (`axis(1)`, `pad([0, 1])`,
+    `acc_type(f32)`, `round(true)`): the value is read as an attribute and given the kind the op
+    declares (an integer as i32, a list as a dense array), and written there only when it has
+    that kind (`accepts`); one of another kind stays in the attribute dictionary."""
+
+    grammar = "attribute"
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def parse(self, ctx, child):
+        return _normalize(self.kind, "", child, keyword=True)
+
+    def accepts(self, attr) -> bool:
+        return _keyword_text(self.kind, attr) is not None
+
+    def print(self, p, attr) -> str:
+        return p.attr(attr) if self.kind in (NUM, DENSE, STR) else _keyword_text(self.kind, attr)
+
+
+def _format_of(spec: Spec) -> str:
+    """An op's format: its operands, a keyword item per inherent attribute (`pad([...])`), the
+    attribute dictionary and the function type. Upstream TOSA writes
+    `operands attr-dict : functional-type(operands, results)` (the attributes in the dictionary,
+    as the corpus does) and, since, `$input `axis` `(` $axis `)` ...` (as iree-opt prints): a
+    required attribute's item is optional here, so that both read; the verifier requires it."""
+    items = "".join(f" (`{a.name}` `(` ${a.name}^ `)`)?" for a in spec.attrs)
+    return " `,` ".join(f"${n.rstrip('*+')}" for n in spec.operands) + items + \
+        " attr-dict `:` functional-type(operands, results)"
 
 
 def _summary_and_traits(name: str) -> dict:
-    return {"summary": f"TOSA {name[5:]}.", "traits": (PURE,) if SPECS[name].pure else ()}
+    spec = SPECS[name]
+    return {"summary": f"TOSA {name[5:]}.", "traits": (PURE,) if spec.pure else (),
+            "properties": tuple(a.name for a in spec.attrs)}
 
 
-for _family, (_shorts, _operands) in FORMATS.items():
-    declare_family(dialect, _family, [f"tosa.{n}" for n in _shorts],
-                   " `,` ".join(f"${n}" for n in _operands) + " attr-dict `:` functional-type(operands, results)",
-                   operands=_operands, results=("output",), per_op=_summary_and_traits, verify=_verify_simple)
+def _families() -> dict:
+    """The ops with a declared format, grouped by what their format is made of: family (the
+    first op's short name) -> op names."""
+    families: dict = {}
+    for name, spec in SPECS.items():
+        if not spec.custom_syntax and name not in ("tosa.const", "tosa.const_shape"):
+            key = (spec.operands, spec.results, tuple((a.name, a.kind) for a in spec.attrs))
+            families.setdefault(key, []).append(name)
+    return {names[0][5:]: names for names in families.values()}
+
+
+#: family -> the op names that share its declared format
+FAMILIES = _families()
+for _family, _names in FAMILIES.items():
+    _spec = SPECS[_names[0]]
+    declare_family(dialect, _family, _names, _format_of(_spec),
+                   operands=tuple(n.replace("+", "*") for n in _spec.operands), results=_spec.results,
+                   attributes={a.name: KeywordAttr(a.kind) for a in _spec.attrs}, strict_properties=False,
+                   per_op=_summary_and_traits, verify=_verify_simple)
 
 
 # `tosa.const values(dense<...> : tensor<...>) {extra} : () -> tensor<...>`: the one keyword item of the
@@ -1364,13 +1436,12 @@ declare_family(dialect, "constant", ["tosa.const", "tosa.const_shape"],
                "custom<Values> attr-dict `:` functional-type(operands, results)", results=("output",),
                custom={"Values": Custom("[tosa_item]", _parse_values, _print_values)}, per_op=_constant_op,
                strict_properties=False, build=_build_constant, verify=_verify_simple)
-_FORMATTED = {f"tosa.{n}" for shorts, _ in FORMATS.values() for n in shorts} | {"tosa.const", "tosa.const_shape"}
 for _name, _spec in SPECS.items():
-    if _name in _FORMATTED:
+    if not _spec.custom_syntax:
         continue
-    _props = tuple(a.name for a in _spec.attrs)
-    dialect.op(_name, f"TOSA {_name[5:]}.", traits=(PURE,) if _spec.pure else (),
-               properties=_props, verify=_verify_simple, print=_print_simple)
+    _names = OpSignature.of(_spec.operands, _spec.results, tuple(a.name for a in _spec.attrs)) \
+        if _spec.named else None
+    dialect.op(_name, **_summary_and_traits(_name), verify=_verify_simple, print=_print_simple, names=_names)
 dialect.op("tosa.yield", "Returns values from a tosa.cond_if / tosa.while_loop region.",
            traits=(PURE, TERMINATOR, RETURN_LIKE), verify=_verify_yield, print=_print_yield)
 dialect.op("tosa.cond_if", "Runs the then or the else region depending on a boolean tensor.",
