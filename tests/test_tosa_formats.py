@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlirtext.api import parse_and_verify, to_text
+from mlirtext.api import parse, parse_and_verify, to_text
 from mlirtext.dialects import tosa
 
 from .oracle import generic_forms
@@ -165,3 +165,47 @@ def test_iree_opt_reads_the_print_as_we_do():
     want = generic_forms([to_text(result, generic=True)])
     assert want is not None, "iree-opt rejects our generic print"
     assert generic_forms([to_text(result)]) == want
+
+
+def test_inherent_attributes_are_declared_and_named():
+    """conv2d's operands and attributes by their ODS names; the keyword items and the dictionary
+    form give the same op."""
+    conv = (f"tosa.conv2d %x, %w, %bias, %z, %z {{{{attrs}}}} : {_CONV} -> tensor<1x4x4x8xf32>")
+    keyword = conv.replace("{{attrs}}", "pad([0, 0, 0, 0]) stride([1, 1]) dilation([1, 1]) acc_type(f32)")
+    dictionary = conv.replace("{{attrs}}", "{acc_type = f32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, "
+                                           "0>, stride = array<i64: 1, 1>}")
+    ops = []
+    for form in (keyword, dictionary):
+        text = (f"func.func @f(%x: tensor<1x4x4x4xf32>, %w: tensor<8x1x1x4xf32>, %bias: tensor<8xf32>, "
+                f"%z: tensor<1xf32>) {{\n  %0 = {form}\n  return\n}}\n")
+        result = parse_and_verify(text)
+        assert result.ok, [d.format() for d in result.diagnostics]
+        assert f"%0 = {keyword}" in to_text(result)
+        ops.append(next(o for o in result.module.walk() if o.name == "tosa.conv2d"))
+    op = ops[0]
+    assert [op.operand(n) for n in ("input", "weight", "bias", "input_zp", "weight_zp")] == list(op.operands)
+    assert op.result_named("output") is op.results[0]
+    assert {k: str(v) for k, v in ops[0].attributes.items()} == {k: str(v) for k, v in ops[1].attributes.items()}
+    assert str(op.attributes["stride"]) == "array<i64: 1, 1>"
+
+
+@pytest.mark.parametrize("line,message", [
+    # a required attribute left out (the format's item is optional: the dictionary form has none)
+    (f"%0 = tosa.reduce_sum %a : ({_T}) -> tensor<2x1xf32>", "requires attribute 'axis'"),
+    # an attribute of another kind stays in the dictionary, where the verifier finds it
+    (f"%0 = tosa.transpose %a {{perms = array<i64: 1, 0>}} : ({_T}) -> tensor<3x2xf32>",
+     "attribute 'perms' failed to satisfy constraint: i32 dense array attribute"),
+    (f"%0 = tosa.concat %a, %b axis(0) {{axis = 1 : i32}} : ({_T}, {_T}) -> tensor<4x3xf32>",
+     "attribute 'axis' given twice"),
+])
+def test_attribute_errors(line, message):
+    result = parse_and_verify(f"func.func @f(%a: {_T}, %b: {_T}) {{\n  {line}\n  return\n}}\n")
+    first = result.diagnostics[0].message
+    assert first in (message, f"'{line.split()[2]}' op {message}"), first
+
+
+def test_an_attribute_of_another_kind_prints_in_the_dictionary():
+    text = (f'func.func @f(%a: {_T}) {{\n  %0 = "tosa.transpose"(%a) {{perms = array<i64: 1, 0>}} : ({_T}) -> '
+            f'tensor<3x2xf32>\n  return\n}}\n')
+    printed = to_text(parse(text))
+    assert f"tosa.transpose %a {{perms = array<i64: 1, 0>}} : ({_T}) -> tensor<3x2xf32>" in printed
