@@ -34,6 +34,11 @@ Types a format does not write are inferred (`infer`): from another name's type
 (`"result"`), a fixed type (`T.index`) or a function of another name's type
 (`("lhs", to_i1)`). Printing follows MLIR's spacing rules, so a format prints
 what MLIR prints for it.
+
+An attribute's kind (`grammar`, `parse`, `print`) may also say which attributes it can write
+(`accepts(attr)`): an optional group anchored on such an attribute is printed only for one it
+accepts, and one it does not is left to `attr-dict`, as MLIR leaves an attribute the format
+cannot write (tosa's keyword items: `axis(1)` for an i32, `{axis = 1 : i64}` otherwise).
 """
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
 """tosa: the TOSA 1.0 operator set (Tensor Operator Set Architecture).
 
-Every op but the control flow has one shape,
+Each op is declared once, in `SPECS` (operand and result names as TOSA's ODS gives them,
+inherent attributes with their kinds, verifier), with one verifier per family implementing
+the TOSA 1.0 shape rules. The ops upstream declares with an assembly format get one here
+(`FAMILIES`), its inherent attributes as keyword items in the op's order,
 
     %r = tosa.conv2d %x, %w, %b, %izp, %wzp pad([1, 1, 1, 1]) stride([1, 1]) dilation([1, 1])
              acc_type(f32) {extra} : (types) -> type
 
-where the keyword items are the op's inherent attributes (printed in the order
-the op declares them). The older attribute-dictionary form
-(`{pad = array<i64: 1, 1, 1, 1>, nan_mode = IGNORE}`) is read too; renamed
+(the form iree-opt prints), the older attribute-dictionary form (`{pad = array<i64: 1, 1, 1, 1>}`)
+read too. The ops upstream parses with its own C++ parser (enum attributes, written bare in the
+dictionary: `{nan_mode = IGNORE}`) share one hand-written rule, `tosa_simple`; renamed
 attributes (`value` -> `values` on tosa.const) get their new names.
-
-Ops are declared by family in `SPECS` (operand count, result count, attributes)
-with one verifier per family implementing the TOSA 1.0 shape rules.
 """
 from __future__ import annotations
 
