@@ -960,7 +960,8 @@ _declare(("custom",), lambda: Spec(("input_list*",), results=("output_list*",),
                                           Attr("implementation_attrs", STR)), verify=_v_none, pure=False))
 _declare(("apply_scale",), lambda: Spec(("value", "multiplier", "shift"), attrs=(Attr("rounding_mode", ENUM),),
                                         verify=_v_none))
-# The variables: upstream writes them its own way (`tosa.variable @name = ...`); read by tosa_simple.
+# The variables: upstream writes them with a symbol (`tosa.variable @v = ...`, `tosa.variable_read @v : T`),
+# which is not read here yet; tosa_simple reads their dictionary form.
 _declare(("variable",), lambda: Spec((), results=(), verify=_v_none, pure=False, own_syntax=True))
 _declare(("variable_read",), lambda: Spec((), results=("output1",), verify=_v_none, pure=False, own_syntax=True))
 _declare(("variable_write",), lambda: Spec(("input1",), results=(), verify=_v_none, pure=False, own_syntax=True))
