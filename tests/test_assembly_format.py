@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlirtext.api import parse_and_verify, to_text
+from mlirtext.api import parse, parse_and_verify, to_text
 from mlirtext.dialects import arith, cf, math, memref, stablehlo, tensor
 from mlirtext.dialects.assembly_format import Custom, FormatError, declare_family, parse_format
 from mlirtext.dialects.base import Dialect
@@ -306,3 +306,16 @@ def test_region_terminators_of_tensor_pad_and_scf_reduce():
     two = parse_and_verify(text.replace("scf.reduce.return %s : f32",
                                         '"scf.reduce.return"(%s, %s) : (f32, f32) -> ()'))
     assert "expected 1 operands, but found 2" in two.diagnostics[0].message
+
+
+def test_a_kind_that_checks_its_attribute_leaves_another_to_the_dictionary():
+    """An optional group anchored on an attribute whose kind says which attributes it writes
+    (`accepts`: tosa's keyword items) is printed only for those; another stays in `attr-dict`."""
+    from mlirtext.dialects import tosa
+    assert dict(tosa.dialect.format_grammar())["tosa_transpose"].splitlines()[0] == \
+        'tosa_transpose: "tosa.transpose" VALUE_ID ["perms" "(" attribute ")"] [attr_dict] ":" function_type'
+    line = "%0 = tosa.transpose %a perms([1, 0]) {note} : (tensor<2x3xf32>) -> tensor<3x2xf32>"
+    assert _roundtrip(f"  {line}\n", "%a: tensor<2x3xf32>").splitlines()[2].strip() == line
+    generic = ('func.func @f(%a: tensor<2x3xf32>) {\n  %0 = "tosa.transpose"(%a) {perms = array<i64: 1, 0>} : '
+               '(tensor<2x3xf32>) -> tensor<3x2xf32>\n  return\n}\n')
+    assert "tosa.transpose %a {perms = array<i64: 1, 0>} :" in to_text(parse(generic))
