@@ -1381,12 +1381,16 @@ def _summary_and_traits(name: str) -> dict:
             "properties": tuple(a.name for a in spec.attrs)}
 
 
+#: declared below with a format of their own (`values(...)`)
+_CONSTANTS = ("tosa.const", "tosa.const_shape")
+
+
 def _families() -> dict:
     """The ops with a declared format, grouped by what their format is made of: family (the
     first op's short name) -> op names."""
     families: dict = {}
     for name, spec in SPECS.items():
-        if not spec.custom_syntax and name not in ("tosa.const", "tosa.const_shape"):
+        if not spec.custom_syntax and name not in _CONSTANTS:
             key = (spec.operands, spec.results, tuple((a.name, a.kind) for a in spec.attrs))
             families.setdefault(key, []).append(name)
     return {names[0][5:]: names for names in families.values()}
@@ -1433,16 +1437,16 @@ def _constant_op(name: str) -> dict:
     return {**_summary_and_traits(name), "properties": ("values", "value") if name == "tosa.const" else ("values",)}
 
 
-declare_family(dialect, "constant", ["tosa.const", "tosa.const_shape"],
+declare_family(dialect, "constant", list(_CONSTANTS),
                "custom<Values> attr-dict `:` functional-type(operands, results)", results=("output",),
                custom={"Values": Custom("[tosa_item]", _parse_values, _print_values)}, per_op=_constant_op,
                strict_properties=False, build=_build_constant, verify=_verify_simple)
 for _name, _spec in SPECS.items():
     if not _spec.custom_syntax:
         continue
-    _names = OpSignature.of(_spec.operands, _spec.results, tuple(a.name for a in _spec.attrs)) \
+    _signature = OpSignature.of(_spec.operands, _spec.results, tuple(a.name for a in _spec.attrs)) \
         if _spec.named else None
-    dialect.op(_name, **_summary_and_traits(_name), verify=_verify_simple, print=_print_simple, names=_names)
+    dialect.op(_name, **_summary_and_traits(_name), verify=_verify_simple, print=_print_simple, names=_signature)
 dialect.op("tosa.yield", "Returns values from a tosa.cond_if / tosa.while_loop region.",
            traits=(PURE, TERMINATOR, RETURN_LIKE), verify=_verify_yield, print=_print_yield)
 dialect.op("tosa.cond_if", "Runs the then or the else region depending on a boolean tensor.",
