@@ -869,7 +869,6 @@ _AXIS = Attr("axis", I32)
 _UNARY = ("input1",)
 _BINARY = ("input1", "input2")
 _CONV = ("input", "weight", "bias", "input_zp", "weight_zp")
-_SHAPE_OP = dict(verify=_v_shape_binary)
 
 _declare(("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt", "sin"),
          lambda: Spec(_UNARY, verify=_v_elementwise_unary))
@@ -948,8 +947,8 @@ _declare(("identity",), lambda: Spec(("input1+",), results=("output*",), verify=
 _declare(("const",), lambda: Spec((), attrs=(Attr("values", DENSE),), verify=_v_const))
 _declare(("const_shape",), lambda: Spec((), attrs=(Attr("values", DENSE),), verify=_v_const_shape))
 _declare(("add_shape", "sub_shape", "mul_shape", "mod_shape", "div_ceil_shape", "div_floor_shape",
-          "max_shape", "min_shape"), lambda: Spec(_BINARY, **_SHAPE_OP))
-_declare(("exp2_shape", "log2_ceil_shape", "log2_floor_shape"), lambda: Spec(("input",), **_SHAPE_OP))
+          "max_shape", "min_shape"), lambda: Spec(_BINARY, verify=_v_shape_binary))
+_declare(("exp2_shape", "log2_ceil_shape", "log2_floor_shape"), lambda: Spec(("input",), verify=_v_shape_binary))
 _declare(("concat_shape",), lambda: Spec(("input+",), verify=_v_concat_shape))
 _declare(("slice_shape",), lambda: Spec(("input", "start", "size"), verify=_v_slice_shape))
 _declare(("dim",), lambda: Spec(_UNARY, attrs=(_AXIS,), verify=_v_dim))
@@ -1366,10 +1365,11 @@ class KeywordAttr:
 
 def _format_of(spec: Spec) -> str:
     """An op's format: its operands, a keyword item per inherent attribute (`pad([...])`), the
-    attribute dictionary and the function type. Upstream TOSA writes
-    `operands attr-dict : functional-type(operands, results)` (the attributes in the dictionary,
-    as the corpus does) and, since, `$input `axis` `(` $axis `)` ...` (as iree-opt prints): a
-    required attribute's item is optional here, so that both read; the verifier requires it."""
+    attribute dictionary and the function type. TOSA's ODS at the corpus's commit gives these ops
+    `operands attr-dict : functional-type(operands, results)`, the attributes in the dictionary
+    (as the corpus writes them); later MLIR (iree-opt 3.13) writes them as keyword items in the
+    op's order (`axis(1)`). Each item is optional here, so that both forms read; the verifier
+    requires the required ones."""
     items = "".join(f" (`{a.name}` `(` ${a.name}^ `)`)?" for a in spec.attrs)
     return " `,` ".join(f"${n.rstrip('*+')}" for n in spec.operands) + items + \
         " attr-dict `:` functional-type(operands, results)"
