@@ -166,8 +166,9 @@ def keys(tmp_path_factory):
 @pytest.fixture(scope="module")
 def signed(keys, tmp_path_factory):
     out = tmp_path_factory.mktemp("signed") / "dense.vmpack"
-    r = subprocess.run([sys.executable, "-m", "mlirtext", "compile", str(DENSE), "--sign", str(keys[0]), "-o",
-                        str(out)], env=ENV, capture_output=True, text=True, timeout=300)
+    # (--keep-llvm-ir: the forger below rebuilds the object from the module's own LLVM IR)
+    r = subprocess.run([sys.executable, "-m", "mlirtext", "compile", str(DENSE), "--sign", str(keys[0]),
+                        "--keep-llvm-ir", "-o", str(out)], env=ENV, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return out.read_bytes()
 

@@ -55,9 +55,9 @@ def test_results_to_out_params_writes_in_place():
 
 
 def test_interchange_makes_the_matmul_loop_vectorise_and_keeps_results_exact():
-    from mlirtext.vm.modfile import read_module_file
-    mf = read_module_file(module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir"))
-    ir = mf.entry("executables/llvm-cpu/kernels.ll").decode()
+    from mlirtext.compiler.driver import compile_source
+    path = ROOT / "benchmarks" / "programs" / "mlp.mlir"
+    ir = compile_source(path.read_text(), str(path)).llvm_ir
     matmul = ir[ir.index("@main_dispatch_0("):]
     matmul = matmul[:matmul.index("\n}\n")]
     assert "x float>" in matmul, "the matmul kernel has no vector loop"

@@ -181,8 +181,18 @@ def test_cli_compile_dump_run(tmp_path, mlirtext):
     d = mlirtext("dump", out)
     assert d.returncode == 0, d.stderr
     for section in ("Exports", "Host programs", "Constants", "Executables", "Kernels", "dispatch @dense_dispatch_0",
-                    "kernels.o", "kernels.ll", "@dense(%x: tensor<4x8xf32>"):
+                    "kernels.o", "@dense(%x: tensor<4x8xf32>", ", vectors: "):
         assert section in d.stdout
+    # The LLVM IR is kept only when asked for; the kernels' vector widths are in the manifest either way.
+    assert "kernels.ll" not in d.stdout
+    assert "not kept in this module file" in mlirtext("dump", out, "--ir").stdout
+    kept = tmp_path / "dense-ir.vmpack"
+    assert mlirtext("compile", DENSE, "-o", kept, "--keep-llvm-ir").returncode == 0
+    d_kept = mlirtext("dump", kept, "--ir").stdout
+    assert "kernels.ll" in d_kept and "define void @dense_dispatch_0(" in d_kept
+    kernels = lambda text: text.split("//----- Kernels -----")[1].split("//-----")[0].strip()  # noqa: E731
+    assert kernels(d_kept) == kernels(d.stdout)
+    assert kept.stat().st_size > out.stat().st_size
     args = ["--input=4x8xf32=1", "--input=8x16xf32=0.5", "--input=16xf32=-1"]
     runs = [mlirtext("run", out, *args, f"--device={dev}") for dev in ("local-sync", "local-task", "reference")]
     runs.append(mlirtext("run", DENSE, *args))                          # the interpreter, as before

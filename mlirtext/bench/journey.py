@@ -94,13 +94,12 @@ def _dispatches(data: bytes, target: str) -> tuple[list, str]:
 
 def _became(mf, target: str):
     """`(kernel name, kernel record) -> (what it became, its code, what the code is)` for `target`."""
-    from ..vm.dump import kernel_kinds
+    from ..vm.dump import native_ir, native_vectors
     exe = mf.manifest["executables"].get(target)
     if target == "reference" or exe is None:
         return lambda name, k: ("interpreted by the reference device (linalg on tensors)", "", "")
-    if "llvm_ir" in exe:   # llvm-cpu: one object for all kernels, its LLVM IR beside it
-        ir = mf.entry(exe["llvm_ir"]).decode()
-        vectors = kernel_kinds(ir)
+    if target == "llvm-cpu":   # one object for all kernels, its LLVM IR beside it where kept
+        ir, vectors = native_ir(mf) or "", native_vectors(mf)
 
         def native(name, k):
             what = k.get("implementation", "generated loops")
@@ -108,7 +107,7 @@ def _became(mf, target: str):
                 what += f"; {k['workgroups']['count']} workgroups on output axis {k['workgroups']['axis']}"
             if name in vectors:
                 what += f"; vectors: {vectors[name]}"
-            return what, _llvm_function(ir, name), "LLVM IR"
+            return what, _llvm_function(ir, name), "LLVM IR" if ir else ""
         return native
 
     def gpu(name, k):   # a GPU executable: one code file per kernel

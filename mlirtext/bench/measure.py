@@ -51,7 +51,7 @@ class Report:
     inputs: list                    # their types, e.g. "tensor<64x512xf32>"
     rows: list                      # Row: the baseline first, then the others; targets not run last
     settings: Settings
-    modules: dict                   # target -> module file bytes
+    modules: dict                   # target -> module file bytes (its LLVM IR kept, for the page)
     compile_phases: dict            # target -> {phase: seconds} (parse, dispatch formation, codegen, ...)
     method: str = ""
     tolerance: str = TOLERANCE_TEXT
@@ -68,8 +68,9 @@ class Report:
             "integers in [-8, 8])"
 
 
-def _compile(text: str, filename: str, target: str) -> tuple[bytes, float, dict]:
-    """(module file bytes, seconds, seconds per compile phase) of `text` compiled for `target`."""
+def _compile(text: str, filename: str, target: str) -> tuple[bytes, float, dict, bytes]:
+    """(module file bytes, seconds, seconds per compile phase, the module file with its LLVM IR
+    kept for the report page's dispatches) of `text` compiled for `target`."""
     from ..api import parse_and_verify
     from ..compiler.driver import CompileFailed, compile_module
     from ..compiler.module_writer import pack
@@ -86,7 +87,7 @@ def _compile(text: str, filename: str, target: str) -> tuple[bytes, float, dict]
     data = pack(compiled)
     end = time.perf_counter()
     phases = {"parse + verify": parsed - start, **compiled.timings, "packing": end - packing}
-    return data, end - start, phases
+    return data, end - start, phases, pack(compiled, keep_llvm_ir=True) if compiled.llvm_ir else data
 
 
 def _inputs(fn, settings: Settings) -> tuple[list, list]:
@@ -148,14 +149,14 @@ def _measure(text: str, filename: str, settings: Settings, progress: Optional[Pr
     progress.step("loading the compiler and the VM")
     # Untimed: the first compile and load import the passes, the interpreter and the VM (a second
     # or more), a one-off cost of this process that is no target's or device's.
-    warm, _, _ = _compile(text, filename, BASELINE_TARGET)
+    warm, _, _, _ = _compile(text, filename, BASELINE_TARGET)
     _warm_load(warm)
     rows, unrun = [], []
     state = SimpleNamespace(fn_name=None, args=[], described=[], result_dtypes=[], modules={}, phases={})
     for target in targets:
         progress.step(f"compiling for {target}")
         try:
-            data, seconds, state.phases[target] = _compile(text, filename, target)
+            data, seconds, state.phases[target], inspected = _compile(text, filename, target)
         except BenchError as e:
             if target == BASELINE_TARGET:
                 raise
@@ -173,7 +174,7 @@ def _measure(text: str, filename: str, settings: Settings, progress: Optional[Pr
             unrun.append(Row(target, "-", artifact_bytes=len(data), compile_s=seconds, status=NOT_RUN,
                              message="; ".join(why) or "no device in --devices runs it (devices for it: "
                              f"{', '.join(_devices_for(target)) or 'none yet'})"))
-        state.modules[target] = data
+        state.modules[target] = inspected
     if settings.compare_iree:
         rows.extend(_iree_rows(text, state, settings, progress))
     first_calls(rows, state.args, settings.warmup, progress)

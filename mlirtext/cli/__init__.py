@@ -314,6 +314,9 @@ def _add_compile(sub) -> None:
                            "spirv-val (vulkan1.3, opencl1.2); a kernel that fails is a compile error")
     comp.add_argument("--print-statistics", action="store_true",
                       help="report compile time, module size and each function's peak memory on stderr")
+    comp.add_argument("--keep-llvm-ir", action="store_true",
+                      help="keep the llvm-cpu kernels' optimised LLVM IR in the module file, for `dump --ir` (no "
+                           "load or run needs it; it can double a small model's module)")
     comp.add_argument("--sign", metavar="KEY",
                       help="sign the module file with this Ed25519 private key (PEM from `mlirtext keygen` or "
                            "`openssl genpkey -algorithm ed25519`, or OpenSSH); `run --trusted-keys KEY.pub` checks it")

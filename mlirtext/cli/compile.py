@@ -27,7 +27,7 @@ def main(args) -> int:
     if done is None:
         return 1
     compiled, seconds = done
-    data = pack(compiled, key)
+    data = pack(compiled, key, keep_llvm_ir=args.keep_llvm_ir)
     problem = write_output(args.output, data)
     if problem is not None:
         report([problem])

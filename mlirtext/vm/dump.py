@@ -28,6 +28,24 @@ def kernel_kinds(ir: str) -> dict:
     return kinds
 
 
+def native_ir(mf: ModuleFile):
+    """The llvm-cpu kernels' LLVM IR, None when the module file does not keep it."""
+    exe = mf.manifest["executables"].get("llvm-cpu", {})
+    return _text(mf, exe["llvm_ir"]) if "llvm_ir" in exe else None
+
+
+def native_vectors(mf: ModuleFile) -> dict:
+    """Per llvm-cpu kernel, its vector widths: as the manifest records them (read from the IR
+    for a file that keeps the IR without them)."""
+    exe = mf.manifest["executables"].get("llvm-cpu")
+    if exe is None:
+        return {}
+    if "vectors" in exe:
+        return exe["vectors"]
+    ir = native_ir(mf)
+    return kernel_kinds(ir) if ir is not None else {}
+
+
 def _gpu_sections(mf: ModuleFile, show_code: bool) -> list:
     """Per GPU executable: its kernels (entry point, launch, code size, the device memory of its
     scratch buffers) and, with `show_code`, their PTX / AMDGPU assembly / SPIR-V assembly."""
@@ -109,8 +127,7 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
             sizes = f"{len(paths)} kernels, {_size(sum(len(mf.entry(p)) for p in paths))}"
             extra = f" {exe['arch']}"
         out.append(f"{target} ({exe['format']}){extra}: {sizes}")
-    kinds = kernel_kinds(_text(mf, m["executables"]["llvm-cpu"]["llvm_ir"])) \
-        if "llvm-cpu" in m["executables"] else {}
+    kinds = native_vectors(mf)
     out += ["", "//----- Kernels -----"]
     for name, k in m["kernels"].items():
         sig = f"({', '.join(describe(r) for r in k['inputs'])}) -> ({', '.join(describe(r) for r in k['outputs'])})"
@@ -124,6 +141,8 @@ def dump(mf: ModuleFile, show_ir: bool = False, show_target_code: bool = False) 
         out += ["", "//----- Reference kernels (MLIR) -----",
                 _text(mf, m["executables"]["reference"]["kernels"])]
         if "llvm-cpu" in m["executables"]:
+            ir = native_ir(mf)
             out += ["//----- llvm-cpu kernels (LLVM IR) -----",
-                    _text(mf, m["executables"]["llvm-cpu"]["llvm_ir"])]
+                    ir if ir is not None else "// not kept in this module file (`mlirtext compile --keep-llvm-ir` "
+                    "keeps it)\n"]
     return "\n".join(out) + "\n"

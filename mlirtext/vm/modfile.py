@@ -8,8 +8,11 @@ executables). The compiler writes it (compiler/module_writer.py); the VM reads i
                                       of it (vm/signing.py): together they cover every byte of the file
     host/<function>.json              the host program of each export, with its memory plan
     executables/reference/kernels.mlir  the dispatch functions (linalg on tensors): the reference device
-    executables/llvm-cpu/kernels.o    native code for the host CPU (ELF object)
-    executables/llvm-cpu/kernels.ll   its optimised LLVM IR, for inspection
+    executables/llvm-cpu/kernels.o    native code for the host CPU (ELF object; deflated, as every
+                                      entry but the weights: a load reads it whole for the linker)
+    executables/llvm-cpu/kernels.ll   its optimised LLVM IR, for inspection: only when the compile
+                                      asked for it (`mlirtext compile --keep-llvm-ir`); the manifest
+                                      records each kernel's vector widths either way
     executables/llvm-cpu/kernels.defs  the IR's `define` lines: each kernel's parameters, which a load
                                       checks against the manifest (vm/module_checks.check_native_abi)
     executables/<gpu target>/<kernel>.ptx|.o|.spv   one per kernel for cuda (PTX), rocm (AMDGPU ELF
@@ -68,7 +71,8 @@ from .signing import INTEGRITY, SignatureError, check_signature, checksum
 FORMAT = "mlirtext-vmpack"
 #: 2: the manifest is covered by integrity.json, split kernels record their workgroups' block.
 #: 3: constants are stored once, in the aligned weights entry (no .npy entries).
-VERSION = 3
+#: 4: the llvm-cpu LLVM IR is optional (its kernels' vector widths in the manifest), the object deflated.
+VERSION = 4
 
 
 class ModuleFileError(Exception):

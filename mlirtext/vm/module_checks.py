@@ -165,7 +165,10 @@ def check_manifest(manifest: dict, entries, bookkeeping: set, weights_size: int 
             entry(exe.get("kernels"), "the reference executable's kernels")
         elif target == "llvm-cpu":
             entry(exe.get("object"), "the llvm-cpu executable's object")
-            entry(exe.get("llvm_ir"), "the llvm-cpu executable's LLVM IR")
+            if "llvm_ir" in exe:   # (kept when the compile asked for it)
+                entry(exe["llvm_ir"], "the llvm-cpu executable's LLVM IR")
+            vectors = _dict(exe.get("vectors", {}), "the llvm-cpu executable's vectors")
+            need(all(isinstance(v, str) for v in vectors.values()), "the llvm-cpu executable's vectors are not strings")
             entry(exe.get("definitions"), "the llvm-cpu executable's definitions")
             for key in ("triple", "cpu"):
                 _str(exe.get(key), f"the llvm-cpu executable's {key}")
