@@ -95,13 +95,94 @@ LAYER_NORM_BATCH_OF_ONE = """func.func @main(%x: tensor<1x64x256xf32>) -> tensor
 
 def test_a_layer_norm_over_a_batch_of_one_is_one_dispatch():
     """Rows on axis 1 after a unit batch axis (ONNX's 1x128x256 activations): the two reductions
-    and the elementwise passes between and after them are one kernel, run whole."""
+    and the elementwise passes between and after them are one kernel, split into the 64 rows."""
     data = runtime.compile_text(LAYER_NORM_BATCH_OF_ONE)
     kernels = read_module_file(data).manifest["kernels"]
     assert len(kernels) == 1, list(kernels)
+    assert list(kernels.values())[0]["workgroups"]["axis"] == 1 and list(kernels.values())[0]["workgroups"]["count"] == 64
     x = np.random.default_rng(2).standard_normal((1, 64, 256)).astype(np.float32) * 3 + 1
     c = x.astype(np.float64) - x.mean(axis=2, keepdims=True)
     want = c / np.sqrt((c * c).mean(axis=2, keepdims=True) + 1e-5)
     for device in ("local-sync", "local-task", "reference"):
         got = runtime.load_module(data, device=device).main(x)
         assert np.allclose(got, want, rtol=1e-4, atol=1e-5), device
+
+
+# flax's LayerNorm over NHWC (a batch of one): the square of x is computed before either mean, the
+# mean of x and the mean of squares are siblings (neither reads the other), then the normalisation
+# and a relu. All of it is one kernel over the rows of axis 1.
+FLAX_LAYER_NORM = """func.func @main(%x: tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<32.0> : tensor<1x8x8xf32>
+  %eps = stablehlo.constant dense<1.0e-6> : tensor<1x8x8x32xf32>
+  %zeros = stablehlo.constant dense<0.0> : tensor<1x8x8x32xf32>
+  %sq = stablehlo.multiply %x, %x : tensor<1x8x8x32xf32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<1x8x8x32xf32>, tensor<f32>) -> tensor<1x8x8xf32>
+  %m = stablehlo.divide %s, %n : tensor<1x8x8xf32>
+  %s2 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<1x8x8x32xf32>, tensor<f32>) -> tensor<1x8x8xf32>
+  %m2 = stablehlo.divide %s2, %n : tensor<1x8x8xf32>
+  %mm = stablehlo.multiply %m, %m : tensor<1x8x8xf32>
+  %v = stablehlo.subtract %m2, %mm : tensor<1x8x8xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<1x8x8xf32>) -> tensor<1x8x8x32xf32>
+  %vb = stablehlo.broadcast_in_dim %v, dims = [0, 1, 2] : (tensor<1x8x8xf32>) -> tensor<1x8x8x32xf32>
+  %ve = stablehlo.add %vb, %eps : tensor<1x8x8x32xf32>
+  %r = stablehlo.rsqrt %ve : tensor<1x8x8x32xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<1x8x8x32xf32>
+  %y = stablehlo.multiply %c, %r : tensor<1x8x8x32xf32>
+  %relu = stablehlo.maximum %y, %zeros : tensor<1x8x8x32xf32>
+  return %relu : tensor<1x8x8x32xf32>
+}"""
+
+
+def test_a_layer_norm_with_its_square_first_and_sibling_means_is_one_row_kernel():
+    """The square joins the chain (no other dispatch takes it as an epilogue), the two means are
+    one kernel: split into the 8 rows of axis 1 after the unit batch axis, its passes fused into
+    one loop over those rows, and the squares held for one row (8x32 floats), not the image."""
+    compiled = compile_source(FLAX_LAYER_NORM, "ln.mlir")
+    assert list(compiled.kernels) and len(compiled.kernels) == 1, list(compiled.kernels)
+    (kernel,) = compiled.kernels.values()
+    assert kernel["workgroups"]["axis"] == 1 and kernel["workgroups"]["count"] == 8
+    assert "malloc(i64 1024)" in compiled.llvm_ir and "malloc(i64 8192)" not in compiled.llvm_ir
+    data = pack(compiled)
+    x = np.random.default_rng(3).standard_normal((1, 8, 8, 32)).astype(np.float32) * 2 + 0.5
+    m = x.astype(np.float64).mean(axis=3, keepdims=True)
+    v = (x.astype(np.float64) ** 2).mean(axis=3, keepdims=True) - m * m
+    want = np.maximum((x - m) / np.sqrt(v + 1e-6), 0)
+    outs = {d: runtime.load_module(data, device=d).main(x) for d in ("local-sync", "local-task", "reference")}
+    for device, got in outs.items():
+        assert np.allclose(got, want, rtol=1e-4, atol=1e-5), device
+    assert np.array_equal(outs["local-sync"], outs["local-task"])
+
+
+# A relu on a matmul's result, then a row sum of it: the relu is the matmul's epilogue (run on its
+# tiles in registers), so it does not start a row chain with the sum that follows it.
+MATMUL_RELU_SUM = """func.func @main(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x48xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%m : tensor<64x48xf32>) outs(%e : tensor<64x48xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.maximumf %x, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<64x48xf32>
+  %s0 = tensor.empty() : tensor<64xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%s0 : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.reduce ins(%r : tensor<64x48xf32>) outs(%sf : tensor<64xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %t = arith.addf %in, %acc : f32
+      linalg.yield %t : f32
+    }
+  return %s : tensor<64xf32>
+}"""
+
+
+def test_a_matmul_epilogue_does_not_start_a_row_chain():
+    compiled = compile_source(MATMUL_RELU_SUM, "mm.mlir")
+    implementations = [k.get("implementation", "generated loops") for k in compiled.kernels.values()]
+    assert len(implementations) == 2 and "maximumf epilogue" in implementations[0], implementations
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
+    got = runtime.load_module(pack(compiled), device="local-sync").main(a, b)
+    assert np.allclose(got, np.maximum(a.astype(np.float64) @ b, 0).sum(axis=1), rtol=1e-4, atol=1e-4)

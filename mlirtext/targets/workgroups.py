@@ -12,9 +12,10 @@ read off the indexing maps: the split dimension is parallel, is the output's axi
 axes before it, and an op reads what another op of the kernel writes only through its init or,
 split on axis 0, at its own rows: a row chain, transforms/dispatch.py);
 `distribute` rewrites the loops after the linalg -> loops step and checks that the loops are the
-ones it expects, leaving a kernel alone when they are not. Split on axis 0, the ops' loops over
-rows become one loop (each row's passes run back to back, in cache), and an intermediate buffer
-used only at the current row shrinks to one row.
+ones it expects, leaving a kernel alone when they are not. The ops' loops over rows become one
+loop (each row's passes run back to back, in cache; split on an axis after unit ones, their loops
+over those unit axes become the first op's), and an intermediate buffer used only at the current
+row shrinks to one row.
 """
 from __future__ import annotations
 
@@ -76,15 +77,15 @@ def plan(fn: Operation):
 
 
 def _row_local(op: Operation, produced: set, axis) -> bool:
-    """`op` reads each value in `produced` only at the rows it writes: split axis 0, and the
-    operand's first index is loop 0 (a row chain, transforms/dispatch.py; views between the ops
-    keep axis 0)."""
-    if axis[0] != 0:
-        return False
+    """`op` reads each value in `produced` only at the rows it writes: the operand's axes before
+    the split axis p have one element, its axis p the N rows, and its index on axis p is loop p (a
+    row chain, transforms/dispatch.py; views between the ops keep the rows: row-major, row i of
+    any shape 1x..x1xNx... is the same i-th N-th of the buffer)."""
+    p, rows = axis
     ins, outs = segments(op)
     maps = structured(op).maps
-    return all(m.results and m.results[0] == ("dim", 0) and v.type.shape[0] == axis[1]
-               for v, m in zip(ins, maps) if id(v) in produced)
+    return all(len(m.results) > p and m.results[p] == ("dim", p) and v.type.rank > p and v.type.shape[p] == rows
+               and all(d == 1 for d in v.type.shape[:p]) for v, m in zip(ins, maps) if id(v) in produced)
 
 
 def distribute(fn: Operation, p: int, extent: int) -> bool:
@@ -113,8 +114,7 @@ def distribute(fn: Operation, p: int, extent: int) -> bool:
     for loop in targets:
         loop.set_operand(0, begin)
         loop.set_operand(1, end)
-    if p == 0:
-        _fuse_row_loops(body, targets)
+    _fuse_row_loops(body, nests, targets)
     ftype = function_type(fn)
     fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs) + (T.index, T.index), ftype.results))
     fn.attributes[ATTR] = IntegerAttr(extent, T.i64)
@@ -135,56 +135,73 @@ def _clamped_range(body, begin, end, extent: int) -> tuple:
     return low.results[0], high.results[0]
 
 
-def _fuse_row_loops(body, loops: list) -> None:
+def _fuse_row_loops(body, nests: list, loops: list) -> None:
     """One loop over rows instead of one per op: every op's row i reads only row i of what the
     earlier ops wrote (plan checked it), so running all the ops' bodies for row i, in order,
     before row i + 1 computes the same values, with the row in cache between the passes (a
-    softmax row: max, exp, sum, divide). The buffers and views that sit between the loops move
-    ahead of the first one."""
-    if len(loops) < 2:
+    softmax row: max, exp, sum, divide; a layer norm's over a batch of one, where each nest's
+    loops over the unit axes before the rows, `nests[k]` down to `loops[k]`, become the first
+    nest's). The buffers and views that sit between the loops move ahead of the first one."""
+    if len(loops) < 2 or not all(_only_loop_inside(nest, loop) for nest, loop in zip(nests, loops)):
         return
-    first = loops[0]
+    first = nests[0]
     for op in list(body.ops):
         if op.name not in ("scf.for", "func.return") and body.ops.index(op) > body.ops.index(first):
             op.move_before(first)
-    inner = first.regions[0].blocks[0]
+    inner = loops[0].regions[0].blocks[0]
     yield_op = inner.ops[-1]
-    for loop in loops[1:]:
+    for nest, loop in zip(nests[1:], loops[1:]):
+        for mine, theirs in zip(_loop_chain(nest, loop), _loop_chain(first, loops[0])):
+            mine.regions[0].blocks[0].arguments[0].replace_all_uses_with(theirs.regions[0].blocks[0].arguments[0])
         block = loop.regions[0].blocks[0]
-        block.arguments[0].replace_all_uses_with(inner.arguments[0])
         for op in list(block.ops)[:-1]:      # (not its scf.yield)
             op.move_before(yield_op)
-        loop.erase()
-    _one_row_buffers(body, first)
+        nest.erase()
+    _one_row_buffers(body, first, loops[0], len(_loop_chain(first, loops[0])) - 1)
 
 
-def _one_row_buffers(body, loop: Operation) -> None:
+def _loop_chain(nest: Operation, loop: Operation) -> list:
+    """The loops from `nest` down to `loop`, each the only loop of the one before."""
+    chain = [loop]
+    while chain[-1] is not nest:
+        chain.append(chain[-1].parent.parent.parent)   # block -> region -> op
+    return chain[::-1]
+
+
+def _only_loop_inside(nest: Operation, loop: Operation) -> bool:
+    """Every loop above `loop` in `nest` holds nothing but the next loop (and its yield): moving
+    `loop`'s body into another nest's leaves nothing of this nest behind."""
+    return all([op.name for op in outer.regions[0].blocks[0].ops] == ["scf.for", "scf.yield"]
+               for outer in _loop_chain(nest, loop)[:-1])
+
+
+def _one_row_buffers(body, nest: Operation, loop: Operation, p: int) -> None:
     """An intermediate buffer that the fused loop reads and writes only at row i (the loop's
-    index) needs one row, not N: a row of softmax's exp(x - max) is summed and divided in the
-    iteration that wrote it. One row stays in cache and is a small allocation (a whole buffer
-    would be a fresh mmap, and its pages faulted in, at every call)."""
+    index, on the buffer's axis `p`) needs one row, not N: a row of softmax's exp(x - max) is summed
+    and divided in the iteration that wrote it. One row stays in cache and is a small allocation (a
+    whole buffer would be a fresh mmap, and its pages faulted in, at every call)."""
     row = loop.regions[0].blocks[0].arguments[0]
     zero = None
     for alloc in [op for op in body.ops if op.name == "memref.alloc" and not op.operands]:
         t = alloc.results[0].type
-        if not (isinstance(t, T.MemRefType) and t.rank and t.has_static_shape and t.shape[0] > 1
+        if not (isinstance(t, T.MemRefType) and t.rank > p and t.has_static_shape and t.shape[p] > 1
                 and t.layout is None):
             continue
         accesses = [(u.op, u.index) for u in alloc.results[0].uses]
-        if not accesses or not all(_row_access(op, index, row, loop) for op, index in accesses):
+        if not accesses or not all(_row_access(op, index, row, loop, p) for op, index in accesses):
             continue
         if zero is None:
             zero = Operation("arith.constant", [], [T.index], {"value": IntegerAttr(0, T.index)})
-            body.insert_before(loop, zero)
-        alloc.results[0].type = T.MemRefType((1, *t.shape[1:]), t.element, None, t.memory_space)
+            body.insert_before(nest, zero)
+        alloc.results[0].type = T.MemRefType((*t.shape[:p], 1, *t.shape[p + 1:]), t.element, None, t.memory_space)
         for op, index in accesses:
-            op.set_operand(index + 1, zero.results[0])     # the row index, right after the buffer
+            op.set_operand(index + 1 + p, zero.results[0])     # the row index, after the buffer and axes before it
 
 
-def _row_access(op: Operation, index: int, row, loop: Operation) -> bool:
-    """`op` is a load or store of the buffer (operand `index`) at row `row`, inside `loop`."""
+def _row_access(op: Operation, index: int, row, loop: Operation, p: int) -> bool:
+    """`op` is a load or store of the buffer (operand `index`) at row `row` on axis `p`, inside `loop`."""
     expected = {"memref.load": 0, "memref.store": 1}.get(op.name)
-    if expected != index or len(op.operands) <= index + 1 or op.operands[index + 1] is not row:
+    if expected != index or len(op.operands) <= index + 1 + p or op.operands[index + 1 + p] is not row:
         return False
     block, inside = op.parent, loop.regions[0].blocks[0]
     while block is not None and block is not inside:        # block -> region -> op -> block

@@ -22,10 +22,13 @@ reads what an earlier member wrote only at its own row (directly, or through a v
 axis 0). Split into row ranges (targets/workgroups.py), one thread runs all the passes over its rows
 while they are in cache, instead of one dispatch a pass over the whole tensor. The rows may also be
 the first axis after leading axes of one element (1x128x256: a batch of one sequence, as ONNX models
-give a layer norm); such a chain is one dispatch whose passes run one after the other
-(workgroups.py splits and interleaves rows on axis 0 only). Contractions and
-convolutions never join a chain (they have micro-kernels and epilogues of their own), and the
-chain starts at a reduction, so an elementwise producer before it stays with its matmul.
+give a layer norm; 1xHxWxC, flax's over an image), split and interleaved the same way. Contractions
+and convolutions never join a chain (they have micro-kernels and epilogues of their own). A chain
+starts at a reduction, or at an elementwise op that a reduction after it continues (flax's x * x
+before its mean of squares) unless that op is the only reader of another op's result: then it is
+that op's epilogue (a matmul's bias and relu) and stays with it. A reduction over the same rows that
+reads nothing of the chain joins it too (the mean beside the mean of squares: one kernel, as IREE
+makes one dispatch of a layer norm's statistics).
 """
 from __future__ import annotations
 
@@ -187,12 +190,21 @@ def _merge_row_chains(block: Block, groups: list[Group]) -> list[Group]:
     return merged
 
 
+def _reduces(ops: list) -> bool:
+    return any(op.name == "linalg.reduce" or (op.name == "linalg.generic" and "reduction" in
+                                              str(op.attr("iterator_types"))) for op in ops)
+
+
 def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
-    """`chain` + the views between + `g` as one group when `g` continues `chain`'s rows, else None."""
+    """`chain` + the views between + `g` as one group when `g` continues `chain`'s rows, else None.
+    A chain starts at a reduction, or at an elementwise op that a reduction after it reads (a layer
+    norm's square before its mean of squares) unless that op is the one consumer of another op's
+    result (a matmul's or convolution's epilogue: it stays with that dispatch); a reduction over the
+    same rows that reads nothing of the chain (the mean beside the mean of squares) joins it too."""
     extents = {_row_extent(op) for op in (*chain.ops, *g.ops) if op.name not in HOST_VIEWS}
-    if len(extents) != 1 or None in extents or not any(op.name == "linalg.reduce" or (
-            op.name == "linalg.generic" and "reduction" in str(op.attr("iterator_types")))
-            for op in chain.ops):
+    if len(extents) != 1 or None in extents:
+        return None
+    if not _reduces(chain.ops) and not (_reduces(g.ops) and not _an_epilogue(chain)):
         return None
     p, rows = extents.pop()
     ops = list(block.ops)
@@ -204,12 +216,31 @@ def _join_rows(block: Block, chain: Group, g: Group) -> Group | None:
             views.append(op)
             inside.add(id(op.results[0]))
     read = [v for op in g.ops for v in op.operands if id(v) in inside]
-    if not read:
+    if not read and not _reduces(g.ops):
         return None                         # independent of the chain: a dispatch of its own
-    if any(not (isinstance(v.type, T.ShapedType) and v.type.rank > p and v.type.shape[p] == rows) for v in read) \
+    if any(not (isinstance(v.type, T.ShapedType) and v.type.rank > p and v.type.shape[p] == rows
+                and all(d == 1 for d in v.type.shape[:p])) for v in read) \
             or not all(_reads_rows_only(op, inside, p) for op in g.ops):
         return None
     return Group([*chain.ops, *views, *g.ops])
+
+
+def _an_epilogue(group: Group) -> bool:
+    """Whether `group` reads a structured op's result that nothing else reads (what
+    compiler/epilogues.py merges into that op's dispatch)."""
+    members = {id(op) for op in group.ops}
+    for op in group.ops:
+        for v in op.operands:
+            if id(getattr(v, "op", None)) in members or not all(id(u.op) in members for u in v.uses):
+                continue
+            while getattr(v, "op", None) is not None and v.op.name in HOST_VIEWS:
+                v = view_source(v.op)   # (through the reshapes between them, as the merge goes)
+                if len(v.uses) != 1:
+                    break
+            else:
+                if getattr(v, "op", None) is not None and is_structured(v.op):
+                    return True
+    return False
 
 
 def _init_producer(op: Operation) -> bool:
