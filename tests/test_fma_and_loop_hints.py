@@ -7,7 +7,7 @@ import numpy as np
 from mlirtext import api
 from mlirtext.interpreter import Interpreter
 from mlirtext.syntax.printer import print_module
-from mlirtext.targets.loop_hints import LONG_BODY, interleave_long_loops
+from mlirtext.targets.loop_hints import LONG_BODY, add_loop_hints
 from mlirtext.targets.native import compile_module, load_module_functions
 from mlirtext.transforms.pass_manager import PassManager
 from mlirtext.transforms.pipeline import parse_pipeline
@@ -80,14 +80,28 @@ exit:
 
 def test_only_long_innermost_loops_get_the_hint():
     short = _function(LONG_BODY - 1)
-    assert interleave_long_loops(short) == short
-    long = interleave_long_loops(_function(LONG_BODY))
+    assert add_loop_hints(short) == short
+    long = add_loop_hints(_function(LONG_BODY))
     assert "br label %loop, !llvm.loop !0" in long
     assert '!1 = !{!"llvm.loop.interleave.count", i32 2}' in long and "!0 = distinct !{!0, !1}" in long
-    nested = interleave_long_loops(_function(LONG_BODY, nested=True))
+    nested = add_loop_hints(_function(LONG_BODY, nested=True))
     assert "br label %inner, !llvm.loop" in nested and "br label %loop\n" in nested
 
 
 def test_hint_numbers_after_existing_metadata():
     text = _function(LONG_BODY) + '!0 = !{!"x"}\n'
-    assert "!llvm.loop !1" in interleave_long_loops(text)
+    assert "!llvm.loop !1" in add_loop_hints(text)
+
+
+def test_sum_loops_are_kept_rolled():
+    """An innermost loop whose adds may be reassociated (a sum reduction) gets unroll.disable,
+    so that LLVM vectorises the sum along its contiguous elements instead of unrolling it whole
+    and vectorising the loop around it with gathers; a long one gets both hints."""
+    text = _function(3).replace("fadd float %x, 1.0", "fadd reassoc float %x, 1.0")
+    hinted = add_loop_hints(text)
+    assert "br label %loop, !llvm.loop !0" in hinted
+    assert "!0 = distinct !{!0, !1}" in hinted and '!1 = !{!"llvm.loop.unroll.disable"}' in hinted
+    both = add_loop_hints(_function(LONG_BODY).replace("fadd float %v0 ", "fadd float %v0 ").replace(
+        "%v0 = fadd float", "%v0 = fadd reassoc float"))
+    assert "!0 = distinct !{!0, !1, !2}" in both or "!0 = distinct !{!0, !2, !1}" in both
+    assert '!"llvm.loop.interleave.count", i32 2' in both and '!"llvm.loop.unroll.disable"' in both

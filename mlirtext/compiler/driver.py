@@ -29,7 +29,7 @@ from ..syntax.printer import print_module
 from ..targets.gpu import GpuCompileError, compile_gpu
 from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
 from ..targets.llvm_ir import TranslateError, translate_module
-from ..targets.loop_hints import interleave_long_loops
+from ..targets.loop_hints import add_loop_hints
 from ..targets.workgroups import distribute, plan
 from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
 from ..transforms.dispatch import is_dispatch_function
@@ -295,7 +295,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     except TranslateError as e:
         raise CompileFailed([Diagnostic("error", f"translation to LLVM IR: {e}", getattr(e, "span", None))]) \
             from None
-    ir_text = interleave_long_loops(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
+    ir_text = add_loop_hints(_no_alias(ir_text, out.kernels)) + "".join(micro.values()) + \
         "".join(d + "\n" for d in sorted(intrinsics) if d.split("(")[0].split("@")[1] + "(" not in ir_text)
     ir_text += "".join(forwarding_ir(ir_text, name, first) for name, first in same.items())
     ir_text += _take_wrappers(ir_text, out.kernels, same)

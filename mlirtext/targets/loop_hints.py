@@ -7,6 +7,12 @@ chain at a time and waits on each fma's latency. Interleaving two vector iterati
 independent chains side by side: ~1.3x on the benchmarks' elementwise kernel on a Zen core.
 Small loops are left to LLVM, which already interleaves them (often by more than two).
 
+A sum-reduction loop (its adds `reassoc`: compiler/reductions.py) is kept rolled
+(`llvm.loop.unroll.disable`): LLVM unrolls a short one (a layer norm's 32 or 64 channels) whole
+before it vectorises, and then vectorises the loop around it instead, across the rows with a
+gather per element (a row stride apart). Kept rolled, the sum itself is the vector loop, on
+contiguous elements: flax_cnn's layer norms 30-35% faster, and its object code 10% smaller.
+
 The hint is `!llvm.loop` metadata with `llvm.loop.interleave.count` on each loop's back edge
 (a `br label %L` to a block defined above it, as the llvm dialect's translation writes loops);
 LLVM reads it only on innermost loops, so outer loops' back edges are left without one.
@@ -19,13 +25,16 @@ import re
 #: cost of 20; a body this long is one that the cost model will not interleave).
 LONG_BODY = 40
 INTERLEAVE = 2
+INTERLEAVE_HINT = f'!"llvm.loop.interleave.count", i32 {INTERLEAVE}'
+ROLLED_HINT = '!"llvm.loop.unroll.disable"'
 
 _LABEL = re.compile(r"^([\w.$-]+):")
 _BACK_EDGE = re.compile(r"^(\s*br label %([\w.$-]+))\s*$")
 
 
-def interleave_long_loops(ir_text: str) -> str:
-    """`ir_text` with the interleave hint on the back edge of each long innermost loop."""
+def add_loop_hints(ir_text: str) -> str:
+    """`ir_text` with the interleave hint on the back edge of each long innermost loop, and the
+    no-unroll hint on each innermost loop of a reassociable sum."""
     lines = ir_text.split("\n")
     label_at: dict[str, int] = {}
     hinted: list[int] = []
@@ -42,16 +51,24 @@ def interleave_long_loops(ir_text: str) -> str:
             continue
         body = lines[header + 1:i]
         innermost = not any(_BACK_EDGE.match(b) and _BACK_EDGE.match(b).group(2) in label_at for b in body)
-        if innermost and sum(1 for b in body if b.startswith("  ") and "=" in b) >= LONG_BODY:
-            hinted.append(i)
+        if not innermost:
+            continue
+        hints = []
+        if sum(1 for b in body if b.startswith("  ") and "=" in b) >= LONG_BODY:
+            hints.append(INTERLEAVE_HINT)
+        if any(" fadd reassoc " in b for b in body):
+            hints.append(ROLLED_HINT)
+        if hints:
+            hinted.append((i, tuple(hints)))
     if not hinted:
         return ir_text
     first = _next_metadata_id(ir_text)
-    hint = first + len(hinted)      # each loop its own distinct node, all pointing at one hint
-    for k, i in enumerate(hinted):
+    kinds = sorted({h for _, hints in hinted for h in hints})
+    node = {h: first + len(hinted) + j for j, h in enumerate(kinds)}   # (each loop its own distinct node)
+    for k, (i, hints) in enumerate(hinted):
         lines[i] = f"{lines[i].rstrip()}, !llvm.loop !{first + k}"
-    lines += [f"!{first + k} = distinct !{{!{first + k}, !{hint}}}" for k in range(len(hinted))]
-    lines.append(f'!{hint} = !{{!"llvm.loop.interleave.count", i32 {INTERLEAVE}}}')
+        lines.append(f"!{first + k} = distinct !{{!{first + k}, {', '.join(f'!{node[h]}' for h in hints)}}}")
+    lines += [f"!{node[h]} = !{{{h}}}" for h in kinds]
     return "\n".join(lines) + "\n"
 
 
