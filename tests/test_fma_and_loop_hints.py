@@ -93,15 +93,21 @@ def test_hint_numbers_after_existing_metadata():
     assert "!llvm.loop !1" in add_loop_hints(text)
 
 
-def test_sum_loops_are_kept_rolled():
-    """An innermost loop whose adds may be reassociated (a sum reduction) gets unroll.disable,
-    so that LLVM vectorises the sum along its contiguous elements instead of unrolling it whole
-    and vectorising the loop around it with gathers; a long one gets both hints."""
-    text = _function(3).replace("fadd float %x, 1.0", "fadd reassoc float %x, 1.0")
-    hinted = add_loop_hints(text)
+
+def _counted(bound: int, body_lines: int = 3) -> str:
+    """A loop as the llvm dialect's translation writes one: its header compares the index with the bound."""
+    return _function(body_lines).replace("loop:\n", f"loop:\n  %done = icmp slt i64 %i, {bound}\n", 1)
+
+
+def test_short_loops_are_kept_rolled():
+    """An innermost loop of 16-64 iterations gets unroll.disable (LLVM would unroll it whole and
+    vectorise the loop around it with gathers); shorter and longer ones are left alone, and a
+    short loop with a long body gets both hints."""
+    hinted = add_loop_hints(_counted(32))
     assert "br label %loop, !llvm.loop !0" in hinted
     assert "!0 = distinct !{!0, !1}" in hinted and '!1 = !{!"llvm.loop.unroll.disable"}' in hinted
-    both = add_loop_hints(_function(LONG_BODY).replace("fadd float %v0 ", "fadd float %v0 ").replace(
-        "%v0 = fadd float", "%v0 = fadd reassoc float"))
-    assert "!0 = distinct !{!0, !1, !2}" in both or "!0 = distinct !{!0, !2, !1}" in both
+    for bound in (8, 1024):
+        assert add_loop_hints(_counted(bound)) == _counted(bound)
+    both = add_loop_hints(_counted(64, LONG_BODY))
+    assert "!0 = distinct !{!0, !1, !2}" in both
     assert '!"llvm.loop.interleave.count", i32 2' in both and '!"llvm.loop.unroll.disable"' in both
