@@ -105,7 +105,7 @@ def ir_key(module) -> list:
         return numbers.setdefault(id(x), len(numbers))
 
     def attr(a):
-        if isinstance(a, DenseElementsAttr) and a.hex is None:  # `dense<1>` = `dense<[1]>` : tensor<1xi64>
+        if isinstance(a, DenseElementsAttr) and not a.is_raw:  # `dense<1>` = `dense<[1]>` : tensor<1xi64>
             n = 1
             for d in a.shape:
                 n *= d

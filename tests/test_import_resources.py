@@ -9,7 +9,11 @@ from mlirtext.analysis.hover import hover
 from mlirtext.api import parse_and_verify, to_text
 from mlirtext.importers.common import ImportFailed, require, spec_shape_dtype
 from mlirtext.interpreter import Interpreter
+from mlirtext.ir.arrays import attr_to_array
+from mlirtext.ir.dense import DenseElementsAttr, parse_dense
 from mlirtext.ir.locations import describe
+from mlirtext.ir.resources import MetadataError, parse_metadata
+from mlirtext.ir.types import RankedTensorType, f32
 
 import pytest
 
@@ -73,6 +77,28 @@ def test_a_blob_of_the_wrong_size_stays_a_resource_as_in_mlir():
 def test_an_unreadable_metadata_block_is_an_error():
     result = parse_and_verify(RESOURCES.replace("mask: ", "mask "), "broken.mlir")
     assert not result.ok and "file metadata: expected 'key: value'" in result.diagnostics[0].message
+
+
+def test_metadata_strings_with_escapes_read_as_before():
+    # (strings are found by searching for their closing quote, not stepped through by a regex)
+    entries = parse_metadata('{-# a: "x\\"y", b: {c: "q\\\\", d: w}, e: "" #-}')
+    assert entries == {"a": '"x\\"y"', "b": {"c": '"q\\\\"', "d": "w"}, "e": '""'}
+    for bad in ('{-# a: "open #-}', '{-# a: "x\\\ny" #-}'):   # unclosed; a backslash before a newline
+        with pytest.raises(MetadataError, match="unexpected text in the metadata block"):
+            parse_metadata(bad)
+
+
+def test_a_weight_made_from_bytes_is_the_constant_its_hex_spells():
+    t = RankedTensorType((2, 2), f32)
+    made = DenseElementsAttr(t, raw=WEIGHTS.tobytes())
+    spelled = parse_dense('"0x' + WEIGHTS.tobytes().hex() + '"', t)   # lower case, as a user may write it
+    assert made == spelled and hash(made) == hash(spelled) and made.is_raw and spelled.is_raw
+    assert made.hex == "0x" + WEIGHTS.tobytes().hex().upper()   # printed as MLIR prints it
+    assert spelled.hex == "0x" + WEIGHTS.tobytes().hex()         # the source's spelling kept
+    np.testing.assert_array_equal(attr_to_array(made, t), WEIGHTS)
+    np.testing.assert_array_equal(attr_to_array(spelled, t), WEIGHTS)
+    assert made != DenseElementsAttr(t, raw=(WEIGHTS + 1).tobytes())
+    assert not parse_dense("[[1.5, -2.0], [0.25, 4.0]]", t).is_raw
 
 
 def test_a_handle_without_a_blob_stays_and_running_it_says_so():

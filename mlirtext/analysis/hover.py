@@ -190,7 +190,7 @@ def _attr(doc: Document, t: Target, sections) -> str:
         if isinstance(value, DenseElementsAttr):
             count = getattr(value.type, "num_elements", None)
             kind = "splat (one value repeated)" if value.splat else \
-                ("raw bytes (hex)" if value.hex is not None else "listed values")
+                ("raw bytes (hex)" if value.is_raw else "listed values")
             text = f"dense elements attribute `{name}` of `{value.type}`: {kind}"
             if count is not None:
                 text += f"; {count:,} element{'' if count == 1 else 's'}"

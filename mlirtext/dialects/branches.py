@@ -69,7 +69,7 @@ def write_successor(p, block, values) -> None:
 
 
 def case_values(attr) -> list:
-    if not isinstance(attr, DenseElementsAttr) or attr.hex is not None:
+    if not isinstance(attr, DenseElementsAttr) or attr.is_raw:
         return []
     if attr.splat:
         n = getattr(attr.type, "num_elements", None) or 0

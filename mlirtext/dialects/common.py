@@ -129,7 +129,7 @@ def splat_value(attr):
     """The one value every element of a constant attribute has (a Python number), or None."""
     if isinstance(attr, (IntegerAttr, FloatAttr)):
         return attr.value
-    if isinstance(attr, DenseElementsAttr) and attr.hex is None and attr.values:
+    if isinstance(attr, DenseElementsAttr) and not attr.is_raw and attr.values:
         first = attr.values[0]
         if attr.splat or all(v == first for v in attr.values):
             return first if not isinstance(first, str) else None

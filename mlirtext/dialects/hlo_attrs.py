@@ -60,7 +60,7 @@ def int_list(attr) -> Optional[list[int]]:
     if isinstance(attr, DenseArrayAttr):
         return [int(v) for v in attr.values]
     if isinstance(attr, DenseElementsAttr):
-        if attr.hex is not None:
+        if attr.is_raw:
             return None
         try:
             vals = [int(v) for v in attr.values]

@@ -170,7 +170,7 @@ def _const_shape_values(value) -> Optional[list]:
         return None
     dense = op.attributes.get("values")
     vals = getattr(dense, "values", None)
-    if vals is None or getattr(dense, "hex", None) is not None:
+    if vals is None or getattr(dense, "is_raw", False):
         return None
     n = shape_rank(op.results[0].type)
     if getattr(dense, "splat", False) and n is not None and vals:

@@ -35,7 +35,7 @@ def _main(module: Operation) -> Operation:
 def _constant_attr(value: np.ndarray, t) -> DenseElementsAttr:
     if not isinstance(t, T.RankedTensorType) or tuple(t.shape) != value.shape:
         raise CannotBake(f"a weight of shape {value.shape} is passed as {t}")
-    return DenseElementsAttr(t, (), False, "0x" + np.ascontiguousarray(value).tobytes().hex().upper())
+    return DenseElementsAttr(t, raw=np.ascontiguousarray(value).tobytes())
 
 
 def bake_weights(module: Operation, values: list, level: str) -> None:

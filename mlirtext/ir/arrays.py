@@ -224,8 +224,8 @@ def dense_to_array(attr: DenseElementsAttr, dtype: np.dtype, shape: tuple) -> np
     """The array of a dense literal (limits.MemoryLimitError, before it is made, when it is above
     the memory limit: a splat of 10^11 elements is one value in the text)."""
     check_array(shape, dtype.itemsize, attr.type)
-    if attr.hex is not None:
-        raw = bytes.fromhex(attr.hex[2:])
+    if attr.is_raw:
+        raw = attr.raw_bytes()
         count = int(np.prod(shape)) if shape else 1
         if dtype.kind == "b" and len(raw) * 8 >= count and len(raw) != count:
             flat = np.unpackbits(np.frombuffer(raw, np.uint8), bitorder="little")[:count].astype(bool)
@@ -283,7 +283,7 @@ def array_to_attr(value: np.ndarray, type: T.Type):
         elif float_bits_hex(0.0, elt.name) is not None:
             values = tuple(float_bits_hex(float(v), elt.name) for v in items)
         else:  # formats without a decimal form that round-trips here: raw bytes
-            return DenseElementsAttr(type, (), False, "0x" + np.ascontiguousarray(flat).tobytes().hex().upper())
+            return DenseElementsAttr(type, raw=np.ascontiguousarray(flat).tobytes())
     elif isinstance(elt, T.ComplexType):
         values = tuple((float(v.real), float(v.imag)) for v in items)
     else:
@@ -299,8 +299,7 @@ def array_to_bytes_attr(value: np.ndarray, type: T.ShapedType) -> DenseElementsA
     """`value` as a dense attribute of its raw bytes (`dense<"0x...">`, as torch-mlir writes
     weights): for the large arrays the compiler makes itself (packed weights), where a decimal
     attribute costs a Python float per element to make and again to read."""
-    raw = np.ascontiguousarray(value, dtype=dtype_of(type)).tobytes()
-    return DenseElementsAttr(type, (), False, "0x" + raw.hex().upper())
+    return DenseElementsAttr(type, raw=np.ascontiguousarray(value, dtype=dtype_of(type)).tobytes())
 
 
 def _is_splat(flat: np.ndarray) -> bool:

@@ -1,7 +1,7 @@
 """`dense<...>` and `dense_resource<...>` elements attributes.
 
 The body is parsed once into a flat tuple of Python scalars (or kept as the hex
-blob the source wrote); the interpreter turns it into a numpy array when it runs.
+blob the source wrote, or as raw bytes); the interpreter turns it into a numpy array when it runs.
 """
 from __future__ import annotations
 
@@ -25,10 +25,16 @@ class DenseParseError(ValueError):
 
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
 class DenseElementsAttr(Attribute):
+    """Listed `values`, or raw bytes: `hex_text` as the source wrote it (`dense<"0x...">`) or `raw`,
+    the bytes themselves (a weight read from a resource blob, a layout the compiler made). Each form
+    of raw bytes gives the other on demand (`hex`, `raw_bytes()`): a model's weights go from blob to
+    array to a packed layout and into the module file without a hex string made and read back at
+    each step (a third of a ViT's compile time)."""
     type: Type
     values: tuple = ()          # flat, row-major; one value when `splat`
     splat: bool = False
-    hex: Optional[str] = None   # "0x..." when the source gave raw bytes
+    hex_text: Optional[str] = None   # "0x..." when the source gave raw bytes
+    raw: Optional[bytes] = None      # those bytes (made from `hex_text` when first asked for)
     #: the hash, once computed: CSE hashes an op's attributes at every scope it looks in, and a
     #: folded constant's tuple of tens of thousands of values is hashed element by element each time
     _hash: Optional[int] = field(default=None, init=False, compare=False)
@@ -50,11 +56,44 @@ class DenseElementsAttr(Attribute):
 
     def __reduce__(self):
         # (without the cached hash: strings hash differently in another process)
-        return DenseElementsAttr, (self.type, self.values, self.splat, self.hex)
+        return DenseElementsAttr, (self.type, self.values, self.splat, self.hex_text, self.raw)
+
+    @property
+    def is_raw(self) -> bool:
+        """Whether the elements are raw bytes (`dense<"0x...">`), not listed values."""
+        return self.hex_text is not None or self.raw is not None
+
+    @property
+    def hex(self) -> Optional[str]:
+        """The raw bytes as printed, `"0x..."` (upper-case hex when made from bytes); None for
+        listed values."""
+        if self.hex_text is None and self.raw is not None:
+            object.__setattr__(self, "hex_text", "0x" + self.raw.hex().upper())
+        return self.hex_text
+
+    def raw_bytes(self) -> bytes:
+        """The raw bytes (ValueError when the source's hex string is not hex digits; a
+        listed-values attribute has none: ValueError too)."""
+        if self.raw is None:
+            if self.hex_text is None:
+                raise ValueError("a dense attribute of listed values has no raw bytes")
+            object.__setattr__(self, "raw", bytes.fromhex(self.hex_text[2:]))
+        return self.raw
+
+    def with_type(self, type: Type) -> "DenseElementsAttr":
+        """The same elements as a value of `type` (a reshape: the same element type and count)."""
+        return DenseElementsAttr(type, self.values, self.splat, self.hex_text, self.raw)
 
     @property
     def key(self):
-        return (self.type, self.values, self.splat, self.hex)
+        # (the bytes, not their spelling: "0xab" and "0xAB" are the same constant, and a weight
+        # made from bytes is hashed without printing it)
+        if not self.is_raw:
+            return (self.type, self.values, self.splat, None)
+        try:
+            return (self.type, self.values, self.splat, self.raw_bytes())
+        except ValueError:   # (not hex digits: the verifier says so; the text is the key)
+            return (self.type, self.values, self.splat, self.hex_text)
 
     @property
     def element_type(self) -> Type:
@@ -68,7 +107,7 @@ class DenseElementsAttr(Attribute):
         return f"dense<{self.body_text()}> : {self.type}"
 
     def body_text(self) -> str:
-        if self.hex is not None:
+        if self.is_raw:
             return f'"{self.hex}"'
         fmt = _formatter(self.element_type)
         if self.splat:
@@ -122,7 +161,7 @@ def parse_dense(body: str, type: Type) -> DenseElementsAttr:
         raise DenseParseError(f"elements literal type must have static shape, got {type}")
     elt = type.element
     if text.startswith('"0x') and text.endswith('"'):
-        return DenseElementsAttr(type, hex=text[1:-1])
+        return DenseElementsAttr(type, hex_text=text[1:-1])
     if text == "":
         if type.num_elements != 0:
             raise DenseParseError(f"expected {type.num_elements} elements for {type}, got none")

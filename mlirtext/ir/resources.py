@@ -17,7 +17,10 @@ from .types import IntegerType, ShapedType, element_type
 
 Entries = dict  # name -> str (a quoted value, kept with its quotes, or a bare word) | Entries
 
-_TOKEN = re.compile(r'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([{}:,])|([^\s{}:,"]+))')
+#: a token's start: a quote (the string's end is found by `_string_end`), punctuation or a bare word
+_TOKEN = re.compile(r'\s*(?:(")|([{}:,])|([^\s{}:,"]+))')
+#: a string with escapes (a backslash escapes any character but a newline)
+_ESCAPED = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
 class MetadataError(ValueError):
@@ -29,21 +32,44 @@ def parse_metadata(text: str) -> Entries:
     body = text.strip()
     if not (body.startswith("{-#") and body.endswith("#-}")):
         raise MetadataError("a metadata block starts with '{-#' and ends with '#-}'")
-    entries, _ = _entries(_tokens(body[3:-3]), 0, closing=None)
+    entries, _ = _entries(_tokens(body, 3, len(body) - 3), 0, closing=None)
     return entries
 
 
-def _tokens(text: str) -> list[str]:
-    out, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
+def _tokens(text: str, pos: int, stop: int) -> list[str]:
+    """The tokens of `text[pos:stop]` (read in place: a weight's blob is tens of megabytes)."""
+    out = []
+    while pos < stop:
+        m = _TOKEN.match(text, pos, stop)
         if m is None or m.end() == pos:
-            if text[pos:].strip():
-                raise MetadataError(f"unexpected text in the metadata block: {text[pos:pos + 20]!r}")
+            if text[pos:stop].strip():
+                raise MetadataError(f"unexpected text in the metadata block: {text[pos:min(pos + 20, stop)]!r}")
             break
-        out.append(m.group(1) or m.group(2) or m.group(3))
-        pos = m.end()
+        if m.group(1):
+            end = _string_end(text, m.end(), stop)
+            if end == -1 or text.find("\\", m.end(), end) != -1 and not _ESCAPED.fullmatch(text, m.start(1), end):
+                raise MetadataError(f"unexpected text in the metadata block: {text[pos:min(pos + 20, stop)]!r}")
+            out.append(text[m.start(1):end])
+            pos = end
+        else:
+            out.append(m.group(2) or m.group(3))
+            pos = m.end()
     return out
+
+
+def _string_end(text: str, pos: int, stop: int) -> int:
+    """Just past the quote that closes the string whose body starts at `pos` (a quote after an even
+    run of backslashes), or -1. A search for the quote, not a regex stepping through each character."""
+    while True:
+        quote = text.find('"', pos, stop)
+        if quote == -1:
+            return -1
+        escape = quote
+        while escape > pos and text[escape - 1] == "\\":
+            escape -= 1
+        if (quote - escape) % 2 == 0:
+            return quote + 1
+        pos = quote + 1
 
 
 def _entries(tokens: list[str], pos: int, closing: Optional[str]) -> tuple[Entries, int]:
@@ -84,11 +110,11 @@ def _format(entries: Entries, depth: int) -> str:
 
 def blob_bytes(quoted: str) -> bytes:
     """The data of a resource blob: `"0x" + 4-byte little-endian alignment + data`, as hex."""
-    text = quoted.strip('"')
-    if not text.startswith("0x") or len(text) < 10:
+    start, stop = (1, len(quoted) - 1) if len(quoted) >= 2 and quoted[0] == quoted[-1] == '"' else (0, len(quoted))
+    if not quoted.startswith("0x", start, stop) or stop - start < 10:
         raise MetadataError("a resource blob is a hex string \"0x...\" starting with its 4-byte alignment")
     try:
-        return bytes.fromhex(text[10:])
+        return bytes.fromhex(quoted[start + 10:stop])   # (one copy of tens of megabytes, not three)
     except ValueError:
         raise MetadataError("a resource blob holds hex digits only") from None
 
@@ -98,7 +124,7 @@ def dense_from_blob(data: bytes, type) -> DenseElementsAttr:
     if isinstance(element_type(type), IntegerType) and element_type(type).width == 1:
         import numpy as np  # here, for i1 blobs only: every parse imports this module, and numpy costs 0.1 s
         data = np.packbits(np.frombuffer(data, np.uint8) != 0, bitorder="little").tobytes()
-    return DenseElementsAttr(type, (), False, "0x" + data.hex().upper())
+    return DenseElementsAttr(type, raw=data)
 
 
 def _expected_bytes(type) -> Optional[int]:

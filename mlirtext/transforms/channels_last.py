@@ -106,11 +106,11 @@ class FoldTransposeOfConstant(RewritePattern):
         value = constant_value(source)
         if isinstance(value, DenseElementsAttr):
             t = op.results[0].type
-            if value.splat and value.hex is None:
+            if value.splat and not value.is_raw:
                 folded = DenseElementsAttr(t, value.values, splat=True)
             else:
                 array = np.ascontiguousarray(np.transpose(attr_to_array(value, source.type), perm))
-                if value.hex is not None and not value.splat and T.element_type(t) != T.i1:
+                if value.is_raw and not value.splat and T.element_type(t) != T.i1:
                     # raw bytes in, raw bytes out: an imported model's weights stay as compact as
                     # the importer wrote them (not a decimal per element)
                     folded = array_to_bytes_attr(array, t)

@@ -142,7 +142,7 @@ def _splat_scalar(value):
         return None
     attr = const.attributes.get("value")
     elt = T.element_type(value.type)
-    if not isinstance(attr, DenseElementsAttr) or attr.hex is not None or \
+    if not isinstance(attr, DenseElementsAttr) or attr.is_raw or \
             not isinstance(elt, (T.FloatType, T.IntegerType)) or \
             not (attr.splat or len(attr.values) == 1 or value.type.num_elements == 1):
         return None

@@ -115,7 +115,7 @@ def _print_convolution(p, op) -> None:
             continue
         used.append(key)
         if key == "padding":
-            need(isinstance(a, DenseElementsAttr) and len(a.shape) == 2 and a.shape[1] == 2 and a.hex is None)
+            need(isinstance(a, DenseElementsAttr) and len(a.shape) == 2 and a.shape[1] == 2 and not a.is_raw)
             n = a.shape[0]
             vals = list(a.values) * (2 * n) if a.splat else list(a.values)
             need(len(vals) == 2 * n)

@@ -51,7 +51,7 @@ def _reduce_dims(op) -> list:
     """The reduce dimensions in the attribute kind the prefix's custom syntax reads back."""
     a = op.attr("dimensions")
     if prefix_of(op.name) == "mhlo":
-        need(isinstance(a, DenseElementsAttr) and a.hex is None and len(a.shape) == 1
+        need(isinstance(a, DenseElementsAttr) and not a.is_raw and len(a.shape) == 1
               and a.type.element == T.i64)
         return [int(v) for v in (list(a.values) * a.shape[0] if a.splat else a.values)]
     return arr(op, "dimensions")

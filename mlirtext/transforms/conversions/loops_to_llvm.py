@@ -584,7 +584,7 @@ class ModuleLowering:
             attrs["value"] = _narrow_bits(value, t, count)
         elif isinstance(value, DenseElementsAttr):
             flat = T.RankedTensorType((count,), t.element)
-            attrs["value"] = DenseElementsAttr(flat, value.values, value.splat, value.hex)
+            attrs["value"] = value.with_type(flat)
         return Operation("llvm.mlir.global", (), (), attrs, span=op.span, location=op.location)
 
     def run(self) -> None:
