@@ -163,3 +163,15 @@ def test_argument_specs(spec, shape, dtype):
 def test_bad_argument_specs_say_what_is_expected(spec):
     with pytest.raises(ImportFailed, match="like 4x8xf32"):
         spec_shape_dtype(spec)
+
+
+def test_hex_dense_bodies_end_at_their_closing_quote():
+    # (found by a search for the quote: an ONNX weight's body is megabytes of hex)
+    text = ('func.func @main() -> (tensor<2x2xf32>, tensor<2x2xf32>) {\n'
+            f'  %a = arith.constant dense<"0x{WEIGHTS.tobytes().hex().upper()}" > : tensor<2x2xf32>\n'
+            f'  %b = arith.constant dense<"0x{WEIGHTS.tobytes().hex()}"> : tensor<2x2xf32>\n'
+            '  return %a, %b : tensor<2x2xf32>, tensor<2x2xf32>\n}\n')
+    result = parse_and_verify(text, "hex.mlir")
+    assert result.ok, result.diagnostics
+    for got in Interpreter(result.module).call("main", []):
+        np.testing.assert_array_equal(got, WEIGHTS)

@@ -181,7 +181,17 @@ def _metadata_close(text: str, pos: int, stop: int) -> int:
 
 
 def _dense_end(text: str, pos: int, stop: int, memo: dict | None = None) -> int:
-    """Fast path for `dense<...>`: bodies hold no angle brackets outside strings."""
+    """Fast path for `dense<...>`: bodies hold no angle brackets outside strings. A hex body,
+    `dense<"0x...">` (an ONNX model's weights, megabytes each), ends at its closing quote: found by
+    a search, not by the bracket scanner's regex stepping through every digit."""
+    if text.startswith('"', pos + 1, stop):
+        quote = text.find('"', pos + 2, stop)
+        if quote != -1 and text.find("\\", pos + 2, quote) == -1:
+            close = quote + 1
+            while close < stop and text[close] in " \t\r\n":
+                close += 1
+            if close < stop and text[close] == ">":
+                return close + 1
     close = text.find(">", pos, stop)
     limit = close if close != -1 else stop
     if close != -1 and text.find('"', pos, limit) == -1 and text.find("<", pos + 1, limit) == -1:
