@@ -216,3 +216,30 @@ def test_a_transformer_block_matches_the_interpreter_with_every_matmul_on_the_mi
     residual = [e for e in epilogues if e.endswith(", addf+addf epilogue")]
     gelu = [e for e in epilogues if e.endswith(", addf+powf+mulf+addf+mulf+tanh+addf+mulf+mulf epilogue")]
     assert (len(plain), len(residual), len(gelu), len(epilogues)) == (3, 2, 1, 6), epilogues
+
+
+ALL_MASKED = """func.func @main(%x: tensor<4x37xf32>) -> (tensor<4x37xf32>, tensor<4xi1>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<4x37xf32>
+  %m = stablehlo.compare EQ, %x, %ninf : (tensor<4x37xf32>, tensor<4x37xf32>) -> tensor<4x37xi1>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %all = stablehlo.reduce(%m init: %t) applies stablehlo.and across dimensions = [1] : (tensor<4x37xi1>, tensor<i1>) -> tensor<4xi1>
+  %b = stablehlo.broadcast_in_dim %all, dims = [0] : (tensor<4xi1>) -> tensor<4x37xi1>
+  %z = stablehlo.constant dense<0.0> : tensor<4x37xf32>
+  %r = stablehlo.select %b, %z, %x : tensor<4x37xi1>, tensor<4x37xf32>
+  return %r, %all : tensor<4x37xf32>, tensor<4xi1>
+}
+"""
+
+
+def test_a_mask_in_memory_is_read_as_bytes_and_vectorises():
+    # (torch's softmax tests whether a row is all -inf: LLVM scalarised each i1 load of the mask)
+    x = np.random.default_rng(0).standard_normal((4, 37)).astype(np.float32)
+    x[1] = -np.inf
+    x[3, 5] = -np.inf
+    compiled = compile_source(ALL_MASKED, "t.mlir")
+    assert "load i1" not in compiled.llvm_ir and "load <" in compiled.llvm_ir
+    got = load_module(pack(compiled), "local-sync").main(x)
+    want = Interpreter(parse_and_verify(ALL_MASKED).module).call("main", [x])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert list(np.asarray(got[1])) == [False, True, False, False]

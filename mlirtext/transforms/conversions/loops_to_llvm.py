@@ -328,13 +328,25 @@ class FunctionLowering:
                          {"elem_type": TypeAttr(convert_type(memref.type.element)),
                           "rawConstantIndices": DenseArrayAttr(T.i32, (GEP_DYNAMIC,))}, origin).result
 
+    # An i1 element is a byte in memory (0 or 1, as numpy's bools): it is loaded and stored as that
+    # byte, truncated and zero-extended. (LLVM does not vectorise loads of i1, whose size is not its
+    # store size: a loop over a mask became a thousand scalar loads and insertelements, a fifth of a
+    # ViT's LLVM time for its softmax's all-masked test, and slower code.)
     def _load(self, op: Operation) -> None:
         ptr = self.address(op.operand("memref"), [self.v(i) for i in op.operands_named("indices")], op)
-        self.map_results(op, self.emit("llvm.load", [ptr], [convert_type(op.results[0].type)], None, op))
+        t = convert_type(op.results[0].type)
+        if t == T.i1:
+            byte = self.emit("llvm.load", [ptr], [T.i8], None, op).result
+            self.map_results(op, self.emit("llvm.trunc", [byte], [t], None, op))
+            return
+        self.map_results(op, self.emit("llvm.load", [ptr], [t], None, op))
 
     def _store(self, op: Operation) -> None:
         ptr = self.address(op.operand("memref"), [self.v(i) for i in op.operands_named("indices")], op)
-        self.emit("llvm.store", [self.v(op.operand("value")), ptr], (), None, op)
+        value = self.v(op.operand("value"))
+        if value.type == T.i1:
+            value = self.emit("llvm.zext", [value], [T.i8], None, op).result
+        self.emit("llvm.store", [value, ptr], (), None, op)
 
     def _alloc(self, op: Operation) -> None:
         t = op.results[0].type
