@@ -88,14 +88,15 @@ def _weights(constants: dict) -> tuple[bytes, dict]:
     for name, array in constants.items():
         raw = np.ascontiguousarray(array).view(portable_dtype(array.dtype))
         flat = raw.reshape(-1).view(np.uint8).reshape(raw.size, raw.dtype.itemsize)
-        splat = raw.size > 1 and bool((flat == flat[0]).all())
-        data = flat[:1].tobytes() if splat else raw.tobytes()
+        # (the first two elements first: a weight differs there, and is not compared whole)
+        splat = raw.size > 1 and bool((flat[1] == flat[0]).all()) and bool((flat == flat[0]).all())
+        data = flat[:1].reshape(-1) if splat else flat.reshape(-1)   # (bytes joined once, not copied first)
         pad = -size % ALIGNMENT
         parts += [bytes(pad), data]
         size += pad
         records[name] = {"offset": size, "shape": list(array.shape), "dtype": raw.dtype.str,
                          "dtype_name": array.dtype.name, **({"splat": True} if splat else {})}
-        size += len(data)
+        size += data.nbytes
     return b"".join(parts), records
 
 
