@@ -175,3 +175,15 @@ def test_hex_dense_bodies_end_at_their_closing_quote():
     assert result.ok, result.diagnostics
     for got in Interpreter(result.module).call("main", []):
         np.testing.assert_array_equal(got, WEIGHTS)
+
+
+def test_a_raw_weight_pickles_in_one_form():
+    # (the source's hex, where there is one, not the bytes made from it as well)
+    import pickle
+    t = RankedTensorType((2, 2), f32)
+    spelled = parse_dense('"0x' + WEIGHTS.tobytes().hex() + '"', t)
+    spelled.raw_bytes()
+    again = pickle.loads(pickle.dumps(spelled))
+    assert again.raw is None and again.hex == spelled.hex and again == spelled
+    made = pickle.loads(pickle.dumps(DenseElementsAttr(t, raw=WEIGHTS.tobytes())))
+    assert made.raw == WEIGHTS.tobytes() and made == spelled

@@ -55,8 +55,10 @@ class DenseElementsAttr(Attribute):
         object.__setattr__(self, "array_memo", (dtype, shape, array))
 
     def __reduce__(self):
-        # (without the cached hash: strings hash differently in another process)
-        return DenseElementsAttr, (self.type, self.values, self.splat, self.hex_text, self.raw)
+        # (without the cached hash: strings hash differently in another process; raw bytes made
+        # from the source's hex are made again there, not sent twice)
+        raw = self.raw if self.hex_text is None else None
+        return DenseElementsAttr, (self.type, self.values, self.splat, self.hex_text, raw)
 
     @property
     def is_raw(self) -> bool:
@@ -92,7 +94,7 @@ class DenseElementsAttr(Attribute):
             return (self.type, self.values, self.splat, None)
         try:
             return (self.type, self.values, self.splat, self.raw_bytes())
-        except ValueError:   # (not hex digits: the verifier says so; the text is the key)
+        except ValueError:   # (not hex digits, which reading the values reports: the text is the key)
             return (self.type, self.values, self.splat, self.hex_text)
 
     @property
