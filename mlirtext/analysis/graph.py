@@ -110,7 +110,7 @@ def _value_name(value: Value, default: Optional[str] = None) -> str:
 def _op_label(op: Operation) -> str:
     """The op's name without its dialect, with its callee for a call (`dot_general`, `call @f`)."""
     short = op.name.split(".", 1)[-1]
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     return f"{short} {callee}" if callee is not None else short
 
 

@@ -99,7 +99,7 @@ def _symbol(doc: Document, t: Target, sections) -> str:
 
 def symbol_signature(op: Operation) -> str:
     name = op.sym_name
-    ftype = getattr(op.attributes.get("function_type"), "type", None)
+    ftype = getattr(op.attr("function_type"), "type", None)
     if op.name == "func.func" and hasattr(ftype, "inputs"):
         args = ", ".join(str(t) for t in ftype.inputs)
         results = ", ".join(str(t) for t in ftype.results)

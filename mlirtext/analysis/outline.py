@@ -70,7 +70,7 @@ def _op_symbol(parsed: ParsedPiece, op: Operation) -> Optional[Symbol]:
     if where is None:
         span = op.name_span or op.span
         where = (span.start, max(span.end, span.start)) if span.source is parsed.source else (0, 0)
-    ftype = op.attributes.get("function_type")
+    ftype = op.attr("function_type")
     sym = Symbol(name or "module", _KINDS.get(op.name, "variable"), op.span.start, op.span.end, *where,
                  detail=str(ftype) if ftype is not None else op.name)
     if is_module:

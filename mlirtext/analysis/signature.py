@@ -37,7 +37,7 @@ def signature_at(doc: Document, offset: int) -> Optional[tuple[str, list[str], i
     if found is None:
         return None
     _, fn = found
-    ftype = getattr(fn.attributes.get("function_type"), "type", None)
+    ftype = getattr(fn.attr("function_type"), "type", None)
     if ftype is None or not hasattr(ftype, "inputs"):
         return None
     args = fn.regions[0].blocks[0].arguments if fn.regions and fn.regions[0].blocks else []

@@ -74,7 +74,7 @@ def flags_directive(owner: Dialect) -> Custom:
 
 def _rounding_words(p, op) -> tuple[str, tuple]:
     """` to_nearest_even` (the custom form's rounding word) and the key it stands for."""
-    mode = op.attributes.get("roundingmode")
+    mode = op.attr("roundingmode")
     if "roundingmode" in dialect.ops[op.name].properties and isinstance(mode, IntegerAttr) and \
             mode.type == T.i32 and 0 <= mode.value < len(ROUNDING_MODES):
         return " " + ROUNDING_MODES[mode.value], ("roundingmode",)

@@ -107,7 +107,7 @@ def build_cond_br(ctx, name: str, children):
 def print_cond_br(p, op) -> None:
     cond, t, f = operand_segments(op, 3)
     p.write(op.name, " ", p.value(cond[0]))
-    weights = op.attributes.get("branch_weights")
+    weights = op.attr("branch_weights")
     if isinstance(weights, DenseArrayAttr):
         p.write(" weights([", ", ".join(str(w) for w in weights.values), "])")
     p.write(", ")

@@ -11,7 +11,7 @@ dialect = Dialect("builtin", grammar="builtin")
 
 def _print_module(p, op) -> None:
     p.write("module")
-    name = op.attributes.get("sym_name")
+    name = op.attr("sym_name")
     if isinstance(name, StringAttr):
         p.write(" " + p.symbol(name.value))
     if "sym_visibility" in op.attributes:

@@ -62,7 +62,7 @@ def _print_switch(p, op) -> None:
     indent = "  " * (p.level + 1)
     lines = []
     entries = [("default", op.successors[0], groups[0])]
-    entries += list(zip(case_values(op.attributes.get("case_values")), op.successors[1:], groups[1:]))
+    entries += list(zip(case_values(op.attr("case_values")), op.successors[1:], groups[1:]))
     for key, block, values in entries:
         mark = len(p.out)
         write_successor(p, block, values)
@@ -78,7 +78,7 @@ def _verify_switch(op) -> None:
     flag = op.operand("flag").type if op.operands else None
     if not isinstance(flag, T.IntegerType):  # iree-opt 3.13: index is not accepted
         raise VerifyError(f"invalid kind of type specified: expected builtin.integer, but found '{flag}'")
-    values = case_values(op.attributes.get("case_values"))
+    values = case_values(op.attr("case_values"))
     if len(values) != len(op.successors) - 1:
         raise VerifyError(f"number of case values ({len(values)}) should match number of case destinations "
                           f"({len(op.successors) - 1})")

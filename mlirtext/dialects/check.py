@@ -110,7 +110,7 @@ def _print_iree(p, op) -> None:
     elided = ["value"]
     if short in ALMOST:
         elided += ["atol", "rtol"]
-        atol, rtol = op.attributes.get("atol"), op.attributes.get("rtol")
+        atol, rtol = op.attr("atol"), op.attr("rtol")
         if isinstance(atol, FloatAttr) and _f32(atol.value) != _f32(DEFAULT_ATOL.value):
             p.write(", atol ", _number(atol))
         if isinstance(rtol, FloatAttr) and rtol.value != 0.0:
@@ -178,7 +178,7 @@ def _expect_count(op, n: int) -> None:
 
 
 def _check_value(op, lhs_type, names: str) -> None:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     if not isinstance(value, (DenseElementsAttr, DenseResourceAttr)):
         raise VerifyError("requires attribute 'value' (an elements attribute)")
     if value.type != lhs_type:

@@ -157,7 +157,7 @@ def dense_i32_array(values) -> DenseArrayAttr:
 
 def operand_segments(op, n: int) -> list:
     """The operand groups of an op with `operandSegmentSizes` (n groups)."""
-    sizes = op.attributes.get("operandSegmentSizes")
+    sizes = op.attr("operandSegmentSizes")
     if not isinstance(sizes, DenseArrayAttr) or len(sizes.values) != n:
         raise VerifyError("requires 'operandSegmentSizes' attribute with " + str(n) + " elements")
     if sum(sizes.values) != len(op.operands):

@@ -49,7 +49,7 @@ def _print_dynamic_constant(p, op) -> None:
 
 
 def _verify_dynamic_constant(op) -> None:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     if not isinstance(value, (DenseElementsAttr, DenseResourceAttr)):
         raise VerifyError("requires attribute 'value' (an elements attribute)")
     vt, rt = value.type, op.results[0].type
@@ -98,7 +98,7 @@ def _flow_tie_shape(ctx, children):
 
 # ---- flow.tensor.bitcast ----------------------------------------------------------------------
 def _bitcast_parts(op):
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) and len(seg.values) == 3 else \
         [1, len(op.operands) - 1, 0]
     src = op.operand("source")

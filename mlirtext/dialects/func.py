@@ -13,7 +13,7 @@ dialect = Dialect("func", grammar="func")
 
 # ---- func.func ----------------------------------------------------------------
 def function_type(op) -> FunctionType:
-    attr = op.attributes.get("function_type")
+    attr = op.attr("function_type")
     if isinstance(attr, TypeAttr) and isinstance(attr.type, FunctionType):
         return attr.type
     if attr is None:
@@ -32,7 +32,7 @@ def print_function(p, op) -> None:
     """`func.func @f(%a: i32) -> i32 {...}`; other function-like ops print the same way."""
     ftype = op.attr("function_type").type
     p.write(op.name, " ")
-    vis = op.attributes.get("sym_visibility")
+    vis = op.attr("sym_visibility")
     if isinstance(vis, StringAttr):
         p.write(vis.value, " ")
     p.write(p.symbol(op.attr("sym_name").value), "(")
@@ -59,9 +59,9 @@ def print_function(p, op) -> None:
 
 def verify_function(op) -> None:
     ftype = function_type(op)
-    if not isinstance(op.attributes.get("sym_name"), StringAttr):
+    if not isinstance(op.attr("sym_name"), StringAttr):
         raise VerifyError("requires attribute 'sym_name' (a string)")
-    vis = op.attributes.get("sym_visibility")
+    vis = op.attr("sym_visibility")
     if vis is not None and not (isinstance(vis, StringAttr) and vis.value in ("public", "private", "nested")):
         raise VerifyError(f'visibility expected to be one of ["public", "private", "nested"], but got {vis}')
     for key, what, count in (("arg_attrs", "argument", len(ftype.inputs)),

@@ -28,7 +28,7 @@ def _print_probe(p, op) -> None:
 def _verify_probe(op) -> None:
     if len(op.operands) != 1 or len(op.results) != 1:
         raise VerifyError("expects one operand and one result")
-    if not isinstance(op.attributes.get("probe_id"), StringAttr):
+    if not isinstance(op.attr("probe_id"), StringAttr):
         raise VerifyError("requires attribute 'probe_id'")
     operand = op.operand("operand").type
     if operand != op.results[0].type:

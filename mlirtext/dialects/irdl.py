@@ -67,7 +67,7 @@ def _verify_reference(op, ref) -> None:
 
 def _verify_base(op) -> None:
     _verify_parent(op)
-    ref, name = op.attributes.get("base_ref"), op.attributes.get("base_name")
+    ref, name = op.attr("base_ref"), op.attr("base_name")
     if (ref is None) == (name is None):
         raise VerifyError("the base type or attribute should be specified by either a name or a reference")
     if name is not None and not str(name.value).startswith(("!", "#")):
@@ -88,7 +88,7 @@ _NOUNS = {"irdl.parameters": "parameter", "irdl.operands": "operand", "irdl.resu
 
 def _verify_values(op) -> None:
     _verify_parent(op)
-    names = op.attributes.get("names")
+    names = op.attr("names")
     noun = _NOUNS[op.name]
     seen: dict = {}
     for i, name in enumerate(names.items if isinstance(names, ArrayAttr) else ()):
@@ -107,7 +107,7 @@ def _verify_operation(op) -> None:
     body = op.regions[0].blocks[0].ops if op.regions and op.regions[0].blocks else []
     named = {}
     for inner in body:
-        names = inner.attributes.get("names")
+        names = inner.attr("names")
         if inner.name in ("irdl.operands", "irdl.results", "irdl.regions") and isinstance(names, ArrayAttr):
             named[inner.name[5:]] = {n.value for n in names.items}
     for first, second in (("operands", "results"), ("regions", "results"), ("regions", "operands")):
@@ -198,7 +198,7 @@ def _symbol(ctx, children):
 
 
 def _print_base(p, op) -> None:
-    base = op.attributes.get("base_ref") or op.attributes.get("base_name")
+    base = op.attr("base_ref") or op.attr("base_name")
     p.write("irdl.base", f" {p.attr(base)}" if base is not None else "",
             p.op_attr_dict(op, elide=("base_ref", "base_name")))
 
@@ -254,8 +254,8 @@ def _parametric(ctx, children):
 
 # ---- what a definition declares: parameters, operands, results, attributes, regions ----------
 def _print_values(p, op) -> None:
-    names = op.attributes.get("names")
-    kinds = op.attributes.get("variadicity")
+    names = op.attr("names")
+    kinds = op.attr("variadicity")
     parts = []
     for i, v in enumerate(op.operands):
         name = f"{names.items[i].value}: " if isinstance(names, ArrayAttr) else ""
@@ -300,14 +300,14 @@ def _value(ctx, children):
 
 
 def _print_attributes(p, op) -> None:
-    names = op.attributes.get("attributeValueNames")
+    names = op.attr("attributeValueNames")
     entries = (f'"{n.value}" = {p.value(v)}' for n, v in zip(names.items, op.operands))
     p.write("irdl.attributes {", ", ".join(entries), "}")
 
 
 def _verify_attributes(op) -> None:
     _verify_parent(op)
-    names = op.attributes.get("attributeValueNames")
+    names = op.attr("attributeValueNames")
     items = names.items if isinstance(names, ArrayAttr) else ()
     if len(items) != len(op.operands):
         raise VerifyError(f"the number of attribute names and their constraints must be the same but got "
@@ -340,7 +340,7 @@ def _print_region(p, op) -> None:
     p.write("irdl.region")
     if "constrainedArguments" in op.attributes:
         p.write("(", p.values(op.operands), ")")
-    blocks = op.attributes.get("numberOfBlocks")
+    blocks = op.attr("numberOfBlocks")
     if blocks is not None:
         p.write(" with size ", str(blocks.value))
     p.write(p.op_attr_dict(op, elide=("constrainedArguments", "numberOfBlocks")))
@@ -348,7 +348,7 @@ def _print_region(p, op) -> None:
 
 def _verify_region(op) -> None:
     _verify_parent(op)
-    blocks = op.attributes.get("numberOfBlocks")
+    blocks = op.attr("numberOfBlocks")
     if blocks is not None and blocks.value < 1:
         raise VerifyError(f"the number of blocks is expected to be >= 1 but got {blocks.value}")
 
@@ -381,7 +381,7 @@ def _region_arguments(ctx, children):
 
 
 def _print_regions(p, op) -> None:
-    names = op.attributes.get("names")
+    names = op.attr("names")
     parts = [(f"{names.items[i].value}: " if isinstance(names, ArrayAttr) else "") + p.value(v)
              for i, v in enumerate(op.operands)]
     p.write("irdl.regions(", ", ".join(parts), ")", p.op_attr_dict(op, elide=("names",)))

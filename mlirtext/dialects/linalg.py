@@ -92,7 +92,7 @@ def int_values(attr):
 def segments(op) -> tuple[list, list]:
     """(inputs, inits) of a destination-style linalg op."""
     ops = op.operands
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     if isinstance(seg, DenseArrayAttr) and len(seg.values) == 2 and sum(seg.values) == len(ops):
         n = seg.values[0]
         return ops[:n], ops[n:]
@@ -298,7 +298,7 @@ def _ints_text(values) -> str:
 
 # ---- structured-op verification -----------------------------------------------------------------
 def explicit_indexing_maps(op):
-    attr = op.attributes.get("indexing_maps")
+    attr = op.attr("indexing_maps")
     if not isinstance(attr, ArrayAttr):
         return None
     maps = []
@@ -311,7 +311,7 @@ def explicit_indexing_maps(op):
 
 
 def _iterator_count(op):
-    attr = op.attributes.get("iterator_types")
+    attr = op.attr("iterator_types")
     return len(attr.items) if isinstance(attr, ArrayAttr) else None
 
 
@@ -424,7 +424,7 @@ def _verify_generic(op) -> None:
     maps = explicit_indexing_maps(op)
     if maps is None:
         raise VerifyError("requires an 'indexing_maps' array of affine maps")
-    its = op.attributes.get("iterator_types")
+    its = op.attr("iterator_types")
     if not isinstance(its, ArrayAttr):
         raise VerifyError("requires an 'iterator_types' array")
     for it in its.items:
@@ -703,7 +703,7 @@ def _verify_named(op) -> None:
 
 def _print_named(p, op) -> None:
     p.write(op.name)
-    maps = op.attributes.get("indexing_maps")
+    maps = op.attr("indexing_maps")
     elide = ["operandSegmentSizes", "linalg.memoized_indexing_maps", "indexing_maps"]
     default = DEFAULT_MAPS.get(op.name)
     if isinstance(maps, ArrayAttr) and not (default and _same_maps(maps, default)):
@@ -811,7 +811,7 @@ def _print_map_reduce(p, op) -> None:
         p.write(" { ", payload.name, _payload_attrs_text(p, payload), " }")
     p.write(_ins_outs(p, ins, inits))
     if op.name == "linalg.reduce":
-        p.write(" dimensions = ", _ints_text(int_values(op.attributes.get("dimensions")) or []))
+        p.write(" dimensions = ", _ints_text(int_values(op.attr("dimensions")) or []))
     p.write(p.attr_dict(op.attributes, elide=("dimensions",)))
     if payload is None and op.regions and op.regions[0].blocks:
         block = op.regions[0].blocks[0]
@@ -854,7 +854,7 @@ def _dims_text(shape) -> str:
 def _verify_reduce(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    dims = int_values(op.attributes.get("dimensions"))
+    dims = int_values(op.attr("dimensions"))
     if dims is None:
         raise VerifyError("requires a 'dimensions' attribute")
     if len(ins) != len(inits):
@@ -978,7 +978,7 @@ def _print_transpose_broadcast(p, op) -> None:
 def _verify_transpose(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    perm = int_values(op.attributes.get("permutation"))
+    perm = int_values(op.attr("permutation"))
     if perm is None:
         raise VerifyError("requires a 'permutation' attribute")
     if sorted(perm) != list(range(len(perm))):
@@ -1000,7 +1000,7 @@ def _verify_transpose(op) -> None:
 def _verify_broadcast(op) -> None:
     ins, inits = segments(op)
     verify_results(op, inits)
-    dims = int_values(op.attributes.get("dimensions"))
+    dims = int_values(op.attr("dimensions"))
     if dims is None:
         raise VerifyError("requires a 'dimensions' attribute")
     src, dst = _shape(ins[0].type), _shape(inits[0].type)
@@ -1109,14 +1109,14 @@ WINOGRAD_FMR = ("F_2_3", "F_4_3", "F_2_5")
 
 
 def _print_winograd(p, op) -> None:
-    fmr = op.attributes.get("fmr")
+    fmr = op.attr("fmr")
     p.write(op.name, p.attr_dict(op.attributes, elide=("fmr",)))
     p.write(f" fmr({WINOGRAD_FMR[fmr.value] if isinstance(fmr, IntegerAttr) and 0 <= fmr.value < 3 else fmr})")
     p.write(_ins_outs(p, op.operands[:1], op.operands[1:2]), _arrow(p, op))
 
 
 def _verify_winograd(op) -> None:
-    fmr = op.attributes.get("fmr")
+    fmr = op.attr("fmr")
     if not isinstance(fmr, IntegerAttr) or not 0 <= fmr.value < len(WINOGRAD_FMR):
         raise VerifyError("requires an 'fmr' attribute (F_2_3, F_4_3 or F_2_5)")
     if len(op.operands) != 2:
@@ -1143,7 +1143,7 @@ def _linalg_winograd(ctx, children):
 
 # ---- pack / unpack ----------------------------------------------------------------------------------
 def pack_operands(op):
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     ops = op.operands
     if op.name == "linalg.pack":
         n_pad = seg.values[2] if isinstance(seg, DenseArrayAttr) and len(seg.values) == 4 else 0
@@ -1156,11 +1156,11 @@ def _print_pack(p, op) -> None:
     p.write(op.name, " ", p.value(src))
     if pad is not None:
         p.write(f" padding_value({p.value(pad)} : {p.type(pad.type)})")
-    outer = int_values(op.attributes.get("outer_dims_perm"))
+    outer = int_values(op.attr("outer_dims_perm"))
     if outer:
         p.write(" outer_dims_perm = ", _ints_text(outer))
-    p.write(" inner_dims_pos = ", _ints_text(int_values(op.attributes.get("inner_dims_pos")) or []))
-    p.write(" inner_tiles = ", mixed_text(p, int_values(op.attributes.get("static_inner_tiles")) or [], tiles))
+    p.write(" inner_dims_pos = ", _ints_text(int_values(op.attr("inner_dims_pos")) or []))
+    p.write(" inner_tiles = ", mixed_text(p, int_values(op.attr("static_inner_tiles")) or [], tiles))
     p.write(" into ", p.value(dest))
     p.write(p.attr_dict(op.attributes, elide=("outer_dims_perm", "inner_dims_pos", "static_inner_tiles",
                                               "operandSegmentSizes")))
@@ -1175,9 +1175,9 @@ def _verify_pack(op) -> None:
     src, dest, pad, tiles = pack_operands(op)
     packed_type, unpacked_type = (dest.type, src.type) if op.name == "linalg.pack" else (src.type, dest.type)
     verify_results(op, [dest])
-    inner = int_values(op.attributes.get("inner_dims_pos")) or []
-    outer = int_values(op.attributes.get("outer_dims_perm")) or []
-    static = int_values(op.attributes.get("static_inner_tiles")) or []
+    inner = int_values(op.attr("inner_dims_pos")) or []
+    outer = int_values(op.attr("outer_dims_perm")) or []
+    static = int_values(op.attr("static_inner_tiles")) or []
     if len(static) != len(inner):
         raise VerifyError("number of tile sizes specified must match the specified number of original "
                           "dimensions to be tiled")
@@ -1301,7 +1301,7 @@ def _verify_index(op) -> None:
     parent = _enclosing_structured(op)
     if parent is None:
         raise VerifyError("expected parent op with LinalgOp interface")
-    dim = op.attributes.get("dim")
+    dim = op.attr("dim")
     if not isinstance(dim, IntegerAttr):
         raise VerifyError("requires a 'dim' attribute")
     loops = _num_loops(parent)

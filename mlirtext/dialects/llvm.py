@@ -110,14 +110,14 @@ def _overflow_attr(ctx, words) -> IntegerAttr:
 
 
 def _fastmath_text(op) -> str:
-    attr = op.attributes.get("fastmathFlags")
+    attr = op.attr("fastmathFlags")
     if isinstance(attr, OpaqueAttr) and attr.body not in ("", "none"):
         return f" fastmath<{', '.join(w.strip() for w in attr.body.split(','))}>"
     return ""
 
 
 def _overflow_text(op) -> str:
-    value = _int(op.attributes.get("overflowFlags"))
+    value = _int(op.attr("overflowFlags"))
     words = [w for bit, w in ((1, "nsw"), (2, "nuw")) if value & bit]
     return f" overflow<{', '.join(words)}>" if words else ""
 
@@ -268,7 +268,7 @@ def _print_cmp(p, op) -> None:
 
 
 def _verify_cmp(op) -> None:
-    pred = op.attributes.get("predicate")
+    pred = op.attr("predicate")
     names = _predicates(op.name)
     if not isinstance(pred, IntegerAttr) or not 0 <= pred.value < len(names):
         raise VerifyError(f"requires a 'predicate' attribute in 0..{len(names) - 1}")
@@ -524,12 +524,12 @@ def _atomic_text(op, key="ordering") -> str:
 
 
 def _scope_text(op) -> str:
-    scope = op.attributes.get("syncscope")
+    scope = op.attr("syncscope")
     return f" syncscope({escape_string(scope.value)})" if isinstance(scope, StringAttr) else ""
 
 
 def _align_text(op) -> str:
-    align = op.attributes.get("alignment")
+    align = op.attr("alignment")
     return f" <alignment = {align.value}>" if isinstance(align, IntegerAttr) else ""
 
 
@@ -641,7 +641,7 @@ GEP_FLAGS = {"nusw": 2, "nuw": 4, "inbounds": 3}  # inbounds = inbounds_flag (1)
 
 def gep_indices(op) -> list:
     """The op's indices in order: ints for constants, Values for SSA indices."""
-    raw = op.attributes.get("rawConstantIndices")
+    raw = op.attr("rawConstantIndices")
     values = iter(op.operands_named("dynamicIndices"))
     return [next(values) if i == DYNAMIC_INDEX else i for i in (raw.values if raw is not None else ())]
 
@@ -658,7 +658,7 @@ def _gep_flags_text(value: int) -> str:
 
 
 def _print_gep(p, op) -> None:
-    flags = _gep_flags_text(_int(op.attributes.get("noWrapFlags")))
+    flags = _gep_flags_text(_int(op.attr("noWrapFlags")))
     p.write("llvm.getelementptr ", flags + " " if flags else "", p.value(op.operand("base")), "[")
     p.write(", ".join(p.value(i) if not isinstance(i, int) else str(i) for i in gep_indices(op)), "]")
     p.write(p.attr_dict(op.attributes, elide=("rawConstantIndices", "elem_type", "noWrapFlags", "inbounds")))
@@ -670,10 +670,10 @@ def _verify_gep(op) -> None:
     base = op.operand("base").type
     if not LT.is_pointer_like(base):
         raise _type_error(0, "LLVM pointer type or LLVM dialect-compatible vector of LLVM pointer type", base)
-    elem = op.attributes.get("elem_type")
+    elem = op.attr("elem_type")
     if not isinstance(elem, TypeAttr):
         raise VerifyError("requires an 'elem_type' type attribute")
-    raw = op.attributes.get("rawConstantIndices")
+    raw = op.attr("rawConstantIndices")
     if not isinstance(raw, DenseArrayAttr):
         raise VerifyError("requires a 'rawConstantIndices' attribute")
     if sum(1 for i in raw.values if i == DYNAMIC_INDEX) != len(op.operands_named("dynamicIndices")):
@@ -771,7 +771,7 @@ def _verify_alloca(op) -> None:
         raise _type_error(0, "signless integer", size)
     if not LT.is_pointer(op.results[0].type):
         raise VerifyError(f"result #0 must be LLVM pointer type, but got '{op.results[0].type}'")
-    if not isinstance(op.attributes.get("elem_type"), TypeAttr):
+    if not isinstance(op.attr("elem_type"), TypeAttr):
         raise VerifyError("requires an 'elem_type' type attribute")
 
 
@@ -810,13 +810,13 @@ def _verify_atomicrmw(op) -> None:
     _check_pointer(op, 0)
     if op.operand("val").type != op.results[0].type:
         raise VerifyError("failed to verify that result #0 and operand #1 have the same type")
-    kind = ATOMIC_BIN_OPS[_int(op.attributes.get("bin_op"))]
+    kind = ATOMIC_BIN_OPS[_int(op.attr("bin_op"))]
     t = op.operand("val").type
     if kind.startswith("f") and not _is_float(t):
         raise VerifyError("expected LLVM IR floating point type")
     if kind in ("max", "min", "umax", "umin", "add", "sub", "_and", "nand", "_or", "_xor") and not _is_int(t):
         raise VerifyError("expected LLVM IR integer type")
-    if _int(op.attributes.get("ordering")) in (0, 1):
+    if _int(op.attr("ordering")) in (0, 1):
         raise VerifyError("expected at least 'monotonic' ordering")
 
 
@@ -864,9 +864,9 @@ def _verify_cmpxchg(op) -> None:
         raise VerifyError("failed to verify that operand #2 and operand #1 have the same type")
     if op.results[0].type != LT.LLVMStructType((t, T.i1)):
         raise VerifyError("result must be !llvm.struct<(T, i1)> of the compared type")
-    if _int(op.attributes.get("success_ordering")) < 2 or _int(op.attributes.get("failure_ordering")) < 2:
+    if _int(op.attr("success_ordering")) < 2 or _int(op.attr("failure_ordering")) < 2:
         raise VerifyError("ordering must be at least 'monotonic'")
-    if ORDERING_NAMES.get(_int(op.attributes.get("failure_ordering"))) in ("release", "acq_rel"):
+    if ORDERING_NAMES.get(_int(op.attr("failure_ordering"))) in ("release", "acq_rel"):
         raise VerifyError("failure ordering cannot be 'release' or 'acq_rel'")
 
 
@@ -903,7 +903,7 @@ def _print_fence(p, op) -> None:
 
 
 def _verify_fence(op) -> None:
-    if ORDERING_NAMES.get(_int(op.attributes.get("ordering"))) in (None, "not_atomic", "unordered",
+    if ORDERING_NAMES.get(_int(op.attr("ordering"))) in (None, "not_atomic", "unordered",
                                                                      "monotonic"):
         raise VerifyError("can be given only acquire, release, acq_rel, and seq_cst orderings")
 
@@ -975,7 +975,7 @@ def _print_switch(p, op) -> None:
     p.write("llvm.switch ", p.value(value), " : ", p.type(value.type), ", ")
     write_successor(p, op.successors[0], groups[0])
     p.write(" [")
-    values = case_values(op.attributes.get("case_values"))
+    values = case_values(op.attr("case_values"))
     indent = "  " * (p.level + 1)
     cases = []
     for v, block, ops in zip(values, op.successors[1:], groups[1:]):
@@ -995,7 +995,7 @@ def _verify_switch(op) -> None:
     value = operand_segments(op, 3)[0]
     if len(value) != 1 or not _is_int(value[0].type) or isinstance(value[0].type, T.VectorType):
         raise VerifyError("operand #0 must be signless integer")
-    values = case_values(op.attributes.get("case_values"))
+    values = case_values(op.attr("case_values"))
     if len(values) != len(op.successors) - 1:
         raise VerifyError("expects number of case values to match number of case destinations")
     verify_branch(op)
@@ -1038,7 +1038,7 @@ def _verify_return(op) -> None:
     if parent is None:
         return
     if parent.name == "llvm.func":
-        ftype = parent.attributes.get("function_type")
+        ftype = parent.attr("function_type")
         if not isinstance(ftype, TypeAttr) or not isinstance(ftype.type, LT.LLVMFunctionType):
             return
         expected = ftype.type.result
@@ -1051,7 +1051,7 @@ def _verify_return(op) -> None:
         if op.operand("arg").type != expected:
             raise VerifyError("mismatching result types")
     elif parent.name == "llvm.mlir.global":
-        gtype = parent.attributes.get("global_type")
+        gtype = parent.attr("global_type")
         if len(op.operands) != 1:
             raise VerifyError("expected 1 operand")
         if isinstance(gtype, TypeAttr) and op.operand("arg").type != gtype.type:
@@ -1205,8 +1205,8 @@ def _call_parts(ctx, words, callee, uses, vararg, bundles, attrs, sig, name):
 
 
 def _bundle_groups(op, bundle_ops):
-    sizes = op.attributes.get("op_bundle_sizes")
-    tags = op.attributes.get("op_bundle_tags")
+    sizes = op.attr("op_bundle_sizes")
+    tags = op.attr("op_bundle_tags")
     if not isinstance(sizes, DenseArrayAttr) or not isinstance(tags, ArrayAttr):
         return []
     out, i = [], 0
@@ -1228,10 +1228,10 @@ def _write_bundles(p, op, bundle_ops) -> None:
 
 
 def _write_call_words(p, op) -> None:
-    cconv = op.attributes.get("CConv")
+    cconv = op.attr("CConv")
     if isinstance(cconv, OpaqueAttr) and cconv.body not in ("", "ccc"):
         p.write(cconv.body, " ")
-    tail = op.attributes.get("TailCallKind")
+    tail = op.attr("TailCallKind")
     if isinstance(tail, OpaqueAttr) and tail.body not in ("", "none"):
         p.write(tail.body, " ")
 
@@ -1256,17 +1256,17 @@ _CALL_ELIDE = ("callee", "var_callee_type", "CConv", "TailCallKind", "op_bundle_
 def _print_call(p, op) -> None:
     groups = operand_segments(op, 2)
     args, bundle_ops = list(groups[0]), list(groups[1])
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     callee_value = None if callee is not None else args.pop(0)
     p.write("llvm.call ")
     _write_call_words(p, op)
     p.write(str(callee) if callee is not None else p.value(callee_value), "(", p.values(args), ")")
-    var = op.attributes.get("var_callee_type")
+    var = op.attr("var_callee_type")
     if isinstance(var, TypeAttr):
         p.write(" vararg(", p.type(var.type), ")")
     _write_bundles(p, op, bundle_ops)
     elide = _CALL_ELIDE
-    fm = op.attributes.get("fastmathFlags")
+    fm = op.attr("fastmathFlags")
     if isinstance(fm, OpaqueAttr) and fm.body in ("", "none"):
         elide = elide + ("fastmathFlags",)
     p.write(p.attr_dict(op.attributes, elide=elide))
@@ -1287,12 +1287,12 @@ def _lookup_symbol(op, ref):
 
 
 def _verify_call_like(op, args, callee_value) -> None:
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     if callee is None:
         if callee_value is None or not LT.is_pointer(callee_value.type):
             raise VerifyError("indirect call expects a pointer as callee: "
                               f"'{callee_value.type if callee_value is not None else None}'")
-        var = op.attributes.get("var_callee_type")
+        var = op.attr("var_callee_type")
         if isinstance(var, TypeAttr) and isinstance(var.type, LT.LLVMFunctionType):
             _check_signature(op, var.type, args)
         return
@@ -1301,7 +1301,7 @@ def _verify_call_like(op, args, callee_value) -> None:
         if op.parent_op is None:
             return
         raise VerifyError(f"'{str(callee)[1:]}' does not reference a valid LLVM function")
-    ftype = target.attributes.get("function_type")
+    ftype = target.attr("function_type")
     if not isinstance(ftype, TypeAttr) or not isinstance(ftype.type, LT.LLVMFunctionType):
         return
     if ftype.type.vararg and "var_callee_type" not in op.attributes:
@@ -1360,7 +1360,7 @@ def _llvm_call(ctx, children):
 
 def _print_invoke(p, op) -> None:
     args, normal, unwind, bundle_ops = (list(g) for g in operand_segments(op, 4))
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     callee_value = None if callee is not None else args.pop(0)
     p.write("llvm.invoke ")
     _write_call_words(p, op)
@@ -1368,7 +1368,7 @@ def _print_invoke(p, op) -> None:
     write_successor(p, op.successors[0], normal)
     p.write(" unwind ")
     write_successor(p, op.successors[1], unwind)
-    var = op.attributes.get("var_callee_type")
+    var = op.attr("var_callee_type")
     if isinstance(var, TypeAttr):
         p.write(" vararg(", p.type(var.type), ")")
     _write_bundles(p, op, bundle_ops)
@@ -1433,7 +1433,7 @@ def _llvm_call_intrinsic(ctx, children):
 
 
 def _print_inline_asm(p, op) -> None:
-    tail = op.attributes.get("tail_call_kind")
+    tail = op.attr("tail_call_kind")
     if (tail is not None and not (isinstance(tail, OpaqueAttr) and tail.body == "none")) \
             or "asm_dialect" in op.attributes or "operand_attrs" in op.attributes:
         raise ValueError("printed in generic form")  # keywords this printer does not write
@@ -1527,14 +1527,14 @@ def _llvm_landingpad(ctx, children):
 
 # ---- functions ------------------------------------------------------------------------
 def function_type(op) -> LT.LLVMFunctionType:
-    attr = op.attributes.get("function_type")
+    attr = op.attr("function_type")
     if isinstance(attr, TypeAttr) and isinstance(attr.type, LT.LLVMFunctionType):
         return attr.type
     raise VerifyError("requires a 'function_type' attribute of LLVM function type")
 
 
 def _linkage(op) -> str:
-    attr = op.attributes.get("linkage")
+    attr = op.attr("linkage")
     return attr.body if isinstance(attr, OpaqueAttr) and attr.body else "external"
 
 
@@ -1564,15 +1564,15 @@ def _write_symbol_words(p, op, always_linkage: bool) -> None:
     linkage = _linkage(op)
     if always_linkage or linkage != "external":
         p.write(linkage, " ")
-    vis = _int(op.attributes.get("visibility_"))
+    vis = _int(op.attr("visibility_"))
     if vis:
         p.write({1: "hidden", 2: "protected"}[vis], " ")
-    if "thread_local_" in op.attributes or _int(op.attributes.get("tls_mode")):
+    if "thread_local_" in op.attributes or _int(op.attr("tls_mode")):
         p.write("thread_local ")
-    ua = _int(op.attributes.get("unnamed_addr"))
+    ua = _int(op.attr("unnamed_addr"))
     if ua:
         p.write({1: "local_unnamed_addr", 2: "unnamed_addr"}[ua], " ")
-    cconv = op.attributes.get("CConv")
+    cconv = op.attr("CConv")
     if isinstance(cconv, OpaqueAttr) and cconv.body not in ("", "ccc"):
         p.write(cconv.body, " ")
     if "constant" in op.attributes:
@@ -1601,14 +1601,14 @@ def _print_func(p, op) -> None:
     if not LT.is_void(ftype.result):
         res = _dicts(op, "res_attrs", 1)[0]
         p.write(" -> ", f"({p.type(ftype.result)}{p.attr_dict(res)})" if res else p.type(ftype.result))
-    vscale = op.attributes.get("vscale_range")
+    vscale = op.attr("vscale_range")
     elide = _FUNC_ELIDE
     if isinstance(vscale, OpaqueAttr) and vscale.text.startswith("#llvm.vscale_range<"):
         m = re.fullmatch(r"minRange = (\d+), maxRange = (\d+)", vscale.body.strip())
         if m:
             p.write(f" vscale_range({m.group(1)}, {m.group(2)})")
             elide = elide + ("vscale_range",)
-    comdat = op.attributes.get("comdat")
+    comdat = op.attr("comdat")
     if isinstance(comdat, SymbolRefAttr):
         p.write(f" comdat({comdat})")
         elide = elide + ("comdat",)
@@ -1620,7 +1620,7 @@ def _print_func(p, op) -> None:
 
 def _verify_func(op) -> None:
     ftype = function_type(op)
-    if not isinstance(op.attributes.get("sym_name"), StringAttr):
+    if not isinstance(op.attr("sym_name"), StringAttr):
         raise VerifyError("requires a 'sym_name' string attribute")
     if not op.regions or not op.regions[0].blocks:
         if _linkage(op) not in ("external", "extern_weak"):
@@ -1736,7 +1736,7 @@ def _print_global(p, op) -> None:
     p.write("llvm.mlir.global ")
     _write_symbol_words(p, op, True)
     p.write(p.symbol(op.attr("sym_name").value), "(")
-    value = op.attributes.get("value")
+    value = op.attr("value")
     if value is not None:
         p.write(p.attr(value))
     p.write(")", p.attr_dict(op.attributes, elide=_GLOBAL_ELIDE))
@@ -1749,10 +1749,10 @@ def _print_global(p, op) -> None:
 
 
 def _verify_global(op) -> None:
-    gtype = op.attributes.get("global_type")
+    gtype = op.attr("global_type")
     if not isinstance(gtype, TypeAttr):
         raise VerifyError("requires a 'global_type' type attribute")
-    value = op.attributes.get("value")
+    value = op.attr("value")
     has_body = bool(op.regions and op.regions[0].blocks)
     if value is not None and has_body:
         raise VerifyError("cannot have both initializer value and region")
@@ -1811,7 +1811,7 @@ def _print_constant(p, op) -> None:
 
 
 def _verify_constant(op) -> None:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     t = op.results[0].type
     if value is None:
         raise VerifyError("requires attribute 'value'")
@@ -1885,7 +1885,7 @@ def _print_addressof(p, op) -> None:
 
 
 def _verify_addressof(op) -> None:
-    ref = op.attributes.get("global_name")
+    ref = op.attr("global_name")
     if not isinstance(ref, SymbolRefAttr):
         raise VerifyError("requires a 'global_name' symbol reference")
     if not LT.is_pointer(op.results[0].type):
@@ -1898,7 +1898,7 @@ def _verify_addressof(op) -> None:
         raise VerifyError("must reference a global defined by 'llvm.mlir.global', 'llvm.mlir.alias' or "
                           "'llvm.func' or 'llvm.mlir.ifunc'")
     if target.name == "llvm.mlir.global":
-        space = _int(target.attributes.get("addr_space"))
+        space = _int(target.attr("addr_space"))
         got = op.results[0].type.address_space if isinstance(op.results[0].type, LT.LLVMPointerType) else 0
         if space != got:
             raise VerifyError("pointer address space must match address space of the referenced global")
@@ -1983,7 +1983,7 @@ def aggregate_element(t, position, ctx=None):
 
 
 def _position(op):
-    attr = op.attributes.get("position")
+    attr = op.attr("position")
     if not isinstance(attr, DenseArrayAttr):
         raise VerifyError("requires a 'position' attribute (array<i64: ...>)")
     return list(attr.values)
@@ -2128,7 +2128,7 @@ def _verify_shufflevector(op) -> None:
         raise VerifyError("failed to verify that all of {v1, v2} have same type")
     if not isinstance(a, T.VectorType):
         raise _type_error(0, "LLVM dialect-compatible vector type", a)
-    mask = op.attributes.get("mask")
+    mask = op.attr("mask")
     if not isinstance(mask, DenseArrayAttr):
         raise VerifyError("requires a 'mask' attribute")
     if a.scalable and any(m != 0 for m in mask.values):

@@ -58,7 +58,7 @@ def _rank(t):
 
 
 def _seg(op):
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     return list(seg.values) if isinstance(seg, DenseArrayAttr) else None
 
 
@@ -113,7 +113,7 @@ def _static(op, key) -> list:
 
 
 def _alignment_text(op) -> str:
-    a = op.attributes.get("alignment")
+    a = op.attr("alignment")
     return f" alignment = {a.value}" if isinstance(a, IntegerAttr) else ""
 
 
@@ -163,7 +163,7 @@ def _verify_alloc(op) -> None:
     for v in op.operands:
         if v.type != T.index:
             raise VerifyError(f"operand must be index, but got '{v.type}'")
-    a = op.attributes.get("alignment")
+    a = op.attr("alignment")
     if a is not None and not (isinstance(a, IntegerAttr) and a.value > 0 and a.value & (a.value - 1) == 0):
         raise VerifyError("attribute 'alignment' failed to satisfy constraint: 64-bit signless integer "
                           "attribute whose value is positive and whose value is a power of two > 0")
@@ -217,13 +217,13 @@ def _memref_nontemporal(ctx, children):
 
 def _nontemporal_text(p, op) -> tuple[str, tuple]:
     """` nontemporal(true)`; the attribute is never left in the dictionary (false is the default)."""
-    nt = op.attributes.get("nontemporal")
+    nt = op.attr("nontemporal")
     return " nontemporal(true)" if isinstance(nt, IntegerAttr) and nt.type == T.i1 and nt.value else "", \
         ("nontemporal",)
 
 
 def _access_alignment_text(p, op) -> tuple[str, tuple]:
-    a = op.attributes.get("alignment")
+    a = op.attr("alignment")
     return (f" alignment({a.value})" if isinstance(a, IntegerAttr) else ""), ("alignment",)
 
 
@@ -584,7 +584,7 @@ def _memref_reinterpret_cast(ctx, children):
 
 # ---- collapse_shape / expand_shape ------------------------------------------------------------------
 def _groups(op):
-    a = op.attributes.get("reassociation")
+    a = op.attr("reassociation")
     if not isinstance(a, ArrayAttr):
         return None
     out = []
@@ -791,7 +791,7 @@ def _verify_get_global(op) -> None:
     target = resolve_symbol(table, ref) if table is not None else None
     if target is None or target.name != "memref.global":
         raise VerifyError(f"'{ref.root}' does not reference a valid global memref")
-    t = target.attributes.get("type")
+    t = target.attr("type")
     t = t.type if isinstance(t, TypeAttr) else None
     result = op.result_named("result").type
     if t != result:
@@ -823,7 +823,7 @@ def _verify_transpose(op) -> None:
     src, res = op.operand("in").type, op.results[0].type
     if not isinstance(src, T.MemRefType):
         raise VerifyError(f"operand #0 must be strided memref of any type values, but got '{src}'")
-    perm = _perm_text(op.attributes.get("permutation"))
+    perm = _perm_text(op.attr("permutation"))
     head = perm.split("->", 1)[0]
     dims = [d.strip() for d in head.strip().strip("()").split(",") if d.strip()]
     if len(dims) != len(src.shape):
@@ -856,7 +856,7 @@ def _memref_transpose(ctx, children):
 
 # ---- atomic_rmw ------------------------------------------------------------------------------------
 def _print_atomic_rmw(p, op) -> None:
-    kind = op.attributes.get("kind")
+    kind = op.attr("kind")
     name = ATOMIC_KINDS[kind.value] if isinstance(kind, IntegerAttr) and 0 <= kind.value < len(ATOMIC_KINDS) \
         else str(kind)
     v, m, *idx = op.operands
@@ -870,7 +870,7 @@ def _verify_atomic_rmw(op) -> None:
     _check_indices(op, m, idx, "atomic_rmw")
     if v.type != m.type.element or op.results[0].type != v.type:
         raise VerifyError("failed to verify that value type matches element type of memref")
-    kind = op.attributes.get("kind")
+    kind = op.attr("kind")
     if not isinstance(kind, IntegerAttr) or not 0 <= kind.value < len(ATOMIC_KINDS):
         raise VerifyError("requires attribute 'kind'")
     name = ATOMIC_KINDS[kind.value]
@@ -951,7 +951,7 @@ def _print_assume_alignment(p, op) -> None:
 
 def _verify_assume_alignment(op) -> None:
     _require_memref(op.operand("memref").type)
-    a = op.attributes.get("alignment")
+    a = op.attr("alignment")
     if not isinstance(a, IntegerAttr) or a.value <= 0 or a.value & (a.value - 1):
         raise VerifyError("alignment must be power of 2")
     if op.results and op.results[0].type != op.operand("memref").type:
@@ -984,7 +984,7 @@ def _print_prefetch(p, op) -> None:
 def _verify_prefetch(op) -> None:
     m, *idx = op.operands
     _check_indices(op, m, idx, "prefetch")
-    hint = op.attributes.get("localityHint")
+    hint = op.attr("localityHint")
     if not isinstance(hint, IntegerAttr) or not 0 <= hint.value <= 3:
         raise VerifyError("attribute 'localityHint' failed to satisfy constraint: 32-bit signless integer "
                           "attribute whose minimum value is 0 whose maximum value is 3")

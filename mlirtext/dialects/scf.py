@@ -333,7 +333,7 @@ def _print_index_switch(p, op) -> None:
     p.write("scf.index_switch ", p.value(op.operand("arg")), p.op_attr_dict(op, elide=("cases",)))
     if op.results:
         p.write(" -> ", p.types(op.result_types))
-    cases = op.attributes.get("cases")
+    cases = op.attr("cases")
     values = cases.values if isinstance(cases, DenseArrayAttr) else ()
     indent = "  " * p.level
     for value, region in zip(values, op.regions[1:]):
@@ -347,7 +347,7 @@ def _verify_index_switch(op) -> None:
     if len(op.operands) != 1 or op.operand("arg").type != T.index:
         got = op.operand("arg").type if op.operands else "nothing"
         raise VerifyError(f"operand #0 must be index, but got '{got}'")
-    cases = op.attributes.get("cases")
+    cases = op.attr("cases")
     if not isinstance(cases, DenseArrayAttr):
         raise VerifyError("requires attribute 'cases'")
     n = len(op.regions) - 1
@@ -401,7 +401,7 @@ def _scf_index_switch(ctx, children):
 
 # ---- scf.parallel, scf.reduce, scf.reduce.return -------------------------------------------------
 def _segments(op):
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     if isinstance(seg, DenseArrayAttr) and len(seg.values) == 4:
         return list(seg.values)
     return None

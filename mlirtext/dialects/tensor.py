@@ -198,7 +198,7 @@ def _static(op, key) -> list:
 
 def _segments(op, names):
     """Operand groups by `operandSegmentSizes` (names in order); None if it is missing."""
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     if not isinstance(seg, _DenseArrayAttr) or len(seg.values) != len(names) \
             or sum(seg.values) != len(op.operands):
         raise VerifyError("requires a valid 'operandSegmentSizes' attribute")
@@ -375,7 +375,7 @@ def _tensor_insert_slice(ctx, children):
 
 # ---- tensor.expand_shape / tensor.collapse_shape ---------------------------------------------
 def _reassociation(op):
-    attr = op.attributes.get("reassociation")
+    attr = op.attr("reassociation")
     if not isinstance(attr, _ArrayAttr):
         raise VerifyError("requires a 'reassociation' attribute")
     groups = []
@@ -637,7 +637,7 @@ def _print_concat(p, op) -> None:
 
 
 def _verify_concat(op) -> None:
-    dim = op.attributes.get("dim")
+    dim = op.attr("dim")
     result = _ranked(op.results[0].type)
     if not op.operands:
         raise VerifyError("requires at least one input")

@@ -168,7 +168,7 @@ def _const_shape_values(value) -> Optional[list]:
     op = getattr(value, "owner", None)
     if isinstance(op, type(None)) or not hasattr(op, "name") or op.name != "tosa.const_shape":
         return None
-    dense = op.attributes.get("values")
+    dense = op.attr("values")
     vals = getattr(dense, "values", None)
     if vals is None or getattr(dense, "is_raw", False):
         return None
@@ -299,7 +299,7 @@ def _v_zp_unary(op) -> None:  # negate: input, input_zp, output_zp
 
 def _v_clamp(op) -> None:
     _v_elementwise_unary(op)
-    lo, hi = op.attributes.get("min_val"), op.attributes.get("max_val")
+    lo, hi = op.attr("min_val"), op.attr("max_val")
     for name, a in (("min_val", lo), ("max_val", hi)):
         if not isinstance(a, (IntegerAttr, FloatAttr)):
             raise VerifyError(f"requires attribute '{name}'")
@@ -323,7 +323,7 @@ def _v_table(op) -> None:
 
 
 def _axis(op, rank: int) -> int:
-    axis = op.attributes.get("axis")
+    axis = op.attr("axis")
     v = axis.value if isinstance(axis, IntegerAttr) else 0
     if rank and not 0 <= v < rank:
         raise VerifyError(f"expect input tensor rank ({rank}) to be larger than reduce axis ({v})")
@@ -382,7 +382,7 @@ def _v_concat(op) -> None:
     rank = len(ranked[0])
     if any(len(s) != rank for s in ranked):
         raise VerifyError("expect all operands to have the same rank")
-    axis = op.attributes.get("axis")
+    axis = op.attr("axis")
     axis = axis.value if isinstance(axis, IntegerAttr) else 0
     if not 0 <= axis < max(rank, 1):
         raise VerifyError(f"axis must be in range 0 to {rank - 1}")
@@ -426,7 +426,7 @@ def _v_reshape(op) -> None:
 def _v_transpose(op) -> None:
     a, r = op.operands[0].type, op.results[0].type
     _check_tensor(a, "operand #0")
-    perms = op.attributes.get("perms")
+    perms = op.attr("perms")
     if not isinstance(perms, DenseArrayAttr):
         return
     p = list(perms.values)
@@ -495,7 +495,7 @@ def _v_reverse(op) -> None:
     a, r = op.operands[0].type, op.results[0].type
     _check_tensor(a, "operand #0")
     sa = _shape(a)
-    axis = op.attributes.get("axis")
+    axis = op.attr("axis")
     v = axis.value if isinstance(axis, IntegerAttr) else 0
     if sa is not None and (v < 0 or (len(sa) and v >= len(sa))):
         raise VerifyError(f"expect input tensor rank ({len(sa)}) to be larger than reverse axis ({v})")
@@ -602,14 +602,14 @@ def _v_conv(op) -> None:
     _check_rank(bias, 1, "operand #2")
     _check_rank(r, rank, "result #0")
     _check_sizes(op, (("pad", 2 * spatial, 0), ("stride", spatial, 1), ("dilation", spatial, 1)))
-    if not isinstance(op.attributes.get("acc_type"), TypeAttr):
+    if not isinstance(op.attr("acc_type"), TypeAttr):
         raise VerifyError("requires attribute 'acc_type'")
     _check_zero_points(op, 3)
     si, sw, sr = _shape(inp), _shape(weight), _shape(r)
     if si is None or sw is None or sr is None:
         return
-    pads, strides = _ints(op.attributes.get("pad")), _ints(op.attributes.get("stride"))
-    dils = _ints(op.attributes.get("dilation"))
+    pads, strides = _ints(op.attr("pad")), _ints(op.attr("stride"))
+    dils = _ints(op.attr("dilation"))
     if op.name == "tosa.depthwise_conv2d":
         k = sw[0:2]
     else:
@@ -640,8 +640,8 @@ def _v_transpose_conv(op) -> None:
     si, sw, sr = _shape(inp), _shape(weight), _shape(r)
     if si is None or sw is None or sr is None:
         return
-    op_ = _ints(op.attributes.get("out_pad"))
-    st = _ints(op.attributes.get("stride"))
+    op_ = _ints(op.attr("out_pad"))
+    st = _ints(op.attr("stride"))
     if len(op_) != 4 or len(st) != 2:
         return
     for j, name in enumerate(("height", "width")):
@@ -671,7 +671,7 @@ def _v_pool(op) -> None:
     _check_rank(r, 4, "result #0")
     _check_sizes(op, (("kernel", 2, 1), ("stride", 2, 1), ("pad", 4, 0)))
     if op.name == "tosa.avg_pool2d":
-        if not isinstance(op.attributes.get("acc_type"), TypeAttr):
+        if not isinstance(op.attr("acc_type"), TypeAttr):
             raise VerifyError("requires attribute 'acc_type'")
         _check_zero_points(op, 1)
     sa, sr = _shape(a), _shape(r)
@@ -742,7 +742,7 @@ def _v_rescale(op) -> None:
 
 
 def _v_const(op) -> None:
-    values = op.attributes.get("values", op.attributes.get("value"))
+    values = op.attributes.get("values", op.attr("value"))
     if values is None:
         raise VerifyError("requires attribute 'values'")
     t = getattr(values, "type", None)
@@ -760,7 +760,7 @@ def _v_const(op) -> None:
 
 
 def _v_const_shape(op) -> None:
-    values = op.attributes.get("values")
+    values = op.attr("values")
     r = op.results[0].type
     _check_shape_type(r, "result #0")
     t = getattr(values, "type", None)
@@ -810,7 +810,7 @@ def _v_dim(op) -> None:
     _check_shape_type(op.results[0].type, "result #0", 1)
     s = _shape(a)
     if s is not None:
-        axis = op.attributes.get("axis")
+        axis = op.attr("axis")
         v = axis.value if isinstance(axis, IntegerAttr) else 0
         if not 0 <= v < len(s):
             raise VerifyError(f"expect axis to be in the range [0, {len(s) - 1}], got {v}")

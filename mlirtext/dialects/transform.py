@@ -52,7 +52,7 @@ def _named_sequence(ctx, children):
 
 # ---- transform.structured.match ------------------------------------------------------------
 def _print_match(p, op) -> None:
-    ops = op.attributes.get("ops")
+    ops = op.attr("ops")
     extra = set(op.property_names or ()) | {k for k in op.attributes if k in ("interface", "op_attrs",
                                                                               "filter_result_type",
                                                                               "filter_operand_types")}
@@ -89,7 +89,7 @@ def _match(ctx, children):
 
 # ---- transform.structured.tile_using_for ---------------------------------------------------
 def _verify_tile(op) -> None:
-    sizes = op.attributes.get("static_sizes")
+    sizes = op.attr("static_sizes")
     if not isinstance(sizes, DenseArrayAttr):
         raise VerifyError("requires attribute 'static_sizes'")
     loops = sum(1 for s in sizes.values if s != 0)
@@ -99,8 +99,8 @@ def _verify_tile(op) -> None:
 
 
 def _print_tile(p, op) -> None:
-    sizes, seg = op.attributes.get("static_sizes"), op.attributes.get("operandSegmentSizes")
-    scalable = op.attributes.get("scalable_sizes")
+    sizes, seg = op.attr("static_sizes"), op.attr("operandSegmentSizes")
+    scalable = op.attr("scalable_sizes")
     plain = (isinstance(sizes, DenseArrayAttr) and isinstance(seg, DenseArrayAttr) and len(op.operands) == 1
              and (scalable is None or isinstance(scalable, DenseArrayAttr) and not any(scalable.values)))
     if not plain:
@@ -108,7 +108,7 @@ def _print_tile(p, op) -> None:
         return
     p.write("transform.structured.tile_using_for ", p.value(op.operand("target")), " tile_sizes [",
             ", ".join(str(s) for s in sizes.values), "]")
-    inter = op.attributes.get("interchange")
+    inter = op.attr("interchange")
     if isinstance(inter, DenseArrayAttr) and inter.values:
         p.write(" interchange = [", ", ".join(str(s) for s in inter.values), "]")
     p.write(p.op_attr_dict(op, elide=("static_sizes", "operandSegmentSizes", "scalable_sizes", "interchange")),

@@ -30,7 +30,7 @@ def _print_unfoldable(p, op) -> None:
 
 
 def _verify_unfoldable(op) -> None:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     t = _typed(value)
     if t is None:
         raise VerifyError("requires attribute 'value' to be a typed attribute")

@@ -27,7 +27,7 @@ class CannotBake(Exception):
 
 def _main(module: Operation) -> Operation:
     for op in module.walk():
-        if op.name == "func.func" and getattr(op.attributes.get("sym_name"), "value", None) == "main":
+        if op.name == "func.func" and getattr(op.attr("sym_name"), "value", None) == "main":
             return op
     raise CannotBake("the imported module has no @main")
 
@@ -57,6 +57,6 @@ def bake_weights(module: Operation, values: list, level: str) -> None:
         arg.replace_all_uses_with(const.results[0])
     del block.arguments[keep:]
     fn.attributes["function_type"] = TypeAttr(T.FunctionType(tuple(ftype.inputs[:keep]), ftype.results))
-    arg_attrs = fn.attributes.get("arg_attrs")
+    arg_attrs = fn.attr("arg_attrs")
     if isinstance(arg_attrs, ArrayAttr):
         fn.attributes["arg_attrs"] = ArrayAttr(tuple(arg_attrs.items[:keep]))

@@ -29,11 +29,11 @@ def _switch(interp, op, args):
     n_default = seg[1]
     default_args = list(args[1:1 + n_default])
     case_args = list(args[1 + n_default:])
-    values_attr = op.attributes.get("case_values")
+    values_attr = op.attr("case_values")
     values = [int(v) for v in values_attr.values] if values_attr is not None else []
     if values_attr is not None and values_attr.splat and len(op.successors) - 1 > 1:
         values = values * (len(op.successors) - 1)
-    segments = op.attributes.get("case_operand_segments")
+    segments = op.attr("case_operand_segments")
     sizes = list(segments.values) if segments is not None else [0] * len(values)
     start = 0
     for k, (value, size) in enumerate(zip(values, sizes)):

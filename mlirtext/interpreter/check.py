@@ -265,7 +265,7 @@ def _forms_ok(interp, op, name: str, values, operands) -> bool:
 
 
 def _const_value(op) -> np.ndarray:
-    value = op.attributes.get("value")
+    value = op.attr("value")
     if value is None or getattr(value, "type", None) is None:
         raise InterpreterError(f"'{op.name}' needs an elements attribute 'value'")
     return attr_to_array(value, value.type)
@@ -428,7 +428,7 @@ def _probes(interp) -> dict:
 def _probe(interp, op, args):
     """Returns its operand; records (type, value) under `probe_id`, one entry per execution:
     what `stablehlo-translate --interpret --probe-output-dir` serializes for later comparison."""
-    probe = op.attributes.get("probe_id")
+    probe = op.attr("probe_id")
     name = probe.value if isinstance(probe, StringAttr) else ""
     _probes(interp).setdefault(name, []).append((op.operand("operand").type, np.array(args[0], copy=True)))
     return [args[0]]
@@ -440,7 +440,7 @@ def _expect_serialized_eq(interp, op, args):
     """Compares with the value `interpreter.probe` recorded under `probe_id` (its `iter`-th
     execution) in this run: the reference reads it back from the probe directory; here the
     recording never left memory. Types must match, then elements exactly (expect_eq)."""
-    probe = op.attributes.get("probe_id")
+    probe = op.attr("probe_id")
     name = probe.value if isinstance(probe, StringAttr) else "?"
     iteration = _int_attr(op, "iteration", 0)
     recorded = _probes(interp).get(name, [])
@@ -460,7 +460,7 @@ def _expect_serialized_eq(interp, op, args):
 
 # ---- stablehlo.custom_call ------------------------------------------------------------------
 def call_target(op) -> str:
-    t = op.attributes.get("call_target_name")
+    t = op.attr("call_target_name")
     if isinstance(t, StringAttr):
         return t.value
     return str(getattr(t, "value", t)) if t is not None else ""

@@ -306,7 +306,7 @@ def dot_general(lhs, rhs, lb, rb, lc, rc) -> np.ndarray:
 @impl("chlo.ragged_dot", "mhlo.ragged_dot")
 def _ragged_dot(interp, op, args):
     lhs, rhs, group_sizes = (np.asarray(a) for a in args)
-    f = struct_fields(op.attributes.get("ragged_dot_dimension_numbers")) or {}
+    f = struct_fields(op.attr("ragged_dot_dimension_numbers")) or {}
 
     def dims(name):
         v = f.get(name, [])
@@ -381,7 +381,7 @@ def _scan(interp, op, args):
 
 def _count_inputs(op, args) -> int:
     """How many operands are scanned inputs (the rest are initial carries)."""
-    sizes = op.attributes.get("operandSegmentSizes") or op.attributes.get("operand_segment_sizes")
+    sizes = op.attr("operandSegmentSizes") or op.attr("operand_segment_sizes")
     seg = int_list(sizes) if sizes is not None else None
     if seg:
         return seg[0]

@@ -55,7 +55,7 @@ def bitcast(src: np.ndarray, src_type, dst_type, shape) -> np.ndarray:
 @impl("flow.tensor.bitcast")
 def _bitcast(interp, op, args):
     src = np.asarray(args[0])
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     dst_type = op.results[0].type
     n_src_dims = seg.values[1] if seg is not None else 0
     dyn = iter(int(a) for a in args[1 + n_src_dims:])

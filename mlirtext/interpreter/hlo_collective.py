@@ -132,7 +132,7 @@ def _process(interp) -> Process:
 
 # ---- collectives ------------------------------------------------------------------------------------
 def _replica_groups(op) -> list:
-    attr = op.attributes.get("replica_groups")
+    attr = op.attr("replica_groups")
     if attr is None:
         return []
     if isinstance(attr, DenseElementsAttr):
@@ -144,7 +144,7 @@ def _replica_groups(op) -> list:
 
 
 def _channel_id(op) -> int:
-    f = struct_fields(op.attributes.get("channel_handle"))
+    f = struct_fields(op.attr("channel_handle"))
     if f is None:
         return 0
     return int(f.get("handle", 0))
@@ -266,7 +266,7 @@ def _collective_reduce(interp, op, args):
 def _collective_permute(interp, op, args):
     proc = _process(interp)
     grid = proc.grid
-    attr = op.attributes.get("source_target_pairs")
+    attr = op.attr("source_target_pairs")
     pairs = dense_to_array(attr, np.dtype(np.int64), tuple(attr.shape)).reshape(-1, 2).tolist()
     channel = _channel_id(op)
     groups = grid.cross_replica(pairs) if channel <= 0 else grid.cross_partition(pairs)

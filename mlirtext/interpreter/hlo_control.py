@@ -60,7 +60,7 @@ def _map(interp, op, args):
 
 @impl("stablehlo.composite", "mhlo.composite")
 def _composite(interp, op, args):
-    callee = op.attributes.get("decomposition")
+    callee = op.attr("decomposition")
     name = getattr(callee, "root", None) or getattr(callee, "value", None)
     if not name:
         raise InterpreterError("composite without a decomposition function")
@@ -74,6 +74,6 @@ def _optimization_barrier(interp, op, args):
 
 @impl("stablehlo.call", "mhlo.call")
 def _call(interp, op, args):
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     name = getattr(callee, "root", None) or (callee.value if isinstance(callee, StringAttr) else None)
     return interp.call(name, list(args))

@@ -84,7 +84,7 @@ def dot_general(lhs, rhs, lb, rb, lc, rc) -> np.ndarray:
 @impl("stablehlo.dot_general", "mhlo.dot_general")
 def _dot_general(interp, op, args):
     lhs, rhs = args[0], args[1]
-    attr = op.attributes.get("dot_dimension_numbers")
+    attr = op.attr("dot_dimension_numbers")
     dims = _dot_dims(attr.text) if isinstance(attr, OpaqueAttr) else None
     if dims is None:
         raise InterpreterError("missing or unreadable dot_dimension_numbers")
@@ -132,7 +132,7 @@ def pad_axes(x: np.ndarray, pads: list, first_axis: int, value=0) -> np.ndarray:
 
 
 def convolution(op, lhs, rhs, pads) -> np.ndarray:
-    attr = op.attributes.get("dimension_numbers")
+    attr = op.attr("dimension_numbers")
     d = _conv_dims(attr.text) if isinstance(attr, OpaqueAttr) else None
     if d is None:
         raise InterpreterError("missing or unreadable convolution dimension_numbers")
@@ -275,7 +275,7 @@ def _cholesky(interp, op, args):
 
 # ---- batch norm ----------------------------------------------------------------------
 def _epsilon(op) -> float:
-    attr = op.attributes.get("epsilon")
+    attr = op.attr("epsilon")
     return float(attr.value) if isinstance(attr, FloatAttr) else float(getattr(attr, "value", 0.0))
 
 
@@ -341,7 +341,7 @@ def _batch_norm_grad(interp, op, args):
 
 # ---- einsum (legacy) -------------------------------------------------------------------
 def _einsum_config(op) -> str:
-    attr = op.attributes.get("einsum_config")
+    attr = op.attr("einsum_config")
     config = getattr(attr, "value", None)
     if not isinstance(config, str):
         raise InterpreterError("missing einsum_config")

@@ -34,7 +34,7 @@ def _symbols(attr) -> list:
 @impl("interpreter.run_parallel")
 def _run_parallel(interp, op, args):
     from .machine import Interpreter
-    programs = op.attributes.get("programs")
+    programs = op.attr("programs")
     if not isinstance(programs, ArrayAttr) or not programs.items:
         raise InterpreterError("interpreter.run_parallel needs a non-empty `programs` attribute")
     grid_names = [_symbols(row) for row in programs.items]

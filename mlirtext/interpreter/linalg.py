@@ -686,7 +686,7 @@ def _per_element(interp, block, gin, gout, sizes, red, keep):
 
 # ---- linalg.generic and named ops --------------------------------------------------------------------
 def _iterator_types(op):
-    attr = op.attributes.get("iterator_types")
+    attr = op.attr("iterator_types")
     if not isinstance(attr, ArrayAttr):
         return None
     return [L.iterator_name(a) for a in attr.items]
@@ -746,14 +746,14 @@ def _copy(interp, op, args):
 @impl("linalg.transpose")
 def _transpose(interp, op, args):
     src, out = args
-    perm = _ints(op.attributes.get("permutation"))
+    perm = _ints(op.attr("permutation"))
     return _finish(op, op.operands[1:], [out], [np.ascontiguousarray(np.transpose(src, perm))])
 
 
 @impl("linalg.broadcast")
 def _broadcast(interp, op, args):
     src, out = args
-    dims = _ints(op.attributes.get("dimensions")) or []
+    dims = _ints(op.attr("dimensions")) or []
     shape = list(np.shape(out))
     expanded = np.expand_dims(np.asarray(src), tuple(dims)) if dims else np.asarray(src)
     return _finish(op, op.operands[1:], [out], [np.broadcast_to(expanded, shape)])
@@ -778,7 +778,7 @@ def _map(interp, op, args):
 def _reduce(interp, op, args):
     half = len(args) // 2
     ins, outs = args[:half], args[half:]
-    dims = _ints(op.attributes.get("dimensions")) or []
+    dims = _ints(op.attr("dimensions")) or []
     rank = np.ndim(ins[0])
     names = [f"d{i}" for i in range(rank)]
     full = ", ".join(names)
@@ -799,7 +799,7 @@ _BINARY_FUN = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.
 
 
 def _fun_name(op, default):
-    attr = op.attributes.get("fun")
+    attr = op.attr("fun")
     if attr is None:
         return default
     text = str(attr)
@@ -844,11 +844,11 @@ def _pack_info(op, args):
     pad = None
     if pad_v is not None:
         pad, rest = rest[0], rest[1:]
-    static = _ints(op.attributes.get("static_inner_tiles")) or []
+    static = _ints(op.attr("static_inner_tiles")) or []
     dyn = iter(int(v) for v in rest)
     tiles = [next(dyn) if t == L.DYNAMIC_INDEX else t for t in static]
-    inner = _ints(op.attributes.get("inner_dims_pos")) or []
-    outer = _ints(op.attributes.get("outer_dims_perm")) or []
+    inner = _ints(op.attr("inner_dims_pos")) or []
+    outer = _ints(op.attr("outer_dims_perm")) or []
     return src, dest, pad, tiles, inner, outer
 
 

@@ -38,7 +38,7 @@ def _global_ops(interp) -> dict:
     if table is None:
         table = {}
         for op in interp.module.walk():
-            if op.name == "llvm.mlir.global" and isinstance(op.attributes.get("sym_name"), StringAttr):
+            if op.name == "llvm.mlir.global" and isinstance(op.attr("sym_name"), StringAttr):
                 table.setdefault(op.attr("sym_name").value, op)
         interp._llvm_global_ops = table
     return table
@@ -59,7 +59,7 @@ def symbol_pointer(interp, name: str) -> Pointer:
     align = op.attr("alignment")
     ptr = memory.allocate(size_of(t), "global", align.value if isinstance(align, IntegerAttr) else 16, name)
     memory.globals[name] = ptr  # before the initializer runs: it may take its own address
-    value = op.attributes.get("value")
+    value = op.attr("value")
     if value is not None:
         init = attribute_value(value, t)
     elif op.regions and op.regions[0].blocks:

@@ -134,8 +134,8 @@ def _cond_br(interp, op, args):
 @impl("llvm.switch")
 def _switch(interp, op, args):
     (flag,), default, cases = _groups(op, args, 3)
-    values = case_values(op.attributes.get("case_values"))
-    seg = op.attributes.get("case_operand_segments")
+    values = case_values(op.attr("case_values"))
+    seg = op.attr("case_operand_segments")
     sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [0] * len(values)
     bits = int_width(op.operand("value").type)
     mask = (1 << bits) - 1
@@ -168,7 +168,7 @@ def _assume(interp, op, args):
 # ---- calls ------------------------------------------------------------------------------------------
 def _callee(interp, op, args):
     """(function name, arguments) of a call-like op."""
-    callee = op.attributes.get("callee")
+    callee = op.attr("callee")
     if isinstance(callee, SymbolRefAttr):
         return callee.root, args
     if not args:

@@ -75,7 +75,7 @@ def _constrained(kind):
            "fma": _FLOAT["fma"], "fmuladd": _FLOAT["fmuladd"]}
 
     def run(interp, op, args):
-        mode = op.attributes.get("roundingmode")
+        mode = op.attr("roundingmode")
         if mode is not None and mode.value not in (1, 7):  # tonearest, dynamic
             raise InterpreterError(f"'{op.name}': only round-to-nearest is supported")
         dtype = dtype_of(op.results[0].type)

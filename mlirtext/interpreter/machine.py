@@ -79,7 +79,7 @@ class Interpreter:
         self.module = module
         self.functions: dict[str, Operation] = {}
         for op in module.walk():
-            if op.name in ("func.func", "llvm.func") and isinstance(op.attributes.get("sym_name"), StringAttr):
+            if op.name in ("func.func", "llvm.func") and isinstance(op.attr("sym_name"), StringAttr):
                 self.functions.setdefault(op.attr("sym_name").value, op)
         self.steps = 0
         #: Regions whose ops' results were checked against the memory limit (id -> region, kept

@@ -68,7 +68,7 @@ def _shape(t, dynamic):
 @impl("memref.alloc", "memref.alloca")
 def _alloc(interp, op, args):
     t = op.results[0].type
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     n_dyn = seg.values[0] if seg is not None else len(args)
     shape = _shape(t, args[:n_dyn])
     check_allocation(t, shape)
@@ -311,14 +311,14 @@ def _get_global(interp, op, args):
     if name not in table:
         decl = None
         for candidate in interp.module.walk():
-            sym = candidate.attributes.get("sym_name")
+            sym = candidate.attr("sym_name")
             if candidate.name == "memref.global" and isinstance(sym, StringAttr) and sym.value == name:
                 decl = candidate
                 break
         if decl is None:
             raise InterpreterError(f"no memref.global named '@{name}'")
         t = decl.attr("type").type
-        init = decl.attributes.get("initial_value")
+        init = decl.attr("initial_value")
         buf = allocate(tuple(t.shape), dtype_of(t))
         if init is not None and not isinstance(init, UnitAttr):
             buf[...] = attr_to_array(init, T.RankedTensorType(tuple(t.shape), t.element))

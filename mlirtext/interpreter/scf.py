@@ -78,7 +78,7 @@ def _execute_region(interp, op, args):
 @impl("scf.index_switch")
 def _index_switch(interp, op, args):
     value = int(_scalar(args[0], "scf.index_switch value"))
-    attr = op.attributes.get("cases")
+    attr = op.attr("cases")
     cases = [int(v) for v in attr.values] if attr is not None else []
     region = op.regions[0]
     if value in cases:

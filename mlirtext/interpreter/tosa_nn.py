@@ -18,7 +18,7 @@ from .tosa_common import (apply_scale_32, clz, compute_float, enum, finish, int_
 
 
 def _acc_bits(op, default: int = 32) -> int:
-    a = op.attributes.get("acc_type")
+    a = op.attr("acc_type")
     t = getattr(a, "type", None)
     return t.width if isinstance(t, T.IntegerType) else default
 
@@ -261,7 +261,7 @@ def _resize(interp, op, args):
 @impl("tosa.fft2d")
 def _fft2d(interp, op, args):
     z = np.asarray(args[0], np.float64) + 1j * np.asarray(args[1], np.float64)
-    inverse = bool(getattr(op.attributes.get("inverse"), "value", False))
+    inverse = bool(getattr(op.attr("inverse"), "value", False))
     # TOSA's inverse has no 1/(H*W) normalisation.
     out = np.fft.ifft2(z, axes=(1, 2)) * (z.shape[1] * z.shape[2]) if inverse else np.fft.fft2(z, axes=(1, 2))
     return [finish(op, out.real, 0), finish(op, out.imag, 1)]

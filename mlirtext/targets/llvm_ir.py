@@ -58,7 +58,7 @@ def translate_module(module: Operation, errors: list | None = None, result_wrapp
 
 # ---- attributes to IR words ---------------------------------------------------------------------
 def fastmath(op) -> str:
-    attr = op.attributes.get("fastmathFlags")
+    attr = op.attr("fastmathFlags")
     if not isinstance(attr, OpaqueAttr):
         return ""
     words = [w.strip() for w in attr.body.split(",") if w.strip() in _FASTMATH_WORDS]
@@ -85,7 +85,7 @@ def overflow(op) -> str:
 
 
 def linkage_of(op, default="") -> str:
-    attr = op.attributes.get("linkage")
+    attr = op.attr("linkage")
     if isinstance(attr, OpaqueAttr):
         word = attr.body.strip()
         if word in _LINKAGES:
@@ -94,7 +94,7 @@ def linkage_of(op, default="") -> str:
 
 
 def _align(op) -> str:
-    a = op.attributes.get("alignment")
+    a = op.attr("alignment")
     return f", align {a.value}" if isinstance(a, IntegerAttr) and a.value else ""
 
 
@@ -130,7 +130,7 @@ class _ModuleWriter:
                 parts.append(part)
                 if self.result_wrappers and op.name == "llvm.func":
                     parts.append(self.results_wrapper(op))
-        name = self.module.attributes.get("sym_name")
+        name = self.module.attr("sym_name")
         header = [f"; ModuleID = '{name.value if isinstance(name, StringAttr) else 'LLVMDialectModule'}'",
                   'source_filename = "LLVMDialectModule"']
         structs = {}
@@ -363,7 +363,7 @@ class _FunctionWriter:
         try:
             ret = ir_type(ftype.result)
             head_words = linkage_of(fn)
-            cconv = fn.attributes.get("CConv")
+            cconv = fn.attr("CConv")
             if isinstance(cconv, OpaqueAttr) and cconv.body.strip() not in ("ccc", ""):
                 head_words += cconv.body.strip() + " "
             name = "@" + quote_name(fn.sym_name)
@@ -417,7 +417,7 @@ class _FunctionWriter:
                 body.extend("  " + line for line in text)
         abi = fn.attributes.get("mlirtext.abi")
         comment = f"; mlirtext.abi = {abi.type}\n" if isinstance(abi, TypeAttr) else ""
-        personality = fn.attributes.get("personality")
+        personality = fn.attr("personality")
         tail = f" personality ptr @{quote_name(personality.root)}" if isinstance(personality, SymbolRefAttr) else ""
         return f"{comment}define {head_words}{ret} {name}({', '.join(params)}){tail} {{\n" + "\n".join(body) + "\n}"
 
@@ -522,7 +522,7 @@ class _FunctionWriter:
 
     def call(self, op):
         text = "call " + self.callee_text(op)
-        tail = op.attributes.get("TailCallKind")
+        tail = op.attr("TailCallKind")
         if isinstance(tail, OpaqueAttr) and tail.body.strip() in ("tail", "musttail", "notail"):
             text = tail.body.strip() + " " + text
         return [f"{self.result(op)} = {text}" if op.results else text]
@@ -552,8 +552,8 @@ class _FunctionWriter:
         """`fast T @f(args)` of a call or invoke: fast-math flags, callee type, callee and arguments."""
         if len(op.results) > 1:
             raise Untranslatable("calls with several results")
-        callee = op.attributes.get("callee")
-        seg = op.attributes.get("operandSegmentSizes")
+        callee = op.attr("callee")
+        seg = op.attr("operandSegmentSizes")
         n_args = seg.values[0] if isinstance(seg, DenseArrayAttr) and seg.values else len(op.operands)
         args = list(op.operands[:n_args])
         if isinstance(callee, SymbolRefAttr):
@@ -563,7 +563,7 @@ class _FunctionWriter:
             target = self.operand_value(args[0])
             args = args[1:]
             ftype = None
-        var = op.attributes.get("var_callee_type")
+        var = op.attr("var_callee_type")
         if isinstance(var, TypeAttr):
             ftype = var.type
         ret = ir_type(op.results[0].type) if op.results else "void"
@@ -590,8 +590,8 @@ class _FunctionWriter:
 
     def bundles(self, op) -> tuple[list, str]:
         """The call operands and the ` [ "tag"(T %v, ...) ]` operand bundles of an op that has them."""
-        sizes = op.attributes.get("op_bundle_sizes")
-        tags = op.attributes.get("op_bundle_tags")
+        sizes = op.attr("op_bundle_sizes")
+        tags = op.attr("op_bundle_tags")
         if not isinstance(sizes, DenseArrayAttr) or not sizes.values:
             return list(op.operands), ""
         n = sum(sizes.values)
@@ -639,7 +639,7 @@ class _FunctionWriter:
 
     def call_intrinsic(self, op):
         name = op.attr("intrin").value
-        seg = op.attributes.get("operandSegmentSizes")
+        seg = op.attr("operandSegmentSizes")
         n_args = seg.values[0] if isinstance(seg, DenseArrayAttr) and seg.values else len(op.operands)
         args = list(op.operands[:n_args])
         if len(op.results) > 1:
@@ -655,7 +655,7 @@ class _FunctionWriter:
         if kind in ("fmaximumnum", "fminimumnum"):
             raise Untranslatable(f"'atomicrmw {kind}' is newer than the LLVM that compiles it here")
         vol = "volatile " if "volatile_" in op.attributes else ""
-        scope = op.attributes.get("syncscope")
+        scope = op.attr("syncscope")
         scope = f'syncscope("{scope.value}") ' if isinstance(scope, StringAttr) else ""
         return [f"{self.result(op)} = atomicrmw {vol}{kind} {self.operand(op.operand('ptr'))}, "
                 f"{self.operand(op.operand('val'))} {scope}{ORDERING_NAMES[_flag(op, 'ordering')]}{_align(op)}"]
@@ -663,7 +663,7 @@ class _FunctionWriter:
     def cmpxchg(self, op):
         from ..dialects.llvm import ORDERING_NAMES
         words = ("weak " if "weak" in op.attributes else "") + ("volatile " if "volatile_" in op.attributes else "")
-        scope = op.attributes.get("syncscope")
+        scope = op.attr("syncscope")
         scope = f'syncscope("{scope.value}") ' if isinstance(scope, StringAttr) else ""
         ptr, cmp, new = op.operands
         return [f"{self.result(op)} = cmpxchg {words}{self.operand(ptr)}, {self.operand(cmp)}, {self.operand(new)} "
@@ -685,7 +685,7 @@ class _FunctionWriter:
         return [f"br {self.operand(op.operand('condition'))}, {self.label(t)}, {self.label(f)}"]
 
     def switch(self, op):
-        values = case_values(op.attributes.get("case_values"))
+        values = case_values(op.attr("case_values"))
         flag = op.operand("value")
         t = ir_type(flag.type)
         cases = " ".join(f"{t} {int(v)}, {self.label(b)}" for v, b in zip(values, op.successors[1:]))
@@ -711,7 +711,7 @@ class _FunctionWriter:
 def function_type(fn: Operation) -> "LT.LLVMFunctionType":
     """The LLVM function type of an llvm.func, or of a func.func whose types are LLVM's
     (accepted as a function whose body is in the llvm dialect)."""
-    attr = fn.attributes.get("function_type")
+    attr = fn.attr("function_type")
     t = attr.type if isinstance(attr, TypeAttr) else None
     if isinstance(t, LT.LLVMFunctionType):
         return t
@@ -729,24 +729,24 @@ def successor_operands(term: Operation) -> list:
     if name == "llvm.br":
         return [(term.successors[0], list(term.operands))]
     if name == "llvm.cond_br":
-        seg = term.attributes.get("operandSegmentSizes")
+        seg = term.attr("operandSegmentSizes")
         sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [1, 0, 0]
         a, b = sizes[1], sizes[2]
         ops = term.operands
         return [(term.successors[0], list(ops[1:1 + a])), (term.successors[1], list(ops[1 + a:1 + a + b]))]
     if name == "llvm.invoke":
-        seg = term.attributes.get("operandSegmentSizes")
+        seg = term.attr("operandSegmentSizes")
         sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [len(term.operands), 0, 0, 0]
         ops, start = term.operands, sizes[0]
         return [(term.successors[0], list(ops[start:start + sizes[1]])),
                 (term.successors[1], list(ops[start + sizes[1]:start + sizes[1] + sizes[2]]))]
     if name == "llvm.switch":
-        seg = term.attributes.get("operandSegmentSizes")
+        seg = term.attr("operandSegmentSizes")
         sizes = list(seg.values) if isinstance(seg, DenseArrayAttr) else [1, 0, 0]
         default_n = sizes[1]
         ops = term.operands
         out = [(term.successors[0], list(ops[1:1 + default_n]))]
-        case_seg = term.attributes.get("case_operand_segments")
+        case_seg = term.attr("case_operand_segments")
         case_sizes = list(case_seg.values) if isinstance(case_seg, DenseArrayAttr) else \
             [0] * (len(term.successors) - 1)
         i = 1 + default_n

@@ -215,6 +215,6 @@ def bounds_are(loop: Operation, extent: int) -> bool:
         owner = getattr(v, "op", None)
         if owner is None or owner.name != "arith.constant":
             return None
-        return getattr(owner.attributes.get("value"), "value", None)
+        return getattr(owner.attr("value"), "value", None)
     lower, upper, step = loop.operands[:3]
     return const(lower) == 0 and const(upper) == extent and const(step) == 1 and len(loop.operands) == 3

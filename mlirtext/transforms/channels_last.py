@@ -43,7 +43,7 @@ ELEMENTWISE = {f"{d}.{n}" for d in ("stablehlo", "mhlo") for n in (
 
 
 def _perm(op: Operation) -> list[int]:
-    return int_list(op.attributes.get("permutation")) or []
+    return int_list(op.attr("permutation")) or []
 
 
 def _inverse(perm: list[int]) -> list[int]:
@@ -77,7 +77,7 @@ class ConvToChannelsLast(RewritePattern):
     ops = ("stablehlo.convolution", "mhlo.convolution")
 
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
-        dn = conv_dims(op.attributes.get("dimension_numbers"))
+        dn = conv_dims(op.attr("dimension_numbers"))
         x, w = op.operands
         t = op.results[0].type
         if dn is None or dn.layout_error or len(dn.input_spatial) != 2 or \
@@ -155,7 +155,7 @@ class SinkTranspose(RewritePattern):
             if _is_transpose(v):
                 new.append(v.op.operand("operand"))
             elif getattr(v, "op", None) is not None and v.op.name.endswith(".broadcast_in_dim"):
-                dims = int_list(v.op.attributes.get("broadcast_dimensions")) or []
+                dims = int_list(v.op.attr("broadcast_dimensions")) or []
                 new.append(self._broadcast(rw, op, v.op, [perm[d] for d in dims], _permuted_type(v.type, inv)))
             elif constant_value(v) is not None:
                 new.append(transpose(rw, op, v, inv))   # folded by FoldTransposeOfConstant

@@ -29,7 +29,7 @@ def constant_value(value: Value) -> Optional[Attribute]:
     key = CONSTANT_OPS.get(op.name)
     if key is None:
         return None
-    return op.attributes.get(key) or (op.attributes.get("value") if op.name == "tosa.const" else None)
+    return op.attributes.get(key) or (op.attr("value") if op.name == "tosa.const" else None)
 
 
 def is_constant(op: Operation) -> bool:

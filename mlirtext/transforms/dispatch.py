@@ -59,7 +59,7 @@ def is_dispatch_function(op: Operation) -> bool:
 
 
 def _private(op: Operation) -> bool:
-    vis = op.attributes.get("sym_visibility")
+    vis = op.attr("sym_visibility")
     return isinstance(vis, StringAttr) and vis.value == "private"
 
 

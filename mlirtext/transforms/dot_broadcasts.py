@@ -36,7 +36,7 @@ def _batch_broadcast(value, batch: list[int]) -> Optional[Operation]:
     if not isinstance(op, Operation) or op.name not in BROADCASTS:
         return None
     source, t = op.operand("operand").type, value.type
-    dims = int_list(op.attributes.get("broadcast_dimensions"))
+    dims = int_list(op.attr("broadcast_dimensions"))
     if dims is None or not isinstance(source, T.RankedTensorType) or not isinstance(t, T.RankedTensorType):
         return None
     if any(source.shape[j] != t.shape[d] for j, d in enumerate(dims)):
@@ -56,7 +56,7 @@ class FoldBroadcastIntoDotGeneral(RewritePattern):
     ops = ("stablehlo.dot_general", "mhlo.dot_general")
 
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
-        dims = dot_dims(op.attributes.get("dot_dimension_numbers"))
+        dims = dot_dims(op.attr("dot_dimension_numbers"))
         operands = list(op.operands)
         if dims is None or not all(isinstance(v.type, T.RankedTensorType) for v in (*operands, op.results[0])):
             return False
@@ -71,7 +71,7 @@ class FoldBroadcastIntoDotGeneral(RewritePattern):
             return False
         broadcast = operands[side].op
         operands[side] = broadcast.operand("operand")
-        labels[side] = [labels[side][d] for d in int_list(broadcast.attributes.get("broadcast_dimensions"))]
+        labels[side] = [labels[side][d] for d in int_list(broadcast.attr("broadcast_dimensions"))]
         # A batch pair the broadcast added is now a free dim of the other operand, keeping its label.
         kept = [x for x in labels[side] if x[0] == "b"]
         contracted = [("c", k) for k in range(len(contract[0]))]

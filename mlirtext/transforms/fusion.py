@@ -140,7 +140,7 @@ def _splat_scalar(value):
     const = getattr(value, "op", None)
     if const is None or const.name != "arith.constant" or not isinstance(value.type, T.RankedTensorType):
         return None
-    attr = const.attributes.get("value")
+    attr = const.attr("value")
     elt = T.element_type(value.type)
     if not isinstance(attr, DenseElementsAttr) or attr.is_raw or \
             not isinstance(elt, (T.FloatType, T.IntegerType)) or \

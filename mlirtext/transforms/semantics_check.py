@@ -104,7 +104,7 @@ def _functions(op: Operation) -> list[Operation]:
     candidates = [op] if op.name == "func.func" else [c for r in op.regions for b in r.blocks for c in b.ops]
     out = []
     for fn in candidates:
-        vis = fn.attributes.get("sym_visibility")
+        vis = fn.attr("sym_visibility")
         runnable = fn.name == "func.func" or fn.name == "llvm.func" and ABI_ATTR in fn.attributes
         if runnable and fn.regions and fn.regions[0].blocks and \
                 not (isinstance(vis, StringAttr) and vis.value != "public"):

@@ -19,7 +19,7 @@ class SymbolDCE(Pass):
 
 
 def is_private(op: Operation) -> bool:
-    vis = op.attributes.get("sym_visibility")
+    vis = op.attr("sym_visibility")
     return isinstance(vis, StringAttr) and vis.value == "private"
 
 

@@ -188,7 +188,7 @@ MHLO_OPS = (
 # ---- chlo.scan ----------------------------------------------------------------------------------
 def _scan_counts(op) -> tuple[int, int]:
     """(scanned inputs, initial carries), from `operandSegmentSizes`."""
-    seg = op.attributes.get("operandSegmentSizes")
+    seg = op.attr("operandSegmentSizes")
     if isinstance(seg, DenseArrayAttr) and len(seg.values) == 2 and sum(seg.values) == len(op.operands):
         return int(seg.values[0]), int(seg.values[1])
     raise VerifyError("requires attribute 'operandSegmentSizes' with 2 elements summing to the operand count")
@@ -196,7 +196,7 @@ def _scan_counts(op) -> tuple[int, int]:
 
 def _verify_scan(op) -> None:
     n_in, n_init = _scan_counts(op)
-    dim = op.attributes.get("dimension")
+    dim = op.attr("dimension")
     if not (isinstance(dim, IntegerAttr) and dim.type == T.i64):
         raise VerifyError("requires attribute 'dimension' (a 64-bit integer)")
     for t in op.operand_types[:n_in]:

@@ -49,7 +49,7 @@ def _async_start(op):
     target = lookup_func(op, callee.root)
     if target is None:
         fail(f"can't find function: {callee.root}")
-    thread = target.attributes.get("execution_thread")
+    thread = target.attr("execution_thread")
     if not isinstance(thread, StringAttr):
         fail("callee must have execution_thread attribute")
     mine = op.attr("execution_thread")

@@ -154,7 +154,7 @@ def constant_ints(value) -> Optional[list[int]]:
     owner = getattr(value, "op", None)
     if owner is None or not owner.name.endswith(".constant"):
         return None
-    return A.int_list(owner.attributes.get("value"))
+    return A.int_list(owner.attr("value"))
 
 
 def fmt_list(xs) -> str:
@@ -475,7 +475,7 @@ def lookup_func(op, name):
 
 
 def func_type(f):
-    a = f.attributes.get("function_type")
+    a = f.attr("function_type")
     if isinstance(a, TypeAttr) and isinstance(a.type, T.FunctionType):
         return a.type
     return None

@@ -79,7 +79,7 @@ def _constant(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant":
         return None
-    return getattr(owner.attributes.get("value"), "value", None)
+    return getattr(owner.attr("value"), "value", None)
 
 
 class Unsupported(Exception):
@@ -413,7 +413,7 @@ class ShaderWriter:
         g = self.globals.get(name)
         if g is None:
             raise Unsupported(f"unknown memref.global @{name}")
-        value = g.attributes.get("initial_value")
+        value = g.attr("initial_value")
         mem = self.memory_element(t.element)
         try:
             array = dense_to_array(value, dtype_of(t.element), tuple(t.shape)) if value is not None else \

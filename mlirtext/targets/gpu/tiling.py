@@ -288,7 +288,7 @@ def scalar_constant(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant":
         return None
-    return getattr(owner.attributes.get("value"), "value", None)
+    return getattr(owner.attr("value"), "value", None)
 
 
 def _is_multiply_accumulate(body) -> bool:

@@ -50,7 +50,7 @@ class BroadcastingOp(RewritePattern):
         t = op.results[0].type
         if not all_static(t, *(v.type for v in op.operands)):
             return False
-        attr = op.attributes.get("broadcast_dimensions")
+        attr = op.attr("broadcast_dimensions")
         explicit = int_list(attr) if attr is not None else None
         h = HloBuilder(rw, op)
         operands = [_broadcast_to(h, v, t, explicit) for v in op.operands]
@@ -67,7 +67,7 @@ class ConstantLike(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        value = op.attributes.get("value")
+        value = op.attr("value")
         if not all_static(t) or value is None:
             return False
         rw.replace_op(op, [HloBuilder(rw, op).constant(attr_to_array(value, t.element), t)])

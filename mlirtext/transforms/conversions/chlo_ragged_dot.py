@@ -59,7 +59,7 @@ class RaggedDot(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         lhs, rhs, sizes = op.operands
         out = op.results[0].type
-        fields = struct_fields(op.attributes.get("ragged_dot_dimension_numbers")) or {}
+        fields = struct_fields(op.attr("ragged_dot_dimension_numbers")) or {}
         lb, rb = _dims(fields, "lhs_batching_dimensions"), _dims(fields, "rhs_batching_dimensions")
         lc, rc = _dims(fields, "lhs_contracting_dimensions"), _dims(fields, "rhs_contracting_dimensions")
         ragged, groups = _dims(fields, "lhs_ragged_dimensions"), _dims(fields, "rhs_group_dimensions")

@@ -27,7 +27,7 @@ class DynamicConstant(RewritePattern):
     ops = ("flow.tensor.dynamic_constant",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        value = op.attributes.get("value")
+        value = op.attr("value")
         static = getattr(value, "type", None)
         if not (isinstance(static, T.RankedTensorType) and static.has_static_shape):
             return False

@@ -62,17 +62,17 @@ class Convolution(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         x, k = op.operands
         t = op.results[0].type
-        dn = conv_dims(op.attributes.get("dimension_numbers"))
+        dn = conv_dims(op.attr("dimension_numbers"))
         if dn is None or dn.layout_error:
             return False
         sp = len(dn.input_spatial)
-        strides = int_list(op.attributes.get("window_strides")) or [1] * sp
-        lhs_dil = int_list(op.attributes.get("lhs_dilation")) or [1] * sp
-        rhs_dil = int_list(op.attributes.get("rhs_dilation")) or [1] * sp
-        lo, hi = split_pairs(op.attributes.get("padding"), sp)
-        groups = first_int(op.attributes.get("feature_group_count"))
-        batch_groups = first_int(op.attributes.get("batch_group_count"))
-        reversal = int_list(op.attributes.get("window_reversal"))
+        strides = int_list(op.attr("window_strides")) or [1] * sp
+        lhs_dil = int_list(op.attr("lhs_dilation")) or [1] * sp
+        rhs_dil = int_list(op.attr("rhs_dilation")) or [1] * sp
+        lo, hi = split_pairs(op.attr("padding"), sp)
+        groups = first_int(op.attr("feature_group_count"))
+        batch_groups = first_int(op.attr("batch_group_count"))
+        reversal = int_list(op.attr("window_reversal"))
         if reversal and any(reversal):
             return False
         et = t.element
@@ -142,7 +142,7 @@ class DotGeneral(HloLoweringPattern):
             dims = {"lhs_batching_dimensions": [], "rhs_batching_dimensions": [],
                     "lhs_contracting_dimensions": [lt.rank - 1], "rhs_contracting_dimensions": [0]}
         else:
-            dims = dot_dims(op.attributes.get("dot_dimension_numbers"))
+            dims = dot_dims(op.attr("dot_dimension_numbers"))
         if dims is None or t.element == T.i1 or T.is_float(t.element) != T.is_float(lt.element) or \
                 T.is_float(t.element) != T.is_float(rtype.element):
             return False

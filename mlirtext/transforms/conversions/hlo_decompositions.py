@@ -72,7 +72,7 @@ class _BatchNorm(RewritePattern):
         types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
         if not all_static(*types) or not T.is_float(op.operands[0].type.element):
             return False
-        fi = op.attributes.get("feature_index")
+        fi = op.attr("feature_index")
         feature = fi.value if isinstance(fi, IntegerAttr) else -1
         if not 0 <= feature < op.operands[0].type.rank:
             return False

@@ -30,8 +30,8 @@ class Gather(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         x, indices = op.operands
         t = op.results[0].type
-        f = struct_fields(op.attributes.get("dimension_numbers"))
-        sizes = int_list(op.attributes.get("slice_sizes"))
+        f = struct_fields(op.attr("dimension_numbers"))
+        sizes = int_list(op.attr("slice_sizes"))
         if f is None or sizes is None or not is_signless_int(indices.type.element):
             return False
         offset_dims = dims_field(f, "offset_dims")
@@ -77,8 +77,8 @@ class TorchIndexSelect(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         x, index = op.operands
         t = op.results[0].type
-        dim = first_int(op.attributes.get("dim"), 0)
-        batch = first_int(op.attributes.get("batch_dims"), 0)
+        dim = first_int(op.attr("dim"), 0)
+        batch = first_int(op.attr("batch_dims"), 0)
         if not is_signless_int(index.type.element):
             return False
         extra = index.type.rank - batch
@@ -109,7 +109,7 @@ class Scatter(HloLoweringPattern):
         n = (len(op.operands) - 1) // 2
         inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
         t = op.results[0].type
-        f = struct_fields(op.attributes.get("scatter_dimension_numbers"))
+        f = struct_fields(op.attr("scatter_dimension_numbers"))
         if f is None or not is_signless_int(indices.type.element) or not op.regions or not op.regions[0].blocks:
             return False
         window_dims = dims_field(f, "update_window_dims")
@@ -212,9 +212,9 @@ class SelectAndScatter(HloLoweringPattern):
         x, source, init = op.operands
         t = op.results[0].type
         rank = t.rank
-        window = int_list(op.attributes.get("window_dimensions")) or [1] * rank
-        strides = int_list(op.attributes.get("window_strides")) or [1] * rank
-        lo, _ = split_pairs(op.attributes.get("padding"), rank)
+        window = int_list(op.attr("window_dimensions")) or [1] * rank
+        strides = int_list(op.attr("window_strides")) or [1] * rank
+        lo, _ = split_pairs(op.attr("padding"), rank)
         if len(op.regions) != 2 or not all(r.blocks for r in op.regions):
             return False
         select, scatter = op.regions[0].blocks[0], op.regions[1].blocks[0]

@@ -15,7 +15,7 @@ class Map(HloLoweringPattern):
 
     def rewrite(self, op, rw) -> bool:
         t = op.results[0].type
-        dims = int_list(op.attributes.get("dimensions"))
+        dims = int_list(op.attr("dimensions"))
         if dims is not None and list(dims) != list(range(t.rank)) or len(op.regions) != 1:
             return False
         region = op.regions[0].blocks[0]

@@ -23,8 +23,8 @@ class Pad(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         x, value = op.operands
         t = op.results[0].type
-        lo = int_list(op.attributes.get("edge_padding_low"))
-        interior = int_list(op.attributes.get("interior_padding")) or [0] * t.rank
+        lo = int_list(op.attr("edge_padding_low"))
+        interior = int_list(op.attr("interior_padding")) or [0] * t.rank
         if lo is None:
             return False
         shape = x.type.shape
@@ -64,8 +64,8 @@ class StridedSlice(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         x = op.operand("operand")
         t = op.results[0].type
-        start = int_list(op.attributes.get("start_indices"))
-        strides = int_list(op.attributes.get("strides")) or [1] * t.rank
+        start = int_list(op.attr("start_indices"))
+        strides = int_list(op.attr("strides")) or [1] * t.rank
         if start is None:
             return False
         in_map = affine_map(t.rank, [affine_expr(f"d{d}", strides[d], start[d]) for d in range(t.rank)])

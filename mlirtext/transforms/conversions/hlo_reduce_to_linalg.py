@@ -27,7 +27,7 @@ class Reduce(HloLoweringPattern):
             rw.replace_op(op, [broadcast_scalar(rw, op, init, r.type) for init, r in zip(inits, op.results)])
             return True
         rank = inputs[0].type.rank
-        dims = set(int_list(op.attributes.get("dimensions")) or [])
+        dims = set(int_list(op.attr("dimensions")) or [])
         kept = [d for d in range(rank) if d not in dims]
         if not op.regions or not op.regions[0].blocks:
             return False
@@ -55,11 +55,11 @@ class ReduceWindow(HloLoweringPattern):
         n = len(op.operands) // 2
         inputs, inits = list(op.operands[:n]), op.operands[n:]
         rank = inputs[0].type.rank
-        window = int_list(op.attributes.get("window_dimensions"))
-        strides = int_list(op.attributes.get("window_strides")) or [1] * rank
-        base = int_list(op.attributes.get("base_dilations")) or [1] * rank
-        wdil = int_list(op.attributes.get("window_dilations")) or [1] * rank
-        lo, hi = split_pairs(op.attributes.get("padding"), rank)
+        window = int_list(op.attr("window_dimensions"))
+        strides = int_list(op.attr("window_strides")) or [1] * rank
+        base = int_list(op.attr("base_dilations")) or [1] * rank
+        wdil = int_list(op.attr("window_dilations")) or [1] * rank
+        lo, hi = split_pairs(op.attr("padding"), rank)
         if window is None or not op.regions or not op.regions[0].blocks:
             return False
         region = op.regions[0].blocks[0]

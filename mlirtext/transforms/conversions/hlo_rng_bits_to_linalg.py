@@ -123,7 +123,7 @@ class RngBitGenerator(RewritePattern):
     ops = hlo_names("rng_bit_generator")
 
     def match_and_rewrite(self, op, rw) -> bool:
-        algorithm = enum_word(op.attributes.get("rng_algorithm")) or "DEFAULT"
+        algorithm = enum_word(op.attr("rng_algorithm")) or "DEFAULT"
         state_t, out_t = (signless(r.type) for r in op.results)
         if not (isinstance(out_t, T.RankedTensorType) and out_t.has_static_shape):
             return False

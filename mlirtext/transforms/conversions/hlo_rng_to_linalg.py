@@ -25,7 +25,7 @@ _FM = {"fastmath": FASTMATH_NONE}
 
 
 def _distribution(op) -> str:
-    return enum_word(op.attributes.get("rng_distribution")) or "UNIFORM"
+    return enum_word(op.attr("rng_distribution")) or "UNIFORM"
 
 
 class RngUniform(HloLoweringPattern):

@@ -165,7 +165,7 @@ def scalar_op(b: Scalar, op: Operation, args):
         return None
     if kind == "constant":
         from ...dialects.common import splat_value
-        v = splat_value(op.attributes.get("value"))
+        v = splat_value(op.attr("value"))
         return None if v is None else b.const(v, rt)
     if kind in ("reshape", "broadcast_in_dim", "convert"):
         src = op.operand("operand").type
@@ -173,8 +173,8 @@ def scalar_op(b: Scalar, op: Operation, args):
             return None
         return cast_scalar(b, args[0], rt)
     if kind == "compare":
-        return compare_scalar(b, enum_word(op.attributes.get("comparison_direction")),
-                              enum_word(op.attributes.get("compare_type")), *args)
+        return compare_scalar(b, enum_word(op.attr("comparison_direction")),
+                              enum_word(op.attr("compare_type")), *args)
     if kind == "select":
         return b.select(*args)
     if kind == "not":

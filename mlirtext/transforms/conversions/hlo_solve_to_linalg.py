@@ -35,7 +35,7 @@ class TriangularSolve(HloLoweringPattern):
         t = op.results[0].type
         if not T.is_float(t.element) or a.type.rank != t.rank or t.rank < 2:
             return False
-        transpose = enum_word(op.attributes.get("transpose_a")) or "NO_TRANSPOSE"
+        transpose = enum_word(op.attr("transpose_a")) or "NO_TRANSPOSE"
         if transpose not in ("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"):  # ADJOINT: conj is a no-op on reals
             return False
         left, unit = _flag(op, "left_side"), _flag(op, "unit_diagonal")

@@ -21,7 +21,7 @@ class Sort(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         inputs = list(op.operands)
         t = inputs[0].type
-        dim = first_int(op.attributes.get("dimension"), -1)
+        dim = first_int(op.attr("dimension"), -1)
         if dim < 0:
             dim += t.rank
         if not op.regions or not op.regions[0].blocks:
@@ -91,7 +91,7 @@ class Scan(HloLoweringPattern):
     signless_safe = True
 
     def rewrite(self, op, rw) -> bool:
-        seg = op.attributes.get("operandSegmentSizes")
+        seg = op.attr("operandSegmentSizes")
         if not isinstance(seg, DenseArrayAttr) or len(seg.values) != 2 or not op.regions:
             return False
         n_in = seg.values[0]
@@ -100,7 +100,7 @@ class Scan(HloLoweringPattern):
         if not inputs or n_out < 0:
             return False
         t = inputs[0].type
-        dim = first_int(op.attributes.get("dimension"), 0)
+        dim = first_int(op.attr("dimension"), 0)
         reverse = "true" in str(op.attributes.get("is_reverse", "false"))
         n = t.shape[dim]
         if exceeds_cost_limit(element_count(t), n):

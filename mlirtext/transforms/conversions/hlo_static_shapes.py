@@ -83,7 +83,7 @@ class DynamicBroadcastInDim(_Static):
     def static_form(self, op):
         if not all_static(op.operand("operand").type):
             return None
-        dims = int_list(op.attributes.get("broadcast_dimensions"))
+        dims = int_list(op.attr("broadcast_dimensions"))
         return "broadcast_in_dim", [op.operand("operand")], {"broadcast_dimensions": _i64s(dims or [])}
 
 
@@ -131,7 +131,7 @@ class GetDimensionSize(_Static):
 
     def static_form(self, op):
         t = op.operands[0].type
-        dim = op.attributes.get("dimension")
+        dim = op.attr("dimension")
         if not all_static(t) or not isinstance(dim, IntegerAttr):
             return None
         rt = op.results[0].type

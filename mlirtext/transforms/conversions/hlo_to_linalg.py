@@ -186,8 +186,8 @@ class Compare(HloLoweringPattern):
     def rewrite(self, op, rw) -> bool:
         a, c = op.operands
         t = op.results[0].type
-        direction = enum_word(op.attributes.get("comparison_direction"))
-        kind = enum_word(op.attributes.get("compare_type"))
+        direction = enum_word(op.attr("comparison_direction"))
+        kind = enum_word(op.attr("compare_type"))
         if a.type.rank != t.rank or c.type.rank != t.rank:
             return False
         probe = Scalar(Block([a.type.element, c.type.element]))

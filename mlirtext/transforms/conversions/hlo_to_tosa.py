@@ -186,8 +186,8 @@ class Compare(_Pattern):
     ops = hlo_names("compare")
 
     def rewrite(self, op, rw) -> bool:
-        direction = enum_word(op.attributes.get("comparison_direction"))
-        kind = enum_word(op.attributes.get("compare_type"))
+        direction = enum_word(op.attr("comparison_direction"))
+        kind = enum_word(op.attr("compare_type"))
         elt = _elt(op.operand("lhs"))
         if kind in ("TOTALORDER", "UNSIGNED") or (isinstance(elt, T.IntegerType) and elt.is_unsigned) \
                 or isinstance(elt, T.ComplexType):
@@ -276,7 +276,7 @@ class Iota(_Pattern):
 
     def rewrite(self, op, rw) -> bool:
         t = _result_type(op)
-        dim = int_list(op.attributes.get("iota_dimension")) or [
+        dim = int_list(op.attr("iota_dimension")) or [
             op.attr("iota_dimension").value]
         if isinstance(t.element, T.ComplexType):
             return False
@@ -301,7 +301,7 @@ class Transpose(_Pattern):
     ops = hlo_names("transpose")
 
     def rewrite(self, op, rw) -> bool:
-        perm = int_list(op.attributes.get("permutation"))
+        perm = int_list(op.attr("permutation"))
         new = rw.create(op, "tosa.transpose", op.operands, [_result_type(op)], {"perms": i32_array(perm)})
         rw.replace_op(op, new.results)
         return True
@@ -315,7 +315,7 @@ class BroadcastInDim(_Pattern):
     def rewrite(self, op, rw) -> bool:
         x = op.operand("operand")
         src, t = x.type, _result_type(op)
-        dims = int_list(op.attributes.get("broadcast_dimensions"))
+        dims = int_list(op.attr("broadcast_dimensions"))
         order = sorted(range(len(dims)), key=lambda i: dims[i])
         if order != list(range(len(dims))):
             shape = [src.shape[i] for i in order]
@@ -338,8 +338,8 @@ class Slice(_Pattern):
     ops = hlo_names("slice")
 
     def rewrite(self, op, rw) -> bool:
-        start = int_list(op.attributes.get("start_indices"))
-        strides = int_list(op.attributes.get("strides"))
+        start = int_list(op.attr("start_indices"))
+        strides = int_list(op.attr("strides"))
         if strides is None or any(s != 1 for s in strides):
             return False
         t = _result_type(op)
@@ -363,7 +363,7 @@ class Concatenate(RewritePattern):
         if len(inputs) == 1:
             rw.replace_op(op, inputs)
             return True
-        dim = op.attributes.get("dimension")
+        dim = op.attr("dimension")
         axis = dim.value if isinstance(dim, IntegerAttr) else int_list(dim)[0]
         new = rw.create(op, "tosa.concat", inputs, [_result_type(op)], {"axis": IntegerAttr(axis, T.i32)})
         rw.replace_op(op, new.results)
@@ -375,7 +375,7 @@ class Reverse(_Pattern):
 
     def rewrite(self, op, rw) -> bool:
         x = op.operand("operand")
-        for axis in int_list(op.attributes.get("dimensions")):
+        for axis in int_list(op.attr("dimensions")):
             x = rw.create(op, "tosa.reverse", [x], [_result_type(op)], {"axis": IntegerAttr(axis, T.i32)}).result
         rw.replace_op(op, [x])
         return True
@@ -427,7 +427,7 @@ class Reduce(_Pattern):
         if needs_init and combine is None:
             return False
         shape = list(x.type.shape)
-        for axis in sorted(int_list(op.attributes.get("dimensions"))):
+        for axis in sorted(int_list(op.attr("dimensions"))):
             shape[axis] = 1
             attrs = {"axis": IntegerAttr(axis, T.i32)}
             if name in ("tosa.reduce_max", "tosa.reduce_min") and T.is_float(t.element):
@@ -457,7 +457,7 @@ class DotGeneral(_Pattern):
             dims = {"lhs_batching_dimensions": [], "rhs_batching_dimensions": [],
                     "lhs_contracting_dimensions": [1], "rhs_contracting_dimensions": [0]}
         else:
-            dims = dot_dims(op.attributes.get("dot_dimension_numbers"))
+            dims = dot_dims(op.attr("dot_dimension_numbers"))
         if dims is None or not _matmul_types(lt.element, rt.element, t.element):
             return False
         lb, rb = dims["lhs_batching_dimensions"], dims["rhs_batching_dimensions"]

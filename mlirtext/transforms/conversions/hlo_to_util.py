@@ -26,7 +26,7 @@ class ForwardTupleElement(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         source = getattr(op.operand("operand"), "op", None)
-        index = op.attributes.get("index")
+        index = op.attr("index")
         if source is None or source.name not in hlo_names("tuple") or not isinstance(index, IntegerAttr):
             return False
         rw.replace_op(op, [source.operands[index.value]])

@@ -378,7 +378,7 @@ def unsigned_scalar(b: Body, kind: str, op: Operation, args) -> Optional[object]
     if kind == "convert":
         return convert_scalar(b, args[0], src, T.element_type(op.results[0].type))
     if kind == "compare":
-        direction = enum_word(op.attributes.get("comparison_direction"))
+        direction = enum_word(op.attr("comparison_direction"))
         pred = _UNSIGNED_PREDICATES.get(direction)
         return None if pred is None else _cmpi(b, pred, *args)
     if not (isinstance(src, T.IntegerType) and src.is_unsigned):
@@ -414,7 +414,7 @@ def unsigned_scalar_op(b, op: Operation, args):
         return None
     if kind == "constant":
         from ...dialects.common import splat_value
-        value = _signless_constant(op.attributes.get("value"), rt)
+        value = _signless_constant(op.attr("value"), rt)
         v = None if value is None else splat_value(value)
         return None if v is None else b.const(v, signless(rt.element))
     if kind in ("reshape", "broadcast_in_dim", "bitcast_convert") and signless(op.operand("operand").type) == signless(rt):

@@ -115,10 +115,10 @@ def _tiling(op):
     src, dest, pad, dynamic_tiles = pack_operands(op)
     if dynamic_tiles or not op.results or not all_static(src.type, dest.type):
         return None
-    inner = _ints(op.attributes.get("inner_dims_pos"))
-    tiles = _ints(op.attributes.get("static_inner_tiles"))
+    inner = _ints(op.attr("inner_dims_pos"))
+    tiles = _ints(op.attr("static_inner_tiles"))
     unpacked = src if op.name == "linalg.pack" else dest
-    outer = _ints(op.attributes.get("outer_dims_perm")) or list(range(unpacked.type.rank))
+    outer = _ints(op.attr("outer_dims_perm")) or list(range(unpacked.type.rank))
     return src, dest, pad, dict(zip(inner, tiles)), inner, outer
 
 
@@ -193,7 +193,7 @@ def _constant_index(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "arith.constant":
         return None
-    attr = owner.attributes.get("value")
+    attr = owner.attr("value")
     return attr.value if isinstance(attr, IntegerAttr) else None
 
 

@@ -489,7 +489,7 @@ class FunctionLowering:
                   successors=[self.blocks[op.successors[0]]])
 
     def _cond_br(self, op: Operation) -> None:
-        seg = op.attributes.get("operandSegmentSizes")
+        seg = op.attr("operandSegmentSizes")
         self.emit("llvm.cond_br", [self.v(x) for x in op.operands], (),
                   {"operandSegmentSizes": seg} if seg is not None else None, op,
                   successors=[self.blocks[b] for b in op.successors])
@@ -585,7 +585,7 @@ class ModuleLowering:
 
     def global_op(self, op: Operation) -> Operation:
         t = op.attr("type").type
-        value = op.attributes.get("initial_value")
+        value = op.attr("initial_value")
         count = t.num_elements
         array = LT.llvm_type(f"llvm.array<{count} x {convert_type(t.element)}>")
         attrs = {"sym_name": op.attr("sym_name"), "linkage": OpaqueAttr("#llvm.linkage<private>"),

@@ -52,7 +52,7 @@ def chlo_equivalent(op: Operation):
     """The chlo op that computes what mhlo-only `op` does (None if there is none)."""
     short = op.name[len("mhlo."):]
     if short == "topk":
-        largest = op.attributes.get("largest")
+        largest = op.attr("largest")
         return None if isinstance(largest, IntegerAttr) and not largest.value else "chlo.top_k"
     return _TO_CHLO.get(short)
 

@@ -30,7 +30,7 @@ def _shape_values(value):
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "tosa.const_shape":
         return None
-    return int_list(owner.attributes.get("values"))
+    return int_list(owner.attr("values"))
 
 
 def _lowest(t: T.Type):
@@ -89,9 +89,9 @@ class MaxPool2d(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x = op.operands[0]
         t = op.results[0].type
-        kernel = int_list(op.attributes.get("kernel"))
-        stride = int_list(op.attributes.get("stride"))
-        pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
+        kernel = int_list(op.attr("kernel"))
+        stride = int_list(op.attr("stride"))
+        pad = int_list(op.attr("pad")) or [0, 0, 0, 0]
         e = t.element
         if kernel is None or stride is None or not all_static(x.type, t) or "IGNORE" in str(op.attributes.get("nan_mode", "")):
             return False
@@ -142,8 +142,8 @@ class AvgPool2d(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x, x_zp, out_zp = op.operands
         t = op.results[0].type
-        kernel, stride = int_list(op.attributes.get("kernel")), int_list(op.attributes.get("stride"))
-        pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
+        kernel, stride = int_list(op.attr("kernel")), int_list(op.attr("stride"))
+        pad = int_list(op.attr("pad")) or [0, 0, 0, 0]
         acc = op.attr("acc_type").type
         e = t.element
         if kernel is None or stride is None or not all_static(x.type, t):
@@ -387,9 +387,9 @@ class Conv2d(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x, w, bias, x_zp, w_zp = op.operands
         t = op.results[0].type
-        pad = int_list(op.attributes.get("pad")) or [0, 0, 0, 0]
-        stride = int_list(op.attributes.get("stride")) or [1, 1]
-        dil = int_list(op.attributes.get("dilation")) or [1, 1]
+        pad = int_list(op.attr("pad")) or [0, 0, 0, 0]
+        stride = int_list(op.attr("stride")) or [1, 1]
+        dil = int_list(op.attr("dilation")) or [1, 1]
         e = t.element
         if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False
@@ -435,9 +435,9 @@ class Conv3d(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x, w, bias, x_zp, w_zp = op.operands
         t = op.results[0].type
-        pad = int_list(op.attributes.get("pad")) or [0] * 6
-        stride = int_list(op.attributes.get("stride")) or [1, 1, 1]
-        dil = int_list(op.attributes.get("dilation")) or [1, 1, 1]
+        pad = int_list(op.attr("pad")) or [0] * 6
+        stride = int_list(op.attr("stride")) or [1, 1, 1]
+        dil = int_list(op.attr("dilation")) or [1, 1, 1]
         e = t.element
         if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False
@@ -470,8 +470,8 @@ class TransposeConv2d(RewritePattern):
     def match_and_rewrite(self, op, rw) -> bool:
         x, w, bias, x_zp, w_zp = op.operands
         t = op.results[0].type
-        out_pad = int_list(op.attributes.get("out_pad")) or [0, 0, 0, 0]
-        stride = int_list(op.attributes.get("stride")) or [1, 1]
+        out_pad = int_list(op.attr("out_pad")) or [0, 0, 0, 0]
+        stride = int_list(op.attr("stride")) or [1, 1]
         e = t.element
         if not _convolution_lowers(x, w, bias, x_zp, w_zp, t):
             return False

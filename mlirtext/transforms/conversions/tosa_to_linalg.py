@@ -132,7 +132,7 @@ def _arith_shift_right(b: Body, args, op):
     a, amount = args
     t = a.type
     shifted = b.op("arith.shrsi", [a, amount], t)
-    if op.attributes.get("round") in (None, IntegerAttr(0, T.i1)):
+    if op.attr("round") in (None, IntegerAttr(0, T.i1)):
         return shifted
     one, zero = b.const(1, t), b.const(0, t)
     positive = b.op("arith.cmpi", [amount, zero], T.i1, {"predicate": IntegerAttr(4, T.i64)})  # sgt
@@ -157,7 +157,7 @@ def _max_min(float_name: str, int_name: str):
     def build(b: Body, args, op):
         t = args[0].type
         if T.is_float(t):
-            case = op.attributes.get("nan_mode")
+            case = op.attr("nan_mode")
             if case is not None and "IGNORE" in str(case):
                 return None  # maxnumf/minnumf: not yet
             return b.op(float_name, args, t, {"fastmath": FASTMATH_NONE})
@@ -266,7 +266,7 @@ def _shape_values(value) -> list[int] | None:
     owner = getattr(value, "op", None)
     if owner is None or owner.name != "tosa.const_shape":
         return None
-    return int_list(owner.attributes.get("values"))
+    return int_list(owner.attr("values"))
 
 
 class Reshape(RewritePattern):

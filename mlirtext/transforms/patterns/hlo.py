@@ -6,12 +6,12 @@ from .common import NoOpWhenSameType
 
 
 def _identity_permutation(op) -> bool:
-    perm = int_list(op.attributes.get("permutation"))
+    perm = int_list(op.attr("permutation"))
     return perm is not None and perm == list(range(len(perm)))
 
 
 def _in_order_dims(op) -> bool:
-    dims = int_list(op.attributes.get("broadcast_dimensions"))
+    dims = int_list(op.attr("broadcast_dimensions"))
     return dims is not None and dims == list(range(len(dims)))
 
 
