@@ -106,7 +106,7 @@ def _top_functions(module) -> list:
 
 def _is_public(fn) -> bool:
     from .ir.attributes import StringAttr
-    vis = fn.attributes.get("sym_visibility")
+    vis = fn.attr("sym_visibility")
     return not (isinstance(vis, StringAttr) and vis.value != "public")
 
 
@@ -149,7 +149,7 @@ def uses_checks(fn, functions: dict, seen=None) -> bool:
                                             and call_target(op).startswith("check.")):
             return True
         if op.name == "func.call":
-            callee = op.attributes.get("callee")
+            callee = op.attr("callee")
             target = functions.get(callee.root) if isinstance(callee, SymbolRefAttr) else None
             if target is not None and target is not fn and uses_checks(target, functions, seen):
                 return True
@@ -168,7 +168,7 @@ def _ops_used(interp, fn, seen=None) -> list:
         if op is fn:
             continue
         if op.name == "func.call":
-            callee = op.attributes.get("callee")
+            callee = op.attr("callee")
             target = interp.functions.get(getattr(callee, "root", None)) if isinstance(callee, SymbolRefAttr) \
                 else None
             if target is not None:

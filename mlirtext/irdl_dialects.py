@@ -178,8 +178,8 @@ def _values_of(op: Optional[Operation], index_of: dict) -> list:
     """[(name, variadicity, constraint index, or None for a c_pred: not checked)]"""
     if op is None:
         return []
-    names = op.attributes.get("names")
-    kinds = op.attributes.get("variadicity")
+    names = op.attr("names")
+    kinds = op.attr("variadicity")
     return [(names.items[i].value if isinstance(names, ArrayAttr) else f"#{i}",
              kinds.items[i].value if isinstance(kinds, ArrayAttr) else "single", index_of.get(v))
             for i, v in enumerate(op.operands)]
@@ -284,7 +284,7 @@ def _constraint(op: Operation, index_of: dict, dialect_name: str, defs: dict) ->
         return Constraint("any")
     if op.name in ("irdl.any_of", "irdl.all_of"):
         return Constraint(op.name[5:], args=tuple(_indices(op.operands, index_of)))
-    ref = op.attributes.get("base_ref") or op.attributes.get("base_type")
+    ref = op.attr("base_ref") or op.attr("base_type")
     if ref is not None:
         base, on_type = _resolve(ref, dialect_name, defs)
     else:
@@ -305,7 +305,7 @@ def _resolve(ref: SymbolRefAttr, dialect_name: str, defs: dict) -> tuple[str, bo
 
 def _summary(op: Operation) -> str:
     """An `attributes {summary = "..."}` of the definition, else the `//` comment lines just above it."""
-    given = op.attributes.get("summary")
+    given = op.attr("summary")
     if isinstance(given, StringAttr):
         return given.value
     span = op.span
@@ -348,9 +348,9 @@ def dialects_from(module: Operation) -> list[Dialect]:
                 for r in by_name["irdl.regions"].operands:
                     rop = r.op
                     args = _indices(rop.operands, index_of) if "constrainedArguments" in rop.attributes else None
-                    blocks = rop.attributes.get("numberOfBlocks")
+                    blocks = rop.attr("numberOfBlocks")
                     regions.append((args, blocks.value if blocks is not None else None))
-            op_name = f"{name}.{definition.attributes['sym_name'].value}"
+            op_name = f"{name}.{definition.attr('sym_name').value}"
             spec = Definition(op_name, constraints, _values_of(by_name.get("irdl.operands"), index_of),
                               _values_of(by_name.get("irdl.results"), index_of), attributes, regions)
             # (no declared counts: the verifier hook says what is wrong in IRDL's words)

@@ -144,7 +144,7 @@ class _Verifier:
         its function arguments (`arg_attrs`)."""
         check_of = self.registry.discardable_check
         found = [(key, attr, None) for key, attr in op.attributes.items() if "." in key]
-        arg_attrs = op.attributes.get("arg_attrs")
+        arg_attrs = op.attr("arg_attrs")
         if isinstance(arg_attrs, ArrayAttr):
             for i, d in enumerate(arg_attrs.items):
                 if isinstance(d, DictionaryAttr):
@@ -288,7 +288,7 @@ class _Verifier:
                         seen[name] = op
 
     def _call(self, op: Operation) -> None:
-        callee = op.attributes.get("callee")
+        callee = op.attr("callee")
         if not isinstance(callee, SymbolRefAttr):
             return  # reported by func.call's own rules
         table = symbol_table_of(op.parent_op, self._is_table) if op.parent_op is not None else None

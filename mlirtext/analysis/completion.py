@@ -44,7 +44,7 @@ def complete(doc: Document, offset: int) -> list[tuple[str, str, str]]:
         return [(label, "label", "block") for label in sorted(labels)]
     if sigil == "@" and piece is not None:
         chunk = doc.chunk_of(piece)
-        return [(f"@{name}", "function", str(op.attributes.get("function_type", op.name)))
+        return [(f"@{name}", "function", str(op.attr("function_type") or op.name))
                 for name, (_, op) in sorted(chunk.symbols.items())]
     if sigil in "#!" and word and piece is not None:
         chunk = doc.chunk_of(piece)

@@ -34,7 +34,7 @@ def _op(doc: Document, t: Target, sections: list) -> str:
     if op.results:
         lines.append("results: " + ", ".join(f"`{r.type}`" for r in op.results))
     if op.name in ("func.func", "llvm.func") and "function_type" in op.attributes:
-        lines.append(f"signature: `{op.attributes['function_type']}`")
+        lines.append(f"signature: `{op.attr('function_type')}`")
     origin = _origin(doc, t, op)
     if origin:
         lines.append(origin)

@@ -242,7 +242,8 @@ def _verify_stablehlo(op) -> None:
             raise VerifyError("requires attribute 'probe_id'")
     else:
         _expect_count(op, 2)
-        if op.operands[0].type != op.operands[1].type:
+        first, second = ("actual", "expected") if short == "expect_close" else ("lhs", "rhs")
+        if op.operand(first).type != op.operand(second).type:
             if short == "expect_close":
                 raise VerifyError("failed to verify that all of {actual, expected} have same type")
             raise VerifyError("requires all operands to have the same type")

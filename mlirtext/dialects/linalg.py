@@ -107,6 +107,12 @@ def segments(op) -> tuple[list, list]:
     return ops[:-1], ops[-1:]
 
 
+def fill_value(op):
+    """The scalar a `linalg.fill` writes: the one value of its `inputs` group."""
+    (value,), _ = segments(op)
+    return value
+
+
 def _operand_list(ctx, part):
     """`ins(%a, %b : T1, T2)` children -> resolved values and their types."""
     if part is None:
@@ -1068,7 +1074,7 @@ def _linalg_broadcast(ctx, children):
 # ---- softmax / winograd ------------------------------------------------------------------------------
 def _print_softmax(p, op) -> None:
     p.write("linalg.softmax", p.attr_dict(op.attributes, elide=("dimension",)))
-    p.write(f" dimension({op.attributes['dimension'].value})")
+    p.write(f" dimension({op.attr('dimension').value})")
     p.write(_ins_outs(p, op.operands[:1], op.operands[1:2]), _arrow(p, op))
 
 
@@ -1293,7 +1299,7 @@ def _num_loops(op):
 
 
 def _print_index(p, op) -> None:
-    p.write(f"linalg.index {op.attributes['dim'].value}", p.attr_dict(op.attributes, elide=("dim",)),
+    p.write(f"linalg.index {op.attr('dim').value}", p.attr_dict(op.attributes, elide=("dim",)),
             " : ", p.type(op.results[0].type))
 
 

@@ -632,7 +632,7 @@ declare_family(dialect, "reshape", ["tensor.reshape"],
 
 
 def _print_concat(p, op) -> None:
-    p.write(f"tensor.concat dim({op.attributes['dim'].value}) ", p.values(op.operands))
+    p.write(f"tensor.concat dim({op.attr('dim').value}) ", p.values(op.operands))
     p.write(p.attr_dict(op.attributes, elide=("dim",)), " : ", p.function_type(op.operand_types, op.result_types))
 
 

@@ -179,8 +179,10 @@ def _const_shape_values(value) -> Optional[list]:
 
 
 # ---- per-family verifiers ----------------------------------------------------------
-def _v_elementwise_unary(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
+def _v_elementwise_unary(op, input_name: str = "input1") -> None:
+    """(TOSA's ODS calls the operand `input1` on most unary ops, `input` on sigmoid, tanh, erf,
+    cast and clamp.)"""
+    a, r = op.operand(input_name).type, op.result_named("output").type
     _check_tensor(a, "operand #0")
     _check_tensor(r, "result #0")
     if not _shapes_compatible(a, r):
@@ -227,7 +229,7 @@ def _check_broadcast(op, tensors) -> None:
 
 
 def _v_elementwise_binary(op) -> None:
-    a, b = op.operands[0].type, op.operands[1].type
+    a, b = op.operand("input1").type, op.operand("input2").type
     _check_broadcast(op, [a, b])
     r = op.results[0].type
     ea, eb, er = _elt(a), _elt(b), _elt(r)
@@ -293,17 +295,21 @@ def _v_select(op) -> None:
     _same_elt(a, op.results[0].type)
 
 
-def _v_zp_unary(op) -> None:  # negate: input, input_zp, output_zp
+def _v_zp_unary(op) -> None:  # negate: input1, input1_zp, output_zp
     _v_elementwise_unary(op)
+
+
+def _v_unary_of_input(op) -> None:
+    _v_elementwise_unary(op, "input")
 
 
 def _v_clamp(op) -> None:
-    _v_elementwise_unary(op)
+    _v_elementwise_unary(op, "input")
     lo, hi = op.attr("min_val"), op.attr("max_val")
     for name, a in (("min_val", lo), ("max_val", hi)):
         if not isinstance(a, (IntegerAttr, FloatAttr)):
             raise VerifyError(f"requires attribute '{name}'")
-    e = _elt(op.operands[0].type)
+    e = _elt(op.operand("input").type)
     if _plain(e):
         for a in (lo, hi):
             if isinstance(e, T.FloatType) != isinstance(a, FloatAttr):
@@ -333,7 +339,7 @@ def _axis(op, rank: int) -> int:
 def _axis_input(op):
     """(input type, result type, their shapes, axis) of an op along an `axis` of its tensor input,
     which must have rank 1 or more; a shape is None when unranked, the axis too for the input's."""
-    a, r = op.operands[0].type, op.results[0].type
+    a, r = op.operand("input").type, op.result_named("output").type
     _check_tensor(a, "operand #0")
     sa, sr = _shape(a), _shape(r)
     if sa is None:
@@ -424,7 +430,7 @@ def _v_reshape(op) -> None:
 
 
 def _v_transpose(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
+    a, r = op.operand("input1").type, op.result_named("output").type
     _check_tensor(a, "operand #0")
     perms = op.attr("perms")
     if not isinstance(perms, DenseArrayAttr):
@@ -492,7 +498,7 @@ def _v_tile(op) -> None:
 
 
 def _v_reverse(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
+    a, r = op.operand("input1").type, op.result_named("output").type
     _check_tensor(a, "operand #0")
     sa = _shape(a)
     axis = op.attr("axis")
@@ -666,7 +672,7 @@ def _check_zero_points(op, first: int) -> None:
 
 
 def _v_pool(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
+    a, r = op.operand("input").type, op.result_named("output").type
     _check_rank(a, 4, "operand #0")
     _check_rank(r, 4, "result #0")
     _check_sizes(op, (("kernel", 2, 1), ("stride", 2, 1), ("pad", 4, 0)))
@@ -693,7 +699,7 @@ def _v_pool(op) -> None:
 
 
 def _v_adaptive_pool(op) -> None:
-    a, r = op.operands[0].type, op.results[0].type
+    a, r = op.operand("input").type, op.result_named("output").type
     _check_rank(a, 4, "operand #0")
     _check_rank(r, 4, "result #0")
     for t in op.operand_types:
@@ -742,7 +748,9 @@ def _v_rescale(op) -> None:
 
 
 def _v_const(op) -> None:
-    values = op.attributes.get("values", op.attr("value"))
+    values = op.attr("values")
+    if values is None:  # (the name before TOSA 1.0)
+        values = op.attr("value")
     if values is None:
         raise VerifyError("requires attribute 'values'")
     t = getattr(values, "type", None)
@@ -872,7 +880,7 @@ _CONV = ("input", "weight", "bias", "input_zp", "weight_zp")
 
 _declare(("abs", "bitwise_not", "ceil", "clz", "cos", "exp", "floor", "log", "reciprocal", "rsqrt", "sin"),
          lambda: Spec(_UNARY, verify=_v_elementwise_unary))
-_declare(("sigmoid", "tanh", "erf", "cast"), lambda: Spec(("input",), verify=_v_elementwise_unary))
+_declare(("sigmoid", "tanh", "erf", "cast"), lambda: Spec(("input",), verify=_v_unary_of_input))
 _declare(("logical_not",), lambda: Spec(_UNARY, verify=_v_logical))
 _declare(("negate",), lambda: Spec(("input1", "input1_zp", "output_zp"), verify=_v_zp_unary))
 _declare(("add", "sub", "intdiv", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_left_shift",
@@ -1210,15 +1218,15 @@ def _print_yield(p, op) -> None:
 
 
 def _print_cond_if(p, op) -> None:
-    p.write("tosa.cond_if ", p.value(op.operands[0]))
-    inputs = op.operands[1:]
+    p.write("tosa.cond_if ", p.value(op.operand("condition")))
+    inputs = op.operands_named("input_list")
     then_r, else_r = op.regions
     if inputs:
         entry = then_r.blocks[0] if then_r.blocks else None
         names = [p.value(entry.arguments[i]) if entry is not None and i < len(entry.arguments)
                  else f"%arg{i}" for i in range(len(inputs))]
         p.write(" (", ", ".join(f"{n} = {p.value(v)}" for n, v in zip(names, inputs)), ")")
-    p.write(" : ", p.type(op.operands[0].type))
+    p.write(" : ", p.type(op.operand("condition").type))
     if inputs:
         p.write(" (", p.types([v.type for v in inputs]), ")")
     p.write(" -> ", p.result_types(op.result_types), " ")
@@ -1300,7 +1308,7 @@ def _verify_yield(op) -> None:
 
 
 def _verify_cond_if(op) -> None:
-    c = op.operands[0].type
+    c = op.operand("condition").type
     if _elt(c) != T.i1 or (_shape(c) is not None and len(_shape(c)) != 0 and
                            any(d != 1 and d is not None for d in _shape(c))):
         if _elt(c) != T.i1:
@@ -1444,12 +1452,15 @@ declare_family(dialect, "constant", list(_CONSTANTS),
 for _name, _spec in SPECS.items():
     if not _spec.custom_syntax:
         continue
-    _signature = OpSignature.of(_spec.operands, _spec.results, tuple(a.name for a in _spec.attrs)) \
-        if _spec.named else None
+    # (an op with `counts` has names for its leading operands only: those read by name from the start)
+    _signature = OpSignature.of(_spec.operands, _spec.results, tuple(a.name for a in _spec.attrs))
     dialect.op(_name, **_summary_and_traits(_name), verify=_verify_simple, print=_print_simple, names=_signature)
 dialect.op("tosa.yield", "Returns values from a tosa.cond_if / tosa.while_loop region.",
-           traits=(PURE, TERMINATOR, RETURN_LIKE), verify=_verify_yield, print=_print_yield)
+           traits=(PURE, TERMINATOR, RETURN_LIKE), verify=_verify_yield, print=_print_yield,
+           names=OpSignature.of(("inputs*",)))
+# (names as TOSA's ODS gives them: Tosa_IfOp, Tosa_WhileOp)
 dialect.op("tosa.cond_if", "Runs the then or the else region depending on a boolean tensor.",
-           verify=_verify_cond_if, print=_print_cond_if)
+           operands=(1, None), verify=_verify_cond_if, print=_print_cond_if,
+           names=OpSignature.of(("condition", "input_list*"), ("output_list*",)))
 dialect.op("tosa.while_loop", "Runs the body region while the cond region yields true.",
-           verify=_verify_while, print=_print_while)
+           verify=_verify_while, print=_print_while, names=OpSignature.of(("input_list*",), ("output_list*",)))

@@ -724,22 +724,23 @@ for _name in L.NAMED:
 @impl("linalg.fill")
 def _fill(interp, op, args):
     value, out = args
-    t = op.operands[1].type
+    _, inits = L.segments(op)
+    t = inits[0].type
     block = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
     if block is not None:
         _, (v,) = _body_env(interp, block, [np.asarray(value), np.zeros((), dtype_of(t))], [])
     else:
         v = value
     new = np.full(out.shape, np.asarray(v).astype(dtype_of(t)), dtype=dtype_of(t))
-    return _finish(op, op.operands[1:], [out], [new])
+    return _finish(op, inits, [out], [new])
 
 
 @impl("linalg.copy")
 def _copy(interp, op, args):
     src, out = args
-    t = op.operands[1].type
-    if np.asarray(src).dtype == dtype_of(t):
-        return _finish(op, op.operands[1:], [out], [np.array(src, copy=True)])
+    _, inits = L.segments(op)
+    if np.asarray(src).dtype == dtype_of(inits[0].type):
+        return _finish(op, inits, [out], [np.array(src, copy=True)])
     return _structured_named(interp, op, args)
 
 

@@ -146,7 +146,7 @@ def _row_gather_block_scaled(interp, op, args):
 
 @impl("tosa.cast_from_block_scaled")
 def _cast_from_block_scaled(interp, op, args):
-    return [finish(op, dequantize(args[0], args[1], _block(op), is_mxint8(op.operands[0].type)))]
+    return [finish(op, dequantize(args[0], args[1], _block(op), is_mxint8(op.operand("input_data").type)))]
 
 
 @impl("tosa.cast_to_block_scaled")
@@ -159,16 +159,16 @@ def _cast_to_block_scaled(interp, op, args):
 @impl("tosa.matmul_t_block_scaled")
 def _matmul_t_block_scaled(interp, op, args):
     block = _block(op)
-    a = dequantize(args[0], args[1], block, is_mxint8(op.operands[0].type))
-    b = dequantize(args[2], args[3], block, is_mxint8(op.operands[2].type))
+    a = dequantize(args[0], args[1], block, is_mxint8(op.operand("a_data").type))
+    b = dequantize(args[2], args[3], block, is_mxint8(op.operand("b_data").type))
     return [finish(op, np.matmul(a, np.swapaxes(b, -1, -2)))]
 
 
 @impl("tosa.conv2d_block_scaled")
 def _conv2d_block_scaled(interp, op, args):
     block = _block(op)
-    x = dequantize(args[0], args[1], block, is_mxint8(op.operands[0].type))
-    w = dequantize(args[2], args[3], block, is_mxint8(op.operands[2].type))
+    x = dequantize(args[0], args[1], block, is_mxint8(op.operand("input_data").type))
+    w = dequantize(args[2], args[3], block, is_mxint8(op.operand("weight_data").type))
     bias = np.asarray(args[4]).astype(np.float32)
     pads, stride, dilation = ([int(v) for v in np.asarray(a).ravel()] for a in args[5:8])
     win = conv_windows(pad_spatial(x, pads), w.shape[1:3], stride, dilation, static_dims(op, 1, 3))

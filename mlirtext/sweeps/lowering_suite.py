@@ -36,7 +36,7 @@ class Outcome:
 def is_check(op) -> bool:
     if op.name.startswith("check."):
         return True
-    callee = op.attributes.get("call_target_name")
+    callee = op.attr("call_target_name")
     return op.name.endswith(".custom_call") and callee is not None and "check." in str(callee)
 
 
@@ -66,7 +66,7 @@ def split_checks(module, name: str):
 
 
 def private(op) -> bool:
-    vis = op.attributes.get("sym_visibility")
+    vis = op.attr("sym_visibility")
     return vis is not None and getattr(vis, "value", None) == "private"
 
 

@@ -92,7 +92,7 @@ def _stays_in_host(op: Operation) -> bool:
     if op.name == "arith.constant":
         return not _cloneable(op)
     if op.name == "func.call":  # a call to a dispatch (already formed) stays; other calls are work
-        return "_dispatch_" in str(op.attributes.get("callee", ""))
+        return "_dispatch_" in str(op.attr("callee"))
     return op.name in HOST_OPS
 
 

@@ -165,8 +165,9 @@ RULES = {"hlo_while_arg": _hlo_while_arg, "hlo_while_head": _hlo_while_head, "hl
          "hlo_while": _hlo_while, "hlo_return": _hlo_return}
 
 OPS = (
-    HloOp("if", "Runs one of two branches.", (), (), _if, inferred=True),
-    HloOp("case", "Runs one of its branches, chosen by index.", (), (), _case),
+    HloOp("if", "Runs one of two branches.", (), (), _if, inferred=True, operands=("pred",), results=("results*",)),
+    HloOp("case", "Runs one of its branches, chosen by index.", (), (), _case, operands=("index",),
+          results=("results*",)),
     HloOp("while", "Loops while a condition holds.", (), (), _while, _print_while),
     HloOp("return", "Returns values from a region of its parent op.", (), (TERMINATOR, RETURN_LIKE, PURE),
           print=custom(_print_return)),

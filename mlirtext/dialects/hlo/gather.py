@@ -116,7 +116,7 @@ def _gather(op):
         return
     operand_t, indices_t = op.operand_types[:2]
     if op.name.endswith("dynamic_gather"):
-        slice_sizes = constant_ints(op.operands[2]) if len(op.operands) > 2 else None
+        slice_sizes = constant_ints(op.operand("slice_sizes")) if len(op.operands) > 2 else None
         ss, os_ = shape_of(op.operand_types[2]) if len(op.operands) > 2 else None, shape_of(operand_t)
         if slice_sizes is None and ss and os_ is not None and ss[0] is not None and ss[0] != len(os_):
             fail(f"slice_sizes size ({ss[0]}) not equal to operand rank ({len(os_)})")
@@ -129,8 +129,8 @@ def _gather(op):
 
 OPS = (
     HloOp("gather", "Gathers slices at indices.", ("dimension_numbers", "slice_sizes", "indices_are_sorted"),
-          verify=_gather, inferred=True),
+          verify=_gather, inferred=True, operands=("operand", "start_indices")),
     HloOp("dynamic_gather", "gather with slice sizes given as a tensor.", ("dimension_numbers", "indices_are_sorted"),
-          verify=_gather, inferred=True),
+          verify=_gather, inferred=True, operands=("operand", "start_indices", "slice_sizes")),
     HloOp("torch_index_select", "Index select (legacy).", ("dim", "batch_dims")),
 )

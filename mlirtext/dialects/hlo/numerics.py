@@ -140,11 +140,13 @@ def _triangular_solve(op):
 
 
 OPS = (
-    HloOp("batch_norm_grad", "Gradients of batch normalization.", ("epsilon", "feature_index"), verify=_bn_grad),
+    HloOp("batch_norm_grad", "Gradients of batch normalization.", ("epsilon", "feature_index"), verify=_bn_grad,
+          operands=("operand", "scale", "mean", "variance", "grad_output"),
+          results=("grad_operand", "grad_scale", "grad_offset")),
     HloOp("batch_norm_inference", "Batch normalization with given statistics.", ("epsilon", "feature_index"),
-          verify=_bn_inference),
+          verify=_bn_inference, operands=("operand", "scale", "offset", "mean", "variance")),
     HloOp("batch_norm_training", "Batch normalization computing statistics.", ("epsilon", "feature_index"),
-          verify=_bn_training),
+          verify=_bn_training, operands=("operand", "scale", "offset"), results=("output", "batch_mean", "batch_var")),
     HloOp("fft", "Fast Fourier transform.", ("fft_type", "fft_length"), verify=_fft,
           format=HloFormat("fft", "$operand `,` `type` `=` $fft_type `,` `length` `=` $fft_length " + FUNCTIONAL,
                            ("operand",), {"fft_type": lambda prefix: EnumWord(prefix, "fft_type"),

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...dialects.linalg import fill_value
 from ...dialects.tensor import view_source
 from ...ir import types as T
 from ...ir.core import Operation
@@ -180,10 +181,10 @@ class _Analysis:
             if op.name == "arith.constant":
                 self.values[op.results[0]] = _Value("constant", text=splat_text(op.results[0]))
             elif op.name == "linalg.fill":
-                value = scalar_constant(op.operands[0])
+                value = scalar_constant(fill_value(op))
                 if value is None:
                     return None
-                self.values[op.results[0]] = _Value("constant", text=constant_text(value, op.operands[0].type))
+                self.values[op.results[0]] = _Value("constant", text=constant_text(value, fill_value(op).type))
             elif op.name in _RESHAPES:
                 if not self._reshape(op):
                     return None

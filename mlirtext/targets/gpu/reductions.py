@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...dialects.linalg import fill_value
 from ...ir import types as T
 from ...ir.core import Operation
 from .tiling import BARRIER, ID_ARGUMENTS, WORKGROUP_PREFIX, WORKGROUP_SPACE, scalar_constant, constant_text
@@ -86,7 +87,7 @@ def match_row_reduction(fn: Operation):
     identity = tuple(("dim", d) for d in range(s.num_dims))
     if s.reductions != {last} or tuple(s.maps[0].results) != identity or tuple(s.maps[1].results) != identity[:-1]:
         return None
-    element, value = reduction.results[0].type.element, scalar_constant(fill.operands[0])
+    element, value = reduction.results[0].type.element, scalar_constant(fill_value(fill))
     combiner = _combiner(s.body)
     if value is None or combiner is None or source.type.element != element or identity_text(combiner, element) is None:
         return None

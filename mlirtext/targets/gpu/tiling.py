@@ -40,6 +40,7 @@ import math
 import struct
 from dataclasses import dataclass
 
+from ...dialects.linalg import fill_value, segments
 from ...ir import types as T
 from ...ir.core import Operation
 
@@ -147,8 +148,8 @@ def match_matmul(fn: Operation):
         s = structured(contraction)
     except Exception:  # noqa: BLE001 - anything the loops step cannot describe is not tiled
         return None
-    ins = list(contraction.operands[:2])
-    if len(contraction.operands) != 3 or contraction.operands[2] is not start.results[0]:
+    ins, inits = segments(contraction)
+    if len(ins) != 2 or len(inits) != 1 or inits[0] is not start.results[0]:
         return None
     if not all(v in args for v in ins) or not s.reductions:
         return None
@@ -192,14 +193,17 @@ def _starting_values(start: Operation, args: list, element: T.Type) -> tuple:
     (None, None) otherwise."""
     from ...transforms.conversions.linalg_to_loops import structured
     if start.name == "linalg.fill":
-        return scalar_constant(start.operands[0]), None
-    if start.name != "linalg.generic" or len(start.operands) != 2 or start.operands[0] not in args:
+        return scalar_constant(fill_value(start)), None
+    if start.name != "linalg.generic" or len(start.operands) != 2:
         return None, None
+    inputs, _ = segments(start)
+    if len(inputs) != 1 or inputs[0] not in args:
+        return None, None
+    source = inputs[0]
     try:
         s = structured(start)
     except Exception:  # noqa: BLE001
         return None, None
-    source = start.operands[0]
     ops = s.body.ops
     rank = start.results[0].type.rank
     if s.reductions or tuple(s.maps[1].results) != tuple(("dim", d) for d in range(rank)) or \

@@ -89,7 +89,7 @@ class If(RewritePattern):
         branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
         if any(b is None for b in branches):
             return False
-        flag = extract_scalar(rw, op.operands[0], op)
+        flag = extract_scalar(rw, op.operand("pred"), op)
         new = rw.create(op, "scf.if", [flag], [signless(r.type) for r in op.results],
                         regions=[Region([branches[0]]), Region([branches[1]])])
         replace_with_signless(rw, op, new.results)
@@ -104,7 +104,7 @@ class Case(RewritePattern):
         if not op.regions or not all(r.blocks and len(r.blocks) == 1 for r in op.regions):
             return False
         branches = [_region_as(r.blocks[0], [], _yield) for r in op.regions]
-        index_tensor = op.operands[0]
+        index_tensor = op.operand("index")
         if any(b is None for b in branches) or not is_signless_int(signless(index_tensor.type.element)):
             return False
         types = [signless(r.type) for r in op.results]

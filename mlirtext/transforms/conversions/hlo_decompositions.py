@@ -70,14 +70,15 @@ class _BatchNorm(RewritePattern):
 
     def match_and_rewrite(self, op, rw) -> bool:
         types = [*(v.type for v in op.operands), *(r.type for r in op.results)]
-        if not all_static(*types) or not T.is_float(op.operands[0].type.element):
+        x = op.operand("operand").type
+        if not all_static(*types) or not T.is_float(x.element):
             return False
         fi = op.attr("feature_index")
         feature = fi.value if isinstance(fi, IntegerAttr) else -1
-        if not 0 <= feature < op.operands[0].type.rank:
+        if not 0 <= feature < x.rank:
             return False
         h = HloBuilder(rw, op)
-        t = op.operands[0].type
+        t = x
         per_feature = lambda v: h.broadcast(v, [feature], t)  # noqa: E731
         epsilon = h.constant(_float_attr(op, "epsilon"), t)
         others = [d for d in range(t.rank) if d != feature]

@@ -141,7 +141,7 @@ class RngBitGenerator(RewritePattern):
             used = n if bits == 64 else int(np.prod(_threefry_split(shape)[1], dtype=np.int64))
         else:
             used = (n + 1) // 2 if bits == 64 else (n + 3) // 4
-        state = to_signless(rw, op, op.operands[0])
+        state = to_signless(rw, op, op.operand("initial_state"))
 
         def read_state(b: Scalar):
             w = Words(b)

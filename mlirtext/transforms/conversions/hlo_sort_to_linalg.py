@@ -101,7 +101,7 @@ class Scan(HloLoweringPattern):
             return False
         t = inputs[0].type
         dim = first_int(op.attr("dimension"), 0)
-        reverse = "true" in str(op.attributes.get("is_reverse", "false"))
+        reverse = "true" in str(op.attr("is_reverse"))
         n = t.shape[dim]
         if exceeds_cost_limit(element_count(t), n):
             return False

@@ -130,7 +130,7 @@ class GetDimensionSize(_Static):
     ops = hlo_names("get_dimension_size")
 
     def static_form(self, op):
-        t = op.operands[0].type
+        t = op.operand("operand").type
         dim = op.attr("dimension")
         if not all_static(t) or not isinstance(dim, IntegerAttr):
             return None

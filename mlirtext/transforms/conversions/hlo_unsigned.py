@@ -59,14 +59,22 @@ def signless(t: T.Type) -> T.Type:
     return t
 
 
+def _cast_input(op) -> Optional[object]:
+    """The one value that `op` casts when it is an unrealized_conversion_cast of a single value
+    (its `inputs` group holds one), else None."""
+    if isinstance(op, Operation) and op.name == CAST and len(op.operands) == 1:
+        (source,) = op.operands
+        return source
+    return None
+
+
 def to_signless(rw, before: Operation, value):
     """`value` on signless types: the source of the cast that made it unsigned, else a new cast."""
     if not is_unsigned(value.type):
         return value
-    owner = getattr(value, "op", None)
-    if isinstance(owner, Operation) and owner.name == CAST and len(owner.operands) == 1 and \
-            owner.operands[0].type == signless(value.type):
-        return owner.operands[0]
+    source = _cast_input(getattr(value, "op", None))
+    if source is not None and source.type == signless(value.type):
+        return source
     return rw.create(before, CAST, [value], [signless(value.type)]).result
 
 
@@ -198,17 +206,17 @@ class FoldCasts(RewritePattern):
         if not any(r.uses for r in op.results):
             rw.erase_op(op)
             return True
-        if len(op.operands) != 1 or len(op.results) != 1:
+        source = _cast_input(op)
+        if source is None or len(op.results) != 1:
             return False
-        owner = getattr(op.operands[0], "op", None)
-        if isinstance(owner, Operation) and owner.name == CAST and len(owner.operands) == 1 and \
-                owner.operands[0].type == op.results[0].type:
-            rw.replace_op(op, [owner.operands[0]])
+        first = _cast_input(getattr(source, "op", None))
+        if first is not None and first.type == op.results[0].type:
+            rw.replace_op(op, [first])
             return True
-        back = [u.op for u in op.results[0].uses if u.op.name == CAST and len(u.op.operands) == 1
-                and u.op.results[0].type == op.operands[0].type]  # the same pair, seen from here
+        back = [u.op for u in op.results[0].uses if _cast_input(u.op) is not None
+                and u.op.results[0].type == source.type]  # the same pair, seen from here
         for user in back:
-            rw.replace_op(user, [op.operands[0]])
+            rw.replace_op(user, [source])
         return bool(back)
 
 

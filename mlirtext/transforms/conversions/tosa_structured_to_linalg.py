@@ -87,13 +87,13 @@ class MaxPool2d(RewritePattern):
     ops = ("tosa.max_pool2d",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("input")
         t = op.results[0].type
         kernel = int_list(op.attr("kernel"))
         stride = int_list(op.attr("stride"))
         pad = int_list(op.attr("pad")) or [0, 0, 0, 0]
         e = t.element
-        if kernel is None or stride is None or not all_static(x.type, t) or "IGNORE" in str(op.attributes.get("nan_mode", "")):
+        if kernel is None or stride is None or not all_static(x.type, t) or "IGNORE" in str(op.attr("nan_mode")):
             return False
         if not (T.is_float(e) or isinstance(e, T.IntegerType) and e.is_signless and e != T.i1):
             return False
@@ -162,7 +162,7 @@ class AvgPool2d(RewritePattern):
         window = empty(rw, op, T.RankedTensorType(tuple(kernel), acc))
         sums = insert(rw, op, structured_op("linalg.pooling_nhwc_sum", [x, window], [init],
                                             {"strides": _i64_dense(stride), "dilations": _i64_dense([1, 1])})).result
-        sizes = op.operands[0].type.shape[1:3]
+        sizes = op.operand("input").type.shape[1:3]
 
         def count(b: Scalar):
             """Window elements inside the input at this output position (index)."""

@@ -311,7 +311,7 @@ class Transpose(RewritePattern):
         if not all_static(t):
             return False
         perms = list(op.attr("perms").values)
-        new = insert(rw, op, structured_op("linalg.transpose", [op.operands[0]], [empty(rw, op, t)],
+        new = insert(rw, op, structured_op("linalg.transpose", [op.operand("input1")], [empty(rw, op, t)],
                                             {"permutation": i64_array(perms)}))
         rw.replace_op(op, new.results)
         return True
@@ -359,7 +359,7 @@ class Reduce(RewritePattern):
     ops = tuple(_REDUCE)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("input")
         t = op.results[0].type
         axis = op.attr("axis").value
         if not all_static(x.type, t):
@@ -374,7 +374,7 @@ class Reduce(RewritePattern):
                 bits = elt.width
                 identity = -(1 << (bits - 1)) if op.name == "tosa.reduce_max" else (1 << (bits - 1)) - 1
             identity = int(identity)
-        if name is None or "IGNORE" in str(op.attributes.get("nan_mode", "")):
+        if name is None or "IGNORE" in str(op.attr("nan_mode")):
             return False
         reduced_shape = [d for i, d in enumerate(x.type.shape) if i != axis]
         reduced = tensor_of(reduced_shape, elt)
@@ -440,7 +440,7 @@ class Reverse(RewritePattern):
     ops = ("tosa.reverse",)
 
     def match_and_rewrite(self, op, rw) -> bool:
-        x = op.operands[0]
+        x = op.operand("input1")
         t = op.results[0].type
         if not all_static(t):
             return False
