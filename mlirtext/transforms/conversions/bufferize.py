@@ -39,6 +39,11 @@ def memref_of(t: T.Type) -> T.Type:
     return t
 
 
+#: A tensor read inside a linalg body (a gather's) -> (its tensor operand's name, the memref op that
+#: reads the buffer instead)
+_CAPTURED_READS = {"tensor.extract": ("tensor", "memref.load"), "tensor.dim": ("source", "memref.dim")}
+
+
 class _Empty:
     """The buffer of a `tensor.empty`: allocated by whoever first needs it."""
 
@@ -191,15 +196,15 @@ class Bufferizer:
     def _captured(self, op: Operation, anchor: Operation) -> None:
         """Tensors defined outside `op` that its regions read (`tensor.extract` / `tensor.dim`
         in a linalg body, as gathers do) are read from their buffers instead."""
-        for inner in [o for o in op.walk() if o is not op and o.name in ("tensor.extract", "tensor.dim")]:
-            source = inner.operands[0]
+        for inner in [o for o in op.walk() if o is not op and o.name in _CAPTURED_READS]:
+            operand_name, name = _CAPTURED_READS[inner.name]
+            source = inner.operand(operand_name)
             if isinstance(source.type, T.MemRefType):
                 buf = source  # a function argument, already given its memref type
             elif source in self.buffers:
                 buf = self.buffer(source, anchor)
             else:
                 continue
-            name = "memref.load" if inner.name == "tensor.extract" else "memref.dim"
             repl = Operation(name, [buf, *inner.operands[1:]], [inner.results[0].type], span=inner.span,
                              location=inner.location)
             inner.parent.insert_before(inner, repl)
