@@ -262,6 +262,19 @@ class NativeLibrary:
         return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
 
 
+def jit_ir(ir_text: str, opt_level: int = 0) -> NativeLibrary:
+    """`ir_text` compiled straight into an MCJIT engine of its own, for small glue code the
+    runtime builds itself (at O0 a few functions take milliseconds; an object through
+    `compile_llvm_ir` and `load_object` takes tens)."""
+    module = parse_ir(ir_text)
+    tm = host_target_machine(opt_level)
+    module.triple = tm.triple
+    with _lock:
+        engine = llvm.create_mcjit_compiler(module, tm)
+        engine.finalize_object()
+    return NativeLibrary(engine, [tm])
+
+
 def check_object(object_code: bytes) -> None:
     """Refuse bytes that are not a well-formed relocatable ELF object for this machine: LLVM's
     object loader trusts the file and crashes the process on a malformed one. (Checked: header,

@@ -23,6 +23,7 @@ from ..interpreter import Interpreter, InterpreterError
 from ..ir.core import Operation
 from .device_names import DEVICES, GPU_DEVICES
 from .modfile import ModuleFileError
+from .native_pool import NativeCall, NativePool, Wave, pool as native_pool
 
 
 SCALAR_CTYPES = {
@@ -150,19 +151,27 @@ class LocalTaskDevice(LocalSyncDevice):
         self.workers = workers or self.default_workers()
 
     def kernel(self, name: str):
-        """As local-sync's, plus `run.shared(inputs, outputs, grain)` for a kernel split into
-        workgroups: its dispatch as a `SharedDispatch` (compiler/work_queue.py)."""
+        """As local-sync's, plus `run.item(inputs, outputs)`: the call as an item for the native
+        helpers (native_pool.py); and for a kernel split into workgroups,
+        `run.shared(inputs, outputs, grain)`: its dispatch as a `SharedDispatch`
+        (compiler/work_queue.py)."""
         run = super().kernel(name)
+        whole_call = NativeCall(run.argtypes, self.library.address(name))
+        count = run.workgroups
+        rows = (0, count) if self.kernels[name].get("workgroups") else ()
+        arguments = run.arguments
+        run.item = lambda inputs, outputs: whole_call.item(
+            (*arguments(inputs), *rows, *[_address(o) for o in outputs]))
         groups = self.kernels[name].get("workgroups") or {}
         if groups.get("take"):
             inputs = len(self.kernels[name]["inputs"])
             argtypes = run.argtypes[:inputs] + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64] + \
                 run.argtypes[inputs + 2:]
             try:
-                take = ctypes.CFUNCTYPE(None, *argtypes)(self.library.address(groups["take"]))
+                take = NativeCall(argtypes, self.library.address(groups["take"]))
             except KeyError:
                 raise DeviceError(f"the llvm-cpu executable has no kernel @{groups['take']}") from None
-            arguments, count, library = run.arguments, groups["count"], self.library
+            library = self.library
             run.shared = lambda inputs, outputs, grain: SharedDispatch(
                 take, arguments(inputs), [_address(o) for o in outputs], grain, count, library)
         return run
@@ -184,11 +193,13 @@ class LocalTaskDevice(LocalSyncDevice):
 
     def execute(self, steps, waves, helpers: bool = True) -> None:
         """Wave by wave (`helpers=False`: all on the calling thread, thread_choice.py): the
-        dispatches of one wave do not depend on each other. Whole dispatches go to the threads
-        from one queue; a dispatch split into workgroups (`steps[i].shared`, a SharedDispatch) is
-        worked on by every thread at once, each taking workgroups from its counter in native code
-        (work sharing, as IREE's task system steals work): on a loaded machine a thread that is
-        not scheduled does less, instead of the call waiting for its fixed share."""
+        dispatches of one wave do not depend on each other. The calling thread publishes a wave
+        to the helper threads, which wait for it in native code (native_pool.py), and works on it
+        too: whole dispatches are taken one at a time from a counter; a dispatch split into
+        workgroups (`steps[i].shared`, a SharedDispatch) is worked on by every thread at once,
+        each taking workgroups from its counter (work sharing, as IREE's task system steals
+        work): on a loaded machine a thread that is not scheduled does less, instead of the call
+        waiting for its fixed share."""
         for wave in waves:
             whole = [steps[i] for i in wave if getattr(steps[i], "shared", None) is None]
             shared = [steps[i].shared for i in wave if getattr(steps[i], "shared", None) is not None]
@@ -198,43 +209,30 @@ class LocalTaskDevice(LocalSyncDevice):
                 for dispatch in shared:
                     dispatch.work()
                 continue
-            queue = iter(whole)   # (next() on a list iterator is atomic under the GIL)
-            finished = []
+            self.helpers().run(Wave([step.item() for step in whole], shared, self.library))
 
-            def drain() -> None:
-                for step in queue:
-                    step()
-                    finished.append(step)
-                for dispatch in shared:
-                    dispatch.work()
-            pool = self.pool(self.workers)
-            count = self.workers - 1 if shared else min(self.workers, len(whole)) - 1
-            futures = [pool.submit(drain) for _ in range(count)]
-            drain()  # the calling thread works too
-            for f in futures:
-                # A helper that never started, or one that has nothing of this wave left to
-                # finish, is not waited for (a late one finds the queue and the counters empty).
-                if f.cancel() or (len(finished) == len(whole) and all(d.finished() for d in shared)):
-                    continue
-                f.result()
+    def helpers(self) -> NativePool:
+        return native_pool(self.workers - 1)
 
 
 class SharedDispatch:
-    """One call's dispatch of a kernel split into workgroups, shared by the threads that call
-    `work` (the wrapper: compiler/work_queue.py): its counters (next workgroup, workgroups done;
-    a cache line apart, as every thread writes them) live as long as a thread may still look at
-    them. It also holds the loaded object code (`library`): a helper thread that starts after the
-    call has returned still calls `take` (which finds no workgroup left), and the module may be
-    gone by then; its code unmapped under that thread was a segfault."""
+    """One call's dispatch of a kernel split into workgroups, shared by the threads that run its
+    item (the wrapper: compiler/work_queue.py, called through native_pool.py's trampoline): its
+    counters (next workgroup, workgroups done; a cache line apart, as every thread writes them)
+    live as long as a thread may still look at them. It also holds the loaded object code
+    (`library`): a helper thread that comes after the call has returned still calls the wrapper
+    (which finds no workgroup left), and the module may be gone by then; its code unmapped under
+    that thread was a segfault."""
 
-    def __init__(self, take, arguments: list, outputs: list, grain: int, count: int, library):
+    def __init__(self, take: NativeCall, arguments: list, outputs: list, grain: int, count: int, library):
         self.counters = (ctypes.c_int64 * 16)()
         base = ctypes.addressof(self.counters)
-        self.args = (*arguments, base, base + 64, grain, *outputs)
-        self.take, self.count, self.library = take, count, library
+        self.item = take.item((*arguments, base, base + 64, grain, *outputs))
+        self.take, self.done_address = take, base + 64
+        self.count, self.library = count, library
 
     def work(self) -> None:
-        self.take(*self.args)
+        self.take.call(self.item)
 
     def finished(self) -> bool:
         return self.counters[8] == self.count

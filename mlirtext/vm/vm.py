@@ -467,6 +467,8 @@ def _step(kernel, ins, outs, grain):
         kernel(ins, outs)
     if grain:
         step.shared = kernel.shared(ins, outs, grain)
+    elif hasattr(kernel, "item"):   # (local-task: the call for the native helpers)
+        step.item = lambda: kernel.item(ins, outs)
     return step
 
 

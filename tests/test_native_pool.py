@@ -1,0 +1,144 @@
+"""local-task's native hand-off (vm/native_pool.py): helpers that wait for waves in native code."""
+from __future__ import annotations
+
+import ctypes
+import gc
+import subprocess
+import sys
+import threading
+import time
+import weakref
+
+import numpy as np
+
+from mlirtext import runtime
+from mlirtext.targets.llvm_cpu import jit_ir
+from mlirtext.vm import native_pool
+from mlirtext.vm.native_pool import NativeCall, Wave
+from mlirtext.vm.thread_choice import ThreadChoice
+
+from .test_vm_programs import ROOT, inputs_for, module_file
+
+# Two halves of a rendezvous: each sets its own flag, then waits (boundedly) for the other's;
+# it writes 1 to %ok only if it saw the other's flag, which needs the other run at the same time
+# on another thread: a wave of both finishes with both oks set only if a helper took one.
+RENDEZVOUS_IR = """
+define void @meet(ptr %mine, ptr %other, ptr %ok) {
+entry:
+  store atomic i64 1, ptr %mine seq_cst, align 8
+  br label %wait
+wait:
+  %n = phi i64 [0, %entry], [%n1, %wait]
+  %seen = load atomic i64, ptr %other seq_cst, align 8
+  %n1 = add i64 %n, 1
+  %met = icmp ne i64 %seen, 0
+  %gave_up = icmp ugt i64 %n, 2000000000
+  %stop = or i1 %met, %gave_up
+  br i1 %stop, label %done, label %wait
+done:
+  %r = zext i1 %met to i64
+  store i64 %r, ptr %ok, align 8
+  ret void
+}
+"""
+
+
+class Fixed(ThreadChoice):
+    def __init__(self, helpers: bool):
+        super().__init__()
+        self.helpers = helpers
+
+    def pick(self) -> bool:
+        return self.helpers
+
+
+def _rendezvous_wave():
+    lib = jit_ir(RENDEZVOUS_IR)
+    meet = NativeCall([ctypes.c_void_p] * 3, lib.address("meet"))
+    flags = (ctypes.c_int64 * 32)()
+    a = ctypes.addressof(flags)
+    items = [meet.item((a, a + 64, a + 128)), meet.item((a + 64, a, a + 192))]
+    return Wave(items, [], lib), flags
+
+
+def test_a_helper_picks_up_a_published_wave_then_parks_and_wakes():
+    pool = native_pool.pool(1)
+    wave, flags = _rendezvous_wave()
+    pool.run(wave)
+    assert (flags[16], flags[24]) == (1, 1), "the two items did not run at the same time"
+    deadline = time.monotonic() + 10
+    while pool.parked < 1 and time.monotonic() < deadline:   # idle: it parks after SPIN_SECONDS
+        time.sleep(0.01)
+    assert pool.parked == 1
+    wave, flags = _rendezvous_wave()
+    pool.run(wave)   # publishing wakes it
+    assert (flags[16], flags[24]) == (1, 1)
+
+
+def test_a_wave_and_its_code_are_kept_until_every_helper_has_read_a_later_one():
+    pool = native_pool.pool(1)
+    wave, flags = _rendezvous_wave()
+    library = weakref.ref(wave.keep)
+    pool.run(wave)
+    del wave
+    gc.collect()
+    assert library() is not None   # the newest wave: what a helper reads next
+    for _ in range(3):
+        later, later_flags = _rendezvous_wave()
+        pool.run(later)
+    del later, later_flags
+    gc.collect()
+    assert library() is None
+    assert len(pool.kept) <= 2
+
+
+def test_two_python_threads_calling_at_once_get_local_syncs_bits():
+    data = module_file(ROOT / "benchmarks" / "programs" / "conv.mlir")
+    task = runtime.load_module(data, device="local-task")
+    sync = runtime.load_module(data, device="local-sync")
+    fn = task.vm_module.functions["main"]
+    assert any(fn.grains)
+    fn.thread_choice = Fixed(True)
+    cases = [inputs_for(fn, seed=s) for s in range(4)]
+    wants = [sync.main(*args) for args in cases]
+    wrong = []
+
+    def calls(offset: int) -> None:
+        for i in range(24):
+            k = (i + offset) % len(cases)
+            if not np.array_equal(task.main(*cases[k]), wants[k]):
+                wrong.append(k)
+    threads = [threading.Thread(target=calls, args=(o,)) for o in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert wrong == []
+
+
+EXIT_SCRIPT = """
+import sys, time
+from mlirtext import runtime
+from mlirtext.vm.thread_choice import ThreadChoice
+from tests.test_vm_programs import ROOT, inputs_for, module_file
+class Fixed(ThreadChoice):
+    def pick(self): return True
+m = runtime.load_module(module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir"), device="local-task")
+fn = m.vm_module.functions["main"]
+fn.thread_choice = Fixed()
+args = inputs_for(fn, seed=1)
+for _ in range(20):
+    m.main(*args)
+if sys.argv[1] == "parked":
+    time.sleep(0.2)
+print("done")
+"""
+
+
+def test_the_process_exits_with_helpers_spinning_or_parked():
+    for state in ("spinning", "parked"):
+        done = subprocess.run([sys.executable, "-c", EXIT_SCRIPT, state], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip() == "done"
