@@ -3,8 +3,9 @@
 - `reference`: the kernels (linalg on tensors, as IR: parsed once from a file) on mlirtext's
   interpreter; slow, obviously right.
 - `local-sync`: the native kernels (llvm-cpu), one after another on the calling thread.
-- `local-task`: the native kernels on a thread pool: dispatches whose inputs are ready and whose
-  buffers are free run at the same time (ctypes releases the GIL for the call).
+- `local-task`: the native kernels on the calling thread and helper threads that wait for work in
+  native code (native_pool.py): dispatches whose inputs are ready and whose buffers are free run
+  at the same time, and a dispatch split into workgroups is shared by all the threads.
 
 A device turns each kernel into a callable `(inputs, outputs) -> None` that writes the outputs in
 place; `execute(steps, waves)` runs a host program's dispatches, in order or wave by wave.
@@ -23,7 +24,8 @@ from ..interpreter import Interpreter, InterpreterError
 from ..ir.core import Operation
 from .device_names import DEVICES, GPU_DEVICES
 from .modfile import ModuleFileError
-from .native_pool import NativeCall, NativePool, Wave, pool as native_pool
+from . import native_pool
+from .native_pool import NativeCall, Wave
 
 
 SCALAR_CTYPES = {
@@ -200,6 +202,7 @@ class LocalTaskDevice(LocalSyncDevice):
         each taking workgroups from its counter (work sharing, as IREE's task system steals
         work): on a loaded machine a thread that is not scheduled does less, instead of the call
         waiting for its fixed share."""
+        pool = None
         for wave in waves:
             whole = [steps[i] for i in wave if getattr(steps[i], "shared", None) is None]
             shared = [steps[i].shared for i in wave if getattr(steps[i], "shared", None) is not None]
@@ -209,10 +212,10 @@ class LocalTaskDevice(LocalSyncDevice):
                 for dispatch in shared:
                     dispatch.work()
                 continue
-            self.helpers().run(Wave([step.item() for step in whole], shared, self.library))
-
-    def helpers(self) -> NativePool:
-        return native_pool(self.workers - 1)
+            pool = native_pool.pool(self.workers - 1)
+            pool.run(Wave([step.item() for step in whole], shared, self.library))
+        if pool is not None:
+            pool.rest()
 
 
 class SharedDispatch:
