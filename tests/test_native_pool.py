@@ -142,3 +142,28 @@ def test_the_process_exits_with_helpers_spinning_or_parked():
                               timeout=120, cwd=ROOT)
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.strip() == "done"
+
+
+def test_a_trampoline_passes_integer_float_and_pointer_arguments():
+    lib = jit_ir("""
+define void @mix(i32 %a, float %b, double %c, i8 %d, i1 %e, ptr %out) {
+entry:
+  %a1 = sitofp i32 %a to double
+  %b1 = fpext float %b to double
+  %d1 = sitofp i8 %d to double
+  %e1 = uitofp i1 %e to double
+  %s1 = fadd double %a1, %b1
+  %s2 = fadd double %s1, %c
+  %s3 = fadd double %s2, %d1
+  %s4 = fadd double %s3, %e1
+  store double %s4, ptr %out
+  ret void
+}
+""")
+    types = [ctypes.c_int32, ctypes.c_float, ctypes.c_double, ctypes.c_int8, ctypes.c_bool, ctypes.c_void_p]
+    call = NativeCall(types, lib.address("mix"))
+    out = np.zeros(1)
+    item = call.item((ctypes.c_int32(-7), ctypes.c_float(0.5), 1e10, ctypes.c_int8(-3), ctypes.c_bool(True),
+                      out.ctypes.data))
+    call.call(item)
+    assert out[0] == -7 + 0.5 + 1e10 - 3 + 1

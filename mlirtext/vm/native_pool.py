@@ -8,16 +8,19 @@ descriptor, then the generation bumped) and works on it too, then spins until th
 counters say it is finished. A helper that has found nothing for a while returns to Python and
 parks on a condition, which a caller notifies when it publishes while some helper is parked: for
 SPIN_SECONDS while a call is running (its next wave comes after the Python between waves, or a
-dispatch the caller runs alone), for REST_SECONDS once it has returned. On a loaded machine a
-spinning helper takes CPU time from the caller's own thread (measured, mobilenet_v3_small with the
-helpers forced at load 2.5 on 2 cores: 2.9 ms spinning 20 us, 4.0 ms spinning 200 us, 4.9 ms 1 ms).
+dispatch the caller runs alone), for REST_SECONDS once it has returned. Spinning helpers (and a
+caller waiting for a wave) yield their core every YIELD_EVERY hints: on a loaded machine a helper
+that only spins takes CPU time from the caller's own thread (mobilenet_v3_small with the helpers
+forced, load 2.2-2.6 on 2 cores: 1.85x the time of its calls alone; yielding, 1.1x).
 Nothing waits for a helper: the caller alone can finish any wave (work sharing through counters,
 compiler/work_queue.py), so a helper that is late, descheduled or parked only does less.
 
 Native code cannot call a kernel of any signature, so every call goes through a trampoline that
 takes one pointer to an item: `[trampoline, function, argument slots...]` (8 bytes a slot; the
-trampoline for those argument types loads each slot and calls the function). Trampolines are
-compiled once per process per signature, with the worker loop, by llvmlite.
+trampoline for those argument types loads each slot and calls the function). The worker loop
+and the trampolines of up to PLAIN_ARGUMENTS integer or pointer arguments are compiled by llvmlite
+at O0 once per process, when the helpers are first used (about 7 ms); one with a float argument
+when first needed (about 2 ms).
 
 Lifetimes: a helper reads the wave pointer after the generation, so it may run a wave (finding
 nothing left in it) after the caller has returned. Each helper publishes the generation it last
@@ -385,7 +388,7 @@ class Wave:
     `.item`, `.done_address`, `.count`, `.library`) run by every thread. Holds what its items
     reference (their blocks, counters, object code) for as long as the wave is."""
 
-    def __init__(self, whole: list, shared: list, keep: list):
+    def __init__(self, whole: list, shared: list, keep):
         n = len(whole) + len(shared)
         self.block = (ctypes.c_int64 * (25 + n + 2 * len(shared)))()
         b = self.block
