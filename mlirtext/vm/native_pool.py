@@ -40,8 +40,6 @@ import os
 import threading
 import time
 
-from ..targets.llvm_cpu import jit_ir
-
 #: How long an idle helper spins before it parks (IREE's workers likewise spin, then sleep):
 #: during a call, and after it.
 SPIN_SECONDS = 200e-6
@@ -288,7 +286,11 @@ class _Native:
     lifetime: helpers run this code until the process exits)."""
 
     def __init__(self):
+        # (imported here: llvmlite and the target add ~25 ms to importing the devices, which the
+        # reference device and processes that never start the helpers do not need)
         import llvmlite.binding as llvm
+        from ..targets.llvm_cpu import jit_ir
+        self.jit = jit_ir
         self.lock = threading.Lock()
         plain = [("i64",) * n for n in range(PLAIN_ARGUMENTS + 1)]
         lib = jit_ir(worker_ir(llvm.get_process_triple()) + "".join(trampoline_ir(t) for t in plain))
@@ -315,7 +317,7 @@ class _Native:
             with self.lock:
                 found = self.trampolines.get(types)
                 if found is None:
-                    lib = jit_ir(trampoline_ir(types))
+                    lib = self.jit(trampoline_ir(types))
                     self.libraries.append(lib)
                     found = self.trampolines[types] = self._entry(lib, types)
         return found
