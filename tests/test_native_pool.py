@@ -10,6 +10,7 @@ import time
 import weakref
 
 import numpy as np
+import pytest
 
 from mlirtext import runtime
 from mlirtext.targets.llvm_cpu import jit_ir
@@ -115,6 +116,25 @@ def test_two_python_threads_calling_at_once_get_local_syncs_bits():
         t.join(timeout=120)
     assert not any(t.is_alive() for t in threads)
     assert wrong == []
+
+
+@pytest.mark.parametrize("n,split", [(64, False), (256, True)])
+def test_a_wave_of_two_dispatches_whole_or_split_gives_local_syncs_bits(n, split):
+    text = f"""func.func @two(%a: tensor<{n}x{n}xf32>, %b: tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32> {{
+  %0 = stablehlo.exponential %a : tensor<{n}x{n}xf32>
+  %1 = stablehlo.tanh %b : tensor<{n}x{n}xf32>
+  %2 = stablehlo.dot_general %0, %1, contracting_dims = [1] x [0] : (tensor<{n}x{n}xf32>, tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32>
+  return %2 : tensor<{n}x{n}xf32>
+}}"""
+    data = runtime.compile_text(text)
+    task, sync = (runtime.load_module(data, device=d) for d in ("local-task", "local-sync"))
+    fn = task.vm_module.functions["two"]
+    assert fn.waves[0] == [0, 1] and all(bool(fn.grains[i]) == split for i in (0, 1))
+    fn.thread_choice = Fixed(True)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) * 0.1 for _ in range(2))
+        assert np.array_equal(task.two(a, b), sync.two(a, b))
 
 
 EXIT_SCRIPT = """
