@@ -10,7 +10,11 @@ micro-kernel (ukernels.py, one group) and the grouped kernel (grouped_conv.py, d
 
 The image may come through a zero pad in the same kernel (compiler/pads.py merges a pad dispatch into
 the grouped convolution that reads it): `Conv.padding` then says how many zero rows and columns
-surround the kernel's input (`zero_pad`: a generic that only moves data, checked on a probe).
+surround the kernel's input (`zero_pad`: a generic that only moves data, checked on a probe). The
+result may go through a pad too, the last op of the kernel (pads.py merges a pad dispatch into the
+dense convolution that makes its image, for the micro-kernel to write into the padded buffer's
+interior): `Conv.out_padding` and `Conv.out_pad_value` then say which rows, columns and value
+surround the result (`constant_pad`).
 """
 from __future__ import annotations
 
@@ -48,6 +52,11 @@ class Conv:
     groups: int
     padding: tuple = ((0, 0), (0, 0))   # zero rows (top, bottom) and columns (left, right) around `input`
     w_packed: bool = False              # the filter input is packed at compile time (packed_weights.py)
+    #: The pad the result goes through, the kernel's last op (None: the kernel returns `output`), and the
+    #: rows (top, bottom) and columns (left, right) of `out_pad_value` it puts around `output`.
+    out_pad: Optional[Operation] = None
+    out_padding: tuple = ((0, 0), (0, 0))
+    out_pad_value: float = 0.0
 
     @property
     def oc_per_group(self) -> int:
@@ -114,8 +123,22 @@ def match_conv(fn: Operation) -> Optional[Conv]:
     if (nb, OC) != (nb2, OC2) or H < (OH - 1) * sh + (KH - 1) * dh + 1 or W < (OW - 1) * sw + (KW - 1) * dw + 1:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
-    return Conv(conv, rest, index[0], index[1], len(args), (nb, H - pt - pb, W - pl - pr, IC), (KH, KW, ICg, OC),
-                (nb, OH, OW, OC), (sh, sw), (dh, dw), groups, padding, packed is not None)
+    out_pad, out_padding, value = _output_pad(conv, rest)
+    return Conv(conv, rest[:-1] if out_pad else rest, index[0], index[1], len(args),
+                (nb, H - pt - pb, W - pl - pr, IC), (KH, KW, ICg, OC), (nb, OH, OW, OC), (sh, sw), (dh, dw), groups,
+                padding, packed is not None, out_pad, out_padding, value)
+
+
+def _output_pad(conv: Operation, rest: list) -> tuple:
+    """(the pad, its rows and columns, its value) when the last op of `rest` pads the convolution's
+    result (or what the ops before it make of it) with a constant; (None, no padding, 0.0) else."""
+    if not rest or rest[-1].name != "linalg.generic" or segments(rest[-1])[0]:
+        return None, ((0, 0), (0, 0)), 0.0
+    image = (rest[-2] if len(rest) > 1 else conv).results[0]
+    padded = constant_pad(rest[-1], [image])
+    if padded is None or len(image.uses) != 1:
+        return None, ((0, 0), (0, 0)), 0.0
+    return rest[-1], padded[1], padded[2]
 
 
 #: Ops a pure data movement's body may hold: index arithmetic and comparisons, then the element
@@ -129,9 +152,19 @@ _PROBE_ELEMENTS = 1 << 24
 
 def zero_pad(op: Operation, args: list) -> Optional[tuple]:
     """(the kernel argument, ((top, bottom), (left, right))) when generic `op` is an NHWC image
-    (a kernel argument) padded with zero rows and columns, else None. The body may only move data
-    (no float arithmetic: which element lands where cannot depend on the values), so one run of it
-    on a probe whose elements are all different (+-1, 2, 3, ...) shows every element's place."""
+    (a kernel argument) padded with zero rows and columns (+0.0), else None."""
+    padded = constant_pad(op, args)
+    if padded is None or np.float32(padded[2]).view(np.uint32) != 0:
+        return None
+    return next(i for i, a in enumerate(args) if a is padded[0]), padded[1]
+
+
+def constant_pad(op: Operation, images: list) -> Optional[tuple]:
+    """(the image, ((top, bottom), (left, right)), the value around it) when generic `op` is an NHWC
+    image (one of `images`: values outside `op`) padded with rows and columns of one constant, else
+    None. The body may only move data (no float arithmetic: which element lands where cannot depend
+    on the values), so one run of it on a probe whose elements are all different (+-1, 2, 3, ...)
+    shows every element's place, and every other element is the constant."""
     ins, outs = segments(op)
     t = op.results[0].type
     if ins or len(outs) != 1 or not isinstance(t, T.RankedTensorType) or t.rank != 4 or T.element_type(t) != T.f32:
@@ -142,7 +175,7 @@ def zero_pad(op: Operation, args: list) -> Optional[tuple]:
             any(T.is_float(x) for x in (*inner.operand_types, *inner.result_types))) for inner in block.ops):
         return None
     outside = outside_values(op)
-    sources = [v for v in outside if any(v is a for a in args)]
+    sources = [v for v in outside if any(v is a for a in images)]
     if len(sources) != 1 or not isinstance(sources[0].type, T.RankedTensorType) or \
             sources[0].type.rank != 4 or sources[0].type.num_elements > _PROBE_ELEMENTS:
         return None
@@ -176,13 +209,13 @@ def zero_pad(op: Operation, args: list) -> Optional[tuple]:
     high = [h - lo for h, lo in zip(high, low)]
     if low[0] or low[3] or min(high) < 0:
         return None
-    inner = got[:, low[1]:low[1] + x.shape[1], low[2]:low[2] + x.shape[2], :]   # (+0.0 around it)
-    expected = np.zeros_like(got)
+    # (a corner is padding, if there is any)
+    value = got.flat[0] if low[1] or low[2] else got.flat[-1] if high[1] or high[2] else np.float32(0)
+    expected = np.full_like(got, value)
     expected[:, low[1]:low[1] + x.shape[1], low[2]:low[2] + x.shape[2], :] = probe
-    if not np.array_equal(inner, probe) or not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
+    if not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
         return None
-    index = next(i for i, a in enumerate(args) if a is sources[0])
-    return index, ((low[1], high[1]), (low[2], high[2]))
+    return sources[0], ((low[1], high[1]), (low[2], high[2])), float(value)
 
 
 def _groups(m, IC: int, ICg: int, OC: int) -> Optional[int]:

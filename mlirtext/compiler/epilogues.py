@@ -101,9 +101,10 @@ class Epilogue:
         return lines, names[self.expanded.ops[-1].operands[0]]
 
 
-def trailing_epilogue(body: Block, root: Operation, rest: list, N: int):
+def trailing_epilogue(body: Block, root: Operation, rest: list, N: int, then: Optional[Operation] = None):
     """The epilogue of `rest`, the ops after a kernel's `root` op (None when there are none);
-    False when `rest` is not one or the kernel does not return its result."""
+    False when `rest` is not one or the kernel does not return its result (or, given `then`, the
+    op that takes it last, such as a pad: `then`'s result)."""
     epilogue, final = None, root.results[0]
     if rest:
         epilogue = epilogue_of(rest, root.results[0], list(body.arguments), N)
@@ -111,7 +112,7 @@ def trailing_epilogue(body: Block, root: Operation, rest: list, N: int):
             return False
         final = rest[-1].results[0]
     ret = body.ops[-1]
-    if len(ret.operands) != 1 or ret.operands[0] is not final:
+    if len(ret.operands) != 1 or ret.operands[0] is not (then.results[0] if then is not None else final):
         return False
     return epilogue
 

@@ -1,31 +1,44 @@
-"""Zero pads merged into the grouped convolutions that read them: a depthwise convolution with
-padding is lowered as a pad (a dispatch that copies the image into a bigger zeroed one) and the
-convolution of the copy. The direct kernel (grouped_conv.py) reads the image itself instead and
-leaves out the taps that fall in the padding, so the copy is never made: one dispatch and one pass
-over the image fewer, as IREE fuses a pad into its consumer's dispatch.
+"""Pads merged into the convolutions around them, so that a pad is never a dispatch (and a full
+copy of an image) of its own, as IREE fuses a pad into its consumer's or producer's dispatch:
 
-Merged only where the merged kernel is one the direct kernel takes (conv_patterns.zero_pad checks
-that the producer is a zero pad); the reference device interprets the merged kernel as it is.
+- into the consumer (`fuse_pads`): a depthwise convolution with padding is lowered as a pad (a
+  dispatch that copies the image into a bigger zeroed one) and the convolution of the copy. The
+  direct kernel (grouped_conv.py) reads the image itself instead and leaves out the taps that fall
+  in the padding, so the copy is never made. Merged only where the merged kernel is one the direct
+  kernel takes (conv_patterns.zero_pad checks that the producer is a zero pad).
+- into the producer (`fuse_output_pads`): the pad in front of a dense convolution (ResNet's 3x3s,
+  which the micro-kernel reads as whole filter rows, padding and all), or of a max pool (a pad of
+  -inf), whose image a dense convolution makes for it alone: the convolution's micro-kernel writes
+  its result inside the padded buffer and the border around it (output_pads.py), so the pad costs
+  one store per border pixel. Merged only where the merged kernel is one the micro-kernel takes.
+
+The reference device interprets a merged kernel as it is.
 """
 from __future__ import annotations
 
 from ..ir.core import Operation
-from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .dispatch_merging import apply_merge, callee, dispatches_and_calls, merge, sole_consumer
 from .grouped_conv import plan_grouped_conv
+from .ukernels import plan_conv
+
+
+def _single_generic_calls(kernels: dict, calls: dict):
+    """(name, kernel, its call) for each dispatch of one generic (a pad's shape: one input, one
+    result) called once."""
+    for name, kernel in list(kernels.items()):
+        if kernels.get(name) is not kernel:   # (merged away, or into a new kernel, meanwhile)
+            continue
+        sites = calls.get(name, [])
+        ops = [op.name for op in kernel.regions[0].blocks[0].ops
+               if op.name not in ("tensor.empty", "arith.constant", "func.return")]
+        if ops == ["linalg.generic"] and len(sites) == 1 and len(sites[0].results) == 1 and len(sites[0].operands) == 1:
+            yield name, kernel, sites[0]
 
 
 def fuse_pads(module: Operation) -> None:
     """Merge each single-op dispatch whose only use is a grouped convolution's image into it."""
     body, kernels, calls = dispatches_and_calls(module)
-    for name, producer in list(kernels.items()):
-        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
-            continue
-        sites = calls.get(name, [])
-        ops = [op.name for op in producer.regions[0].blocks[0].ops
-               if op.name not in ("tensor.empty", "arith.constant", "func.return")]
-        if ops != ["linalg.generic"] or len(sites) != 1 or len(sites[0].results) != 1 or len(sites[0].operands) != 1:
-            continue
-        call = sites[0]
+    for name, producer, call in _single_generic_calls(kernels, calls):
         v = call.results[0]
         consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None or plan_grouped_conv(consumer) is None:
@@ -35,3 +48,25 @@ def fuse_pads(module: Operation) -> None:
         if plan is None or plan.conv.padding == ((0, 0), (0, 0)):
             continue
         apply_merge(body, kernels, calls, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)
+
+
+def fuse_output_pads(module: Operation) -> None:
+    """Merge each single-op dispatch that pads an image only a dense convolution makes into that
+    convolution's dispatch (after its epilogue is merged: the pad is the kernel's last op)."""
+    body, kernels, calls = dispatches_and_calls(module)
+    for name, pad, pad_call in _single_generic_calls(kernels, calls):
+        image = pad_call.operands[0]
+        producer_call = getattr(image, "op", None)
+        if producer_call is None or producer_call.name != "func.call" or len(image.uses) != 1:
+            continue
+        producer = kernels.get(callee(producer_call))
+        if producer is None or len(calls.get(producer.sym_name, [])) != 1 or len(producer_call.results) != 1:
+            continue
+        plan = plan_conv(producer)
+        if plan is None or plan.c_pad is not None:
+            continue
+        merged = merge(producer, producer_call, [], pad, pad_call, 0)
+        plan = plan_conv(merged)
+        if plan is None or plan.c_pad is None:
+            continue
+        apply_merge(body, kernels, calls, producer, producer_call, [], pad, pad_call, 0, merged)

@@ -57,6 +57,7 @@ from .conv_patterns import match_conv, zero_fill
 from .epilogues import Epilogue, trailing_epilogue
 from .gemv import GROUP, gemv_ir, gemv_workgroups
 from .grouped_conv import GroupedConvPlan, grouped_conv_ir, plan_grouped_conv
+from .output_pads import PaddedOutput, border_fill, c_batch_base, c_row_offset, residual_offsets
 from .packed_weights import packed_argument
 
 TILE_N = 16
@@ -112,6 +113,8 @@ class MatmulPlan:
     #: with dilated columns: each tap is one filter pixel, K = IC); 1: each tap is a whole filter row.
     tap_columns: int = 1
     a_column: int = 0
+    #: A convolution's result written inside the padded buffer its consumer reads (output_pads.py).
+    c_pad: Optional[PaddedOutput] = None
 
     workgroup_axis: int = -1            # (panels of columns)
     #: Floats per vector register (the host's: 16 with AVX-512, else 8).
@@ -169,9 +172,11 @@ class MatmulPlan:
         every panel of a batch (`panels_per_workgroup`); the GEMV kernel's groups of panels."""
         if self.gemv:
             return gemv_workgroups(self)
-        if self.panels_per_workgroup > 1:
-            return self.batch, self.M * self.N
-        return self.batch * self.panels, min(self.M * self.tile_n, self.M * self.N)
+        count = self.batch if self.panels_per_workgroup > 1 else self.batch * self.panels
+        if self.c_pad:   # (each writes its block and its share of the border: about an equal part)
+            size = self.batch // self.a_batch[0] * self.c_pad.image_floats
+            return count, -(-size // count)
+        return count, self.M * self.N if self.panels_per_workgroup > 1 else min(self.M * self.tile_n, self.M * self.N)
 
     @property
     def tiles(self) -> str:
@@ -190,7 +195,8 @@ class MatmulPlan:
         what += ", B transposed while packed" if self.b_transposed else ""
         what += ", B packed at compile time" if self.b_packed else ""
         what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
-        return what + (f", {self.epilogue.description} epilogue" if self.epilogue else "")
+        what += f", {self.epilogue.description} epilogue" if self.epilogue else ""
+        return what + (f", {self.c_pad.description}" if self.c_pad else "")
 
 
 def host_tile_columns(N: int) -> int:
@@ -293,7 +299,7 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
         return None
     (nb, H, W, IC), (KH, KW, _, OC), (_, OH, OW, _) = conv.input, conv.filter, conv.output
     (sh, sw), (dh, dw) = conv.strides, conv.dilations
-    epilogue = _vector_epilogue(trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, OC))
+    epilogue = _vector_epilogue(trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, OC, conv.out_pad))
     if epilogue is False:
         return None
     # A filter row's window is one run of KW x IC floats when its columns are adjacent; with
@@ -303,11 +309,18 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     # a small image's lines fill whole row tiles, and each panel of B is read once for all of them
     # (with one line per GEMM, 7x7x512's 9 MB filter streamed from L3 once per output line).
     rows = merged_lines(OH, OW, KH * KW * IC * OC)
-    return MatmulPlan(nb * OH // rows, rows * OW, OC, KW * IC if per_row else IC, conv.x_arg, conv.w_arg,
+    c_pad = PaddedOutput(OH, OW, OC, rows, conv.out_padding, conv.out_pad_value) if conv.out_pad else None
+    plan = MatmulPlan(nb * OH // rows, rows * OW, OC, KW * IC if per_row else IC, conv.x_arg, conv.w_arg,
                       conv.num_inputs, epilogue, taps=KH if per_row else KH * KW, a_row=sw * IC, a_tap=dh * W * IC,
                       b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH // rows, H * W * IC, rows * sh * W * IC),
                       b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC,
-                      b_packed=conv.w_packed, a_wrap=OW if rows > 1 and sh * W != sw * OW else 0, a_line=sh * W * IC)
+                      b_packed=conv.w_packed, a_wrap=OW if rows > 1 and sh * W != sw * OW else 0, a_line=sh * W * IC,
+                      c_pad=c_pad)
+    if c_pad:   # (the VM's check: `count` workgroups of `block` elements cover the output, no fewer)
+        count, block = plan.workgroups
+        if -(-nb * c_pad.image_floats // block) != count:
+            return None
+    return plan
 
 
 def merged_lines(OH: int, OW: int, filter_floats: int) -> int:
@@ -350,16 +363,21 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             f"  %b.base0 = mul i64 %bat, {b_batch}",
             f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
             "  %b.base1 = add i64 %b.base0, %b.col",
-            f"  %c.base0 = mul i64 %bat, {M * N}", "  %c.base = add i64 %c.base0, %n"]
+            *(c_batch_base(plan.c_pad) if plan.c_pad else [f"  %c.base0 = mul i64 %bat, {M * N}"]),
+            "  %c.base = add i64 %c.base0, %n"]
+    if plan.c_pad and plan.epilogue and plan.epilogue.tile_inputs:
+        out += residual_offsets(M, N)
     masks = [f"%cm{j}" for j in range(tile_n // W)] if plan.edge else [None] * (tile_n // W)
     if plan.edge:   # (the panel's lanes inside the row; all of them but in the last panel)
         for j, mask in enumerate(masks):
             out += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
     if plan.epilogue:
         out += plan.epilogue.column_loads("%n", masks)
+    if plan.c_pad:   # (the border around the workgroup's block first)
+        out += ["  br label %bf.head"] + border_fill(plan.c_pad, plan.a_batch[0], masks, W, "bf.done") + ["bf.done:"]
     out += ["  br label %t.head",
             # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
-            "t.head:", "  %t = phi i64 [ 0, %w.body ], [ %t.next, %k0.exit ]",
+            "t.head:", f"  %t = phi i64 [ 0, %{'bf.done' if plan.c_pad else 'w.body'} ], [ %t.next, %k0.exit ]",
             f"  %t.more = icmp slt i64 %t, {plan.taps}", "  br i1 %t.more, label %t.body, label %t.exit",
             "t.body:", f"  %t.row = udiv i64 %t, {plan.tap_columns}", f"  %t.col = urem i64 %t, {plan.tap_columns}",
             f"  %a.trow = mul i64 %t.row, {plan.a_tap}", f"  %a.tcol = mul i64 %t.col, {plan.a_column}",
@@ -460,9 +478,14 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
     L += [f"{p}.head:", f"  %{p} = phi i64 {start}, [ %{p}.next, %{p}.stored ]",
           f"  %{p}.end = add i64 %{p}, {R}", f"  %{p}.fits = icmp sle i64 %{p}.end, {plan.M}",
           f"  br i1 %{p}.fits, label %{p}.init, label %{done}", f"{p}.init:"]
+    # (a tile input, a residual, is read where C's tile is; with C padded, at the unpadded place)
+    residual = "eb" if plan.c_pad and plan.epilogue and plan.epilogue.tile_inputs else "cb"
     for i in range(R):
-        L += [f"  %{p}.row{i} = add i64 %{p}, {i}", f"  %{p}.cr{i} = mul i64 %{p}.row{i}, {N}",
+        L += [f"  %{p}.row{i} = add i64 %{p}, {i}",
+              *(c_row_offset(f"%{p}", i, plan.c_pad) if plan.c_pad else [f"  %{p}.cr{i} = mul i64 %{p}.row{i}, {N}"]),
               f"  %{p}.cb{i} = add i64 %c.base, %{p}.cr{i}",
+              *([f"  %{p}.er{i} = mul i64 %{p}.row{i}, {N}", f"  %{p}.eb{i} = add i64 %e.base, %{p}.er{i}"]
+                if residual == "eb" else []),
               *_a_row_offset(f"%{p}", i, plan), f"  %{p}.ab{i} = add i64 %a.tbase, %{p}.ar{i}",
               f"  %{p}.ak{i} = add i64 %{p}.ab{i}, %k0",
               f"  %{p}.ap{i} = getelementptr inbounds float, ptr %in{plan.a_arg}, i64 %{p}.ak{i}",
@@ -503,7 +526,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
                 tiles = {}
                 for arg in plan.epilogue.tile_inputs:   # (the same place as C's tile)
                     tiles[arg] = f"%{p}.r{arg}.{i}{j}"
-                    L += [f"  %{p}.rp{arg}.{i}{j} = getelementptr inbounds float, ptr %in{arg}, i64 %{p}.cb{i}",
+                    L += [f"  %{p}.rp{arg}.{i}{j} = getelementptr inbounds float, ptr %in{arg}, i64 %{p}.{residual}{i}",
                           f"  %{p}.rq{arg}.{i}{j} = getelementptr inbounds float, ptr %{p}.rp{arg}.{i}{j}, i64 {W * j}",
                           V.load(tiles[arg], f"%{p}.rq{arg}.{i}{j}", masks[j], W)]
                 lines, value = plan.epilogue.apply(f"{p}.e{i}{j}", value, j, tiles)
