@@ -2,8 +2,9 @@
 fuse_output_pads; compiler/output_pads.py): ResNet's 3x3 convolutions read a padded copy of the
 1x1 or 3x3 convolution before them, and its max pool a -inf padded copy of the stem's result. The
 producer's micro-kernel writes its result inside the padded buffer and the border around it, so
-the pad is no dispatch of its own. Compiled for llvm-cpu and run on the VM against the interpreter;
-the kernels each program gets are asserted."""
+the pad is no dispatch of its own; and an NCHW input's layout change is merged into the pad after it.
+Compiled for llvm-cpu and run on the VM against the interpreter; the kernels each program gets are
+asserted."""
 from __future__ import annotations
 
 import numpy as np
@@ -145,3 +146,17 @@ def test_every_element_of_the_padded_buffer_is_written(n, h, mc, p2):
     for g in range(spec["workgroups"]["count"]):
         device.kernel(name)(ins, [pieces], rows=(g, g + 1))
     np.testing.assert_array_equal(pieces, whole)
+
+
+def test_the_nchw_input_is_laid_out_and_padded_in_one_pass():
+    """A PyTorch stem: the NCHW image goes to NHWC (convert-conv-to-channels-last) and is padded
+    for the 7x7 convolution; the transpose is merged into the pad, whose reads take the NCHW
+    image at the permuted place: one dispatch moves the image, not two."""
+    xs, ws, ys = (1, 3, 20, 20), (16, 3, 7, 7), (1, 16, 10, 10)
+    text = (f"func.func @f(%x: {t(xs)}, %w: {t(ws)}) -> {t(ys)} {{\n"
+            f"  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], "
+            "window = {stride = [2, 2], pad = [[3, 3], [3, 3]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
+            f": ({t(xs)}, {t(ws)}) -> {t(ys)}\n  return %c : {t(ys)}\n}}\n")
+    _, kernels = _check(text, [xs, ws])
+    reading_x = [k for k in kernels.values() if k["inputs"][0]["shape"] == list(xs)]
+    assert len(reading_x) == 1 and reading_x[0]["outputs"][0]["shape"] == [1, 26, 26, 3], kernels

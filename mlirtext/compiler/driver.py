@@ -42,7 +42,7 @@ from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .global_pools import rewrite_global_pools
 from .host_folding import fold_host_dispatches
 from .host_program import CompileError, build_host_program, type_record
-from .pads import fuse_output_pads, fuse_pads
+from .pads import fuse_output_pads, fuse_pads, fuse_transposes_into_pads
 from .planner import plan_memory
 from .prepack import prepack_constant_weights
 from .reductions import mark_reassociable_sums
@@ -213,6 +213,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_pads(module)
         fuse_epilogues(module)
         fuse_output_pads(module)
+        fuse_transposes_into_pads(module)
         rewrite_global_pools(module)
         prepack_constant_weights(module)
     timings["dispatch formation"] = time.perf_counter() - start

@@ -11,6 +11,8 @@ copy of an image) of its own, as IREE fuses a pad into its consumer's or produce
   -inf), whose image a dense convolution makes for it alone: the convolution's micro-kernel writes
   its result inside the padded buffer and the border around it (output_pads.py), so the pad costs
   one store per border pixel. Merged only where the merged kernel is one the micro-kernel takes.
+- a transpose into the pad after it (`fuse_transposes_into_pads`): the stem's pad reads the NCHW
+  input where the NHWC image would have been, so the layout change and the pad are one pass.
 
 The reference device interprets a merged kernel as it is.
 """
@@ -50,17 +52,25 @@ def fuse_pads(module: Operation) -> None:
         apply_merge(body, kernels, calls, producer, call, [], consumer, consumer_call, v.uses[0].index, merged)
 
 
+def _sole_producer(value, kernels: dict, calls: dict):
+    """(call, dispatch) when host value `value` is the one result of the only call of a dispatch
+    and has one use, else (None, None)."""
+    call = getattr(value, "op", None)
+    if call is None or call.name != "func.call" or len(value.uses) != 1 or len(call.results) != 1:
+        return None, None
+    producer = kernels.get(callee(call))
+    if producer is None or len(calls.get(producer.sym_name, [])) != 1:
+        return None, None
+    return call, producer
+
+
 def fuse_output_pads(module: Operation) -> None:
     """Merge each single-op dispatch that pads an image only a dense convolution makes into that
     convolution's dispatch (after its epilogue is merged: the pad is the kernel's last op)."""
     body, kernels, calls = dispatches_and_calls(module)
     for name, pad, pad_call in _single_generic_calls(kernels, calls):
-        image = pad_call.operands[0]
-        producer_call = getattr(image, "op", None)
-        if producer_call is None or producer_call.name != "func.call" or len(image.uses) != 1:
-            continue
-        producer = kernels.get(callee(producer_call))
-        if producer is None or len(calls.get(producer.sym_name, [])) != 1 or len(producer_call.results) != 1:
+        producer_call, producer = _sole_producer(pad_call.operands[0], kernels, calls)
+        if producer is None:
             continue
         plan = plan_conv(producer)
         if plan is None or plan.c_pad is not None:
@@ -69,4 +79,35 @@ def fuse_output_pads(module: Operation) -> None:
         plan = plan_conv(merged)
         if plan is None or plan.c_pad is None:
             continue
+        apply_merge(body, kernels, calls, producer, producer_call, [], pad, pad_call, 0, merged)
+
+
+def fuse_transposes_into_pads(module: Operation) -> None:
+    """Merge each dispatch that only transposes an image (an NCHW input laid out as NHWC:
+    convert-conv-to-channels-last) into the single-generic dispatch that reads it only through
+    `tensor.extract` (the stem convolution's pad): the extracts read the transpose's input at the
+    permuted indices, so the image is moved once, not copied twice."""
+    body, kernels, calls = dispatches_and_calls(module)
+    for name, pad, pad_call in _single_generic_calls(kernels, calls):
+        producer_call, producer = _sole_producer(pad_call.operands[0], kernels, calls)
+        ops = [op for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")] \
+            if producer is not None else []
+        if [op.name for op in ops] != ["linalg.transpose"]:
+            continue
+        merged = merge(producer, producer_call, [], pad, pad_call, 0)
+        transpose = next(op for op in merged.regions[0].blocks[0].ops if op.name == "linalg.transpose")
+        moved = transpose.results[0]
+        if not moved.uses or any(u.op.name != "tensor.extract" or u.index != 0 for u in moved.uses):
+            continue
+        perm = list(transpose.attr("permutation").values)
+        source = transpose.operand("input")
+        for use in list(moved.uses):   # (result index i is the input's index perm[i])
+            extract = use.op
+            indices = list(extract.operands[1:])
+            permuted = [indices[perm.index(d)] for d in range(len(perm))]
+            extract.set_operands([source, *permuted])
+        init = getattr(transpose.operand("init"), "op", None)
+        transpose.erase()
+        if init is not None and init.name == "tensor.empty" and not init.results[0].uses:
+            init.erase()
         apply_merge(body, kernels, calls, producer, producer_call, [], pad, pad_call, 0, merged)
