@@ -54,3 +54,22 @@ def test_a_window_smaller_than_the_image_is_left_as_it_is():
     x = np.random.default_rng(2).standard_normal((1, 6, 6, 8), dtype=np.float32)
     want = Interpreter(parse_and_verify(text).module).call("f", [x])[0]
     np.testing.assert_array_equal(runtime.load_module(data, device="local-sync").f(x), want)
+
+
+@pytest.mark.parametrize("shape", [(1, 7, 7, 96), (1, 14, 14, 576)])
+def test_an_average_pools_divide_runs_in_the_pools_dispatch(shape):
+    """A global average pool as squeeze-and-excitation has it: the window sum, a reshape on the
+    host, the divide by the window's size. The divide is no dispatch of its own: it joins the sum's
+    kernel (compiler/reduction_tails.py), which gives the same floats."""
+    n, h, w, c = shape
+    text = _pool_text(shape, (1, h, w, 1)).replace("  return %r : tensor<1x1x1x{c}xf32>".format(c=c), "\n".join([
+        f"  %v = stablehlo.reshape %r : (tensor<1x1x1x{c}xf32>) -> tensor<1x{c}xf32>",
+        f"  %d = stablehlo.constant dense<{float(h * w)}> : tensor<1x{c}xf32>",
+        f"  %m = stablehlo.divide %v, %d : tensor<1x{c}xf32>",
+        f"  return %m : tensor<1x{c}xf32>"])).replace(f"-> tensor<1x1x1x{c}xf32> {{", f"-> tensor<1x{c}xf32> {{")
+    data = runtime.compile_text(text)
+    assert len(read_module_file(data).manifest["kernels"]) == 1
+    x = np.random.default_rng(3).standard_normal(shape, dtype=np.float32)
+    want = Interpreter(parse_and_verify(text).module).call("f", [x])[0]
+    for device in ("local-sync", "local-task"):
+        np.testing.assert_array_equal(runtime.load_module(data, device=device).f(x), want, err_msg=device)

@@ -45,6 +45,7 @@ from .host_program import CompileError, build_host_program, type_record
 from .pads import fuse_output_pads, fuse_pads, fuse_transposes_into_pads
 from .planner import plan_memory
 from .prepack import prepack_constant_weights
+from .reduction_tails import fuse_reduction_tails
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
 from .ukernels import kernel_ir, plan_kernel
@@ -214,6 +215,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_epilogues(module)
         fuse_output_pads(module)
         fuse_transposes_into_pads(module)
+        fuse_reduction_tails(module)
         rewrite_global_pools(module)
         prepack_constant_weights(module)
     timings["dispatch formation"] = time.perf_counter() - start
