@@ -57,6 +57,9 @@ class Conv:
     out_pad: Optional[Operation] = None
     out_padding: tuple = ((0, 0), (0, 0))
     out_pad_value: float = 0.0
+    #: The kernel input s when the image is read as x[n, h, w, c] * s[0, 0, 0, c] (squeeze-and-excitation's
+    #: scale of a batch of one: `channel_scale`), else None.
+    x_scale: Optional[int] = None
 
     @property
     def oc_per_group(self) -> int:
@@ -77,7 +80,10 @@ def match_conv(fn: Operation) -> Optional[Conv]:
     args = list(body.arguments)
     packed = packed_argument(ops, args)   # the filter, packed at compile time
     ops = ops[packed[2]:] if packed else ops
-    pad = ops.pop(0) if len(ops) > 2 and ops[0].name == "linalg.generic" and zero_fill(ops[1]) else None
+    lead = ops.pop(0) if len(ops) > 2 and ops[0].name == "linalg.generic" and zero_fill(ops[1]) else None
+    # (a generic before the convolution: a pad, which reads the image through tensor.extract, or a
+    # channel scale, which takes it and the scale as inputs)
+    pad, scale = (lead, None) if lead is None or not segments(lead)[0] else (None, lead)
     if len(ops) < 2 or not zero_fill(ops[0]) or ops[1].name != "linalg.generic":
         return None
     fill, conv, rest = ops[0], ops[1], ops[2:]
@@ -87,7 +93,12 @@ def match_conv(fn: Operation) -> Optional[Conv]:
         if len(ins) != 2 or ins[1] is not packed[1]:
             return None
         ins = [ins[0], packed[0]]
-    padding, source = ((0, 0), (0, 0)), None
+    padding, source, x_scale = ((0, 0), (0, 0)), None, None
+    if scale is not None:   # the image times a scale per channel, both kernel arguments
+        scaled = channel_scale(scale, args)
+        if scaled is None or len(ins) != 2 or ins[0] is not scale.results[0] or len(scale.results[0].uses) != 1:
+            return None
+        ins, x_scale = [args[scaled[0]], ins[1]], scaled[1]
     if pad is not None:   # the image through a zero pad of a kernel argument
         padded = zero_pad(pad, args)
         if padded is None or len(ins) != 2 or ins[0] is not pad.results[0] or len(pad.results[0].uses) != 1:
@@ -126,7 +137,7 @@ def match_conv(fn: Operation) -> Optional[Conv]:
     out_pad, out_padding, value = _output_pad(conv, rest)
     return Conv(conv, rest[:-1] if out_pad else rest, index[0], index[1], len(args),
                 (nb, H - pt - pb, W - pl - pr, IC), (KH, KW, ICg, OC), (nb, OH, OW, OC), (sh, sw), (dh, dw), groups,
-                padding, packed is not None, out_pad, out_padding, value)
+                padding, packed is not None, out_pad, out_padding, value, x_scale)
 
 
 def _output_pad(conv: Operation, rest: list) -> tuple:
@@ -216,6 +227,35 @@ def constant_pad(op: Operation, images: list) -> Optional[tuple]:
     if not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
         return None
     return sources[0], ((low[1], high[1]), (low[2], high[2])), float(value)
+
+
+def channel_scale(op: Operation, args: list) -> Optional[tuple]:
+    """(the image's kernel input, the scale's) when generic `op` is x[0, h, w, c] * s[0, 0, 0, c] (either
+    order) over an NHWC image of one batch, both kernel arguments, f32; else None."""
+    ins, outs = segments(op)
+    block = op.regions[0].blocks[0]
+    if len(ins) != 2 or len(outs) != 1 or len(block.ops) != 2 or block.ops[0].name != "arith.mulf" or \
+            block.ops[1].name != "linalg.yield" or block.ops[1].operands[0] is not block.ops[0].results[0] or \
+            set(map(id, block.ops[0].operands)) != {id(block.arguments[0]), id(block.arguments[1])}:
+        return None
+    try:
+        maps = structured(op).maps
+    except Exception:  # noqa: BLE001
+        return None
+    t = outs[0].type
+    if not isinstance(t, T.RankedTensorType) or t.rank != 4 or t.shape[0] != 1 or T.element_type(t) != T.f32:
+        return None
+    image = lambda d: (d[0], d[1], d[2], d[3])   # noqa: E731
+    row = lambda d: (d[0], 0, 0, d[3])          # noqa: E731
+    index = [next((i for i, a in enumerate(args) if a is v), None) for v in ins]
+    if None in index or not same_affine(maps[2], image, 4) or \
+            any(tuple(v.type.shape) not in (tuple(t.shape), (1, 1, 1, t.shape[3])) for v in ins):
+        return None
+    for x, s_ in ((0, 1), (1, 0)):
+        if tuple(ins[x].type.shape) == tuple(t.shape) and same_affine(maps[x], image, 4) and \
+                tuple(ins[s_].type.shape) == (1, 1, 1, t.shape[3]) and same_affine(maps[s_], row, 4):
+            return index[x], index[s_]
+    return None
 
 
 def _groups(m, IC: int, ICg: int, OC: int) -> Optional[int]:

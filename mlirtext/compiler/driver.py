@@ -37,6 +37,7 @@ from ..transforms.pass_manager import Instrumentation, PassManager
 from ..transforms.passes import builtin_passes
 from ..transforms.pipeline import PipelineError, parse_pipeline
 from ..verifier import verify
+from .channel_scales import fuse_channel_scales
 from .dispatch_dedup import forwarding_ir, identical_functions
 from .epilogues import fuse_epilogues, fuse_transposed_operands
 from .global_pools import rewrite_global_pools
@@ -216,6 +217,7 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
         fuse_output_pads(module)
         fuse_transposes_into_pads(module)
         fuse_reduction_tails(module)
+        fuse_channel_scales(module)
         rewrite_global_pools(module)
         prepack_constant_weights(module)
     timings["dispatch formation"] = time.perf_counter() - start

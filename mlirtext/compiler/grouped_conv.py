@@ -92,8 +92,8 @@ class GroupedConvPlan:
 def plan_grouped_conv(fn: Operation) -> Optional[GroupedConvPlan]:
     """The direct kernel's plan for a grouped convolution dispatch, or None."""
     conv = match_conv(fn)
-    # (a packed filter, a result written into a padded buffer: the micro-kernel's)
-    if conv is None or conv.groups == 1 or conv.w_packed or conv.out_pad is not None:
+    # (a packed filter, a result written into a padded buffer, a scaled image: the micro-kernel's)
+    if conv is None or conv.groups == 1 or conv.w_packed or conv.out_pad is not None or conv.x_scale is not None:
         return None
     epilogue = trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, conv.output[3])
     if epilogue is False:

@@ -115,6 +115,9 @@ class MatmulPlan:
     a_column: int = 0
     #: A convolution's result written inside the padded buffer its consumer reads (output_pads.py).
     c_pad: Optional[PaddedOutput] = None
+    #: The kernel input s that scales A's columns (a 1x1 convolution of x * s per channel: channel_scales.py):
+    #: each block of B is packed with its row k times s[k], so A is read as it is.
+    a_scale: Optional[int] = None
 
     workgroup_axis: int = -1            # (panels of columns)
     #: Floats per vector register (the host's: 16 with AVX-512, else 8).
@@ -136,7 +139,8 @@ class MatmulPlan:
         when N is a multiple of 32 (twelve rows x 32 columns: 24 accumulators, two loads of B and
         twelve broadcasts of A per 24 multiply-adds, where a 16-column tile needs 13 loads for 12),
         else one panel."""
-        wide = self.vec == 16 and self.N % (2 * TILE_N) == 0 and not self.b_transposed and not self.gemv
+        wide = self.vec == 16 and self.N % (2 * TILE_N) == 0 and not self.b_transposed and not self.gemv and \
+            self.a_scale is None
         return 2 * TILE_N if wide else TILE_N
 
     @property
@@ -193,6 +197,7 @@ class MatmulPlan:
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += f", {self.tiles}"
         what += ", B transposed while packed" if self.b_transposed else ""
+        what += ", B's rows scaled by A's channel scale while packed" if self.a_scale is not None else ""
         what += ", B packed at compile time" if self.b_packed else ""
         what += f", last panel {self.N % TILE_N} columns (masked)" if self.edge else ""
         what += f", {self.epilogue.description} epilogue" if self.epilogue else ""
@@ -297,6 +302,8 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     conv = match_conv(fn)
     if conv is None or conv.groups != 1 or conv.padding != ((0, 0), (0, 0)):
         return None
+    if conv.x_scale is not None and (conv.filter[:2] != (1, 1) or conv.input[0] != 1):
+        return None   # (a scale per input channel is a scale of B's rows only where a tap is one pixel)
     (nb, H, W, IC), (KH, KW, _, OC), (_, OH, OW, _) = conv.input, conv.filter, conv.output
     (sh, sw), (dh, dw) = conv.strides, conv.dilations
     epilogue = _vector_epilogue(trailing_epilogue(fn.regions[0].blocks[0], conv.conv, conv.rest, OC, conv.out_pad))
@@ -315,7 +322,7 @@ def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
                       b_tap=(KW if per_row else 1) * IC * OC, a_batch=(OH // rows, H * W * IC, rows * sh * W * IC),
                       b_batch=0, kind="conv", tap_columns=1 if per_row else KW, a_column=dw * IC,
                       b_packed=conv.w_packed, a_wrap=OW if rows > 1 and sh * W != sw * OW else 0, a_line=sh * W * IC,
-                      c_pad=c_pad)
+                      c_pad=c_pad, a_scale=conv.x_scale)
     if c_pad:   # (the VM's check: `count` workgroups of `block` elements cover the output, no fewer)
         count, block = plan.workgroups
         if -(-nb * c_pad.image_floats // block) != count:
@@ -341,7 +348,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     # (several row tiles reuse each panel; read in place, a narrower last panel is read under the masks)
     tiles, W = plan.row_tiles, plan.vec
     # (a constant B packed at compile time is read where it lies: never copied)
-    packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed
+    packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed or plan.a_scale is not None
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = plan.b_batch if plan.b_batch is not None else plan.packed_panels * K * TILE_N if plan.b_packed else K * N
     params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
@@ -394,7 +401,9 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     if packed:
         out += ["  br label %pk"] + (_pack_transposed(f"%in{plan.b_arg}", K, f"m{tiles[0]}.head")
                                      if plan.b_transposed else
-                                     _pack_panel(f"%in{plan.b_arg}", N, f"m{tiles[0]}.head", masks, W))
+                                     _pack_panel(f"%in{plan.b_arg}", TILE_N if plan.b_packed else N,
+                                                 f"m{tiles[0]}.head", masks, W,
+                                                 None if plan.a_scale is None else f"%in{plan.a_scale}"))
         entry, stride = "pk", tile_n
     else:   # B in place (packed or not): the block starts at row k0 of the panel
         stride = TILE_N if plan.b_packed else N
@@ -413,18 +422,25 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     return "\n".join(out) + "\n"
 
 
-def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8) -> list[str]:
+def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8, scale: Optional[str] = None) -> list[str]:
     """Copy rows k0 .. k0+kc of the tile's columns (a vector per mask, N apart in B) next to each
-    other (under `masks`: zeros past the row's end)."""
+    other (under `masks`: zeros past the row's end); with `scale`, row k times scale[k]."""
     lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
              f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
              f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
              f"  %pk.dst = mul i64 %pk.i, {W * len(masks)}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
+    if scale:
+        lines += [f"  %pk.sp = getelementptr inbounds float, ptr {scale}, i64 %pk.k", "  %pk.sc = load float, ptr %pk.sp, align 4",
+                  f"  %pk.si = insertelement <{W} x float> poison, float %pk.sc, i64 0",
+                  f"  %pk.sv = shufflevector <{W} x float> %pk.si, <{W} x float> poison, <{W} x i32> zeroinitializer"]
     for j in range(len(masks)):   # (vectors of the micro-kernel's width, as its masks are)
         if j:
             lines += [f"  %pk.s{j} = getelementptr inbounds float, ptr %pk.s0, i64 {W * j}",
                       f"  %pk.d{j} = getelementptr inbounds float, ptr %pk.d0, i64 {W * j}"]
-        lines += [V.load(f"%pk.v{j}", f"%pk.s{j}", masks[j], W), f"  store <{W} x float> %pk.v{j}, ptr %pk.d{j}, align 32"]
+        lines.append(V.load(f"%pk.v{j}", f"%pk.s{j}", masks[j], W))
+        if scale:
+            lines.append(f"  %pk.w{j} = fmul <{W} x float> %pk.v{j}, %pk.sv")
+        lines.append(f"  store <{W} x float> %pk.{'w' if scale else 'v'}{j}, ptr %pk.d{j}, align 32")
     return lines + ["  %pk.next = add i64 %pk.i, 1", "  %pk.more = icmp slt i64 %pk.next, %kc",
                     f"  br i1 %pk.more, label %pk, label %{done}"]
 
