@@ -14,7 +14,9 @@ surround the kernel's input (`zero_pad`: a generic that only moves data, checked
 result may go through a pad too, the last op of the kernel (pads.py merges a pad dispatch into the
 dense convolution that makes its image, for the micro-kernel to write into the padded buffer's
 interior): `Conv.out_padding` and `Conv.out_pad_value` then say which rows, columns and value
-surround the result (`constant_pad`).
+surround the result (`constant_pad`). Or the image may be a kernel argument times a scale per channel
+(channel_scales.py merges squeeze-and-excitation's scale into the 1x1 convolution after it):
+`Conv.x_scale` then names the scale's input (`channel_scale`).
 """
 from __future__ import annotations
 
