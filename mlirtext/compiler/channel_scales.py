@@ -14,7 +14,7 @@ one); the reference device interprets the merged kernel as it is.
 from __future__ import annotations
 
 from ..ir.core import Operation
-from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .dispatch_merging import apply_merge, body_op_names, dispatches_and_calls, merge, single_calls, sole_consumer
 from .ukernels import plan_conv
 
 
@@ -22,14 +22,9 @@ def fuse_channel_scales(module: Operation) -> None:
     """Merge each dispatch of one two-input generic whose only use is a 1x1 convolution's image into
     that convolution's dispatch, where the micro-kernel then scales B's rows."""
     body, kernels, calls = dispatches_and_calls(module)
-    for name, producer in list(kernels.items()):
-        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
+    for _, producer, call in single_calls(kernels, calls):
+        if body_op_names(producer) != ["linalg.generic"] or len(call.operands) != 2:
             continue
-        sites = calls.get(name, [])
-        ops = [op.name for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
-        if ops != ["linalg.generic"] or len(sites) != 1 or len(sites[0].results) != 1 or len(sites[0].operands) != 2:
-            continue
-        call = sites[0]
         v = call.results[0]
         consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None or plan_conv(consumer) is None:

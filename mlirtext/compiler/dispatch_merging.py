@@ -5,6 +5,7 @@ kernel is one a hand-written kernel takes) are the callers': epilogues.py, pads.
 from __future__ import annotations
 
 from ..dialects.func import function_type
+from ..dialects.tensor import VIEWS
 from ..ir import types as T
 from ..ir.attributes import StringAttr, SymbolRefAttr, TypeAttr
 from ..ir.core import Block, Operation, Region
@@ -20,6 +21,32 @@ def dispatches_and_calls(module: Operation):
         if op.name == "func.call":
             calls.setdefault(callee(op), []).append(op)
     return body, kernels, calls
+
+
+def single_calls(kernels: dict, calls: dict):
+    """(name, dispatch, its call) for each dispatch called once, with one result. A dispatch merged
+    away (or into a new kernel) while the caller walks these is skipped."""
+    for name, kernel in list(kernels.items()):
+        if kernels.get(name) is not kernel:
+            continue
+        sites = calls.get(name, [])
+        if len(sites) == 1 and len(sites[0].results) == 1:
+            yield name, kernel, sites[0]
+
+
+def body_op_names(kernel: Operation, skip=("tensor.empty", "func.return")) -> list[str]:
+    """The names of a dispatch's ops, but those in `skip`."""
+    return [op.name for op in kernel.regions[0].blocks[0].ops if op.name not in skip]
+
+
+def through_views(value):
+    """(what `value` becomes through the views (tensor reshapes) that alone use it, one after
+    another; those views)."""
+    views = []
+    while len(value.uses) == 1 and value.uses[0].op.name in VIEWS:
+        views.append(value.uses[0].op)
+        value = views[-1].results[0]
+    return value, views
 
 
 def sole_consumer(value, kernels: dict, calls: dict):

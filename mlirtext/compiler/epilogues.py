@@ -27,7 +27,8 @@ from ..ir import types as T
 from ..ir.arrays import attr_to_array
 from ..ir.core import Block, Operation, Value
 from ..transforms.conversions.linalg_to_loops import structured
-from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .dispatch_merging import (apply_merge, body_op_names, dispatches_and_calls, merge, single_calls, sole_consumer,
+                               through_views)
 from .vector_body import declaration, expanded_body, instruction, splat, vectorizable
 from .vector_ir import load
 
@@ -188,20 +189,11 @@ def fuse_epilogues(module: Operation) -> None:
     """Merge each matmul or convolution dispatch with its elementwise consumer where the micro-kernel takes both."""
     from .ukernels import plan_kernel   # (here: ukernels imports this module's Epilogue)
     body, kernels, calls = dispatches_and_calls(module)
-    for name, producer in list(kernels.items()):
-        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
-            continue
-        sites = calls.get(name, [])
-        if len(sites) != 1 or len(sites[0].results) != 1:
-            continue
+    for _, producer, call in single_calls(kernels, calls):
         plan = plan_kernel(producer)
         if plan is None or plan.epilogue is not None:
             continue
-        call = sites[0]
-        v, views = call.results[0], []
-        while len(v.uses) == 1 and v.uses[0].op.name in VIEWS:
-            views.append(v.uses[0].op)
-            v = views[-1].results[0]
+        v, views = through_views(call.results[0])
         consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None:
             continue
@@ -218,14 +210,9 @@ def fuse_transposed_operands(module: Operation) -> None:
     ukernels.py), so the transposed copy is never written (attention's K^T)."""
     from .ukernels import plan_kernel
     body, kernels, calls = dispatches_and_calls(module)
-    for name, producer in list(kernels.items()):
-        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
+    for _, producer, call in single_calls(kernels, calls):
+        if body_op_names(producer) != ["linalg.transpose"]:
             continue
-        sites = calls.get(name, [])
-        ops = [op.name for op in producer.regions[0].blocks[0].ops if op.name not in ("tensor.empty", "func.return")]
-        if ops != ["linalg.transpose"] or len(sites) != 1 or len(sites[0].results) != 1:
-            continue
-        call = sites[0]
         v = call.results[0]
         consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None:

@@ -19,7 +19,7 @@ The reference device interprets a merged kernel as it is.
 from __future__ import annotations
 
 from ..ir.core import Operation
-from .dispatch_merging import apply_merge, callee, dispatches_and_calls, merge, sole_consumer
+from .dispatch_merging import apply_merge, body_op_names, callee, dispatches_and_calls, merge, single_calls, sole_consumer
 from .grouped_conv import plan_grouped_conv
 from .ukernels import plan_conv
 
@@ -27,14 +27,10 @@ from .ukernels import plan_conv
 def _single_generic_calls(kernels: dict, calls: dict):
     """(name, kernel, its call) for each dispatch of one generic (a pad's shape: one input, one
     result) called once."""
-    for name, kernel in list(kernels.items()):
-        if kernels.get(name) is not kernel:   # (merged away, or into a new kernel, meanwhile)
-            continue
-        sites = calls.get(name, [])
-        ops = [op.name for op in kernel.regions[0].blocks[0].ops
-               if op.name not in ("tensor.empty", "arith.constant", "func.return")]
-        if ops == ["linalg.generic"] and len(sites) == 1 and len(sites[0].results) == 1 and len(sites[0].operands) == 1:
-            yield name, kernel, sites[0]
+    for name, kernel, call in single_calls(kernels, calls):
+        if body_op_names(kernel, ("tensor.empty", "arith.constant", "func.return")) == ["linalg.generic"] and \
+                len(call.operands) == 1:
+            yield name, kernel, call
 
 
 def fuse_pads(module: Operation) -> None:

@@ -11,10 +11,9 @@ generic of the same size; the reference device interprets the merged kernel as i
 """
 from __future__ import annotations
 
-from ..dialects.tensor import VIEWS
 from ..ir import types as T
 from ..ir.core import Operation
-from .dispatch_merging import apply_merge, dispatches_and_calls, merge, sole_consumer
+from .dispatch_merging import apply_merge, dispatches_and_calls, merge, single_calls, sole_consumer, through_views
 from .ukernels import plan_kernel
 
 #: Results of at most this many elements: the tail's work is negligible beside a dispatch.
@@ -24,18 +23,10 @@ MAX_ELEMENTS = 4096
 def fuse_reduction_tails(module: Operation) -> None:
     """Merge each small reduction dispatch with the elementwise dispatch that alone reads its result."""
     body, kernels, calls = dispatches_and_calls(module)
-    for name, producer in list(kernels.items()):
-        if kernels.get(name) is not producer:   # (merged away, or into a new kernel, meanwhile)
+    for _, producer, call in single_calls(kernels, calls):
+        if not _small_reduction(producer) or plan_kernel(producer) is not None:
             continue
-        sites = calls.get(name, [])
-        if len(sites) != 1 or len(sites[0].results) != 1 or not _small_reduction(producer) or \
-                plan_kernel(producer) is not None:
-            continue
-        call = sites[0]
-        v, views = call.results[0], []
-        while len(v.uses) == 1 and v.uses[0].op.name in VIEWS:
-            views.append(v.uses[0].op)
-            v = views[-1].results[0]
+        v, views = through_views(call.results[0])
         consumer_call, consumer = sole_consumer(v, kernels, calls)
         if consumer is None or not _tail(consumer, v.type.num_elements):
             continue

@@ -73,6 +73,21 @@ def worker_ir(triple: str) -> str:
 {declare}
 declare i32 @sched_yield()
 
+; One turn of a spin-wait, the %n-th: the CPU's pause hint and, every {YIELD_EVERY}th turn, the
+; core given away (a helper holding a grain may have been descheduled: let it have this core).
+define void @mlirtext.relax(i64 %n) {{
+entry:
+  {pause}
+  %rem = and i64 %n, {YIELD_EVERY - 1}
+  %polite = icmp eq i64 %rem, 0
+  br i1 %polite, label %yield, label %exit
+yield:
+  %y = call i32 @sched_yield()
+  br label %exit
+exit:
+  ret void
+}}
+
 define void @mlirtext.run_wave(ptr %w) {{
 entry:
   %nwhole = load i64, ptr %w
@@ -161,18 +176,12 @@ entry:
   call void @mlirtext.run_wave(ptr %w)
   br label %wait
 wait:
-  %spins = phi i64 [0, %entry], [%spins1, %spin], [%spins1, %yield]
+  %spins = phi i64 [0, %entry], [%spins1, %spin]
   %ok = call i1 @mlirtext.wave_done(ptr %w)
   br i1 %ok, label %oldest, label %spin
 spin:
-  {pause}
   %spins1 = add i64 %spins, 1
-  ; (a helper holding a grain may have been descheduled: now and then, let it have this core)
-  %rem = and i64 %spins1, {YIELD_EVERY - 1}
-  %polite = icmp eq i64 %rem, 0
-  br i1 %polite, label %yield, label %wait
-yield:
-  %y = call i32 @sched_yield()
+  call void @mlirtext.relax(i64 %spins1)
   br label %wait
 oldest:
   br label %seen
@@ -222,13 +231,8 @@ work:
   call void @mlirtext.run_wave(ptr %w)
   br label %loop
 idle:
-  {pause}
   %n1 = add i64 %n, 1
-  %rem = and i64 %n1, {YIELD_EVERY - 1}
-  %polite = icmp eq i64 %rem, 0
-  br i1 %polite, label %yield, label %count
-yield:
-  %y = call i32 @sched_yield()
+  call void @mlirtext.relax(i64 %n1)
   br label %count
 count:
   %spins = load atomic i64, ptr %spinsp monotonic, align 8
@@ -247,16 +251,9 @@ define void @mlirtext.spin(i64 %n) {{
 entry:
   br label %loop
 loop:
-  %i = phi i64 [0, %entry], [%i1, %count]
-  {pause}
+  %i = phi i64 [0, %entry], [%i1, %loop]
   %i1 = add i64 %i, 1
-  %rem = and i64 %i1, {YIELD_EVERY - 1}
-  %polite = icmp eq i64 %rem, 0
-  br i1 %polite, label %yield, label %count
-yield:
-  %y = call i32 @sched_yield()
-  br label %count
-count:
+  call void @mlirtext.relax(i64 %i1)
   %more = icmp ult i64 %i1, %n
   br i1 %more, label %loop, label %exit
 exit:
