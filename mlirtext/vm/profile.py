@@ -25,6 +25,13 @@ class DispatchTimes:
     kernel: str
     seconds: list = field(default_factory=list)
     sources: list = field(default_factory=list)
+    workgroups: int = 0     # the kernel's workgroups (0: not split into any)
+    grain: int = 0          # workgroups per take when the threads share it (0: it runs whole)
+
+    @property
+    def split(self) -> str:
+        """`count/grain` for a dispatch the threads share, else `whole`."""
+        return f"{self.workgroups}/{self.grain}" if self.grain else "whole"
 
     @property
     def total(self) -> float:
@@ -77,10 +84,14 @@ class Profile:
                                 "ts": self._us(now), "pid": self.pid, "tid": self._tid(), "args": a})
         self._mark = now
 
-    def dispatch(self, index: int, kernel: str, begin: float, end: float, workgroups: int) -> None:
+    def dispatch(self, index: int, kernel: str, begin: float, end: float, workgroups: int,
+                 grain: int = 0) -> None:
+        """Dispatch `index` ran from `begin` to `end`; `grain`: the workgroups per take when the
+        threads shared it (0: one thread ran it whole)."""
         name = f"{self.function}#{index}"
         times = self.dispatches.setdefault(index, DispatchTimes(index, name, kernel,
-                                                                sources=self.sources.get(kernel, [])))
+                                                                sources=self.sources.get(kernel, []),
+                                                                workgroups=workgroups, grain=grain))
         times.seconds.append(end - begin)
         self._complete(f"{name} @{kernel}", "dispatch", begin, end,
                        {"index": index, "kernel": kernel, "workgroups": workgroups, "sources": times.sources})
@@ -110,10 +121,10 @@ class Profile:
                        for tid, name in self.threads.values()]
 
     def rows(self) -> list[dict]:
-        """Per dispatch: name, kernel, calls, total and median seconds, share of the calls' time,
-        the source ops it was made from; largest total first."""
+        """Per dispatch: name, kernel, calls, how it was split (`split`), total and median seconds,
+        share of the calls' time, the source ops it was made from; largest total first."""
         whole = sum(self.calls) or 1e-12
-        rows = [{"name": d.name, "kernel": d.kernel, "calls": len(d.seconds), "total": d.total,
+        rows = [{"name": d.name, "kernel": d.kernel, "calls": len(d.seconds), "split": d.split, "total": d.total,
                  "median": statistics.median(d.seconds), "share": d.total / whole, "sources": d.sources}
                 for d in self.dispatches.values()]
         return sorted(rows, key=lambda r: -r["total"])
@@ -122,15 +133,17 @@ class Profile:
         rows = self.rows()
         whole = sum(self.calls)
         outside = whole - sum(r["total"] for r in rows)
-        cells = [("dispatch", "kernel", "calls", "total", "median", "share")]
-        cells += [(r["name"], r["kernel"], str(r["calls"]), _ms(r["total"]), _ms(r["median"]),
+        cells = [("dispatch", "kernel", "calls", "workgroups/take", "total", "median", "share")]
+        cells += [(r["name"], r["kernel"], str(r["calls"]), r["split"], _ms(r["total"]), _ms(r["median"]),
                    f"{100 * r['share']:.1f}%") for r in rows]
-        cells.append(("host", "(inputs, buffers, results)", str(len(self.calls)), _ms(outside), "",
+        cells.append(("host", "(inputs, buffers, results)", str(len(self.calls)), "", _ms(outside), "",
                       f"{100 * outside / (whole or 1e-12):.1f}%"))
-        widths = [max(len(c[i]) for c in cells) for i in range(6)]
+        split = sum(1 for r in rows if r["split"] != "whole")
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cells[0]))]
         lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
                  for row in cells]
-        lines.append(f"{len(self.calls)} call(s) of @{self.function} on {self.device}: {_ms(whole)} in all")
+        lines.append(f"{len(self.calls)} call(s) of @{self.function} on {self.device}: {_ms(whole)} in all; "
+                     f"{split} of {len(rows)} dispatches shared by the threads")
         return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

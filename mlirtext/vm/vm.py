@@ -331,7 +331,7 @@ class Function:
                             profile.workgroups(index, 0, count, begin, time.perf_counter())
                 except DeviceError as e:
                     raise VMError(str(e)) from None
-                profile.dispatch(index, name, begin, time.perf_counter(), count)
+                profile.dispatch(index, name, begin, time.perf_counter(), count, grain if workers > 1 else 0)
         profile.begin_call()
         results = self._call(args, execute)
         profile.end_call()
@@ -472,8 +472,11 @@ def _step(kernel, ins, outs, grain):
     return step
 
 
-#: A dispatch touching fewer bytes than this runs whole on one thread: sharing it costs more than it saves.
-SPLIT_BYTES = 256 * 1024
+#: A dispatch touching fewer bytes than this runs whole on one thread: sharing it costs more than it
+#: saves. Handing a dispatch to the helpers and waiting for them costs ~1.5 us (native_pool.py); a
+#: CNN's dispatches run at ~6-7 KiB per us (mobilenet_v3_small's profile), so 64 KiB is ~10 us of
+#: work, which two threads finish ~3 us sooner (256 KiB was chosen when a hand-off cost ~18 us).
+SPLIT_BYTES = 64 * 1024
 #: Takes per thread, so that a thread slowed by other work on the machine leaves the rest to the
 #: others; a take costs an atomic add, but each touches TAKE_BYTES at least (a few microseconds
 #: of work, so the threads do not queue on the counter's cache line).
