@@ -465,18 +465,19 @@ def _result_view(rec: dict):
 def _step(kernel, ins, outs, grain):
     def step() -> None:
         kernel(ins, outs)
-    if grain:
-        step.shared = kernel.shared(ins, outs, grain)
+    if grain:   # (made only when the helpers share the call: devices.LocalTaskDevice.execute)
+        step.share = lambda: kernel.shared(ins, outs, grain)
     elif hasattr(kernel, "item"):   # (local-task: the call for the native helpers)
         step.item = lambda: kernel.item(ins, outs)
     return step
 
 
 #: A dispatch touching fewer bytes than this runs whole on one thread: sharing it costs more than it
-#: saves. Handing a dispatch to the helpers and waiting for them costs ~1.5 us (native_pool.py); a
-#: CNN's dispatches run at ~6-7 KiB per us (mobilenet_v3_small's profile), so 64 KiB is ~10 us of
-#: work, which two threads finish ~3 us sooner (256 KiB was chosen when a hand-off cost ~18 us).
-SPLIT_BYTES = 64 * 1024
+#: saves. Sharing one costs ~8 us of Python on the calling thread (its SharedDispatch and its Wave
+#: made, at load 3) besides the native hand-off (~1.5 us, native_pool.py); a CNN's dispatches run at
+#: ~7 KiB per us (mobilenet_v3_small: 122-234 KiB in 17-25 us), so 128 KiB is ~18 us of work, the
+#: size from which two threads finish it sooner (256 KiB was chosen when a hand-off cost ~18 us).
+SPLIT_BYTES = 128 * 1024
 #: Takes per thread, so that a thread slowed by other work on the machine leaves the rest to the
 #: others; a take costs an atomic add, but each touches TAKE_BYTES at least (a few microseconds
 #: of work, so the threads do not queue on the counter's cache line).
