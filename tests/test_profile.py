@@ -4,6 +4,7 @@ per-dispatch table adds up."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -107,6 +108,12 @@ def test_run_profile_writes_a_trace_whose_dispatches_make_up_the_call(mm_file, t
     # the table: one row per dispatch, 3 calls each, shares (with the host's) summing to 100%
     rows = [l.split() for l in captured.err.splitlines() if l.startswith("mm#")]
     assert len(rows) == len(dispatches) // 3 and all(r[2] == "3" for r in rows)
+    # how each dispatch ran: its workgroups and those a thread takes at a time, or whole
+    from mlirtext.vm.devices import LocalTaskDevice
+    shared = device == "local-task" and LocalTaskDevice.default_workers() > 1
+    for r in rows:
+        assert r[3] == "whole" if not shared else re.fullmatch(r"\d+/\d+", r[3]), r
+    assert f"{len(rows) if shared else 0} of {len(rows)} dispatches shared by the threads" in captured.err
     host = next(l.split() for l in captured.err.splitlines() if l.startswith("host"))
     shares = [float(r[-1].rstrip("%")) for r in rows] + [float(host[-1].rstrip("%"))]
     assert abs(sum(shares) - 100) < 0.5

@@ -224,3 +224,63 @@ def test_a_late_thread_may_call_a_dispatch_after_its_module_is_gone():
     del shared
     gc.collect()
     assert library() is None
+
+
+def test_a_kernel_reads_each_read_only_input_at_its_own_address():
+    """A kernel remembers a read-only input's address per argument (the constants: the same
+    objects at every call); another read-only array in that place, or a writable one, is read at
+    its own address: the results are those of fresh copies of the same values."""
+    data = module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir")
+    sync = runtime.load_module(data, device="local-sync").vm_module
+    fn = sync.functions["main"]
+    kernel, ins, outs, name = fn.dispatches[0]
+    spec = sync.manifest["kernels"][name]
+    out_shape = spec["outputs"][0]["shape"]
+
+    def run(arrays) -> np.ndarray:
+        got = np.full(out_shape, np.nan, np.float32)
+        kernel(arrays, [got])
+        return got
+
+    def read_only(a):
+        a = np.array(a, copy=True)
+        a.setflags(write=False)
+        return a
+    first = [read_only(a.reshape(r["shape"])) for a, r in zip(inputs_for(fn, seed=5), spec["inputs"])]
+    second = [read_only(a.reshape(r["shape"])) for a, r in zip(inputs_for(fn, seed=6), spec["inputs"])]
+    want_first = run([np.array(a) for a in first])      # (writable copies: nothing remembered)
+    want_second = run([np.array(a) for a in second])
+    assert not np.array_equal(want_first, want_second)
+    assert np.array_equal(run(first), want_first)
+    assert np.array_equal(run(second), want_second)    # new read-only arrays in the same places
+    assert np.array_equal(run(first), want_first)
+    assert np.array_equal(run([first[0], *second[1:]]), run([np.array(first[0]), *[np.array(a) for a in second[1:]]]))
+
+
+def test_a_call_the_calling_thread_runs_alone_makes_no_shared_dispatch():
+    """On local-task, a split dispatch's SharedDispatch (its counters, its item) is made only when
+    the helpers share the call; run alone, the step is called whole, with the same results."""
+    from mlirtext.vm import vm as vm_module
+
+    class Alone(ThreadChoice):
+        def pick(self):
+            return False
+    data = module_file(ROOT / "benchmarks" / "programs" / "mlp.mlir")
+    task = runtime.load_module(data, device="local-task").vm_module
+    sync = runtime.load_module(data, device="local-sync").vm_module
+    fn = task.functions["main"]
+    args = inputs_for(fn, seed=5)
+    made = []
+    for kernel, *_ in fn.dispatches:
+        if getattr(kernel, "shared", None) is not None:
+            real = kernel.shared
+            kernel.shared = lambda *a, real=real: made.append(1) or real(*a)
+    fn.grains = [vm_module._grain(k.workgroups, 2, 1 << 30) if getattr(k, "shared", None) else 0
+                 for k, *_ in fn.dispatches]
+    assert any(fn.grains)
+    fn.thread_choice = Alone()
+    want = sync.functions["main"](*args)
+    assert np.array_equal(fn(*args), want) and not made
+    fn.thread_choice = None   # (the device's own way: the helpers share the split dispatches)
+    if task.device.workers > 1:
+        assert np.array_equal(fn(*args), want) and made
