@@ -48,14 +48,22 @@ COLUMNS = ["model", "path", "threads", "max rel error (mlirtext / IREE)", "mlirt
            "load s (mlirtext / IREE)", "memory MB (mlirtext / IREE)"]
 
 
+#: Seconds between one runner's calls and the next runner's: ONNX Runtime's and IREE's worker
+#: threads spin for a while after a call (by design: the next call finds them on a core), and the
+#: next runner timed in that while shares the second core with them (mlirtext's EfficientNet-B0
+#: at 2 threads: 9.5 ms right after ORT, 7.3 ms 50 ms later).
+SETTLE = 0.05
+
+
 def timed_rounds(runs: list, rounds: int, clock=time.perf_counter) -> dict:
     """Seconds per call of each runner by `clock`, per round: every round times each runner in turn
-    (about 0.2 s of calls each), the first runner rotating."""
+    (about 0.2 s of calls each, SETTLE apart), the first runner rotating."""
     once = max(min(_seconds(r.call, 1, clock) for r in runs), 1e-6)
     repeat = max(1, min(50, int(0.2 / once)))
     times = {id(r): [] for r in runs}
     for i in range(rounds):
         for r in runs[i % len(runs):] + runs[:i % len(runs)]:
+            time.sleep(SETTLE)
             times[id(r)].append(_seconds(r.call, repeat, clock))
     return times
 
