@@ -15,7 +15,7 @@ import pytest
 from mlirtext import runtime
 from mlirtext.targets.llvm_cpu import jit_ir
 from mlirtext.vm import native_pool
-from mlirtext.vm.native_pool import NativeCall, Wave
+from mlirtext.vm.native_pool import NativeCall, Program, Wave
 from mlirtext.vm.thread_choice import ThreadChoice
 
 from .test_vm_programs import ROOT, inputs_for, module_file
@@ -67,13 +67,57 @@ def test_a_helper_picks_up_a_published_wave_then_parks_and_wakes():
     wave, flags = _rendezvous_wave()
     pool.run(wave)
     assert (flags[16], flags[24]) == (1, 1), "the two items did not run at the same time"
+    _wait_parked(pool)
+    wave, flags = _rendezvous_wave()
+    pool.run(wave)   # publishing wakes it
+    assert (flags[16], flags[24]) == (1, 1)
+
+
+# Appends %value to a log: [0] the count, then the values in the order they came.
+MARK_IR = """
+define void @mark(ptr %log, i64 %value) {
+entry:
+  %n = load i64, ptr %log
+  %n1 = add i64 %n, 1
+  %slot = getelementptr i64, ptr %log, i64 %n1
+  store i64 %value, ptr %slot
+  store i64 %n1, ptr %log
+  ret void
+}
+"""
+
+
+def _marks():
+    lib = jit_ir(MARK_IR)
+    mark = NativeCall([ctypes.c_void_p, ctypes.c_int64], lib.address("mark"))
+    log = (ctypes.c_int64 * 8)()
+    return lib, log, lambda value: mark.item((ctypes.addressof(log), value))
+
+
+def _wait_parked(pool) -> None:
     deadline = time.monotonic() + 10
     while pool.parked < 1 and time.monotonic() < deadline:   # idle: it parks after SPIN_SECONDS
         time.sleep(0.01)
     assert pool.parked == 1
-    wave, flags = _rendezvous_wave()
-    pool.run(wave)   # publishing wakes it
-    assert (flags[16], flags[24]) == (1, 1)
+
+
+def test_a_program_runs_its_steps_in_order_and_shares_its_waves_with_a_parked_helper():
+    pool = native_pool.pool(1)
+    lib, log, mark = _marks()
+    (first, first_flags), (second, second_flags) = _rendezvous_wave(), _rendezvous_wave()
+    _wait_parked(pool)   # (the first wave goes through Python, which wakes it; the second is published natively)
+    pool.run_program(Program([mark(1), first, mark(2), second, mark(3)], lib))
+    assert list(log[:4]) == [3, 1, 2, 3]
+    assert (first_flags[16], first_flags[24]) == (1, 1), "the helper did not take the first wave"
+    assert (second_flags[16], second_flags[24]) == (1, 1), "the helper did not take the second wave"
+
+
+def test_a_program_runs_alone_while_another_caller_has_the_helpers():
+    pool = native_pool.pool(1)
+    lib, log, mark = _marks()
+    with pool.owner:
+        pool.run_program(Program([mark(1), Wave([mark(2), mark(3)], [], lib), mark(4)], lib))
+    assert list(log[:5]) == [4, 1, 2, 3, 4]
 
 
 def test_a_wave_and_its_code_are_kept_until_every_helper_has_read_a_later_one():

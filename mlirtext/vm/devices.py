@@ -25,7 +25,7 @@ from ..ir.core import Operation
 from .device_names import DEVICES, GPU_DEVICES
 from .modfile import ModuleFileError
 from . import native_pool
-from .native_pool import NativeCall, Wave
+from .native_pool import NativeCall, Program, Wave
 
 
 SCALAR_CTYPES = {
@@ -227,21 +227,31 @@ class LocalTaskDevice(LocalSyncDevice):
         workgroups (`steps[i].share()` makes its SharedDispatch) is worked on by every thread at
         once, each taking workgroups from its counter (work sharing, as IREE's task system steals
         work): on a loaded machine a thread that is not scheduled does less, instead of the call
-        waiting for its fixed share. A wave the calling thread runs alone calls each step whole
-        (the same values as its workgroups: ~3 us less a dispatch than making its SharedDispatch)."""
-        pool = None
-        for wave in waves:
-            shared = [steps[i].share() for i in wave if getattr(steps[i], "share", None) is not None] \
-                if helpers and self.workers > 1 else []
-            if not shared and (len(wave) == 1 or not helpers or self.workers == 1):
+        waiting for its fixed share. The waves and the dispatches between them run as one native
+        program (native_pool.py: no Python between them). A call whose waves are all single
+        dispatches run whole, or one the calling thread runs alone, calls each step (~3 us less a
+        dispatch than making its SharedDispatch)."""
+        if not helpers or self.workers == 1:
+            for wave in waves:
                 for i in wave:
                     steps[i]()
+            return
+        plan, sharing = [], False   # per wave: a Wave, or the index of the step that runs whole
+        for wave in waves:
+            shared = [steps[i].share() for i in wave if getattr(steps[i], "share", None) is not None]
+            if not shared and len(wave) == 1:
+                plan.append(wave[0])
                 continue
             whole = [steps[i].item() for i in wave if getattr(steps[i], "share", None) is None]
-            pool = native_pool.pool(self.workers - 1)
-            pool.run(Wave(whole, shared, self.library))
-        if pool is not None:
-            pool.rest()
+            plan.append(Wave(whole, shared, self.library))
+            sharing = True
+        if not sharing:
+            for i in plan:
+                steps[i]()
+            return
+        pool = native_pool.pool(self.workers - 1)
+        pool.run_program(Program([e if isinstance(e, Wave) else steps[e].item() for e in plan], self.library))
+        pool.rest()
 
 
 class SharedDispatch:

@@ -184,10 +184,17 @@ spin:
   call void @mlirtext.relax(i64 %spins1)
   br label %wait
 oldest:
+  %low = call i64 @mlirtext.oldest_seen(ptr %pool, i64 %helpers)
+  ret i64 %low
+}}
+
+; The helpers' lowest `seen` (NEVER: none may still read a wave).
+define i64 @mlirtext.oldest_seen(ptr %pool, i64 %helpers) {{
+entry:
   br label %seen
 seen:
-  %h = phi i64 [0, %oldest], [%h1, %each]
-  %low = phi i64 [{NEVER}, %oldest], [%low1, %each]
+  %h = phi i64 [0, %entry], [%h1, %each]
+  %low = phi i64 [{NEVER}, %entry], [%low1, %each]
   %more = icmp slt i64 %h, %helpers
   br i1 %more, label %each, label %done
 each:
@@ -201,6 +208,73 @@ each:
   br label %seen
 done:
   ret i64 %low
+}}
+
+; Whether some helper is parked (its `seen` NEVER).
+define i1 @mlirtext.any_parked(ptr %pool, i64 %helpers) {{
+entry:
+  br label %loop
+loop:
+  %h = phi i64 [0, %entry], [%h1, %each]
+  %more = icmp slt i64 %h, %helpers
+  br i1 %more, label %each, label %no
+each:
+  %slot = mul i64 %h, {_LINE}
+  %slot1 = add i64 %slot, 24
+  %sp = getelementptr i64, ptr %pool, i64 %slot1
+  %s = load atomic i64, ptr %sp seq_cst, align 8
+  %h1 = add i64 %h, 1
+  %never = icmp eq i64 %s, {NEVER}
+  br i1 %never, label %yes, label %loop
+yes:
+  ret i1 1
+no:
+  ret i1 0
+}}
+
+; A whole call's program, from step %start: [0] steps, then per step (pointer, kind): kind 0 an item
+; the caller runs itself, 1 a wave published to the helpers (run by the caller alone when %helpers
+; is 0). Returns the number of steps when all have run, or the index of the first wave not
+; published because a helper is parked (its `seen` NEVER: the caller wakes it from Python).
+define i64 @mlirtext.run_program(ptr %pool, ptr %prog, i64 %start, i64 %helpers) {{
+entry:
+  %n = load i64, ptr %prog
+  br label %loop
+loop:
+  %i = phi i64 [%start, %entry], [%i1, %next]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %step, label %exit
+step:
+  %two = shl i64 %i, 1
+  %pslot = add i64 %two, 1
+  %pp = getelementptr i64, ptr %prog, i64 %pslot
+  %ptr = load ptr, ptr %pp
+  %kp = getelementptr i64, ptr %pp, i64 1
+  %kind = load i64, ptr %kp
+  %solo = icmp eq i64 %kind, 0
+  br i1 %solo, label %item, label %wave
+item:
+  %tramp = load ptr, ptr %ptr
+  call void %tramp(ptr %ptr)
+  br label %next
+wave:
+  %alone = icmp eq i64 %helpers, 0
+  br i1 %alone, label %run_alone, label %check
+run_alone:
+  call void @mlirtext.run_wave(ptr %ptr)
+  br label %next
+check:
+  %parked = call i1 @mlirtext.any_parked(ptr %pool, i64 %helpers)
+  br i1 %parked, label %exit, label %publish
+publish:
+  call void @mlirtext.publish(ptr %pool, ptr %ptr)
+  %o = call i64 @mlirtext.finish(ptr %pool, ptr %ptr, i64 %helpers)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  br label %loop
+exit:
+  ret i64 %i
 }}
 
 ; A helper: runs each wave published after generation %seen until it has spun the pool's spin
@@ -299,6 +373,9 @@ class _Native:
         self.worker = lib.function("mlirtext.worker", ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
                                    ctypes.c_int64)
         self.spin = lib.function("mlirtext.spin", None, ctypes.c_int64)
+        self.run_program = lib.function("mlirtext.run_program", ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                        ctypes.c_int64, ctypes.c_int64)
+        self.oldest_seen = lib.function("mlirtext.oldest_seen", ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
         self.trampolines: dict[tuple, tuple[int, object]] = {t: self._entry(lib, t) for t in plain}
 
     @staticmethod
@@ -400,6 +477,24 @@ class Wave:
         self.address = ctypes.addressof(b)
 
 
+class Program:
+    """A call's steps, in order, for `NativePool.run_program`: each an item (NativeCall.item) the
+    caller runs itself or a `Wave` shared with the helpers. Holds them (and `keep`: the object code
+    their items call) for as long as the program is."""
+
+    def __init__(self, entries: list, keep):
+        self.steps = len(entries)
+        self.block = b = (ctypes.c_int64 * (1 + 2 * self.steps))()
+        b[0] = self.steps
+        for i, e in enumerate(entries):
+            if isinstance(e, Wave):
+                b[1 + 2 * i], b[2 + 2 * i] = e.address, 1
+            else:
+                b[1 + 2 * i] = ctypes.addressof(e)
+        self.entries, self.keep = entries, keep
+        self.address = ctypes.addressof(b)
+
+
 class NativePool:
     """`helpers` threads (daemons, stopped at exit) that run the waves a caller publishes."""
 
@@ -431,21 +526,55 @@ class NativePool:
             self.native.run_wave(wave.address)
             return
         try:
-            if self.shared[17] != self.spins:
-                self.shared[17] = self.spins
-            self.generation += 1
-            self.kept.append((self.generation, wave))
-            self.native.publish(self.address, wave.address)
-            # (after the publication: a helper counts itself parked, then looks at the generation,
-            # both under the GIL, so either it sees the new generation or it is counted here)
-            if self.parked:
-                with self.wake:
-                    self.wake.notify_all()
-            oldest = self.native.finish(self.address, wave.address, self.helpers)
-            # (the newest wave stays: it is the one a helper reads next)
-            self.kept = [(g, w) for g, w in self.kept[:-1] if g >= oldest] + self.kept[-1:]
+            self._share(wave)
         finally:
             self.owner.release()
+
+    def run_program(self, program: Program) -> None:
+        """Run a call's `program` (its steps in order, its waves shared with the helpers; all on
+        this thread while another caller has them); returns when it is finished. The waves are
+        published from native code, one after another, without coming back to Python (~16 us a
+        shared dispatch of Python in a call, where the kernels between evict Python's caches), but
+        for a wave due while a helper is parked: that one goes through Python, which wakes it."""
+        if not self.owner.acquire(blocking=False):
+            self.native.run_program(self.address, program.address, 0, 0)
+            return
+        try:
+            step = 0
+            while True:
+                if self.shared[17] != self.spins:
+                    self.shared[17] = self.spins
+                step = self.native.run_program(self.address, program.address, step, self.helpers)
+                if step >= program.steps:
+                    break
+                self.generation = self.shared[0]
+                self._share(program.entries[step])
+                step += 1
+            # (the program's waves are kept until every helper has read a later generation than its last)
+            self.generation = self.shared[0]
+            self.kept.append((self.generation, program))
+            self._forget(self.native.oldest_seen(self.address, self.helpers))
+        finally:
+            self.owner.release()
+
+    def _share(self, wave: Wave) -> None:
+        """Publish `wave`, wake parked helpers, work on it until it is finished (the caller holds `owner`)."""
+        if self.shared[17] != self.spins:
+            self.shared[17] = self.spins
+        self.generation += 1
+        self.kept.append((self.generation, wave))
+        self.native.publish(self.address, wave.address)
+        # (after the publication: a helper counts itself parked, then looks at the generation,
+        # both under the GIL, so either it sees the new generation or it is counted here)
+        if self.parked:
+            with self.wake:
+                self.wake.notify_all()
+        self._forget(self.native.finish(self.address, wave.address, self.helpers))
+
+    def _forget(self, oldest: int) -> None:
+        """Drop the waves no helper may read any more: those before generation `oldest` (the newest
+        stays: it is the one a helper reads next)."""
+        self.kept = [(g, w) for g, w in self.kept[:-1] if g >= oldest] + self.kept[-1:]
 
     def rest(self) -> None:
         """The caller's call has returned: idle helpers park soon (REST_SECONDS)."""
