@@ -25,7 +25,8 @@ from ..ir.core import Operation
 from .device_names import DEVICES, GPU_DEVICES
 from .modfile import ModuleFileError
 from . import native_pool
-from .native_pool import NativeCall, Program, Wave
+from .native_pool import NativeCall, Wave
+from .call_program import CallProgram
 
 
 SCALAR_CTYPES = {
@@ -177,6 +178,7 @@ class LocalTaskDevice(LocalSyncDevice):
     def __init__(self, object_code: bytes, kernels: dict, workers: int | None = None):
         super().__init__(object_code, kernels)
         self.workers = workers or self.default_workers()
+        self._programs: dict[int, list] = {}   # id(waves) -> CallPrograms ready for a call
 
     def kernel(self, name: str):
         """As local-sync's, plus `run.item(inputs, outputs)`: the call as an item for the native
@@ -236,22 +238,30 @@ class LocalTaskDevice(LocalSyncDevice):
                 for i in wave:
                     steps[i]()
             return
-        plan, sharing = [], False   # per wave: a Wave, or the index of the step that runs whole
-        for wave in waves:
-            shared = [steps[i].share() for i in wave if getattr(steps[i], "share", None) is not None]
-            if not shared and len(wave) == 1:
-                plan.append(wave[0])
-                continue
-            whole = [steps[i].item() for i in wave if getattr(steps[i], "share", None) is None]
-            plan.append(Wave(whole, shared, self.library))
-            sharing = True
-        if not sharing:
-            for i in plan:
-                steps[i]()
+        if not any(len(wave) > 1 or getattr(steps[wave[0]], "share", None) is not None for wave in waves):
+            for wave in waves:
+                steps[wave[0]]()
             return
         pool = native_pool.pool(self.workers - 1)
-        pool.run_program(Program([e if isinstance(e, Wave) else steps[e].item() for e in plan], self.library))
+        if len(self._programs) > PROGRAMS_FUNCTIONS:   # (a traced call's waves are new at every call)
+            self._programs.clear()
+        kept = self._programs.setdefault(id(waves), [])
+        program = kept.pop(0) if kept else None   # (atomic: two threads calling at once get one each)
+        if program is not None and program.waves is waves and program.reusable(pool.oldest_seen()):
+            program.update(steps)
+        else:
+            if program is not None and program.waves is waves:   # (a helper may still be in it: next time)
+                kept.insert(0, program)
+            program = CallProgram(steps, waves, self.library)
+        pool.run_program(program.program)
         pool.rest()
+        if len(kept) < PROGRAMS_KEPT:
+            kept.append(program)
+
+
+#: Programs kept per function, used in turn (call_program.py), for up to this many functions.
+PROGRAMS_KEPT = 2
+PROGRAMS_FUNCTIONS = 64
 
 
 class SharedDispatch:
@@ -272,6 +282,10 @@ class SharedDispatch:
 
     def work(self) -> None:
         self.take.call(self.item)
+
+    def reset(self) -> None:
+        """Ready to run again (no thread may be in it): no workgroup taken or done."""
+        self.counters[0] = self.counters[8] = 0
 
     def finished(self) -> bool:
         return self.counters[8] == self.count

@@ -481,6 +481,12 @@ class Wave:
         self.whole, self.shared, self.keep = whole, shared, keep
         self.address = ctypes.addressof(b)
 
+    def reset(self) -> None:
+        """Ready to run again (no thread may be in it): its counters and its shared items' zeroed."""
+        self.block[8] = self.block[16] = 0
+        for s in self.shared:
+            s.reset()
+
 
 class Program:
     """A call's steps, in order, for `NativePool.run_program`: each an item (NativeCall.item) the
@@ -489,6 +495,7 @@ class Program:
 
     def __init__(self, entries: list, keep):
         self.steps = len(entries)
+        self.last_generation = None   # of its last wave published (NativePool.run_program)
         self.block = b = (ctypes.c_int64 * (1 + 2 * self.steps))()
         b[0] = self.steps
         for i, e in enumerate(entries):
@@ -498,6 +505,14 @@ class Program:
                 b[1 + 2 * i] = ctypes.addressof(e)
         self.entries, self.keep = entries, keep
         self.address = ctypes.addressof(b)
+
+    def replace(self, i: int, entry) -> None:
+        """Step `i` becomes `entry` (no thread may be in the program)."""
+        self.entries[i] = entry
+        if isinstance(entry, Wave):
+            self.block[1 + 2 * i], self.block[2 + 2 * i] = entry.address, 1
+        else:
+            self.block[1 + 2 * i], self.block[2 + 2 * i] = ctypes.addressof(entry), 0
 
 
 class NativePool:
@@ -556,9 +571,9 @@ class NativePool:
                 self._share(program.entries[step])
                 step += 1
             # (the program's waves are kept until every helper has read a later generation than its last)
-            self.generation = self.shared[0]
+            self.generation = program.last_generation = self.shared[0]
             self.kept.append((self.generation, program))
-            self._forget(self.native.oldest_seen(self.address, self.helpers))
+            self._forget(self.oldest_seen())
         finally:
             self.owner.release()
 
@@ -580,6 +595,10 @@ class NativePool:
         """Drop the waves no helper may read any more: those before generation `oldest` (the newest
         stays: it is the one a helper reads next)."""
         self.kept = [(g, w) for g, w in self.kept[:-1] if g >= oldest] + self.kept[-1:]
+
+    def oldest_seen(self) -> int:
+        """The oldest generation a helper may still read (NEVER: none)."""
+        return self.native.oldest_seen(self.address, self.helpers)
 
     def rest(self) -> None:
         """The caller's call has returned: idle helpers park soon (REST_SECONDS)."""

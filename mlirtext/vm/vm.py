@@ -465,6 +465,7 @@ def _result_view(rec: dict):
 def _step(kernel, ins, outs, grain):
     def step() -> None:
         kernel(ins, outs)
+    step.arrays = ins + outs   # (local-task: what a kept program's entry was made for, call_program.py)
     if grain:   # (made only when the helpers share the call: devices.LocalTaskDevice.execute)
         step.share = lambda: kernel.shared(ins, outs, grain)
     elif hasattr(kernel, "item"):   # (local-task: the call for the native helpers)

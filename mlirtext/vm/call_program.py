@@ -1,0 +1,70 @@
+"""A function's call, as a native program for local-task's helpers, made once and kept for its next calls.
+
+Made from Python at every call, the program of a call (mobilenet_v3_small: 40 shared dispatches,
+each its `SharedDispatch` and `Wave`, and 25 items) took ~290 us warm, ~380 us in a call at load 1.8:
+a fifth of the call, on the calling thread before the first wave. Most of a call's buffers are the
+same arrays at every call (the constants and the buffer pool's views: vm.py's `_fixed_regs`), so
+the entries are kept and only those whose arrays changed (the caller's inputs and results) are
+made again; the others get their counters set back to zero. (The arrays are held, to tell them by
+identity: a kept program holds its last call's inputs and results too. An entry with a scalar is
+always made again: a kernel may take a scalar by value, read when its item is made.) An entry may be reset only when no
+helper can still be in it: a program is reused only once every helper has read a later generation
+than its last wave's (as `NativePool.kept` decides), so a function keeps two, used in turn (the
+helpers have read the waves of the call between).
+"""
+from __future__ import annotations
+
+from .native_pool import Program, Wave
+
+
+class CallProgram:
+    """The program of a call of `waves` (vm.py's waves of a function's dispatches) and what each of
+    its entries was made for."""
+
+    def __init__(self, steps, waves, library):
+        self.waves, self.library = waves, library
+        self.plan = []       # per entry: the indices of its steps
+        self.arrays = []     # per entry: the arrays its items were made for
+        entries, self.sharing = [], False
+        for wave in waves:
+            entry, shares = self._entry(steps, wave)
+            self.sharing |= shares
+            entries.append(entry)
+            self.plan.append(wave)
+            self.arrays.append(_arrays(steps, wave))
+        self.program = Program(entries, library)
+
+    def _entry(self, steps, wave):
+        """(entry, whether it shares work with the helpers): a Wave, or the item of a step run whole."""
+        shared = [steps[i].share() for i in wave if getattr(steps[i], "share", None) is not None]
+        if not shared and len(wave) == 1:
+            return steps[wave[0]].item(), False
+        whole = [steps[i].item() for i in wave if getattr(steps[i], "share", None) is None]
+        return Wave(whole, shared, self.library), True
+
+    def reusable(self, oldest_seen: int) -> bool:
+        """No helper may still be in one of its waves (every one has read a later generation)."""
+        last = self.program.last_generation
+        return last is None or oldest_seen > last
+
+    def update(self, steps) -> None:
+        """Ready for a call of `steps`: entries whose arrays changed made again, the others' counters zeroed."""
+        program = self.program
+        for k, wave in enumerate(self.plan):
+            now = _arrays(steps, wave)
+            if all(map(_same, now, self.arrays[k])) and not any(getattr(a, "ndim", 0) == 0 for a in now):
+                entry = program.entries[k]
+                if isinstance(entry, Wave):
+                    entry.reset()
+                continue
+            entry, _ = self._entry(steps, wave)
+            program.replace(k, entry)
+            self.arrays[k] = now
+
+
+def _arrays(steps, wave) -> list:
+    return [a for i in wave for a in steps[i].arrays]
+
+
+def _same(a, b) -> bool:
+    return a is b
