@@ -25,22 +25,20 @@ class CallProgram:
         self.waves, self.library = waves, library
         self.plan = []       # per entry: the indices of its steps
         self.arrays = []     # per entry: the arrays its items were made for
-        entries, self.sharing = [], False
+        entries = []
         for wave in waves:
-            entry, shares = self._entry(steps, wave)
-            self.sharing |= shares
-            entries.append(entry)
+            entries.append(self._entry(steps, wave))
             self.plan.append(wave)
             self.arrays.append(_arrays(steps, wave))
         self.program = Program(entries, library)
 
     def _entry(self, steps, wave):
-        """(entry, whether it shares work with the helpers): a Wave, or the item of a step run whole."""
+        """A Wave, or the item of a step run whole by the caller."""
         shared = [steps[i].share() for i in wave if getattr(steps[i], "share", None) is not None]
         if not shared and len(wave) == 1:
-            return steps[wave[0]].item(), False
+            return steps[wave[0]].item()
         whole = [steps[i].item() for i in wave if getattr(steps[i], "share", None) is None]
-        return Wave(whole, shared, self.library), True
+        return Wave(whole, shared, self.library)
 
     def reusable(self, oldest_seen: int) -> bool:
         """No helper may still be in one of its waves (every one has read a later generation)."""
@@ -57,8 +55,7 @@ class CallProgram:
                 if isinstance(entry, Wave):
                     entry.reset()
                 continue
-            entry, _ = self._entry(steps, wave)
-            program.replace(k, entry)
+            program.replace(k, self._entry(steps, wave))
             self.arrays[k] = now
 
 
