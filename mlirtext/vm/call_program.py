@@ -7,7 +7,7 @@ same arrays at every call (the constants and the buffer pool's views: vm.py's `_
 the entries are kept and only those whose arrays changed (the caller's inputs and results) are
 made again; the others get their counters set back to zero. (The arrays are held, to tell them by
 identity: a kept program holds its last call's inputs and results too. An entry with a scalar is
-always made again: a kernel may take a scalar by value, read when its item is made.) An entry may be reset only when no
+made at every call.) An entry may be reset only when no
 helper can still be in it: a program is reused only once every helper has read a later generation
 than its last wave's (as `NativePool.kept` decides), so a function keeps two, used in turn (the
 helpers have read the waves of the call between).
@@ -24,12 +24,12 @@ class CallProgram:
     def __init__(self, steps, waves, library):
         self.waves, self.library = waves, library
         self.plan = []       # per entry: the indices of its steps
-        self.arrays = []     # per entry: the arrays its items were made for
+        self.arrays = []     # per entry: the arrays its items were made for (None: made at every call)
         entries = []
         for wave in waves:
             entries.append(self._entry(steps, wave))
             self.plan.append(wave)
-            self.arrays.append(_arrays(steps, wave))
+            self.arrays.append(_kept_arrays(steps, wave))
         self.program = Program(entries, library)
 
     def _entry(self, steps, wave):
@@ -49,18 +49,21 @@ class CallProgram:
         """Ready for a call of `steps`: entries whose arrays changed made again, the others' counters zeroed."""
         program = self.program
         for k, wave in enumerate(self.plan):
-            now = _arrays(steps, wave)
-            if all(map(_same, now, self.arrays[k])) and not any(getattr(a, "ndim", 0) == 0 for a in now):
+            made_for = self.arrays[k]
+            if made_for is not None and all(map(_same, [a for i in wave for a in steps[i].arrays], made_for)):
                 entry = program.entries[k]
                 if isinstance(entry, Wave):
                     entry.reset()
                 continue
             program.replace(k, self._entry(steps, wave))
-            self.arrays[k] = now
+            self.arrays[k] = _kept_arrays(steps, wave)
 
 
-def _arrays(steps, wave) -> list:
-    return [a for i in wave for a in steps[i].arrays]
+def _kept_arrays(steps, wave) -> list | None:
+    """The arrays of the steps of `wave`; None when one is a scalar (a kernel may take it by value,
+    read when its item is made: such an entry is made at every call)."""
+    arrays = [a for i in wave for a in steps[i].arrays]
+    return None if any(getattr(a, "ndim", 0) == 0 for a in arrays) else arrays
 
 
 def _same(a, b) -> bool:
