@@ -7,10 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirtext import runtime
-from mlirtext.api import parse_and_verify
-from mlirtext.interpreter import Interpreter
-from mlirtext.vm.modfile import read_module_file
+from .compiled_checks import compiled_and_checked
+
 
 NHWC = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
 SCALED = "B's rows scaled by A's channel scale while packed"
@@ -42,15 +40,7 @@ def scaled_conv(n: int, h: int, c: int, oc: int, k: int = 1, weights: np.ndarray
 
 
 def _check(text: str, shapes: list) -> dict:
-    data = runtime.compile_text(text)
-    rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-    want = Interpreter(parse_and_verify(text).module).call("f", args)[0]
-    for device in ("local-sync", "local-task"):
-        got = runtime.load_module(data, device=device).f(*args)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.max(np.abs(want))), err_msg=device)
-    return read_module_file(data).manifest["kernels"]
-
+    return compiled_and_checked(text, shapes)[1]
 
 @pytest.mark.parametrize("h,c,oc,constant", [
     (28, 16, 16, True),      # MobileNetV3-Small's first block: its filter packed at compile time

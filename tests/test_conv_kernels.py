@@ -4,15 +4,12 @@ depthwise and grouped ones (grouped_conv.py) with strides, dilations, padding, c
 and channel counts that are not a multiple of 8, and their fused bias + activation epilogues."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from mlirtext import runtime
-from mlirtext.api import parse_and_verify
 from mlirtext.compiler.ukernels import host_tile_columns
-from mlirtext.interpreter import Interpreter
 from mlirtext.targets.llvm_cpu import host_vector_floats
-from mlirtext.vm.modfile import read_module_file
+
+from .compiled_checks import compiled_and_checked
 
 NHWC = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
 
@@ -43,15 +40,7 @@ def conv_text(h: int, ic: int, oc: int, k: int, stride: int = 1, pad: int = 0, d
 
 def _check(text: str, shapes: list, seed: int = 0) -> dict:
     """Compile `text`, run it on local-sync and local-task against the interpreter; its kernels."""
-    data = runtime.compile_text(text)
-    rng = np.random.default_rng(seed)
-    args = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-    want = Interpreter(parse_and_verify(text).module).call("f", args)[0]
-    for device in ("local-sync", "local-task"):
-        got = runtime.load_module(data, device=device).f(*args)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.max(np.abs(want))), err_msg=device)
-    return read_module_file(data).manifest["kernels"]
-
+    return compiled_and_checked(text, shapes, seed)[1]
 
 def _conv_kernel(kernels: dict) -> dict:
     """The one kernel that is not a pad (its input is the padded image)."""

@@ -62,14 +62,19 @@ def _rendezvous_wave():
     return Wave(items, [], lib), flags
 
 
+def _run(pool, wave) -> None:
+    """`wave` as a program of its own."""
+    pool.run_program(Program([wave], wave.keep))
+
+
 def test_a_helper_picks_up_a_published_wave_then_parks_and_wakes():
     pool = native_pool.pool(1)
     wave, flags = _rendezvous_wave()
-    pool.run(wave)
+    _run(pool, wave)
     assert (flags[16], flags[24]) == (1, 1), "the two items did not run at the same time"
     _wait_parked(pool)
     wave, flags = _rendezvous_wave()
-    pool.run(wave)   # publishing wakes it
+    _run(pool, wave)   # publishing wakes it
     assert (flags[16], flags[24]) == (1, 1)
 
 
@@ -124,13 +129,13 @@ def test_a_wave_and_its_code_are_kept_until_every_helper_has_read_a_later_one():
     pool = native_pool.pool(1)
     wave, flags = _rendezvous_wave()
     library = weakref.ref(wave.keep)
-    pool.run(wave)
+    _run(pool, wave)
     del wave
     gc.collect()
     assert library() is not None   # the newest wave: what a helper reads next
     for _ in range(3):
         later, later_flags = _rendezvous_wave()
-        pool.run(later)
+        _run(pool, later)
     del later, later_flags
     gc.collect()
     assert library() is None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlirtext import runtime
-from mlirtext.api import parse_and_verify
-from mlirtext.interpreter import Interpreter
 from mlirtext.vm.devices import LocalSyncDevice
 from mlirtext.vm.modfile import read_module_file
+
+from .compiled_checks import compiled_and_checked
 
 NHWC = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
 PADDED = "result written inside a padded buffer"
@@ -56,19 +55,6 @@ def two_convs(n: int, h: int, w: int, ic: int, mc: int, oc: int, k1: int, s1: in
     lines += [_conv("%d", "%r", "%w2", ys1, w2s, ys2, 1, p2), f"  return %d : {t(ys2)}", "}"]
     return "\n".join(lines) + "\n", [xs, w1s, (mc,), w2s]
 
-
-def _check(text: str, shapes: list) -> tuple[bytes, dict]:
-    """Compile `text`, run it on local-sync and local-task against the interpreter; the module and its kernels."""
-    data = runtime.compile_text(text)
-    rng = np.random.default_rng(0)
-    args = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
-    want = Interpreter(parse_and_verify(text).module).call("f", args)[0]
-    for device in ("local-sync", "local-task"):
-        got = runtime.load_module(data, device=device).f(*args)
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.max(np.abs(want))), err_msg=device)
-    return data, read_module_file(data).manifest["kernels"]
-
-
 @pytest.mark.parametrize("n,h,w,ic,mc,oc,k1,s1,p1,p2", [
     (1, 9, 9, 8, 16, 16, 3, 1, 1, 1),      # a basic block's two 3x3s: one GEMM of 81 rows
     (1, 12, 10, 4, 24, 32, 3, 2, 1, 1),    # strided, 24 channels (the last panel masked), not square
@@ -78,7 +64,7 @@ def _check(text: str, shapes: list) -> tuple[bytes, dict]:
 ])
 def test_a_pad_runs_in_the_convolution_before_it(n, h, w, ic, mc, oc, k1, s1, p1, p2):
     text, shapes = two_convs(n, h, w, ic, mc, oc, k1, s1, p1, p2)
-    _, kernels = _check(text, shapes)
+    _, kernels = compiled_and_checked(text, shapes)
     padded = [k for k in kernels.values() if PADDED in k.get("implementation", "")]
     assert len(padded) == 1, kernels
     assert padded[0]["implementation"].startswith("micro-kernel: convolution f32")
@@ -91,7 +77,7 @@ def test_a_pad_runs_in_the_convolution_before_it(n, h, w, ic, mc, oc, k1, s1, p1
 def test_a_residual_is_read_at_its_unpadded_place():
     """relu(conv(x) + b + x), padded: the epilogue's residual has the unpadded result's shape."""
     text, shapes = two_convs(1, 10, 10, 16, 16, 16, 3, 1, 1, 1, residual=True)
-    _, kernels = _check(text, shapes)
+    _, kernels = compiled_and_checked(text, shapes)
     padded = [k for k in kernels.values() if PADDED in k.get("implementation", "")]
     assert len(padded) == 1 and "addf+addf+maximumf epilogue" in padded[0]["implementation"], kernels
 
@@ -107,7 +93,7 @@ def test_a_max_pool_pad_of_minus_infinity_runs_in_the_stem():
         "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):", "    %m = stablehlo.maximum %a, %b : tensor<f32>",
         "    stablehlo.return %m : tensor<f32>", f"  }}) : ({t(ys)}, tensor<f32>) -> {t(ps)}",
         f"  return %p : {t(ps)}", "}"]) + "\n"
-    _, kernels = _check(text, [xs, ws])
+    _, kernels = compiled_and_checked(text, [xs, ws])
     padded = [k for k in kernels.values() if PADDED in k.get("implementation", "")]
     assert len(padded) == 1 and "(1+1 rows, 1+1 columns of -inf)" in padded[0]["implementation"], kernels
     assert padded[0]["outputs"][0]["shape"] == [1, 18, 18, 64]
@@ -119,7 +105,7 @@ def test_a_pad_of_an_image_read_twice_stays_a_dispatch():
     text, shapes = two_convs(1, 9, 9, 16, 16, 16, 3, 1, 1, 1)
     text = text.replace("  return %d : tensor<1x9x9x16xf32>", "  %e = stablehlo.add %d, %r : tensor<1x9x9x16xf32>\n"
                         "  return %e : tensor<1x9x9x16xf32>")
-    _, kernels = _check(text, shapes)
+    _, kernels = compiled_and_checked(text, shapes)
     assert not any(PADDED in k.get("implementation", "") for k in kernels.values()), kernels
 
 
@@ -129,7 +115,7 @@ def test_every_element_of_the_padded_buffer_is_written(n, h, mc, p2):
     buffers): the merged kernel, called on a buffer of NaN, leaves none; each workgroup alone
     writes its share."""
     text, shapes = two_convs(n, h, h, 8, mc, 16, 1, 1, 0, p2)
-    data, kernels = _check(text, shapes)
+    data, kernels = compiled_and_checked(text, shapes)
     mf = read_module_file(data)
     device = LocalSyncDevice(mf.entry(mf.manifest["executables"]["llvm-cpu"]["object"]), kernels)
     name = next(name for name, k in kernels.items() if PADDED in k.get("implementation", ""))
@@ -157,6 +143,6 @@ def test_the_nchw_input_is_laid_out_and_padded_in_one_pass():
             f"  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], "
             "window = {stride = [2, 2], pad = [[3, 3], [3, 3]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
             f": ({t(xs)}, {t(ws)}) -> {t(ys)}\n  return %c : {t(ys)}\n}}\n")
-    _, kernels = _check(text, [xs, ws])
+    _, kernels = compiled_and_checked(text, [xs, ws])
     reading_x = [k for k in kernels.values() if k["inputs"][0]["shape"] == list(xs)]
     assert len(reading_x) == 1 and reading_x[0]["outputs"][0]["shape"] == [1, 26, 26, 3], kernels

@@ -22,15 +22,10 @@ class CallProgram:
     its entries was made for."""
 
     def __init__(self, steps, waves, library):
-        self.waves, self.library = waves, library
-        self.plan = []       # per entry: the indices of its steps
-        self.arrays = []     # per entry: the arrays its items were made for (None: made at every call)
-        entries = []
-        for wave in waves:
-            entries.append(self._entry(steps, wave))
-            self.plan.append(wave)
-            self.arrays.append(_kept_arrays(steps, wave))
-        self.program = Program(entries, library)
+        self.waves, self.library = waves, library    # (entry k: the steps of waves[k])
+        # per entry: the arrays its items were made for (None: made at every call)
+        self.arrays = [_kept_arrays(steps, wave) for wave in waves]
+        self.program = Program([self._entry(steps, wave) for wave in waves], library)
 
     def _entry(self, steps, wave):
         """A Wave, or the item of a step run whole by the caller."""
@@ -48,9 +43,9 @@ class CallProgram:
     def update(self, steps) -> None:
         """Ready for a call of `steps`: entries whose arrays changed made again, the others' counters zeroed."""
         program = self.program
-        for k, wave in enumerate(self.plan):
+        for k, wave in enumerate(self.waves):
             made_for = self.arrays[k]
-            if made_for is not None and all(map(_same, [a for i in wave for a in steps[i].arrays], made_for)):
+            if made_for is not None and all(a is b for a, b in zip(_arrays(steps, wave), made_for)):
                 entry = program.entries[k]
                 if isinstance(entry, Wave):
                     entry.reset()
@@ -59,12 +54,12 @@ class CallProgram:
             self.arrays[k] = _kept_arrays(steps, wave)
 
 
+def _arrays(steps, wave) -> list:
+    return [a for i in wave for a in steps[i].arrays]
+
+
 def _kept_arrays(steps, wave) -> list | None:
     """The arrays of the steps of `wave`; None when one is a scalar (a kernel may take it by value,
     read when its item is made: such an entry is made at every call)."""
-    arrays = [a for i in wave for a in steps[i].arrays]
+    arrays = _arrays(steps, wave)
     return None if any(getattr(a, "ndim", 0) == 0 for a in arrays) else arrays
-
-
-def _same(a, b) -> bool:
-    return a is b

@@ -287,9 +287,6 @@ class SharedDispatch:
         """Ready to run again (no thread may be in it): no workgroup taken or done."""
         self.counters[0] = self.counters[8] = 0
 
-    def finished(self) -> bool:
-        return self.counters[8] == self.count
-
 
 def make_device(name: str, module_file):
     manifest = module_file.manifest

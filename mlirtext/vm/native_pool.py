@@ -371,7 +371,6 @@ class _Native:
         plain = [("i64",) * n for n in range(PLAIN_ARGUMENTS + 1)]
         lib = jit_ir(worker_ir(llvm.get_process_triple()) + "".join(trampoline_ir(t) for t in plain))
         self.libraries = [lib]
-        self.run_wave = lib.function("mlirtext.run_wave", None, ctypes.c_void_p)
         self.publish = lib.function("mlirtext.publish", None, ctypes.c_void_p, ctypes.c_void_p)
         self.finish = lib.function("mlirtext.finish", ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_int64)
@@ -496,15 +495,12 @@ class Program:
     def __init__(self, entries: list, keep):
         self.steps = len(entries)
         self.last_generation = None   # of its last wave published (NativePool.run_program)
-        self.block = b = (ctypes.c_int64 * (1 + 2 * self.steps))()
-        b[0] = self.steps
+        self.block = (ctypes.c_int64 * (1 + 2 * self.steps))()
+        self.block[0] = self.steps
+        self.entries, self.keep = list(entries), keep
         for i, e in enumerate(entries):
-            if isinstance(e, Wave):
-                b[1 + 2 * i], b[2 + 2 * i] = e.address, 1
-            else:
-                b[1 + 2 * i] = ctypes.addressof(e)
-        self.entries, self.keep = entries, keep
-        self.address = ctypes.addressof(b)
+            self.replace(i, e)
+        self.address = ctypes.addressof(self.block)
 
     def replace(self, i: int, entry) -> None:
         """Step `i` becomes `entry` (no thread may be in the program)."""
@@ -539,17 +535,6 @@ class NativePool:
         for t in self.threads:
             t.start()
 
-    def run(self, wave: Wave) -> None:
-        """Run `wave` with the helpers (or on this thread alone while another caller has them);
-        returns when it is finished."""
-        if not self.owner.acquire(blocking=False):
-            self.native.run_wave(wave.address)
-            return
-        try:
-            self._share(wave)
-        finally:
-            self.owner.release()
-
     def run_program(self, program: Program) -> None:
         """Run a call's `program` (its steps in order, its waves shared with the helpers; all on
         this thread while another caller has them); returns when it is finished. The waves are
@@ -560,10 +545,9 @@ class NativePool:
             self.native.run_program(self.address, program.address, 0, 0)
             return
         try:
+            self.shared[17] = self.spins   # (helpers spin longer while a call runs: rest())
             step = 0
             while True:
-                if self.shared[17] != self.spins:
-                    self.shared[17] = self.spins
                 step = self.native.run_program(self.address, program.address, step, self.helpers)
                 if step >= program.steps:
                     break
@@ -579,8 +563,6 @@ class NativePool:
 
     def _share(self, wave: Wave) -> None:
         """Publish `wave`, wake parked helpers, work on it until it is finished (the caller holds `owner`)."""
-        if self.shared[17] != self.spins:
-            self.shared[17] = self.spins
         self.generation += 1
         self.kept.append((self.generation, wave))
         self.native.publish(self.address, wave.address)
