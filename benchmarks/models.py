@@ -55,9 +55,33 @@ COLUMNS = ["model", "path", "threads", "max rel error (mlirtext / IREE)", "mlirt
 SETTLE = 0.05
 
 
+#: Every runner alike is called for a while before anything is timed, as iree-benchmark-module
+#: and ONNX Runtime's perf test warm up: at least WARM_UP_CALLS calls and WARM_UP_SECONDS, at most
+#: WARM_UP_LIMIT seconds. First calls fill caches and build what each runtime makes lazily (ORT's
+#: arena, mlirtext's per-call native programs and its measured choice of whether the helper
+#: threads join a call, settled in about 25 calls: ResNet-50 at 2 threads timed from its first
+#: calls read 37 ms, its calls once that choice is made 32).
+WARM_UP_CALLS = 30
+WARM_UP_SECONDS = 0.5
+WARM_UP_LIMIT = 3.0
+
+
+def warm_up(call) -> None:
+    start, calls = time.perf_counter(), 0
+    while True:
+        call()
+        calls += 1
+        spent = time.perf_counter() - start
+        if spent >= WARM_UP_LIMIT or (calls >= WARM_UP_CALLS and spent >= WARM_UP_SECONDS):
+            return
+
+
 def timed_rounds(runs: list, rounds: int, clock=time.perf_counter) -> dict:
     """Seconds per call of each runner by `clock`, per round: every round times each runner in turn
-    (about 0.2 s of calls each, SETTLE apart), the first runner rotating."""
+    (about 0.2 s of calls each, SETTLE apart), the first runner rotating; each is warmed up first."""
+    for r in runs:
+        time.sleep(SETTLE)
+        warm_up(r.call)
     once = max(min(_seconds(r.call, 1, clock) for r in runs), 1e-6)
     repeat = max(1, min(50, int(0.2 / once)))
     times = {id(r): [] for r in runs}

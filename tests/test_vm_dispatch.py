@@ -142,32 +142,77 @@ def test_matmul_micro_kernel_over_any_row_range(batch, m, n, k):
     assert np.array_equal(out, a @ b)
 
 
-def test_thread_choice_uses_the_faster_way_and_keeps_trying_the_other():
-    from mlirtext.vm.thread_choice import BURST, EXPLORE_EVERY, WINDOW
-    choice = ThreadChoice()
-    # The first call after a switch runs cold (here 10 ms): it must not decide anything.
-    seconds = {True: 0.002, False: 0.001}   # alone is faster here (a loaded machine)
-    picks, last = [], None
+class TimedCalls:
+    """Calls made through a ThreadChoice, each way taking `seconds[way]`; the first call after a
+    switch runs cold (10 ms): it must not decide anything."""
 
-    def call():
-        nonlocal last
-        helpers = choice.pick()
-        picks.append(helpers)
-        choice.record(helpers, seconds[helpers] if helpers == last else 0.010)
-        last = helpers
-    for _ in range(8 * EXPLORE_EVERY):
-        call()
+    def __init__(self, seconds: dict):
+        self.choice, self.seconds, self.picks, self.last = ThreadChoice(), seconds, [], None
+
+    def run(self, calls: int) -> list:
+        start = len(self.picks)
+        for _ in range(calls):
+            helpers = self.choice.pick()
+            self.picks.append(helpers)
+            self.choice.record(helpers, self.seconds[helpers] if helpers == self.last else 0.010)
+            self.last = helpers
+        return self.picks[start:]
+
+
+def tries(picks: list, way: bool) -> int:
+    """How many runs of `way` calls `picks` holds."""
+    return sum(1 for i, p in enumerate(picks) if p == way and (i == 0 or picks[i - 1] != way))
+
+
+def test_thread_choice_uses_the_faster_way_and_keeps_trying_the_other():
+    from mlirtext.vm.thread_choice import EXPLORE_SHARE, MAX_GAP
+    calls = TimedCalls({True: 0.002, False: 0.001})   # alone is faster here (a loaded machine)
     warm = 2 * (COLD + WARMUP)
+    picks = calls.run(warm + 4 * MAX_GAP)
     assert picks[:warm] == [True] * (COLD + WARMUP) + [False] * (COLD + WARMUP)   # each way, warmed up, first
-    assert picks[warm:].count(True) <= 8 * BURST     # then alone, but for the bursts that try helpers
-    assert any(picks[EXPLORE_EVERY:])
-    seconds = {True: 0.0005, False: 0.001}  # the load went away: helpers win once measured again
-    for _ in range(WINDOW * EXPLORE_EVERY):
-        call()
-    picks.clear()
-    for _ in range(EXPLORE_EVERY):
-        call()
-    assert picks.count(True) == EXPLORE_EVERY - BURST
+    later = picks[warm:]
+    assert tries(later, True) >= 4, "the helpers are never tried again"
+    # each try is WARMUP + 1 calls; the time they lose is at most EXPLORE_SHARE of the calls'
+    lost = later.count(True) * (0.002 - 0.001)
+    assert later.count(True) == tries(later, True) * (WARMUP + 1)
+    assert lost <= EXPLORE_SHARE * len(later) * 0.001 * 1.1
+    calls.seconds = {True: 0.0005, False: 0.001}   # the load went away: helpers win once tried again
+    calls.run(MAX_GAP)
+    after = calls.run(MAX_GAP)
+    assert after.count(False) <= tries(after, False) * (WARMUP + 1) and after.count(True) > 0.9 * MAX_GAP
+
+
+def test_a_much_slower_way_is_tried_more_rarely_than_a_close_one():
+    close = TimedCalls({True: 0.0010, False: 0.0011})
+    far = TimedCalls({True: 0.0010, False: 0.0020})
+    assert tries(close.run(4000), False) > 3 * tries(far.run(4000), False) >= 3
+
+
+def test_a_wrong_first_choice_is_measured_again_soon():
+    """The helpers' warm-up calls ran slow (another runtime's threads still spinning on the other
+    core): the first choice is alone, and the helpers, tried again MIN_GAP calls later, win."""
+    from mlirtext.vm.thread_choice import MIN_GAP
+    calls = TimedCalls({True: 0.0019, False: 0.00175})
+    calls.run(2 * (COLD + WARMUP) + 1)
+    assert calls.choice.faster() is False
+    calls.seconds[True] = 0.0013
+    picks = calls.run(MIN_GAP + WARMUP + 2)
+    assert picks[-1] is True and calls.choice.faster() is True
+
+
+def test_calls_slowed_now_and_then_do_not_swap_the_choice():
+    """Every other call with the helpers slowed (another process on the other core, a helper
+    woken after an idle while) and the helpers are still the choice: a way's time is its second
+    fastest recent call, not the median, which those calls move past the time alone."""
+    calls = TimedCalls({True: 0.0013, False: 0.0018})
+    calls.run(2 * (COLD + WARMUP) + 1)
+    slowed = iter([0.0013, 0.0030, 0.0014, 0.0026] * 50)
+    picks = []
+    for _ in range(200):
+        helpers = calls.choice.pick()
+        picks.append(helpers)
+        calls.choice.record(helpers, next(slowed) if helpers else 0.0018)
+    assert picks.count(False) <= tries(picks, False) * (WARMUP + 1) and picks[-1] is True
 
 
 def test_threads_share_a_dispatch_through_its_counter_and_a_late_one_finds_nothing():
