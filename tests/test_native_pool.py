@@ -264,3 +264,61 @@ entry:
                       out.ctypes.data))
     call.call(item)
     assert out[0] == -7 + 0.5 + 1e10 - 3 + 1
+
+
+CHAIN = """func.func @chain(%a: tensor<48x48xf32>, %b: tensor<48x48xf32>) -> (tensor<48x48xf32>, tensor<48xf32>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  %1 = stablehlo.tanh %0 : tensor<48x48xf32>
+  %2 = stablehlo.dot_general %1, %b, contracting_dims = [1] x [0] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  %3 = stablehlo.dot_general %2, %a, contracting_dims = [1] x [1] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  %4 = stablehlo.dot_general %3, %1, contracting_dims = [0] x [0] : (tensor<48x48xf32>, tensor<48x48xf32>) -> tensor<48x48xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %5 = stablehlo.reduce(%4 init: %z) applies stablehlo.add across dimensions = [1] : (tensor<48x48xf32>, tensor<f32>) -> tensor<48xf32>
+  return %4, %5 : tensor<48x48xf32>, tensor<48xf32>
+}"""
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+def test_a_call_run_alone_is_a_kept_native_program_from_the_functions_second_call_with_the_same_bits(device):
+    """local-sync, and local-task when the caller runs alone: the first call calls each step from
+    Python, the later ones run the kept program (devices.LocalSyncDevice.execute); every call, with
+    new inputs, with `out=`, from two threads at once, gives the bits of a first call."""
+    from mlirtext.vm.devices import PROGRAM_STEPS
+    data = runtime.compile_text(CHAIN)
+    module = runtime.load_module(data, device=device)
+    fn = module.vm_module.functions["chain"]
+    assert len(fn.dispatches) >= PROGRAM_STEPS
+    if fn.thread_choice is not None:
+        fn.thread_choice = Fixed(False)
+    rng = np.random.default_rng(1)
+    cases = [[rng.standard_normal((48, 48)).astype(np.float32) * 0.2 for _ in range(2)] for _ in range(4)]
+
+    def first_call(args):   # (a fresh module's only call runs step by step)
+        return runtime.load_module(data, device="local-sync").chain(*args)
+    wants = [first_call(args) for args in cases]
+    native, ran = native_pool.native(), []
+    real = native.run_program
+    native.run_program = lambda *a: ran.append(a[1]) or real(*a)
+    try:
+        for i in range(8):
+            k = i % len(cases)
+            out = [np.empty_like(w) for w in wants[k]] if i % 3 == 2 else None
+            got = module.chain(*cases[k], out=out)
+            assert all(np.array_equal(g, w) for g, w in zip(got, wants[k]))
+            assert len(ran) == i   # a native program from the second call on
+    finally:
+        native.run_program = real
+    assert len(set(ran)) <= 2   # (two kept programs, used in turn)
+    wrong = []
+
+    def calls(offset: int) -> None:
+        for i in range(16):
+            k = (i + offset) % len(cases)
+            if not all(np.array_equal(g, w) for g, w in zip(module.chain(*cases[k]), wants[k])):
+                wrong.append(k)
+    threads = [threading.Thread(target=calls, args=(o,)) for o in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads) and wrong == []

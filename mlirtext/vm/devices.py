@@ -122,6 +122,7 @@ class LocalSyncDevice:
         except Exception as e:  # noqa: BLE001 - a bad object is refused, never a crash
             raise DeviceError(f"the llvm-cpu executable cannot be loaded: {e}") from None
         self.kernels = kernels
+        self._programs: dict[int, list] = {}   # id(waves) -> CallPrograms ready for a call
 
     def kernel(self, name: str):
         spec = self.kernels[name]
@@ -160,14 +161,51 @@ class LocalSyncDevice:
 
         def run(inputs, outputs, rows=None) -> None:
             fn(*arguments(inputs), *(rows if rows is not None else whole), *[_address(o) for o in outputs])
+        whole_call = NativeCall(argtypes, self.library.address(name))
         run.workgroups = count
         run.arguments = arguments
         run.argtypes = argtypes
+        run.item = lambda inputs, outputs: whole_call.item(
+            (*arguments(inputs), *whole, *[_address(o) for o in outputs]))   # (the call, for a native program)
         return run
 
     def execute(self, steps, waves) -> None:
+        """The steps in order; from the second call of a function of PROGRAM_STEPS dispatches or
+        more, as one native program kept for its next calls (call_program.py, native_pool.py: no
+        Python between the kernels, ~3 us less a dispatch; mobilenet_v3_small 1.80 ms a call of CPU
+        time, was 2.00). A first call, or a small function's, calls each step: a process that makes
+        one call does not compile the native runner (~7 ms)."""
+        if len(steps) >= PROGRAM_STEPS and id(waves) in self._programs:
+            program = self._kept_program(steps, waves)
+            native_pool.native().run_program(None, program.program.address, 0, 0)
+            self._keep(waves, program)
+            return
+        if len(steps) >= PROGRAM_STEPS:
+            self._programs.setdefault(id(waves), [])   # (a program from its next call on)
         for step in steps:
             step()
+
+    def _kept_program(self, steps, waves) -> CallProgram:
+        """A kept program of `waves` readied for `steps`, or a new one."""
+        if len(self._programs) > PROGRAMS_FUNCTIONS:   # (a traced call's waves are new at every call)
+            self._programs.clear()
+        kept = self._programs.setdefault(id(waves), [])
+        program = kept.pop(0) if kept else None   # (atomic: two threads calling at once get one each)
+        if program is not None and program.waves is waves and program.reusable(self._oldest_seen()):
+            program.update(steps)
+            return program
+        if program is not None and program.waves is waves:   # (a helper may still be in it: next time)
+            kept.insert(0, program)
+        return CallProgram(steps, waves, self.library)
+
+    def _keep(self, waves, program: CallProgram) -> None:
+        kept = self._programs.setdefault(id(waves), [])
+        if len(kept) < PROGRAMS_KEPT:
+            kept.append(program)
+
+    def _oldest_seen(self) -> int:
+        """The oldest generation a helper thread may still read (call_program.py): none here."""
+        return native_pool.NEVER
 
 
 class LocalTaskDevice(LocalSyncDevice):
@@ -178,20 +216,14 @@ class LocalTaskDevice(LocalSyncDevice):
     def __init__(self, object_code: bytes, kernels: dict, workers: int | None = None):
         super().__init__(object_code, kernels)
         self.workers = workers or self.default_workers()
-        self._programs: dict[int, list] = {}   # id(waves) -> CallPrograms ready for a call
 
     def kernel(self, name: str):
-        """As local-sync's, plus `run.item(inputs, outputs)`: the call as an item for the native
-        helpers (native_pool.py); and for a kernel split into workgroups,
+        """As local-sync's, plus for a kernel split into workgroups,
         `run.shared(inputs, outputs, grain)`: its dispatch as a `SharedDispatch`
         (compiler/work_queue.py)."""
         run = super().kernel(name)
-        whole_call = NativeCall(run.argtypes, self.library.address(name))
         count = run.workgroups
-        rows = (0, count) if self.kernels[name].get("workgroups") else ()
         arguments = run.arguments
-        run.item = lambda inputs, outputs: whole_call.item(
-            (*arguments(inputs), *rows, *[_address(o) for o in outputs]))
         groups = self.kernels[name].get("workgroups") or {}
         if groups.get("take"):
             inputs = len(self.kernels[name]["inputs"])
@@ -230,38 +262,28 @@ class LocalTaskDevice(LocalSyncDevice):
         once, each taking workgroups from its counter (work sharing, as IREE's task system steals
         work): on a loaded machine a thread that is not scheduled does less, instead of the call
         waiting for its fixed share. The waves and the dispatches between them run as one native
-        program (native_pool.py: no Python between them). A call whose waves are all single
-        dispatches run whole, or one the calling thread runs alone, calls each step (~3 us less a
-        dispatch than making its SharedDispatch)."""
-        if not helpers or self.workers == 1:
-            for wave in waves:
-                for i in wave:
-                    steps[i]()
-            return
-        if not any(len(wave) > 1 or getattr(steps[wave[0]], "share", None) is not None for wave in waves):
-            for wave in waves:
-                steps[wave[0]]()
+        program (native_pool.py: no Python between them), kept for the function's next calls. A
+        call whose waves are all single dispatches run whole, or one the calling thread runs alone,
+        runs as local-sync's."""
+        if not helpers or self.workers == 1 or not any(
+                len(wave) > 1 or getattr(steps[wave[0]], "share", None) is not None for wave in waves):
+            super().execute(steps, waves)
             return
         pool = native_pool.pool(self.workers - 1)
-        if len(self._programs) > PROGRAMS_FUNCTIONS:   # (a traced call's waves are new at every call)
-            self._programs.clear()
-        kept = self._programs.setdefault(id(waves), [])
-        program = kept.pop(0) if kept else None   # (atomic: two threads calling at once get one each)
-        if program is not None and program.waves is waves and program.reusable(pool.oldest_seen()):
-            program.update(steps)
-        else:
-            if program is not None and program.waves is waves:   # (a helper may still be in it: next time)
-                kept.insert(0, program)
-            program = CallProgram(steps, waves, self.library)
+        program = self._kept_program(steps, waves)
         pool.run_program(program.program)
         pool.rest()
-        if len(kept) < PROGRAMS_KEPT:
-            kept.append(program)
+        self._keep(waves, program)
+
+    def _oldest_seen(self) -> int:
+        return native_pool.pool(self.workers - 1).oldest_seen() if self.workers > 1 else native_pool.NEVER
 
 
 #: Programs kept per function, used in turn (call_program.py), for up to this many functions.
 PROGRAMS_KEPT = 2
 PROGRAMS_FUNCTIONS = 64
+#: A function of fewer dispatches calls each from Python (making a program costs more than it saves).
+PROGRAM_STEPS = 4
 
 
 class SharedDispatch:
