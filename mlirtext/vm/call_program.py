@@ -2,12 +2,12 @@
 
 Made from Python at every call, the program of a call (mobilenet_v3_small: 40 shared dispatches,
 each its `SharedDispatch` and `Wave`, and 25 items) took ~290 us warm, ~380 us in a call at load 1.8:
-a fifth of the call, on the calling thread before the first wave. Most of a call's buffers are the
-same arrays at every call (the constants and the buffer pool's views: vm.py's `_fixed_regs`), so
-the entries are kept and only those whose arrays changed (the caller's inputs and results) are
-made again; the others get their counters set back to zero. (The arrays are held, to tell them by
-identity: a kept program holds its last call's inputs and results too. An entry with a scalar is
-made at every call.) An entry may be reset only when no
+a fifth of the call, on the calling thread before the first wave. Most of a call's dispatches read
+and write the same arrays at every call (the constants and the buffer pool's views); their steps
+are then the same objects as the last call's (vm.py's `_steps`), so the entries of those steps are
+kept, their counters set back to zero, and only the others (the caller's inputs and results) are
+made again. (An entry with a scalar is made at every call: a kernel may take it by value.) An
+entry may be reset only when no
 helper can still be in it: a program is reused only once every helper has read a later generation
 than its last wave's (as `NativePool.kept` decides), so a function keeps two, used in turn (the
 helpers have read the waves of the call between).
@@ -23,8 +23,8 @@ class CallProgram:
 
     def __init__(self, steps, waves, library):
         self.waves, self.library = waves, library    # (entry k: the steps of waves[k])
-        # per entry: the arrays its items were made for (None: made at every call)
-        self.arrays = [_kept_arrays(steps, wave) for wave in waves]
+        # per entry: the steps its items were made for (None: made at every call)
+        self.made_for = [_made_for(steps, wave) for wave in waves]
         self.program = Program([self._entry(steps, wave) for wave in waves], library)
 
     def _entry(self, steps, wave):
@@ -41,25 +41,22 @@ class CallProgram:
         return last is None or oldest_seen > last
 
     def update(self, steps) -> None:
-        """Ready for a call of `steps`: entries whose arrays changed made again, the others' counters zeroed."""
+        """Ready for a call of `steps`: entries whose steps changed made again, the others' counters zeroed."""
         program = self.program
         for k, wave in enumerate(self.waves):
-            made_for = self.arrays[k]
-            if made_for is not None and all(a is b for a, b in zip(_arrays(steps, wave), made_for)):
+            made_for = self.made_for[k]
+            if made_for is not None and all(steps[i] is s for i, s in zip(wave, made_for)):
                 entry = program.entries[k]
                 if isinstance(entry, Wave):
                     entry.reset()
                 continue
             program.replace(k, self._entry(steps, wave))
-            self.arrays[k] = _kept_arrays(steps, wave)
+            self.made_for[k] = _made_for(steps, wave)
 
 
-def _arrays(steps, wave) -> list:
-    return [a for i in wave for a in steps[i].arrays]
-
-
-def _kept_arrays(steps, wave) -> list | None:
-    """The arrays of the steps of `wave`; None when one is a scalar (a kernel may take it by value,
-    read when its item is made: such an entry is made at every call)."""
-    arrays = _arrays(steps, wave)
-    return None if any(getattr(a, "ndim", 0) == 0 for a in arrays) else arrays
+def _made_for(steps, wave) -> list | None:
+    """The steps of `wave`; None when one has a scalar (a kernel may take it by value, read when
+    its item is made: such an entry is made at every call)."""
+    if any(getattr(a, "ndim", 0) == 0 for i in wave for a in steps[i].arrays):
+        return None
+    return [steps[i] for i in wave]
