@@ -272,7 +272,6 @@ class LocalTaskDevice(LocalSyncDevice):
         pool = native_pool.pool(self.workers - 1)
         program = self._kept_program(steps, waves)
         pool.run_program(program.program)
-        pool.rest()
         self._keep(waves, program)
 
     def _oldest_seen(self) -> int:

@@ -7,8 +7,10 @@ CPU's pause hint) on a generation counter; the calling thread publishes a wave (
 descriptor, then the generation bumped) and works on it too, then spins until the wave's done
 counters say it is finished. A helper that has found nothing for a while returns to Python and
 parks on a condition, which a caller notifies when it publishes while some helper is parked: for
-SPIN_SECONDS while a call is running (its next wave comes after the Python between waves, or a
-dispatch the caller runs alone), for REST_SECONDS once it has returned. Spinning helpers (and a
+SPIN_SECONDS without work, within a call (its next wave comes after a dispatch the caller runs
+alone) or after it (a program calling in a loop calls again after ~0.1 ms of Python: a helper
+that parked after 20 us had to be woken at every call, mobilenet_v3_small at 2 threads 1.38-1.63
+ms a call, spinning 200 us 1.27-1.29). Spinning helpers (and a
 caller waiting for a wave) yield their core every YIELD_EVERY hints: on a loaded machine a helper
 that only spins takes CPU time from the caller's own thread (mobilenet_v3_small with the helpers
 forced, load 2.2-2.6 on 2 cores: 1.85x the time of its calls alone; yielding, 1.1x).
@@ -48,7 +50,6 @@ import time
 #: How long an idle helper spins before it parks (IREE's workers likewise spin, then sleep):
 #: during a call, and after it.
 SPIN_SECONDS = 200e-6
-REST_SECONDS = 20e-6
 #: An idle helper yields its core every this many pause hints (a power of two).
 YIELD_EVERY = 64
 #: A generation no helper has read: a parked helper's `seen`.
@@ -521,9 +522,7 @@ class NativePool:
         for h in range(helpers):
             self.shared[24 + _LINE * h] = NEVER
         self.address = ctypes.addressof(self.shared)
-        self.spins = self.native.spins_for(SPIN_SECONDS)
-        self.rest_spins = self.native.spins_for(REST_SECONDS)
-        self.shared[17] = self.rest_spins
+        self.shared[17] = self.native.spins_for(SPIN_SECONDS)
         self.owner = threading.Lock()   # one caller at a time publishes; others run alone
         self.generation = 0
         self.kept: list[tuple[int, Wave]] = []
@@ -545,7 +544,6 @@ class NativePool:
             self.native.run_program(self.address, program.address, 0, 0)
             return
         try:
-            self.shared[17] = self.spins   # (helpers spin longer while a call runs: rest())
             step = 0
             while True:
                 step = self.native.run_program(self.address, program.address, step, self.helpers)
@@ -581,10 +579,6 @@ class NativePool:
     def oldest_seen(self) -> int:
         """The oldest generation a helper may still read (NEVER: none)."""
         return self.native.oldest_seen(self.address, self.helpers)
-
-    def rest(self) -> None:
-        """The caller's call has returned: idle helpers park soon (REST_SECONDS)."""
-        self.shared[17] = self.rest_spins
 
     def _helper(self, index: int) -> None:
         seen = 0
