@@ -32,7 +32,13 @@ when first needed (about 2 ms).
 Lifetimes: a helper reads the wave pointer after the generation, so it may run a wave (finding
 nothing left in it) after the caller has returned. Each helper publishes the generation it last
 read (`seen`, set to NEVER while parked); a wave, with its counters and the object code its items
-call, is kept (`NativePool.kept`) until every helper has read a later generation.
+call, is kept (`NativePool.kept`) until every helper has read a later generation. A parked helper
+may still read the current wave: woken for it, it reads the generation, then publishes it as
+`seen`, then reads the wave pointer, and a caller may look at `seen` between the first two (a
+kept program's last wave was reset or remade under such a helper: a segfault in about one run in
+ten of tests/test_native_pool.py). So the oldest generation a helper may still read is never
+newer than the current one (`oldest_seen`), and the current wave is kept until another is
+published.
 
 Wave descriptor (int64 slots): [0] whole items, [8] next whole item, [16] whole items done,
 [24] shared items, [25...] item pointers (whole then shared), then per shared item its done
@@ -194,13 +200,15 @@ oldest:
   ret i64 %low
 }}
 
-; The helpers' lowest `seen` (NEVER: none may still read a wave).
+; The oldest generation a helper may still read: the helpers' lowest `seen`, or the current
+; generation if that is older (a parked helper, woken, reads the current wave).
 define i64 @mlirtext.oldest_seen(ptr %pool, i64 %helpers) {{
 entry:
+  %gen = load atomic i64, ptr %pool seq_cst, align 8
   br label %seen
 seen:
   %h = phi i64 [0, %entry], [%h1, %each]
-  %low = phi i64 [{NEVER}, %entry], [%low1, %each]
+  %low = phi i64 [%gen, %entry], [%low1, %each]
   %more = icmp slt i64 %h, %helpers
   br i1 %more, label %each, label %done
 each:
@@ -577,7 +585,7 @@ class NativePool:
         self.kept = [(g, w) for g, w in self.kept[:-1] if g >= oldest] + self.kept[-1:]
 
     def oldest_seen(self) -> int:
-        """The oldest generation a helper may still read (NEVER: none)."""
+        """The oldest generation a helper may still read (at most the current one)."""
         return self.native.oldest_seen(self.address, self.helpers)
 
     def _helper(self, index: int) -> None:
