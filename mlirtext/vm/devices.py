@@ -190,7 +190,10 @@ class LocalSyncDevice:
         if len(self._programs) > PROGRAMS_FUNCTIONS:   # (a traced call's waves are new at every call)
             self._programs.clear()
         kept = self._programs.setdefault(id(waves), [])
-        program = kept.pop(0) if kept else None   # (atomic: two threads calling at once get one each)
+        try:   # (pop is atomic: two threads calling at once get one each, or none)
+            program = kept.pop(0)
+        except IndexError:
+            program = None
         if program is not None and program.waves is waves and program.reusable(self._oldest_seen()):
             program.update(steps)
             return program
