@@ -217,3 +217,50 @@ def test_a_splat_weight_stays_one_value():
     assert [c.get("splat", False) for c in constants.values()] == [True]
     a = _ints(np.random.default_rng(13), 3, 8)
     assert np.array_equal(runtime.load_module(data, device="local-sync").mm(a), a @ np.full((8, 20), 0.5, np.float32))
+
+
+def _stem(n: int, h: int, ic: int, oc: int, k: int, stride: int, pad: int, f: np.ndarray, pool: bool) -> tuple[str, list]:
+    """@f(x, b) = relu(conv(x, the constant filter f) + b), then (`pool`) a 3x3 stride-2 max pool
+    padded with -inf, as ResNet's stem; the argument shapes."""
+    o = (h + 2 * pad - k) // stride + 1
+    po = (o + 2 - 3) // 2 + 1
+    t = lambda s: "tensor<" + "x".join(map(str, s)) + "xf32>"  # noqa: E731
+    xs, ws, ys, ps = (n, h, h, ic), (k, k, ic, oc), (n, o, o, oc), (n, po, po, oc)
+    lines = [f"func.func @f(%x: {t(xs)}, %b: {t((oc,))}) -> {t(ps if pool else ys)} {{",
+             f'  %w = stablehlo.constant dense<"0x{f.tobytes().hex().upper()}"> : {t(ws)}',
+             f"  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+             f"window = {{stride = [{stride}, {stride}], pad = [[{pad}, {pad}], [{pad}, {pad}]]}} "
+             f"{{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : ({t(xs)}, {t(ws)}) -> {t(ys)}",
+             f"  %bb = stablehlo.broadcast_in_dim %b, dims = [3] : ({t((oc,))}) -> {t(ys)}",
+             f"  %a = stablehlo.add %c, %bb : {t(ys)}", "  %zero = stablehlo.constant dense<0.0> : tensor<f32>",
+             f"  %z = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> {t(ys)}",
+             f"  %r = stablehlo.maximum %a, %z : {t(ys)}"]
+    if pool:
+        lines += ["  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>",
+                  '  %p = "stablehlo.reduce_window"(%r, %ninf) <{window_dimensions = array<i64: 1, 3, 3, 1>, '
+                  "window_strides = array<i64: 1, 2, 2, 1>, padding = dense<[[0, 0], [1, 1], [1, 1], [0, 0]]> : "
+                  "tensor<4x2xi64>}> ({", "  ^bb0(%u: tensor<f32>, %v: tensor<f32>):",
+                  "    %m = stablehlo.maximum %u, %v : tensor<f32>", "    stablehlo.return %m : tensor<f32>",
+                  f"  }}) : ({t(ys)}, tensor<f32>) -> {t(ps)}"]
+    lines += [f"  return {'%p' if pool else '%r'} : {t(ps if pool else ys)}", "}"]
+    return "\n".join(lines) + "\n", [xs, (oc,)]
+
+
+@pytest.mark.parametrize("n,h,ic,oc,k,stride,pad,pool,inner", [
+    (1, 32, 3, 64, 7, 2, 3, True, True),     # ResNet's stem: 7 filter rows of 21 floats, into the pool's padded buffer
+    (2, 13, 3, 24, 3, 2, 1, False, True),    # two images, 24 channels (the last panel masked), a 3x3 stride-2 stem
+    (1, 11, 1, 16, 5, 1, 2, False, True),    # one input channel: filter rows of 5 floats
+    (1, 9, 64, 64, 3, 1, 1, False, False),   # a filter panel over L1 (3 x 192 rows): the taps stay the outer loop
+])
+def test_a_small_constant_filter_sums_its_taps_in_registers(n, h, ic, oc, k, stride, pad, pool, inner):
+    """A filter of few input channels (a CNN's first convolution) whose packed panel fits in L1
+    sums every filter row into the register tile before the tile is stored (`MatmulPlan.inner_taps`),
+    with the epilogue and a padded result; the same numbers as the interpreter."""
+    from .compiled_checks import compiled_and_checked
+    f = np.random.default_rng(h * 10 + ic).standard_normal((k, k, ic, oc), dtype=np.float32)
+    text, shapes = _stem(n, h, ic, oc, k, stride, pad, f, pool)
+    _, kernels = compiled_and_checked(text, shapes)
+    conv = [k["implementation"] for k in kernels.values() if "convolution" in k.get("implementation", "")]
+    assert len(conv) == 1 and "B packed at compile time" in conv[0], kernels
+    assert ("taps summed in registers" in conv[0]) == inner, conv[0]
+    assert ("of -inf" in conv[0]) == pool, conv[0]

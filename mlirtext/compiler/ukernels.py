@@ -76,6 +76,9 @@ MIN_GEMMS = 8
 FILTER_IN_L2 = 1 << 18
 #: Rows of k per packed block of a panel (256 x 16 floats: 16 KiB, half of L1).
 KC = 256
+#: A filter whose panel (every tap, `tile_n` columns) is at most this many floats sums its taps
+#: inside the register tile (`MatmulPlan.inner_taps`): 32 KiB, in L1 beside the rows of A.
+TAPS_IN_L1 = 8192
 DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
 GEMV_DESCRIPTION = f"micro-kernel: GEMV f32 (one row of A), {GROUP} 16-column panels of B per workgroup"
 
@@ -144,6 +147,15 @@ class MatmulPlan:
         return 2 * TILE_N if wide else TILE_N
 
     @property
+    def inner_taps(self) -> bool:
+        """The register tile sums over every tap before it is stored (one block of k per tap, B packed
+        at compile time, its panel small enough for L1: a convolution of few input channels, as a
+        CNN's first one is). Else the taps are the outer loop: C is loaded and stored once per tap
+        (7 times for a 7x7 filter's rows of 21 floats, and each row tile's offsets made again)."""
+        return self.taps > 1 and self.K <= KC and self.b_packed and self.tap_columns == 1 and \
+            self.a_scale is None and self.taps * self.K * self.tile_n <= TAPS_IN_L1
+
+    @property
     def panels(self) -> int:
         """Column tiles of C per batch (`tile_n` wide; the last one narrower when N is not a
         multiple of 16)."""
@@ -196,6 +208,7 @@ class MatmulPlan:
             DESCRIPTION.replace("matmul f32", f"convolution f32 as implicit GEMM over {self.taps} filter "
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += f", {self.tiles}"
+        what += ", taps summed in registers" if self.inner_taps else ""
         what += ", B transposed while packed" if self.b_transposed else ""
         what += ", B's rows scaled by A's channel scale while packed" if self.a_scale is not None else ""
         what += ", B packed at compile time" if self.b_packed else ""
@@ -380,18 +393,19 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             out += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
     if plan.epilogue:
         out += plan.epilogue.column_loads("%n", masks)
+    outer_taps = 1 if plan.inner_taps else plan.taps   # (the tile's own loop sums them otherwise)
     if plan.c_pad:   # (the border around the workgroup's block first)
         out += ["  br label %bf.head"] + border_fill(plan.c_pad, plan.a_batch[0], masks, W, "bf.done") + ["bf.done:"]
     out += ["  br label %t.head",
             # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
             "t.head:", f"  %t = phi i64 [ 0, %{'bf.done' if plan.c_pad else 'w.body'} ], [ %t.next, %k0.exit ]",
-            f"  %t.more = icmp slt i64 %t, {plan.taps}", "  br i1 %t.more, label %t.body, label %t.exit",
+            f"  %t.more = icmp slt i64 %t, {outer_taps}", "  br i1 %t.more, label %t.body, label %t.exit",
             "t.body:", f"  %t.row = udiv i64 %t, {plan.tap_columns}", f"  %t.col = urem i64 %t, {plan.tap_columns}",
             f"  %a.trow = mul i64 %t.row, {plan.a_tap}", f"  %a.tcol = mul i64 %t.col, {plan.a_column}",
             "  %a.tap = add i64 %a.trow, %a.tcol", "  %a.tbase = add i64 %a.base, %a.tap",
             f"  %b.tap = mul i64 %t, {K * TILE_N if plan.b_packed else plan.b_tap}",
             "  %b.base = add i64 %b.base1, %b.tap",
-            "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {plan.taps - 1}", "  br label %k0.head",
+            "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {outer_taps - 1}", "  br label %k0.head",
             "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %m.done ]",
             f"  %k0.more = icmp slt i64 %k0, {K}", "  br i1 %k0.more, label %k0.body, label %k0.exit",
             "k0.body:", f"  %left = sub i64 {K}, %k0", f"  %short = icmp slt i64 %left, {kc}",
@@ -510,11 +524,22 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
             L += [f"  %{p}.cq{i}{j} = getelementptr inbounds float, ptr %{p}.cp{i}, i64 {W * j}",
                   V.load(f"%{p}.old{i}{j}", f"%{p}.cq{i}{j}", masks[j], W),
                   f"  %{p}.init{i}{j} = select i1 %first, {vec} zeroinitializer, {vec} %{p}.old{i}{j}"]
-    L += [f"  br label %{p}.k", f"{p}.k:", f"  %{p}.kk = phi i64 [ 0, %{p}.init ], [ %{p}.kk.next, %{p}.k ]"]
+    k_entry, tap_a, tap_b = f"{p}.init", "", ""
+    if plan.inner_taps:   # (tap t: A `a_tap` floats on, B's packed panel K x 16 floats on)
+        L += [f"  br label %{p}.tap", f"{p}.tap:", f"  %{p}.t = phi i64 [ 0, %{p}.init ], [ %{p}.t.next, %{p}.tl ]"]
+        L += [f"  %{p}.tacc{i}{j} = phi {vec} [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.tl ]"
+              for i in range(R) for j in range(J)]
+        L += [f"  %{p}.ta = mul i64 %{p}.t, {plan.a_tap}", f"  %{p}.tb = mul i64 %{p}.t, {K * TILE_N}"]
+        k_entry, tap_a, tap_b = f"{p}.tap", f"%{p}.ta", f"%{p}.tb"
+    L += [f"  br label %{p}.k", f"{p}.k:", f"  %{p}.kk = phi i64 [ 0, %{k_entry} ], [ %{p}.kk.next, %{p}.k ]"]
     for i in range(R):
         for j in range(J):
-            L.append(f"  %{p}.acc{i}{j} = phi {vec} [ %{p}.init{i}{j}, %{p}.init ], [ %{p}.new{i}{j}, %{p}.k ]")
-    L += [f"  %{p}.bo = mul i64 %{p}.kk, {stride}", f"  %{p}.bp0 = getelementptr inbounds float, ptr {panel}, i64 %{p}.bo"]
+            start = f"%{p}.tacc{i}{j}" if plan.inner_taps else f"%{p}.init{i}{j}"
+            L.append(f"  %{p}.acc{i}{j} = phi {vec} [ {start}, %{k_entry} ], [ %{p}.new{i}{j}, %{p}.k ]")
+    L += [f"  %{p}.bo = mul i64 %{p}.kk, {stride}"]
+    if plan.inner_taps:
+        L += [f"  %{p}.bot = add i64 %{p}.bo, {tap_b}", f"  %{p}.ka = add i64 %{p}.kk, {tap_a}"]
+    L += [f"  %{p}.bp0 = getelementptr inbounds float, ptr {panel}, i64 %{p}.bo{'t' if plan.inner_taps else ''}"]
     for j in range(J):
         if j:   # (a tile's second panel of B packed at compile time is the next panel: K x taps rows on)
             column = W * j if not plan.b_packed else W * j % TILE_N + W * j // TILE_N * TILE_N * K * plan.taps
@@ -522,7 +547,7 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
         L.append(f"  %{p}.bv{j} = load {vec}, ptr %{p}.bp{j}, align {align}" if whole else
                  V.load(f"%{p}.bv{j}", f"%{p}.bp{j}", masks[j], W))
     for i in range(R):
-        L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.kk",
+        L += [f"  %{p}.aq{i} = getelementptr inbounds float, ptr %{p}.ap{i}, i64 %{p}.{'ka' if plan.inner_taps else 'kk'}",
               f"  %{p}.as{i} = load float, ptr %{p}.aq{i}, align 4",
               f"  %{p}.ins{i} = insertelement {vec} poison, float %{p}.as{i}, i64 0",
               f"  %{p}.av{i} = shufflevector {vec} %{p}.ins{i}, {vec} poison, <{W} x i32> zeroinitializer"]
@@ -530,7 +555,11 @@ def _row_tiles(R: int, first_tile: bool, start: str, done: str, plan: MatmulPlan
             L += [f"  %{p}.mul{i}{j} = fmul contract {vec} %{p}.av{i}, %{p}.bv{j}",
                   f"  %{p}.new{i}{j} = fadd contract {vec} %{p}.acc{i}{j}, %{p}.mul{i}{j}"]
     L += [f"  %{p}.kk.next = add i64 %{p}.kk, 1", f"  %{p}.kmore = icmp slt i64 %{p}.kk.next, %kc",
-          f"  br i1 %{p}.kmore, label %{p}.k, label %{p}.store", f"{p}.store:"]
+          f"  br i1 %{p}.kmore, label %{p}.k, label %{p}.{'tl' if plan.inner_taps else 'store'}"]
+    if plan.inner_taps:
+        L += [f"{p}.tl:", f"  %{p}.t.next = add i64 %{p}.t, 1", f"  %{p}.tmore = icmp slt i64 %{p}.t.next, {plan.taps}",
+              f"  br i1 %{p}.tmore, label %{p}.tap, label %{p}.store"]
+    L += [f"{p}.store:"]
     if plan.epilogue:   # (sums of an earlier block or tap are stored as they are: the epilogue runs once, on the last)
         L += [f"  br i1 %last, label %{p}.epi, label %{p}.raw", f"{p}.raw:"]
         L += [V.store(f"%{p}.new{i}{j}", f"%{p}.cq{i}{j}", masks[j], W) for i in range(R) for j in range(J)]
