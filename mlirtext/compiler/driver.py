@@ -49,7 +49,7 @@ from .prepack import prepack_constant_weights
 from .reduction_tails import fuse_reduction_tails
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
-from .ukernels import kernel_ir, plan_kernel
+from .ukernels import in_place_input, kernel_ir, plan_kernel
 from .work_queue import SUFFIX, take_wrapper_ir
 
 #: The kernels' lowering (on a module of dispatch functions at the linalg level). The
@@ -224,10 +224,13 @@ def compile_module(module: Operation, target: str = "llvm-cpu", opt_level: int =
     constants: dict = {}
     constant_ops: dict = {}
     programs = []
+    # (a residual read in place by its micro-kernel: the CPU's; a GPU kernel gets buffers apart)
+    in_place = {op.sym_name: k for op in module.regions[0].blocks[0].ops if op.name == "func.func" and
+                is_dispatch_function(op) and (k := in_place_input(op)) is not None} if cpu_only else {}
     try:
         for fn in host_functions(module):
             prog = build_host_program(fn, constants, sources.get(fn.sym_name), constant_ops)
-            plan_memory(prog)
+            plan_memory(prog, in_place)
             programs.append(prog)
         kernels = {}
         for op in module.regions[0].blocks[0].ops:
@@ -334,8 +337,9 @@ def _take_wrappers(ir_text: str, kernels: dict, same: dict) -> str:
 
 def _no_alias(ir_text: str, kernels) -> str:
     """Mark the kernels' buffer parameters `noalias`: the VM never passes one buffer twice or an
-    output that overlaps an input, and knowing it lets LLVM keep output values in registers
-    across reduction loops and vectorise without runtime overlap checks."""
+    output that overlaps an input (but to a micro-kernel that reads its residual in place, whose
+    own IR says so), and knowing it lets LLVM keep output values in registers across reduction
+    loops and vectorise without runtime overlap checks."""
     lines = ir_text.split("\n")
     for i, line in enumerate(lines):
         m = re.match(r"define [^@]*@([\w.$]+)\(", line)

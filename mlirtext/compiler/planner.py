@@ -5,14 +5,18 @@ writes it to the last instruction that reads it or a view of it. Buffers are
 placed in pool slots, in program order: an output takes the best-fitting slot
 whose previous occupant is dead (the smallest free one that is big enough),
 else a new slot. Inputs of a dispatch die after it, so an output never shares
-a slot with an input of its own dispatch. Results (and views returned) get
-fresh buffers on every call: the caller owns them.
+a slot with an input of its own dispatch, but where its kernel reads that input
+in place (`in_place`: a micro-kernel's residual, ukernels.MatmulPlan.in_place_input)
+and it dies there: the output then takes the input's slot. Results (and views
+returned) get fresh buffers on every call: the caller owns them.
 
 The plan is static: pool bytes (the sum of slot sizes) is the peak of transient
 memory, known at compile time; `without_reuse_bytes` is what one buffer per
 value would cost.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 
@@ -25,8 +29,9 @@ def _nbytes(ins: dict) -> int:
     return max(ALIGN, -(-count * np.dtype(ins["dtype"]).itemsize // ALIGN) * ALIGN)
 
 
-def plan_memory(prog) -> dict:
-    """Assign pool slots to `prog`'s allocs (in place); the plan's figures."""
+def plan_memory(prog, in_place: Optional[dict] = None) -> dict:
+    """Assign pool slots to `prog`'s allocs (in place); the plan's figures. `in_place`: kernel name ->
+    the input whose buffer its output 0 may be."""
     root: dict = {}           # register -> the alloc register it views
     allocs: dict = {}         # alloc register -> instruction
     last_use: dict = {}
@@ -46,6 +51,7 @@ def plan_memory(prog) -> dict:
             for r in ins["values"]:
                 if root.get(r) is not None:
                     returned.add(root[r])
+    takes = _in_place_allocs(prog, in_place or {}, root, allocs, last_use, returned)
     slots: list[int] = []                 # slot -> size
     free: list[int] = []
     dying: dict = {}                      # instruction index -> slots freed after it
@@ -58,7 +64,11 @@ def plan_memory(prog) -> dict:
                 result_bytes += size
                 continue
             fitting = [s for s in free if slots[s] >= size]
-            if fitting:
+            src = takes.get(ins["dst"])
+            if src is not None and allocs[src].get("slot", -1) >= 0:   # (its slot, no longer freed after it)
+                slot = allocs[src]["slot"]
+                dying[last_use[src]].remove(slot)
+            elif fitting:
                 slot = min(fitting, key=lambda s: slots[s])
                 free.remove(slot)
             else:
@@ -77,3 +87,20 @@ def plan_memory(prog) -> dict:
             "buffers": len(allocs)}
     prog.plan = plan
     return plan
+
+
+def _in_place_allocs(prog, in_place: dict, root: dict, allocs: dict, last_use: dict, returned: set) -> dict:
+    """Output alloc -> the input alloc whose slot it takes: its dispatch's kernel reads that input in
+    place, the input's buffer dies there and no other input of the dispatch is (a view of) it."""
+    takes = {}
+    for i, ins in enumerate(prog.instructions):
+        if ins["op"] != "dispatch" or ins["kernel"] not in in_place:
+            continue
+        k = in_place[ins["kernel"]]
+        src, dst = root.get(ins["ins"][k]), root.get(ins["outs"][0])
+        if src is None or dst is None or src in returned or dst in returned or last_use[src] != i or \
+                any(root.get(r) == src for j, r in enumerate(ins["ins"]) if j != k) or \
+                _nbytes(allocs[dst]) > _nbytes(allocs[src]):
+            continue
+        takes[dst] = src
+    return takes

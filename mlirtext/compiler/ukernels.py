@@ -156,6 +156,19 @@ class MatmulPlan:
             self.a_scale is None and self.taps * self.K * self.tile_n <= TAPS_IN_L1
 
     @property
+    def in_place_input(self) -> Optional[int]:
+        """The kernel input (a residual) whose buffer C may be (planner.py): the epilogue reads each
+        of its elements once, for the element of C at the same place and before storing it, and C
+        holds no partial sums before that (one block of k and one pass over the taps), so the
+        result can overwrite it as it goes, as ONNX Runtime's convolution accumulates into its Sum
+        input: one stream of memory fewer (ResNet-50's conv3 + residual). None where not."""
+        tiles = self.epilogue.tile_inputs if self.epilogue else []
+        one_pass = self.K <= KC and (self.taps == 1 or self.inner_taps)
+        if len(tiles) != 1 or not one_pass or self.c_pad or self.gemv or tiles[0] in (self.a_arg, self.b_arg):
+            return None
+        return tiles[0]
+
+    @property
     def panels(self) -> int:
         """Column tiles of C per batch (`tile_n` wide; the last one narrower when N is not a
         multiple of 16)."""
@@ -310,6 +323,12 @@ def kernel_ir(name: str, plan: MatmulPlan | GroupedConvPlan) -> str:
     return gemv_ir(name, plan) if plan.gemv else matmul_ir(name, plan)
 
 
+def in_place_input(fn: Operation) -> Optional[int]:
+    """The input of kernel `fn` whose buffer its result may take (`MatmulPlan.in_place_input`), or None."""
+    plan = plan_matmul(fn) or plan_conv(fn)
+    return plan.in_place_input if plan else None
+
+
 def plan_conv(fn: Operation) -> Optional[MatmulPlan]:
     """A dense convolution (conv_patterns.py: one group), as an implicit GEMM over its filter rows."""
     conv = match_conv(fn)
@@ -364,8 +383,11 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed or plan.a_scale is not None
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = plan.b_batch if plan.b_batch is not None else plan.packed_panels * K * TILE_N if plan.b_packed else K * N
-    params = [f"ptr noalias readonly %in{i}" for i in range(plan.num_inputs)]
-    out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, ptr noalias %C) #100 {{", "entry:"]
+    # (C and an input it may be in place of are not `noalias`: the host may pass one buffer as both)
+    shared = plan.in_place_input
+    params = [f"ptr {'' if i == shared else 'noalias '}readonly %in{i}" for i in range(plan.num_inputs)]
+    out = [f"define void @{quote_name(name)}({', '.join(params)}, i64 %lo, i64 %hi, "
+           f"ptr {'' if shared is not None else 'noalias '}%C) #100 {{", "entry:"]
     if packed:
         out.append(f"  %pack = alloca float, i64 {kc * tile_n}, align 64")
     # The range, in (batch, panel) pairs, is clamped to [0, count): no caller can make the kernel
