@@ -146,3 +146,26 @@ def test_the_nchw_input_is_laid_out_and_padded_in_one_pass():
     _, kernels = compiled_and_checked(text, [xs, ws])
     reading_x = [k for k in kernels.values() if k["inputs"][0]["shape"] == list(xs)]
     assert len(reading_x) == 1 and reading_x[0]["outputs"][0]["shape"] == [1, 26, 26, 3], kernels
+
+
+@pytest.mark.parametrize("n,c,h,w,k,pad,kernel", [
+    (1, 3, 20, 37, 7, 3, "layout pad"),      # a stem: 3 channel rows, two whole vectors of pixels and a tail
+    (2, 3, 9, 16, 3, 1, "layout pad"),       # two images, a row of exactly one vector (of 16 pixels)
+    (1, 4, 11, 5, 3, 2, "layout pad"),       # four channels, a row shorter than a vector: the tail only
+    (1, 2, 8, 33, 5, 2, "layout pad"),       # two channels
+    (1, 5, 8, 8, 3, 1, "generated loops"),   # more channels than the kernel interleaves
+])
+def test_the_nchw_input_moves_a_vector_of_pixels_at_a_time(n, c, h, w, k, pad, kernel):
+    """The stem's layout change and pad (one dispatch) as its own kernel: each channel's row read a
+    vector at a time and interleaved into NHWC pixels, the border stores of the pad value."""
+    oc, out = 16, lambda s: (s + 2 * pad - k) // 2 + 1
+    xs, ws, ys = (n, c, h, w), (oc, c, k, k), (n, oc, out(h), out(w))
+    text = (f"func.func @f(%x: {t(xs)}, %w: {t(ws)}) -> {t(ys)} {{\n"
+            f"  %c = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], "
+            f"window = {{stride = [2, 2], pad = [[{pad}, {pad}], [{pad}, {pad}]]}} "
+            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
+            f": ({t(xs)}, {t(ws)}) -> {t(ys)}\n  return %c : {t(ys)}\n}}\n")
+    _, kernels = compiled_and_checked(text, [xs, ws])
+    moving = [k for k in kernels.values() if k["inputs"][0]["shape"] == list(xs)]
+    assert len(moving) == 1 and moving[0]["outputs"][0]["shape"] == [n, h + 2 * pad, w + 2 * pad, c], kernels
+    assert moving[0].get("implementation", "generated loops").startswith(kernel), moving[0]

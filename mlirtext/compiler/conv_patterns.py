@@ -172,12 +172,13 @@ def zero_pad(op: Operation, args: list) -> Optional[tuple]:
     return next(i for i, a in enumerate(args) if a is padded[0]), padded[1]
 
 
-def constant_pad(op: Operation, images: list) -> Optional[tuple]:
+def constant_pad(op: Operation, images: list, channels_first: bool = False) -> Optional[tuple]:
     """(the image, ((top, bottom), (left, right)), the value around it) when generic `op` is an NHWC
     image (one of `images`: values outside `op`) padded with rows and columns of one constant, else
-    None. The body may only move data (no float arithmetic: which element lands where cannot depend
-    on the values), so one run of it on a probe whose elements are all different (+-1, 2, 3, ...)
-    shows every element's place, and every other element is the constant."""
+    None; with `channels_first`, an NCHW image laid out as NHWC on the way (x[b, c, h, w] at
+    [b, top + h, left + w, c]). The body may only move data (no float arithmetic: which element
+    lands where cannot depend on the values), so one run of it on a probe whose elements are all
+    different (+-1, 2, 3, ...) shows every element's place, and every other element is the constant."""
     ins, outs = segments(op)
     t = op.results[0].type
     if ins or len(outs) != 1 or not isinstance(t, T.RankedTensorType) or t.rank != 4 or T.element_type(t) != T.f32:
@@ -193,8 +194,9 @@ def constant_pad(op: Operation, images: list) -> Optional[tuple]:
             sources[0].type.rank != 4 or sources[0].type.num_elements > _PROBE_ELEMENTS:
         return None
     x = sources[0].type
+    nhwc = (x.shape[0], x.shape[2], x.shape[3], x.shape[1]) if channels_first else tuple(x.shape)
     low = [0, 0, 0, 0]
-    high = [a - b for a, b in zip(t.shape, x.shape)]
+    high = [a - b for a, b in zip(t.shape, nhwc)]
     if high[0] or high[3] or min(high) < 0:
         return None
     probe = np.arange(1, x.num_elements + 1, dtype=np.float32).reshape(x.shape)
@@ -225,7 +227,8 @@ def constant_pad(op: Operation, images: list) -> Optional[tuple]:
     # (a corner is padding, if there is any)
     value = got.flat[0] if low[1] or low[2] else got.flat[-1] if high[1] or high[2] else np.float32(0)
     expected = np.full_like(got, value)
-    expected[:, low[1]:low[1] + x.shape[1], low[2]:low[2] + x.shape[2], :] = probe
+    expected[:, low[1]:low[1] + nhwc[1], low[2]:low[2] + nhwc[2], :] = \
+        probe.transpose(0, 2, 3, 1) if channels_first else probe
     if not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
         return None
     return sources[0], ((low[1], high[1]), (low[2], high[2])), float(value)

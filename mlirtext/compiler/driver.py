@@ -49,6 +49,7 @@ from .prepack import prepack_constant_weights
 from .reduction_tails import fuse_reduction_tails
 from .reductions import mark_reassociable_sums
 from .target_names import GPU_TARGET_NAMES, TARGETS
+from .layout_pads import LayoutPadPlan, layout_pad_ir, plan_layout_pad
 from .ukernels import in_place_input, kernel_ir, plan_kernel
 from .work_queue import SUFFIX, take_wrapper_ir
 
@@ -272,9 +273,9 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
         functions.pop(name).erase()
     micro, intrinsics = {}, set()
     for name, fn in list(functions.items()):   # a micro-kernel takes the place of the generated loops
-        chosen = plan_kernel(fn)
+        chosen = plan_kernel(fn) or plan_layout_pad(fn)
         if chosen is not None:
-            micro[name] = kernel_ir(name, chosen)
+            micro[name] = layout_pad_ir(name, chosen) if isinstance(chosen, LayoutPadPlan) else kernel_ir(name, chosen)
             rank = len(out.kernels[name]["outputs"][0]["shape"])
             count, block = chosen.workgroups   # (block: the output elements one workgroup writes)
             out.kernels[name]["workgroups"] = {"axis": chosen.workgroup_axis % rank, "count": count, "block": block}
