@@ -22,7 +22,11 @@ behind the same interface instead, shaped as BLIS/IREE's are:
   16-float registers (`WIDE_ROW_TILES`): twice the multiply-adds per instruction, as IREE's and
   ONNX Runtime's AVX-512 kernels do; and where N is a multiple of 32, 12x32 (two panels a
   workgroup, 24 registers: `MatmulPlan.tile_n`), which halves the loads of A per multiply-add;
-- epilogue: after the last block of k, the tile goes through the epilogue before it is stored;
+- taps: a convolution's filter rows are the outer loop (C carries the sums from one to the next),
+  or, where the packed filter's panel fits in L1 (a CNN's first convolution: 7 rows of 21 floats),
+  the register tile sums every tap before it is stored (`MatmulPlan.inner_taps`);
+- epilogue: after the last block of k, the tile goes through the epilogue before it is stored; a
+  residual it adds may be C's own buffer where C holds no partial sums before (`in_place_input`);
 - N not a multiple of 16: the last panel is narrower. Its columns past N are neither read nor
   written: B is packed (or, with one row tile, read in place) and C loaded and stored under lane
   masks, zeros past N in the registers. With several batches (a convolution's output rows) each
