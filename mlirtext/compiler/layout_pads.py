@@ -73,7 +73,7 @@ def plan_layout_pad(fn: Operation) -> Optional[LayoutPadPlan]:
     ops = [op for op in body.ops if op.name not in ("tensor.empty", "arith.constant", "func.return")]
     args = list(body.arguments)
     if len(ops) != 1 or ops[0].name != "linalg.generic" or len(args) != 1 or \
-            body.ops[-1].operands[0] is not ops[0].results[0]:
+            list(body.ops[-1].operands) != list(ops[0].results):   # (it returns the generic's result)
         return None
     x = args[0].type
     if not isinstance(x, T.RankedTensorType) or T.element_type(x) != T.f32 or x.rank != 4 or \
