@@ -83,6 +83,11 @@ KC = 256
 #: A filter whose panel (every tap, `tile_n` columns) is at most this many floats sums its taps
 #: inside the register tile (`MatmulPlan.inner_taps`): 32 KiB, in L1 beside the rows of A.
 TAPS_IN_L1 = 8192
+#: An A of more floats than this (1 MiB, half of a 2 MiB L2) is not kept in L2 from one workgroup to
+#: the next: its workgroups then take several panels each (`MatmulPlan.panel_group`) ...
+A_IN_L2 = 1 << 18
+#: ... leaving at least this many workgroups to share between threads.
+MIN_PANEL_GROUPS = 4
 DESCRIPTION = "micro-kernel: matmul f32, B packed in 16-column panels (a workgroup per batch and panel)"
 GEMV_DESCRIPTION = f"micro-kernel: GEMV f32 (one row of A), {GROUP} 16-column panels of B per workgroup"
 
@@ -125,6 +130,11 @@ class MatmulPlan:
     #: The kernel input s that scales A's columns (a 1x1 convolution of x * s per channel: channel_scales.py):
     #: each block of B is packed with its row k times s[k], so A is read as it is.
     a_scale: Optional[int] = None
+    #: Panels of C per workgroup, walked inside each block of k (1: one panel, all of k). A matmul
+    #: whose A outgrows L2 reads A once per workgroup from L3 or memory (ViT's MLP down-projection,
+    #: 197 x 3072: 2.4 MB, once for each of its 24 panels); with a group of panels each block of
+    #: A's columns is read from memory once and then from L2 for the group's other panels.
+    panel_group: int = 1
 
     workgroup_axis: int = -1            # (panels of columns)
     #: Floats per vector register (the host's: 16 with AVX-512, else 8).
@@ -200,11 +210,19 @@ class MatmulPlan:
         return self.panels if self.edge and self.batch > 1 else 1
 
     @property
+    def groups(self) -> int:
+        """Workgroups per batch with `panel_group` panels each (a divisor of `panels`)."""
+        return self.panels // self.panel_group
+
+    @property
     def workgroups(self) -> tuple[int, int]:
-        """(count, output elements each writes, the last one's fewer): M rows of a panel each, or of
-        every panel of a batch (`panels_per_workgroup`); the GEMV kernel's groups of panels."""
+        """(count, output elements each writes, the last one's fewer): M rows of a panel each, of a
+        group of panels (`panel_group`) or of every panel of a batch (`panels_per_workgroup`); the
+        GEMV kernel's groups of panels."""
         if self.gemv:
             return gemv_workgroups(self)
+        if self.panel_group > 1:
+            return self.batch * self.groups, self.M * self.tile_n * self.panel_group
         count = self.batch if self.panels_per_workgroup > 1 else self.batch * self.panels
         if self.c_pad:   # (each writes its block and its share of the border: about an equal part)
             size = self.batch // self.a_batch[0] * self.c_pad.image_floats
@@ -226,6 +244,7 @@ class MatmulPlan:
                                 f"{'rows' if self.tap_columns == 1 else 'pixels'}")
         what += f", {self.tiles}"
         what += ", taps summed in registers" if self.inner_taps else ""
+        what += f", {self.panel_group} panels a workgroup inside each block of k" if self.panel_group > 1 else ""
         what += ", B transposed while packed" if self.b_transposed else ""
         what += ", B's rows scaled by A's channel scale while packed" if self.a_scale is not None else ""
         what += ", B packed at compile time" if self.b_packed else ""
@@ -301,8 +320,19 @@ def plan_matmul(fn: Operation) -> Optional[MatmulPlan]:
     if epilogue is False:
         return None
     index = [next(i for i, a in enumerate(args) if a is v) for v in ins]
-    return MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue, b_transposed=transpose is not None,
+    plan = MatmulPlan(batch, M, N, K, index[0], index[1], len(args), epilogue, b_transposed=transpose is not None,
                       b_packed=packed is not None)
+    plan.panel_group = panel_group(plan)
+    return plan
+
+
+def panel_group(plan: MatmulPlan) -> int:
+    """Panels per workgroup for `plan` (see `MatmulPlan.panel_group`): 1 while A (one batch's) stays
+    in L2, else the most that divide the panels and leave MIN_PANEL_GROUPS workgroups a batch."""
+    if plan.gemv or plan.M * plan.K <= A_IN_L2 or plan.panels_per_workgroup > 1:
+        return 1
+    # (a divisor of the panels: equal workgroups, which cover the batches' outputs in equal blocks)
+    return max(g for g in range(1, plan.panels // MIN_PANEL_GROUPS + 1) if plan.panels % g == 0)
 
 
 def _swaps_last_two(transpose: Operation, b, args: list) -> bool:
@@ -385,6 +415,7 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
     tiles, W = plan.row_tiles, plan.vec
     # (a constant B packed at compile time is read where it lies: never copied)
     packed = (M > tiles[0] or plan.b_transposed) and not plan.b_packed or plan.a_scale is not None
+    grouped = plan.panel_group > 1   # (the panel loop inside each block of k: `panel_group`)
     div, a_outer, a_inner = plan.a_batch or (1, M * K, 0)
     b_batch = plan.b_batch if plan.b_batch is not None else plan.packed_panels * K * TILE_N if plan.b_packed else K * N
     # (C and an input it may be in place of are not `noalias`: the host may pass one buffer as both)
@@ -394,34 +425,45 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
            f"ptr {'' if shared is not None else 'noalias '}%C) #100 {{", "entry:"]
     if packed:
         out.append(f"  %pack = alloca float, i64 {kc * tile_n}, align 64")
-    # The range, in (batch, panel) pairs, is clamped to [0, count): no caller can make the kernel
-    # touch other panels.
-    count, per = plan.batch * panels, plan.panels_per_workgroup
+    # The range, in (batch, panel) pairs (or panel groups), is clamped to [0, count): no caller can make
+    # the kernel touch other panels.
+    per_batch = plan.groups if grouped else panels
+    count, per = plan.batch * per_batch, plan.panels_per_workgroup
     out += [f"  %lo.p = mul i64 %lo, {per}", f"  %hi.p = mul i64 %hi, {per}",
             "  %lo.neg = icmp slt i64 %lo.p, 0", "  %lo.c = select i1 %lo.neg, i64 0, i64 %lo.p",
             f"  %hi.big = icmp sgt i64 %hi.p, {count}", f"  %hi.c = select i1 %hi.big, i64 {count}, i64 %hi.p",
             "  br label %w.head",
             "w.head:", "  %w = phi i64 [ %lo.c, %entry ], [ %w.next, %t.exit ]",
             "  %w.more = icmp slt i64 %w, %hi.c", "  br i1 %w.more, label %w.body, label %exit",
-            "w.body:", f"  %bat = udiv i64 %w, {panels}", f"  %pan = urem i64 %w, {panels}",
-            f"  %n = mul i64 %pan, {tile_n}", f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
+            "w.body:", f"  %bat = udiv i64 %w, {per_batch}"]
+    if grouped:   # (the group's panels [pan.lo, pan.hi): the group size divides the panels)
+        out += [f"  %grp = urem i64 %w, {per_batch}", f"  %pan.lo = mul i64 %grp, {plan.panel_group}",
+                f"  %pan.hi = add i64 %pan.lo, {plan.panel_group}"]
+    else:
+        out.append(f"  %pan = urem i64 %w, {panels}")
+    out += [f"  %bat.o = udiv i64 %bat, {div}", f"  %bat.i = urem i64 %bat, {div}",
             f"  %a.o = mul i64 %bat.o, {a_outer}", f"  %a.i = mul i64 %bat.i, {a_inner}", "  %a.base = add i64 %a.o, %a.i",
             f"  %b.base0 = mul i64 %bat, {b_batch}",
-            f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
-            "  %b.base1 = add i64 %b.base0, %b.col",
-            *(c_batch_base(plan.c_pad) if plan.c_pad else [f"  %c.base0 = mul i64 %bat, {M * N}"]),
-            "  %c.base = add i64 %c.base0, %n"]
-    if plan.c_pad and plan.epilogue and plan.epilogue.tile_inputs:
-        out += residual_offsets(M, N)
+            *(c_batch_base(plan.c_pad) if plan.c_pad else [f"  %c.base0 = mul i64 %bat, {M * N}"])]
     masks = [f"%cm{j}" for j in range(tile_n // W)] if plan.edge else [None] * (tile_n // W)
+    # Where panel %pan starts in B and C, its lanes and its columns of the epilogue's row vectors:
+    # once per workgroup, or once per panel and block of k in a group.
+    panel = [f"  %n = mul i64 %pan, {tile_n}",
+             f"  %b.col = mul i64 %n, {K * plan.taps if plan.b_transposed or plan.b_packed else 1}",
+             "  %b.base1 = add i64 %b.base0, %b.col", "  %c.base = add i64 %c.base0, %n"]
+    if plan.c_pad and plan.epilogue and plan.epilogue.tile_inputs:
+        panel += residual_offsets(M, N)
     if plan.edge:   # (the panel's lanes inside the row; all of them but in the last panel)
         for j, mask in enumerate(masks):
-            out += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
+            panel += [f"  %n.{j} = add i64 %n, {W * j}"] + V.lane_mask(mask, f"%n.{j}", N, W)
     if plan.epilogue:
-        out += plan.epilogue.column_loads("%n", masks)
+        panel += plan.epilogue.column_loads("%n", masks)
+    if not grouped:
+        out += panel
     outer_taps = 1 if plan.inner_taps else plan.taps   # (the tile's own loop sums them otherwise)
     if plan.c_pad:   # (the border around the workgroup's block first)
         out += ["  br label %bf.head"] + border_fill(plan.c_pad, plan.a_batch[0], masks, W, "bf.done") + ["bf.done:"]
+    b_base = ["  %b.base = add i64 %b.base1, %b.tap"]
     out += ["  br label %t.head",
             # Taps (a matmul has one), then blocks of k in each: sums carry through C between them.
             "t.head:", f"  %t = phi i64 [ 0, %{'bf.done' if plan.c_pad else 'w.body'} ], [ %t.next, %k0.exit ]",
@@ -430,42 +472,50 @@ def matmul_ir(name: str, plan: MatmulPlan) -> str:
             f"  %a.trow = mul i64 %t.row, {plan.a_tap}", f"  %a.tcol = mul i64 %t.col, {plan.a_column}",
             "  %a.tap = add i64 %a.trow, %a.tcol", "  %a.tbase = add i64 %a.base, %a.tap",
             f"  %b.tap = mul i64 %t, {K * TILE_N if plan.b_packed else plan.b_tap}",
-            "  %b.base = add i64 %b.base1, %b.tap",
+            *([] if grouped else b_base),
             "  %t.first = icmp eq i64 %t, 0", f"  %t.last = icmp eq i64 %t, {outer_taps - 1}", "  br label %k0.head",
-            "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %m.done ]",
+            "k0.head:", "  %k0 = phi i64 [ 0, %t.body ], [ %k0.next, %k0.step ]",
             f"  %k0.more = icmp slt i64 %k0, {K}", "  br i1 %k0.more, label %k0.body, label %k0.exit",
             "k0.body:", f"  %left = sub i64 {K}, %k0", f"  %short = icmp slt i64 %left, {kc}",
             f"  %kc = select i1 %short, i64 %left, i64 {kc}", "  %k.first = icmp eq i64 %k0, 0",
             "  %first = and i1 %t.first, %k.first", "  %k.last = icmp eq i64 %kc, %left",
             "  %last = and i1 %t.last, %k.last"]
+    entry = "k0.body"
+    if grouped:
+        out += ["  br label %g.head", "g.head:", "  %pan = phi i64 [ %pan.lo, %k0.body ], [ %pan.next, %m.done ]",
+                "  %g.more = icmp slt i64 %pan, %pan.hi", "  br i1 %g.more, label %g.body, label %k0.step",
+                "g.body:", *panel, *b_base]
+        entry = "g.body"
     if packed:
-        out += ["  br label %pk"] + (_pack_transposed(f"%in{plan.b_arg}", K, f"m{tiles[0]}.head")
+        out += ["  br label %pk"] + (_pack_transposed(f"%in{plan.b_arg}", K, f"m{tiles[0]}.head", entry)
                                      if plan.b_transposed else
                                      _pack_panel(f"%in{plan.b_arg}", TILE_N if plan.b_packed else N,
                                                  f"m{tiles[0]}.head", masks, W,
-                                                 None if plan.a_scale is None else f"%in{plan.a_scale}"))
+                                                 None if plan.a_scale is None else f"%in{plan.a_scale}", entry))
         entry, stride = "pk", tile_n
     else:   # B in place (packed or not): the block starts at row k0 of the panel
         stride = TILE_N if plan.b_packed else N
         out += [f"  %bk = mul i64 %k0, {stride}", "  %bk.base = add i64 %b.base, %bk",
                 f"  %panel = getelementptr inbounds float, ptr %in{plan.b_arg}, i64 %bk.base",
                 f"  br label %m{tiles[0]}.head"]
-        entry = "k0.body"
     for index, rows in enumerate(tiles):   # a big row tile while it fits, then smaller ones
         after = f"m{tiles[index + 1]}.pre" if index + 1 < len(tiles) else "m.done"
         start = f"[ 0, %{entry} ]" if index == 0 else f"[ %m{tiles[index - 1]}, %m{rows}.pre ]"
         out += _row_tiles(rows, index == 0, start, after, plan, stride, packed, masks)
-    out += ["m.done:", f"  %k0.next = add i64 %k0, {kc}", "  br label %k0.head",
+    out += ["m.done:", *(["  %pan.next = add i64 %pan, 1", "  br label %g.head"] if grouped else ["  br label %k0.step"]),
+            "k0.step:", f"  %k0.next = add i64 %k0, {kc}", "  br label %k0.head",
             "k0.exit:", "  %t.next = add i64 %t, 1", "  br label %t.head",
             "t.exit:", "  %w.next = add i64 %w, 1", "  br label %w.head", "exit:", "  ret void", "}",
             'attributes #100 = { nounwind "frame-pointer"="none" }']
     return "\n".join(out) + "\n"
 
 
-def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8, scale: Optional[str] = None) -> list[str]:
+def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8, scale: Optional[str] = None,
+                entry: str = "k0.body") -> list[str]:
     """Copy rows k0 .. k0+kc of the tile's columns (a vector per mask, N apart in B) next to each
-    other (under `masks`: zeros past the row's end); with `scale`, row k times scale[k]."""
-    lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
+    other (under `masks`: zeros past the row's end); with `scale`, row k times scale[k]. `entry`:
+    the block the copy is entered from."""
+    lines = ["pk:", f"  %pk.i = phi i64 [ 0, %{entry} ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
              f"  %pk.row = mul i64 %pk.k, {N}", "  %pk.src = add i64 %b.base, %pk.row",
              f"  %pk.s0 = getelementptr inbounds float, ptr {B}, i64 %pk.src",
              f"  %pk.dst = mul i64 %pk.i, {W * len(masks)}", "  %pk.d0 = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
@@ -485,11 +535,12 @@ def _pack_panel(B: str, N: int, done: str, masks: list, W: int = 8, scale: Optio
                     f"  br i1 %pk.more, label %pk, label %{done}"]
 
 
-def _pack_transposed(Bt: str, K: int, done: str) -> list[str]:
+def _pack_transposed(Bt: str, K: int, done: str, entry: str = "k0.body") -> list[str]:
     """Copy rows k0 .. k0+kc of the panel of B out of B^T (the panel's 16 columns are rows of B^T,
     K floats apart): 8 x 8 blocks, each loaded as 8 rows of B^T, transposed in registers (three
-    rounds of shuffles) and stored as 8 rows of the packed panel. kc is a multiple of 8."""
-    lines = ["pk:", "  %pk.i = phi i64 [ 0, %k0.body ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
+    rounds of shuffles) and stored as 8 rows of the packed panel. kc is a multiple of 8. `entry`:
+    the block the copy is entered from."""
+    lines = ["pk:", f"  %pk.i = phi i64 [ 0, %{entry} ], [ %pk.next, %pk ]", "  %pk.k = add i64 %k0, %pk.i",
              "  %pk.src = add i64 %b.base, %pk.k", f"  %pk.s = getelementptr inbounds float, ptr {Bt}, i64 %pk.src",
              f"  %pk.dst = mul i64 %pk.i, {TILE_N}", "  %pk.d = getelementptr inbounds float, ptr %pack, i64 %pk.dst"]
     rounds = [  # (pairs of inputs, the two masks): unpack low/high, then pairs of pairs, then halves
