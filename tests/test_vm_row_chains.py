@@ -137,12 +137,14 @@ FLAX_LAYER_NORM = """func.func @main(%x: tensor<1x8x8x32xf32>) -> tensor<1x8x8x3
 def test_a_layer_norm_with_its_square_first_and_sibling_means_is_one_row_kernel():
     """The square joins the chain (no other dispatch takes it as an epilogue), the two means are
     one kernel: split into the 8 rows of axis 1 after the unit batch axis, its passes fused into
-    one loop over those rows, and the squares held for one row (8x32 floats), not the image."""
+    one loop over those rows and, inside it, one loop over that row's 8 pixels (every pass reads
+    only its own pixel's values: targets/workgroups.fuse_inner_rows), and the squares held for one
+    pixel (32 floats), not the row (8x32) or the image."""
     compiled = compile_source(FLAX_LAYER_NORM, "ln.mlir")
     assert list(compiled.kernels) and len(compiled.kernels) == 1, list(compiled.kernels)
     (kernel,) = compiled.kernels.values()
     assert kernel["workgroups"]["axis"] == 1 and kernel["workgroups"]["count"] == 8
-    assert "malloc(i64 1024)" in compiled.llvm_ir and "malloc(i64 8192)" not in compiled.llvm_ir
+    assert "malloc(i64 128)" in compiled.llvm_ir and "malloc(i64 1024)" not in compiled.llvm_ir
     assert '!"llvm.loop.unroll.disable"' in compiled.llvm_ir   # (the sums vectorise along the channels)
     data = pack(compiled)
     x = np.random.default_rng(3).standard_normal((1, 8, 8, 32)).astype(np.float32) * 2 + 0.5
@@ -187,3 +189,65 @@ def test_a_matmul_epilogue_does_not_start_a_row_chain():
     a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
     got = runtime.load_module(pack(compiled), device="local-sync").main(a, b)
     assert np.allclose(got, np.maximum(a.astype(np.float64) @ b, 0).sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+# Attention's softmax, 4 heads of 16 rows of 24: split on the heads (axis 1), and inside each
+# head its passes run row by row (targets/workgroups.fuse_inner_rows): exp(x - max) is held for
+# one row of 24 floats, not for the head's 16x24.
+HEADS_SOFTMAX = """func.func @main(%x: tensor<1x4x16x24xf32>) -> tensor<1x4x16x24xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [3] : (tensor<1x4x16x24xf32>, tensor<f32>) -> tensor<1x4x16xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0, 1, 2] : (tensor<1x4x16xf32>) -> tensor<1x4x16x24xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<1x4x16x24xf32>
+  %e = stablehlo.exponential %d : tensor<1x4x16x24xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [3] : (tensor<1x4x16x24xf32>, tensor<f32>) -> tensor<1x4x16xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1, 2] : (tensor<1x4x16xf32>) -> tensor<1x4x16x24xf32>
+  %p = stablehlo.divide %e, %sb : tensor<1x4x16x24xf32>
+  return %p : tensor<1x4x16x24xf32>
+}"""
+
+# Each head's columns normalised by their sums (a reduction over axis 2, the rows): one kernel split
+# on the heads, but row r of the result needs every row of exp(x): the passes stay whole-head
+# passes, and the intermediate a head. (Square heads: every pass's second loop has 16 steps,
+# so only the check of what each pass reads tells them apart.)
+HEADS_COLUMN_SUMS = """func.func @main(%x: tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<1x4x16x16xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [2] : (tensor<1x4x16x16xf32>, tensor<f32>) -> tensor<1x4x16xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0, 1, 3] : (tensor<1x4x16xf32>) -> tensor<1x4x16x16xf32>
+  %p = stablehlo.divide %e, %sb : tensor<1x4x16x16xf32>
+  return %p : tensor<1x4x16x16xf32>
+}"""
+
+
+def _one_kernel_on_heads(text: str):
+    compiled = compile_source(text, "heads.mlir")
+    assert len(compiled.kernels) == 1, list(compiled.kernels)
+    (kernel,) = compiled.kernels.values()
+    assert kernel["workgroups"]["axis"] == 1 and kernel["workgroups"]["count"] == 4
+    return compiled
+
+
+def test_a_softmax_over_heads_runs_row_by_row_inside_each_head():
+    compiled = _one_kernel_on_heads(HEADS_SOFTMAX)
+    assert "malloc(i64 96)" in compiled.llvm_ir and "malloc(i64 1536)" not in compiled.llvm_ir
+    data = pack(compiled)
+    x = np.random.default_rng(4).standard_normal((1, 4, 16, 24)).astype(np.float32) * 4
+    e = np.exp(x.astype(np.float64) - x.max(axis=3, keepdims=True))
+    want = e / e.sum(axis=3, keepdims=True)
+    outs = {d: runtime.load_module(data, device=d).main(x) for d in ("local-sync", "local-task", "reference")}
+    for device, got in outs.items():
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-7), device
+    assert np.array_equal(outs["local-sync"], outs["local-task"])
+
+
+def test_a_pass_reading_other_rows_keeps_whole_head_passes():
+    compiled = _one_kernel_on_heads(HEADS_COLUMN_SUMS)
+    assert "malloc(i64 1024)" in compiled.llvm_ir    # exp(x) held for the whole head (16x16)
+    data = pack(compiled)
+    x = np.random.default_rng(5).standard_normal((1, 4, 16, 16)).astype(np.float32)
+    e = np.exp(x.astype(np.float64))
+    want = e / e.sum(axis=2, keepdims=True)
+    for device in ("local-sync", "local-task", "reference"):
+        assert np.allclose(runtime.load_module(data, device=device).main(x), want, rtol=1e-5, atol=1e-7), device

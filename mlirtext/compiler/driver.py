@@ -30,7 +30,7 @@ from ..targets.gpu import GpuCompileError, compile_gpu
 from ..targets.llvm_cpu import CompileError as CodegenError, compile_llvm_ir
 from ..targets.llvm_ir import TranslateError, translate_module
 from ..targets.loop_hints import add_loop_hints
-from ..targets.workgroups import distribute, plan
+from ..targets.workgroups import distribute, fuse_inner_rows, plan
 from ..transforms.conversions.levels import LEVELS, level_of, lowering_pipeline
 from ..transforms.dispatch import is_dispatch_function
 from ..transforms.pass_manager import Instrumentation, PassManager
@@ -288,6 +288,7 @@ def _native(kernels_mod: Operation, out: Compiled, opt_level: int, instrumentati
     _run(kernels_mod, steps[1], "kernel lowering", instrumentations)
     for name, split in splits.items():
         if split is not None and distribute(functions[name], *split):
+            fuse_inner_rows(functions[name], split[0])
             # (block: the elements at one index of the split axis; the output may be a view of the op's)
             elements = math.prod(out.kernels[name]["outputs"][0]["shape"])
             out.kernels[name]["workgroups"] = {"axis": split[0], "count": split[1], "block": elements // split[1]}

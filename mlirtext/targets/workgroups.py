@@ -160,6 +160,87 @@ def _fuse_row_loops(body, nests: list, loops: list) -> None:
     _one_row_buffers(body, first, loops[0], len(_loop_chain(first, loops[0])) - 1)
 
 
+def fuse_inner_rows(fn: Operation, p: int) -> bool:
+    """After `distribute` fused the ops' loops over rows on axis p into one: fuse their loops on
+    axis p + 1 inside it the same way, where every op touches what the kernel writes only at its
+    own index on that axis (the llvm-cpu kernels). A softmax over 1x12x197x197 is split on its
+    12 heads; each head's passes (max, exp, sum, divide) then ran over the whole 197x197 head, a
+    155 KB buffer of exp(x - max) between them, out of L2; fused on the rows too, each row's passes
+    run back to back on 197 floats in L1, and the buffer shrinks to one row. True when fused."""
+    body = fn.regions[0].blocks[0]
+    nests = [op for op in body.ops if op.name == "scf.for"]
+    if len(nests) != 1:
+        return False
+    loop = nests[0]
+    for _ in range(p):
+        inner = [o for o in loop.regions[0].blocks[0].ops if o.name == "scf.for"]
+        if len(inner) != 1:
+            return False
+        loop = inner[0]
+    ops = list(loop.regions[0].blocks[0].ops)[:-1]   # (not its scf.yield)
+    if len(ops) < 2 or any(op.name != "scf.for" for op in ops):
+        return False
+    extent = _constant_extent(ops[0])
+    if extent is None or extent < 2 or any(_constant_extent(op) != extent for op in ops):
+        return False
+    if not _rows_local(ops, p + 1, {id(a) for a in body.arguments}):
+        return False
+    first, yield_op = ops[0], ops[0].regions[0].blocks[0].ops[-1]
+    row = first.regions[0].blocks[0].arguments[0]
+    for other in ops[1:]:
+        block = other.regions[0].blocks[0]
+        block.arguments[0].replace_all_uses_with(row)
+        for op in list(block.ops)[:-1]:
+            op.move_before(yield_op)
+        other.erase()
+    _one_row_buffers(body, nests[0], first, p + 1)
+    return True
+
+
+def _constant_extent(loop: Operation):
+    """N for a loop over [0, N) by 1 with constant bounds (`bounds_are`), else None."""
+    owner = getattr(loop.operands[1], "op", None) if len(loop.operands) > 1 else None
+    n = getattr(owner.attr("value"), "value", None) if owner is not None and owner.name == "arith.constant" else None
+    return n if isinstance(n, int) and bounds_are(loop, n) else None
+
+
+def _rows_local(loops: list, q: int, arguments: set) -> bool:
+    """Every access in `loops` to memory the kernel writes (its buffers, through views, and any
+    argument stored to) is a load or store at the loop's own index on axis q, through a view
+    whose axes up to q are the buffer's (the same rows), with the same indices before q as every
+    other access to that buffer: row i of one loop reads only row i of what the loops before it
+    wrote, so running them row by row computes the same values. Inputs only read are free."""
+    accesses = []   # (root buffer, at the loop's row, index values before q, a store)
+    for loop in loops:
+        row = loop.regions[0].blocks[0].arguments[0]
+        for op in loop.walk():
+            for index, v in enumerate(op.operands):
+                if not isinstance(v.type, T.MemRefType):
+                    continue
+                store = {("memref.load", 0): False, ("memref.store", 1): True}.get((op.name, index))
+                if store is None:
+                    return False
+                root, indices = _root(v), op.operands[index + 1:]
+                at_row = len(indices) > q and indices[q] is row and \
+                    tuple(v.type.shape[:q + 1]) == tuple(root.type.shape[:q + 1])
+                accesses.append((root, at_row, tuple(id(i) for i in indices[:q]), store))
+    written = {id(root) for root, _, _, store in accesses if store}
+    prefixes: dict = {}
+    for root, at_row, prefix, _ in accesses:
+        if id(root) in arguments and id(root) not in written:
+            continue
+        if not at_row or prefixes.setdefault(id(root), prefix) != prefix:
+            return False
+    return True
+
+
+def _root(v):
+    """The buffer `v` views (through memref reshapes and casts), or `v`."""
+    while getattr(v, "op", None) is not None and v.op.name in _MEMREF_VIEWS:
+        v = v.op.operands[0]
+    return v
+
+
 def _loop_chain(nest: Operation, loop: Operation) -> list:
     """The loops from `nest` down to `loop`, each the only loop of the one before."""
     chain = [loop]
