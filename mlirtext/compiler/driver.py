@@ -157,6 +157,8 @@ def form_dispatches(module: Operation, fold: bool = True, channels_last: bool = 
     _run(module, "inline,symbol-dce", "inline", instrumentations)
     if level == "hlo":   # (a matrix broadcast along a batch, as torch-mlir makes ONNX's MatMul: one GEMM)
         _run(module, "fold-dot-general-broadcasts", "batch broadcasts", instrumentations)
+        # (ONNX's Gathers of q, k and v out of a transposed QKV projection: slices of it, no transpose)
+        _run(module, "fold-static-gathers", "static gathers", instrumentations)
     if channels_last and level == "hlo":
         _run(module, "convert-conv-to-channels-last", "layout", instrumentations)
     try:

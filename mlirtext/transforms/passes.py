@@ -83,6 +83,7 @@ PASS_MODULES = {
     "symbol-dce": "symbol_dce", "inline": "inline", "form-dispatch-regions": "dispatch",
     "linalg-fuse-elementwise-ops": "fusion", "linalg-interchange-for-vectors": "interchange",
     "convert-conv-to-channels-last": "channels_last", "fold-dot-general-broadcasts": "dot_broadcasts",
+    "fold-static-gathers": "static_gathers",
     "math-polynomial-approximation": "polynomial_approximation",
     "convert-hlo-to-tosa": "conversions.hlo_to_tosa", "convert-tosa-to-linalg": "conversions.tosa_to_linalg",
     "convert-linalg-to-loops": "conversions.linalg_to_loops", "convert-loops-to-llvm": "conversions.loops_to_llvm",
