@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..dialects.func import function_type
 from ..dialects.linalg import segments
+from ..dialects.memref import view_source
 from ..ir import types as T
 from ..ir.attributes import IntegerAttr, TypeAttr
 from ..ir.core import Operation
@@ -199,7 +200,7 @@ def fuse_inner_rows(fn: Operation, p: int) -> bool:
 
 def _constant_extent(loop: Operation):
     """N for a loop over [0, N) by 1 with constant bounds (`bounds_are`), else None."""
-    owner = getattr(loop.operands[1], "op", None) if len(loop.operands) > 1 else None
+    owner = getattr(loop.operand("upperBound"), "op", None) if loop.name == "scf.for" else None
     n = getattr(owner.attr("value"), "value", None) if owner is not None and owner.name == "arith.constant" else None
     return n if isinstance(n, int) and bounds_are(loop, n) else None
 
@@ -237,7 +238,7 @@ def _rows_local(loops: list, q: int, arguments: set) -> bool:
 def _root(v):
     """The buffer `v` views (through memref reshapes and casts), or `v`."""
     while getattr(v, "op", None) is not None and v.op.name in _MEMREF_VIEWS:
-        v = v.op.operands[0]
+        v = view_source(v.op)
     return v
 
 

@@ -102,10 +102,10 @@ class SliceThroughUnitReshape(RewritePattern):
     ops = ("stablehlo.slice", "mhlo.slice")
 
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
-        reshape = _op(op.operands[0], "stablehlo.reshape", "mhlo.reshape")
-        if reshape is None or not _ranked(reshape.operands[0], op.operands[0], op.results[0]):
+        reshape = _op(op.operand("operand"), "stablehlo.reshape", "mhlo.reshape")
+        if reshape is None or not _ranked(reshape.operand("operand"), op.operand("operand"), op.results[0]):
             return False
-        y, shape = reshape.operands[0], op.operands[0].type.shape
+        y, shape = reshape.operand("operand"), op.operand("operand").type.shape
         if _non_unit(y.type.shape) != _non_unit(shape):
             return False
         bounds = [(lo, hi, s) for lo, hi, s, n in zip(int_list(op.attr("start_indices")), int_list(op.attr("limit_indices")),
@@ -125,12 +125,12 @@ class SliceThroughTranspose(RewritePattern):
     ops = ("stablehlo.slice", "mhlo.slice")
 
     def match_and_rewrite(self, op: Operation, rw: PatternRewriter) -> bool:
-        transpose = _op(op.operands[0], "stablehlo.transpose", "mhlo.transpose")
-        if transpose is None or not _ranked(transpose.operands[0], op.results[0]):
+        transpose = _op(op.operand("operand"), "stablehlo.transpose", "mhlo.transpose")
+        if transpose is None or not _ranked(transpose.operand("operand"), op.results[0]):
             return False
         perm = int_list(transpose.attr("permutation"))
         start, limit, strides = (int_list(op.attr(k)) for k in ("start_indices", "limit_indices", "strides"))
-        x = transpose.operands[0]
+        x = transpose.operand("operand")
         if perm is None or None in (start, limit, strides):
             return False
         # result dim i is x's dim perm[i]: the same bounds on x's side
