@@ -155,11 +155,11 @@ def test_with_every_helper_parked_the_current_wave_may_still_be_read():
     assert pool.oldest_seen() == program.last_generation == pool.shared[0]
     kept = CallProgram.__new__(CallProgram)
     kept.program = program
-    assert not kept.reusable(pool.oldest_seen())
+    assert not kept.reusable(pool.oldest_seen)
     later, later_flags = _rendezvous_wave()   # (the flags its items write: held while it runs)
     _run(pool, later)
     _wait_parked(pool)
-    assert kept.reusable(pool.oldest_seen())
+    assert kept.reusable(pool.oldest_seen)
 
 
 def test_two_python_threads_calling_at_once_get_local_syncs_bits():

@@ -35,10 +35,11 @@ class CallProgram:
         whole = [steps[i].item() for i in wave if getattr(steps[i], "share", None) is None]
         return Wave(whole, shared, self.library)
 
-    def reusable(self, oldest_seen: int) -> bool:
-        """No helper may still be in one of its waves (every one has read a later generation)."""
+    def reusable(self, oldest_seen) -> bool:
+        """No helper may still be in one of its waves: none was published, or every helper has read
+        a later generation (`oldest_seen()`, asked only then)."""
         last = self.program.last_generation
-        return last is None or oldest_seen > last
+        return last is None or oldest_seen() > last
 
     def update(self, steps) -> None:
         """Ready for a call of `steps`: entries whose steps changed made again, the others' counters zeroed."""

@@ -175,13 +175,13 @@ class LocalSyncDevice:
         Python between the kernels, ~3 us less a dispatch; mobilenet_v3_small 1.80 ms a call of CPU
         time, was 2.00). A first call, or a small function's, calls each step: a process that makes
         one call does not compile the native runner (~7 ms)."""
-        if len(steps) >= PROGRAM_STEPS and id(waves) in self._programs:
-            program = self._kept_program(steps, waves)
-            native_pool.native().run_program(None, program.program.address, 0, 0)
-            self._keep(waves, program)
-            return
         if len(steps) >= PROGRAM_STEPS:
-            self._programs.setdefault(id(waves), [])   # (a program from its next call on)
+            if id(waves) in self._programs:
+                program = self._kept_program(steps, waves)
+                native_pool.native().run_program(None, program.program.address, 0, 0)
+                self._keep(waves, program)
+                return
+            self._programs[id(waves)] = []   # (a program from its next call on)
         for step in steps:
             step()
 
@@ -194,7 +194,7 @@ class LocalSyncDevice:
             program = kept.pop(0)
         except IndexError:
             program = None
-        if program is not None and program.waves is waves and program.reusable(self._oldest_seen()):
+        if program is not None and program.waves is waves and program.reusable(self._oldest_seen):
             program.update(steps)
             return program
         if program is not None and program.waves is waves:   # (a helper may still be in it: next time)
@@ -278,6 +278,7 @@ class LocalTaskDevice(LocalSyncDevice):
         self._keep(waves, program)
 
     def _oldest_seen(self) -> int:
+        # (asked only of a program the helpers ran: their pool exists)
         return native_pool.pool(self.workers - 1).oldest_seen() if self.workers > 1 else native_pool.NEVER
 
 

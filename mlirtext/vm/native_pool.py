@@ -532,7 +532,6 @@ class NativePool:
         self.address = ctypes.addressof(self.shared)
         self.shared[17] = self.native.spins_for(SPIN_SECONDS)
         self.owner = threading.Lock()   # one caller at a time publishes; others run alone
-        self.generation = 0
         self.kept: list[tuple[int, Wave]] = []
         self.wake = threading.Condition()
         self.parked = 0
@@ -557,20 +556,18 @@ class NativePool:
                 step = self.native.run_program(self.address, program.address, step, self.helpers)
                 if step >= program.steps:
                     break
-                self.generation = self.shared[0]
                 self._share(program.entries[step])
                 step += 1
             # (the program's waves are kept until every helper has read a later generation than its last)
-            self.generation = program.last_generation = self.shared[0]
-            self.kept.append((self.generation, program))
+            program.last_generation = self.shared[0]
+            self.kept.append((program.last_generation, program))
             self._forget(self.oldest_seen())
         finally:
             self.owner.release()
 
     def _share(self, wave: Wave) -> None:
         """Publish `wave`, wake parked helpers, work on it until it is finished (the caller holds `owner`)."""
-        self.generation += 1
-        self.kept.append((self.generation, wave))
+        self.kept.append((self.shared[0] + 1, wave))   # (the generation its publication makes)
         self.native.publish(self.address, wave.address)
         # (after the publication: a helper counts itself parked, then looks at the generation,
         # both under the GIL, so either it sees the new generation or it is counted here)

@@ -413,21 +413,16 @@ class Function:
         self.stats.seconds += time.perf_counter() - start
         return results
 
-
     def _steps(self, regs: list, held: bool) -> list:
         """The call's steps. With the held pool, a dispatch that touches none of the call's own
         arrays reads and writes the same arrays as at the last such call (the constants, the pool's
         views): its step is that call's, and a kept native program's entry made for it stays
         (call_program.py); only the others are made (mobilenet_v3_small: 2 of 65)."""
         last = self._last_steps if held else None
-        if last is None:
-            steps = [_step(k, [regs[r] for r in ins], [regs[r] for r in outs], grain)
-                     for (k, ins, outs, _), grain in zip(self.dispatches, self.grains)]
-        else:
-            steps = list(last)
-            for i in self._call_dispatches:
-                k, ins, outs, _ = self.dispatches[i]
-                steps[i] = _step(k, [regs[r] for r in ins], [regs[r] for r in outs], self.grains[i])
+        steps = list(last) if last is not None else [None] * len(self.dispatches)
+        for i in self._call_dispatches if last is not None else range(len(steps)):
+            k, ins, outs, _ = self.dispatches[i]
+            steps[i] = _step(k, [regs[r] for r in ins], [regs[r] for r in outs], self.grains[i])
         if held:
             self._last_steps = steps
         return steps
@@ -487,10 +482,10 @@ def _result_view(rec: dict):
 def _step(kernel, ins, outs, grain):
     def step() -> None:
         kernel(ins, outs)
-    step.arrays = ins + outs   # (local-task: what a kept program's entry was made for, call_program.py)
+    step.arrays = ins + outs   # (what a kept native program's entry was made for: call_program.py)
     if grain:   # (made only when the helpers share the call: devices.LocalTaskDevice.execute)
         step.share = lambda: kernel.shared(ins, outs, grain)
-    elif hasattr(kernel, "item"):   # (local-task: the call for the native helpers)
+    elif hasattr(kernel, "item"):   # (local-sync and local-task: the call, for a native program)
         step.item = lambda: kernel.item(ins, outs)
     return step
 
